@@ -1,0 +1,172 @@
+//! `fencelab`: list, show and run fencing scenarios from the terminal.
+//!
+//! Exit codes: 0 when a run met its scenario's expectations, 1 when it did not, 2 for bad input
+//! (an unknown name, an unreadable or invalid file, a schedule that does not fit).
+
+use clap::{Parser, Subcommand, ValueEnum};
+use fencelab_core::scenario::library;
+use fencelab_core::{Engine, Scenario, StepRecord, Verdict};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "fencelab",
+    version,
+    about = "Play fencing-token scenarios step by step and check their invariants."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the built-in scenarios and their variants.
+    List,
+    /// Print a scenario as JSON (a starting point for your own).
+    Show {
+        /// A built-in name, optionally with a variant: `paused-worker` or `paused-worker/broken`.
+        name: String,
+        /// The variant, instead of writing NAME/VARIANT.
+        #[arg(long)]
+        variant: Option<String>,
+    },
+    /// Run a scenario and print its transcript and verdict.
+    Run {
+        /// A scenario file, or a built-in NAME or NAME/VARIANT.
+        scenario: String,
+        /// The variant of a built-in scenario.
+        #[arg(long)]
+        variant: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+/// A failure that is the input's fault, reported with exit code 2.
+struct BadInput(String);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::List => {
+            list();
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Show { name, variant } => load(&name, variant.as_deref()).map(|s| {
+            println!("{}", s.to_json());
+            ExitCode::SUCCESS
+        }),
+        Command::Run { scenario, variant, format } => {
+            load(&scenario, variant.as_deref()).and_then(|s| run(s, format))
+        }
+    };
+    result.unwrap_or_else(|BadInput(message)| {
+        eprintln!("error: {message}");
+        ExitCode::from(2)
+    })
+}
+
+fn list() {
+    let cases = library::cases();
+    let width = cases.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    for case in cases {
+        println!("{:width$}  {:34}  {}", case.name, case.variants.join(", "), case.title);
+    }
+}
+
+/// Resolves a file path or a built-in `NAME[/VARIANT]`.
+fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInput> {
+    let path = std::path::Path::new(what);
+    if path.is_file() || what.ends_with(".json") {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| BadInput(format!("cannot read {what}: {e}")))?;
+        return Scenario::from_json(&text).map_err(|e| BadInput(format!("{what}: {e}")));
+    }
+    let (name, inline) = match what.split_once('/') {
+        Some((n, v)) => (n, Some(v)),
+        None => (what, None),
+    };
+    let variant = variant.or(inline);
+    library::scenario(name, variant).ok_or_else(|| {
+        match library::cases().into_iter().find(|c| c.name == name) {
+            Some(case) => BadInput(format!(
+                "scenario {name} has no variant {:?}; it has: {}",
+                variant.unwrap_or_default(),
+                case.variants.join(", ")
+            )),
+            None => BadInput(format!(
+                "no scenario file or built-in scenario named {what:?} (try `fencelab list`)"
+            )),
+        }
+    })
+}
+
+fn run(scenario: Scenario, format: Format) -> Result<ExitCode, BadInput> {
+    let mut engine = Engine::new(scenario).map_err(|e| BadInput(e.to_string()))?;
+    let verdict = engine.run().map_err(|e| BadInput(e.to_string()))?;
+    match format {
+        Format::Text => print_text(&engine, &verdict),
+        Format::Json => {
+            let report = serde_json::json!({
+                "scenario": engine.scenario().name,
+                "variant": engine.scenario().variant,
+                "schedule": engine.schedule_so_far(),
+                "steps": engine.records(),
+                "log": engine.log(),
+                "verdict": verdict,
+            });
+            println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+        }
+    }
+    Ok(if verdict.met { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn print_text(engine: &Engine, verdict: &Verdict) {
+    let s = engine.scenario();
+    println!("{} ({}): {}", s.name, s.variant, s.title);
+    if !s.intro.is_empty() {
+        println!("{}\n", s.intro);
+    }
+    for StepRecord { index, at, event, caption, .. } in engine.records() {
+        println!("{index:>4}  t={:<4} {:<10} {caption}", at.0, event.actor());
+        for v in verdict.violations.iter().filter(|v| v.step == *index) {
+            println!("      !! violated {}: {}", v.invariant, v.detail);
+        }
+    }
+    println!();
+    if verdict.rejections.is_empty() {
+        println!("rejections: none");
+    } else {
+        let counts: Vec<String> =
+            verdict.rejections.iter().map(|(reason, n)| format!("{reason}: {n}")).collect();
+        println!("rejections: {}", counts.join(", "));
+    }
+    let names = |kinds: &[fencelab_core::InvariantKind]| {
+        if kinds.is_empty() {
+            "none".to_string()
+        } else {
+            kinds.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
+        }
+    };
+    let broken: Vec<_> = verdict.violations.iter().map(|v| v.invariant).collect();
+    println!("violations: {}", names(&broken));
+    println!("expected:   {}", names(&verdict.expected));
+    if verdict.met {
+        println!("verdict: MET, the run showed exactly what the scenario expects");
+    } else {
+        println!(
+            "verdict: NOT MET (unexpected: {}; missing: {}{})",
+            names(&verdict.unexpected),
+            names(&verdict.missing),
+            if verdict.rejections_mismatch { "; rejection counts differ" } else { "" }
+        );
+    }
+}

@@ -1,0 +1,175 @@
+//! The side-effect gateway: the fence in front of calls that cannot be undone.
+
+use crate::clock::Tick;
+use crate::generation::Generation;
+use crate::ids::{OperationId, WorkflowKey};
+use crate::register::{RejectionReason, SameGenerationPolicy};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// An irreversible call to a partner outside the system.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Hash)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Effect {
+    /// Capture a payment; money cannot be un-captured by a rollback.
+    CapturePayment {
+        /// The amount in the smallest currency unit.
+        amount_cents: u64,
+    },
+    /// Send an email; it cannot be unsent.
+    SendEmail {
+        /// The recipient.
+        to: String,
+        /// The subject line.
+        subject: String,
+    },
+    /// Call a partner's webhook; the partner acts on it at once.
+    CallWebhook {
+        /// The endpoint, as a label (nothing is ever called).
+        endpoint: String,
+        /// The payload.
+        payload: String,
+    },
+}
+
+impl fmt::Display for Effect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Effect::CapturePayment { amount_cents } => {
+                write!(f, "capture payment of {}.{:02}", amount_cents / 100, amount_cents % 100)
+            }
+            Effect::SendEmail { to, subject } => write!(f, "send email \"{subject}\" to {to}"),
+            Effect::CallWebhook { endpoint, .. } => write!(f, "call webhook {endpoint}"),
+        }
+    }
+}
+
+/// A worker's request to perform an effect, carrying the same separate fields as a write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Hash)]
+#[serde(deny_unknown_fields)]
+pub struct EffectRequest {
+    /// The business workflow the effect belongs to; effects are ordered per workflow.
+    pub workflow: WorkflowKey,
+    /// The requester's fencing token.
+    pub generation: Generation,
+    /// The logical operation; one operation is delivered at most once.
+    pub operation: OperationId,
+    /// What to do.
+    pub effect: Effect,
+}
+
+/// An effect the gateway let through. The gateway only decides; the driver makes the call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Hash)]
+pub struct Delivery {
+    /// The request that was delivered.
+    pub request: EffectRequest,
+    /// When.
+    pub at: Tick,
+}
+
+/// Why the gateway dropped an effect before it reached the partner.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DropReason {
+    /// A newer generation has acted on this workflow.
+    #[error("stale owner: generation {presented} < highest accepted {highest} for this workflow")]
+    Stale {
+        /// The generation presented.
+        presented: Generation,
+        /// The highest generation accepted for the workflow.
+        highest: Generation,
+    },
+    /// The token is not one the authority issued (a forged token at a verifying gateway).
+    #[error("invalid token: {error}")]
+    InvalidToken {
+        /// What is wrong with it.
+        error: crate::generation::TokenError,
+    },
+    /// This operation was delivered already; delivering it again would repeat the effect.
+    #[error("duplicate: operation {operation} was delivered at {delivered_at}")]
+    Duplicate {
+        /// The operation.
+        operation: OperationId,
+        /// When it was delivered.
+        delivered_at: Tick,
+    },
+}
+
+impl DropReason {
+    /// The reason without details, for counting.
+    pub fn reason(&self) -> RejectionReason {
+        match self {
+            DropReason::Stale { .. } => RejectionReason::StaleGeneration,
+            DropReason::Duplicate { .. } => RejectionReason::DuplicateEffect,
+            DropReason::InvalidToken { .. } => RejectionReason::InvalidToken,
+        }
+    }
+}
+
+/// What the gateway decided.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum GatewayOutcome {
+    /// Let through: the driver should now make the call.
+    Delivered(Delivery),
+    /// Dropped before the partner was called.
+    Dropped(DropReason),
+}
+
+/// Keeps the highest accepted generation per workflow and drops stale or repeated effects before
+/// the irreversible call. Same-generation effects (one owner's several steps) are allowed by
+/// default.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
+pub struct SideEffectGateway {
+    policy: SameGenerationPolicy,
+    highest: BTreeMap<WorkflowKey, Generation>,
+    delivered_ops: BTreeMap<OperationId, Tick>,
+    delivered: Vec<Delivery>,
+}
+
+impl SideEffectGateway {
+    /// An empty gateway with the given same-generation policy.
+    pub fn new(policy: SameGenerationPolicy) -> Self {
+        SideEffectGateway { policy, ..Default::default() }
+    }
+
+    /// Decides on one effect: stale generations and already delivered operations are dropped;
+    /// anything else is recorded as delivered and handed back for the driver to perform.
+    pub fn submit(&mut self, request: EffectRequest, now: Tick) -> GatewayOutcome {
+        let highest = self.highest.get(&request.workflow).copied();
+        if let Some(highest) = highest.filter(|_| !self.policy.admits(highest, request.generation))
+        {
+            return GatewayOutcome::Dropped(DropReason::Stale {
+                presented: request.generation,
+                highest,
+            });
+        }
+        if let Some(&delivered_at) = self.delivered_ops.get(&request.operation) {
+            return GatewayOutcome::Dropped(DropReason::Duplicate {
+                operation: request.operation,
+                delivered_at,
+            });
+        }
+        self.highest.insert(request.workflow.clone(), request.generation);
+        self.delivered_ops.insert(request.operation.clone(), now);
+        let delivery = Delivery { request, at: now };
+        self.delivered.push(delivery.clone());
+        GatewayOutcome::Delivered(delivery)
+    }
+
+    /// The highest generation accepted for `workflow`.
+    pub fn highest(&self, workflow: &WorkflowKey) -> Option<Generation> {
+        self.highest.get(workflow).copied()
+    }
+
+    /// Every effect delivered so far, in order: what the partner has seen.
+    pub fn delivered(&self) -> &[Delivery] {
+        &self.delivered
+    }
+
+    /// The same-generation policy in force.
+    pub fn policy(&self) -> SameGenerationPolicy {
+        self.policy
+    }
+}

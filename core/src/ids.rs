@@ -1,0 +1,102 @@
+//! Names of the things fencing talks about: resources, workers, operations and workflows.
+//!
+//! Each name is its own type so that a resource id can never be passed where an operation id is
+//! expected; keeping those fields distinct is half of getting fencing right.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Why a name was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+pub enum IdError {
+    /// Names must say something: an empty name cannot route or identify anything.
+    #[error("{kind} must not be empty")]
+    Empty {
+        /// Which kind of name was empty, e.g. "resource id".
+        kind: String,
+    },
+    /// Names are labels, not payloads; a bound keeps logs and URLs readable.
+    #[error("{kind} is {len} characters long; the limit is {max}")]
+    TooLong {
+        /// Which kind of name was too long.
+        kind: String,
+        /// Its length in characters.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+}
+
+/// The longest name accepted, in characters.
+pub const MAX_ID_LEN: usize = 128;
+
+macro_rules! string_id {
+    ($(#[$doc:meta])* $name:ident, $kind:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(try_from = "String", into = "String")]
+        pub struct $name(String);
+
+        impl $name {
+            /// Checks and wraps a name; empty or overlong names are refused.
+            pub fn new(name: impl Into<String>) -> Result<Self, IdError> {
+                let name = name.into();
+                let len = name.chars().count();
+                if name.trim().is_empty() {
+                    Err(IdError::Empty { kind: $kind.into() })
+                } else if len > MAX_ID_LEN {
+                    Err(IdError::TooLong { kind: $kind.into(), len, max: MAX_ID_LEN })
+                } else {
+                    Ok(Self(name))
+                }
+            }
+
+            /// The name as text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = IdError;
+            fn try_from(name: String) -> Result<Self, IdError> {
+                Self::new(name)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> String {
+                id.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+string_id!(
+    /// Names one protected resource (a row, an object, a file). It routes a request to the register
+    /// and the lease that guard it; it grants no authority by itself.
+    ResourceId,
+    "resource id"
+);
+string_id!(
+    /// Names a worker (a lease holder or would-be holder).
+    WorkerId,
+    "worker id"
+);
+string_id!(
+    /// Names one logical operation, so that a retry of it can be recognised. It says nothing about
+    /// who owns the lease; that is the generation's job.
+    OperationId,
+    "operation id"
+);
+string_id!(
+    /// Names a business workflow whose irreversible effects (a payment, an email) the gateway orders.
+    WorkflowKey,
+    "workflow key"
+);

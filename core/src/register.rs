@@ -1,0 +1,319 @@
+//! The protected resource: a register that remembers the highest generation it has accepted.
+
+use crate::generation::{Generation, TokenError};
+use crate::ids::{OperationId, ResourceId};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// How many writes a register has applied. Clients use it as an expected revision to make a
+/// write conditional on the state they read.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Revision(pub u64);
+
+impl fmt::Display for Revision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "r{}", self.0)
+    }
+}
+
+/// Whether a register accepts a second write carrying the generation it already accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SameGenerationPolicy {
+    /// One owner may write several times under its generation (`presented >= highest`). This does
+    /// not suppress duplicates or order them: pair it with operation ids or expected revisions.
+    #[default]
+    AllowSame,
+    /// Each generation may write once (`presented > highest`), e.g. for a single final result.
+    StrictlyNewer,
+}
+
+impl SameGenerationPolicy {
+    /// The fencing rule itself: may a request carrying `presented` act, given the highest
+    /// generation accepted so far? The register and the side-effect gateway both ask this one
+    /// function, so the rule exists in one place.
+    pub fn admits(self, highest: Option<Generation>, presented: Generation) -> bool {
+        match (self, highest) {
+            (_, None) => true,
+            (SameGenerationPolicy::AllowSame, Some(highest)) => presented >= highest,
+            (SameGenerationPolicy::StrictlyNewer, Some(highest)) => presented > highest,
+        }
+    }
+}
+
+/// A write as it arrives at the protected resource.
+///
+/// The fields are deliberately separate, and each is checked by a different component:
+/// - `resource` routes the request to the register (and lease) that guard it; it authorizes nothing;
+/// - `generation` is issued by the [`LeaseAuthority`](crate::LeaseAuthority) and checked by the
+///   [`FencedRegister`] against the highest generation it has accepted;
+/// - `operation` names the logical operation and is checked by the
+///   [`IdempotencyStore`](crate::IdempotencyStore), which recognises retries;
+/// - `expected_revision`, when present, is checked by the register against its current revision,
+///   so the write applies only to the state the writer read;
+/// - `value` is the payload and is never interpreted.
+///
+/// Merging any two of them (say, using the generation as the operation id) either rejects valid
+/// updates by one owner or lets duplicates through.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Hash)]
+#[serde(deny_unknown_fields)]
+pub struct WriteRequest {
+    /// Which resource to write.
+    pub resource: ResourceId,
+    /// The writer's fencing token.
+    pub generation: Generation,
+    /// Which logical operation this is.
+    pub operation: OperationId,
+    /// The revision the writer read, if the write is conditional on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_revision: Option<Revision>,
+    /// The new value.
+    pub value: String,
+}
+
+impl WriteRequest {
+    /// Builds a request from its five separate fields.
+    pub fn new(
+        resource: ResourceId,
+        generation: Generation,
+        operation: OperationId,
+        expected_revision: Option<Revision>,
+        value: impl Into<String>,
+    ) -> Self {
+        WriteRequest { resource, generation, operation, expected_revision, value: value.into() }
+    }
+}
+
+/// A write the register applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
+pub struct Applied {
+    /// The generation the write carried, now the register's highest.
+    pub generation: Generation,
+    /// The register's revision after the write.
+    pub revision: Revision,
+}
+
+/// Why a write was not applied. Every variant leaves the register exactly as it was.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WriteRejection {
+    /// The writer's generation has been superseded: a newer owner has written (or, under the
+    /// strict policy, this generation has written already).
+    #[error("{}", stale_message(*.presented, *.highest))]
+    Stale {
+        /// The generation the writer presented.
+        presented: Generation,
+        /// The highest generation the register had accepted.
+        highest: Generation,
+    },
+    /// The token is not a generation at all (zero, negative, not a number, too large).
+    #[error("invalid token: {0}")]
+    InvalidToken(TokenError),
+    /// The register changed since the writer read it.
+    #[error("revision conflict: expected {expected}, found {actual}")]
+    RevisionConflict {
+        /// The revision the writer read.
+        expected: Revision,
+        /// The register's revision now.
+        actual: Revision,
+    },
+    /// The request names a different resource than this register guards.
+    #[error("wrong resource: this register guards {expected}, the request names {got}")]
+    WrongResource {
+        /// The resource this register guards.
+        expected: ResourceId,
+        /// The resource the request named.
+        got: ResourceId,
+    },
+    /// The revision counter is at its maximum; applying would wrap it and break expected-revision
+    /// checks.
+    #[error("revision counter exhausted at {revision}")]
+    RevisionExhausted {
+        /// The last revision.
+        revision: Revision,
+    },
+}
+
+fn stale_message(presented: Generation, highest: Generation) -> String {
+    if presented < highest {
+        format!("stale owner: generation {presented} < highest accepted {highest}")
+    } else {
+        format!("stale owner: generation {presented} has already written (strictly-newer policy)")
+    }
+}
+
+impl From<TokenError> for WriteRejection {
+    fn from(error: TokenError) -> Self {
+        WriteRejection::InvalidToken(error)
+    }
+}
+
+impl WriteRejection {
+    /// A short label for counting rejections by reason, e.g. on a dashboard.
+    pub fn reason(&self) -> RejectionReason {
+        match self {
+            WriteRejection::Stale { .. } => RejectionReason::StaleGeneration,
+            WriteRejection::InvalidToken(_) => RejectionReason::InvalidToken,
+            WriteRejection::RevisionConflict { .. } => RejectionReason::RevisionConflict,
+            WriteRejection::WrongResource { .. } => RejectionReason::WrongResource,
+            WriteRejection::RevisionExhausted { .. } => RejectionReason::RevisionExhausted,
+        }
+    }
+}
+
+/// The reason of a rejected write or dropped effect, without its details; the unit of monitoring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectionReason {
+    /// A superseded generation: evidence that two workers believed they owned the resource.
+    StaleGeneration,
+    /// A token that is not a generation.
+    InvalidToken,
+    /// The state changed since the writer read it.
+    RevisionConflict,
+    /// A request routed to the wrong register.
+    WrongResource,
+    /// The revision counter ran out.
+    RevisionExhausted,
+    /// A side effect whose operation was already delivered.
+    DuplicateEffect,
+}
+
+impl fmt::Display for RejectionReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RejectionReason::StaleGeneration => "stale generation",
+            RejectionReason::InvalidToken => "invalid token",
+            RejectionReason::RevisionConflict => "revision conflict",
+            RejectionReason::WrongResource => "wrong resource",
+            RejectionReason::RevisionExhausted => "revision exhausted",
+            RejectionReason::DuplicateEffect => "duplicate effect",
+        })
+    }
+}
+
+/// The protected resource: a value guarded by the highest generation it has accepted.
+///
+/// [`FencedRegister::write`] compares and mutates in one call, so within one owner of the register
+/// (a `&mut` borrow, or the lock in [`Shared`](crate::Shared)) no other write can slip between
+/// the check and the effect.
+///
+/// Its limit is deliberate and documented: a fresh register, or one that lost its record, accepts
+/// any generation it has not yet seen superseded. It rejects generations *known* to be old; it does
+/// not know about lease expiry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Hash)]
+pub struct FencedRegister {
+    resource: ResourceId,
+    policy: SameGenerationPolicy,
+    highest: Option<Generation>,
+    value: Option<String>,
+    revision: Revision,
+}
+
+impl FencedRegister {
+    /// An empty register for `resource` that has accepted nothing yet.
+    pub fn new(resource: ResourceId, policy: SameGenerationPolicy) -> Self {
+        FencedRegister { resource, policy, highest: None, value: None, revision: Revision(0) }
+    }
+
+    /// Checks the generation and the expected revision and, only if both pass, applies the write,
+    /// all in one step.
+    pub fn write(&mut self, request: &WriteRequest) -> Result<Applied, WriteRejection> {
+        self.check(request)?;
+        let revision = Revision(
+            self.revision
+                .0
+                .checked_add(1)
+                .ok_or(WriteRejection::RevisionExhausted { revision: self.revision })?,
+        );
+        self.highest = Some(request.generation);
+        self.value = Some(request.value.clone());
+        self.revision = revision;
+        Ok(Applied { generation: request.generation, revision })
+    }
+
+    /// Applies a write without any check: the deliberately broken path of an unfenced or
+    /// check-then-write store, kept so the failure can be shown. It records the presented
+    /// generation as the highest, even when that moves the record backwards, as such stores do.
+    /// Nothing that claims to be fenced calls this.
+    pub fn write_unchecked(&mut self, request: &WriteRequest) -> Applied {
+        self.highest = Some(request.generation);
+        self.value = Some(request.value.clone());
+        self.revision = Revision(self.revision.0.saturating_add(1));
+        Applied { generation: request.generation, revision: self.revision }
+    }
+
+    /// Runs every check of [`FencedRegister::write`] without applying anything.
+    pub fn check(&self, request: &WriteRequest) -> Result<(), WriteRejection> {
+        self.check_resource(&request.resource)?;
+        self.check_generation(request.generation)?;
+        match request.expected_revision {
+            Some(expected) if expected != self.revision => {
+                Err(WriteRejection::RevisionConflict { expected, actual: self.revision })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The routing rule alone: is the request addressed to this register?
+    pub fn check_resource(&self, resource: &ResourceId) -> Result<(), WriteRejection> {
+        if *resource == self.resource {
+            Ok(())
+        } else {
+            Err(WriteRejection::WrongResource {
+                expected: self.resource.clone(),
+                got: resource.clone(),
+            })
+        }
+    }
+
+    /// The generation rule alone: is `presented` at least as new as everything accepted so far?
+    pub fn check_generation(&self, presented: Generation) -> Result<(), WriteRejection> {
+        match self.highest {
+            Some(highest) if !self.policy.admits(Some(highest), presented) => {
+                Err(WriteRejection::Stale { presented, highest })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The resource this register guards.
+    pub fn resource(&self) -> &ResourceId {
+        &self.resource
+    }
+
+    /// The same-generation policy in force.
+    pub fn policy(&self) -> SameGenerationPolicy {
+        self.policy
+    }
+
+    /// Changes the same-generation policy; accepted state is kept.
+    pub fn set_policy(&mut self, policy: SameGenerationPolicy) {
+        self.policy = policy;
+    }
+
+    /// The highest generation accepted so far, if any.
+    pub fn highest(&self) -> Option<Generation> {
+        self.highest
+    }
+
+    /// The current value, if anything was written.
+    pub fn value(&self) -> Option<&str> {
+        self.value.as_deref()
+    }
+
+    /// How many writes have been applied.
+    pub fn revision(&self) -> Revision {
+        self.revision
+    }
+
+    /// Simulates a store restart that kept the value but lost the highest-generation record, as
+    /// happens when the record lives outside the protected state. Stale owners are re-authorized
+    /// until a newer generation writes again. A failure to demonstrate, not a feature.
+    pub fn forget_highest(&mut self) {
+        self.highest = None;
+    }
+}

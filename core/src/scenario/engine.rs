@@ -1,0 +1,1263 @@
+//! The scenario engine: plays a scenario one event at a time, checks invariants after every
+//! step, and can seek to any step and back.
+
+use crate::authority::{LeaseAuthority, LeaseError};
+use crate::clock::Tick;
+use crate::gateway::{EffectRequest, GatewayOutcome, SideEffectGateway};
+use crate::generation::{Generation, TokenError};
+use crate::idempotency::{FencedResource, WriteOutcome};
+use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
+use crate::log::{Attempt, OperationLog};
+use crate::register::{FencedRegister, RejectionReason, Revision, WriteRejection, WriteRequest};
+use crate::scenario::event::{Event, StepRecord, TokenKind};
+use crate::scenario::invariant::{InvariantKind, Violation};
+use crate::scenario::model::{Enforcement, ExpectedRevision, Fault, Scenario, Step, TokenSource};
+use crate::scenario::state::*;
+use crate::scenario::validate::ScenarioError;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::num::NonZeroU64;
+
+/// How often the engine keeps a copy of the state, in steps. Seeking backwards restores the
+/// nearest copy and replays at most this many steps.
+pub const SNAPSHOT_EVERY: usize = 256;
+/// The most steps one run may take; a guard against scenarios that never settle.
+pub const MAX_RUN_STEPS: usize = 5_000_000;
+/// Stands in for the authority's signing key. A teaching model: real systems use a MAC or a
+/// signature with a secret key; what matters here is that callers cannot compute it.
+const AUTHORITY_KEY: u64 = 0x5eed_f00d_cafe_d00d;
+
+/// Why the engine could not go on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+pub enum EngineError {
+    /// The schedule names a choice that does not exist at that point of the run.
+    #[error("schedule[{index}]: choice {choice}, but only {enabled} events were enabled at step {step} ({at})")]
+    BadChoice {
+        /// The position in the schedule.
+        index: usize,
+        /// The choice it names.
+        choice: usize,
+        /// How many events were enabled.
+        enabled: usize,
+        /// The step about to run.
+        step: usize,
+        /// Its time.
+        at: Tick,
+    },
+    /// The run went on for longer than [`MAX_RUN_STEPS`].
+    #[error("the run exceeded {MAX_RUN_STEPS} steps")]
+    TooLong,
+}
+
+/// How the schedule's choices are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScheduleMode {
+    /// A choice that does not exist is an error.
+    #[default]
+    Strict,
+    /// A choice that does not exist wraps around (modulo the enabled count), so one schedule can
+    /// be replayed on variants of a scenario whose choice points differ.
+    Lenient,
+}
+
+/// Whether a run showed what its scenario expected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Whether the run has ended.
+    pub finished: bool,
+    /// Every violation, in order.
+    pub violations: Vec<Violation>,
+    /// The invariants the scenario expected to be broken.
+    pub expected: Vec<InvariantKind>,
+    /// Broken but not expected.
+    pub unexpected: Vec<InvariantKind>,
+    /// Expected but not broken.
+    pub missing: Vec<InvariantKind>,
+    /// Rejections and drops by reason.
+    pub rejections: BTreeMap<RejectionReason, u64>,
+    /// Whether the rejection counts differ from the expected ones (when the scenario pins them).
+    pub rejections_mismatch: bool,
+    /// Whether the run met its expectations.
+    pub met: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Snapshot {
+    state: SimState,
+    log_len: usize,
+}
+
+/// Plays one scenario. `step` is the primitive; `run` loops over it; `seek` moves anywhere.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    scenario: Scenario,
+    mode: ScheduleMode,
+    state: SimState,
+    records: Vec<StepRecord>,
+    log: OperationLog,
+    snapshots: Vec<Snapshot>,
+}
+
+fn proof(resource: &str, generation: Generation) -> u64 {
+    // FNV-1a over the key, the resource and the generation.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let bytes = AUTHORITY_KEY
+        .to_le_bytes()
+        .into_iter()
+        .chain(resource.bytes())
+        .chain(generation.get().to_le_bytes());
+    for byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+impl Engine {
+    /// Checks the scenario and sets up its initial state.
+    pub fn new(scenario: Scenario) -> Result<Engine, ScenarioError> {
+        scenario.validate()?;
+        let state = initial_state(&scenario);
+        let snapshots = vec![Snapshot { state: state.clone(), log_len: 0 }];
+        Ok(Engine {
+            scenario,
+            mode: ScheduleMode::Strict,
+            state,
+            records: Vec::new(),
+            log: OperationLog::new(),
+            snapshots,
+        })
+    }
+
+    /// Parses, checks and sets up a scenario from JSON.
+    pub fn from_json(json: &str) -> Result<Engine, ScenarioError> {
+        Engine::new(Scenario::from_json(json)?)
+    }
+
+    /// Reads the schedule leniently (see [`ScheduleMode`]). Call before stepping.
+    pub fn with_schedule_mode(mut self, mode: ScheduleMode) -> Engine {
+        self.mode = mode;
+        self
+    }
+
+    /// The scenario being played.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// Everything a UI draws.
+    pub fn state(&self) -> &SimState {
+        &self.state
+    }
+
+    /// Every attempted write and effect so far.
+    pub fn log(&self) -> &OperationLog {
+        &self.log
+    }
+
+    /// Every step so far.
+    pub fn records(&self) -> &[StepRecord] {
+        &self.records
+    }
+
+    /// How many steps have run.
+    pub fn position(&self) -> usize {
+        self.state.position
+    }
+
+    /// Whether nothing is left to happen.
+    pub fn is_finished(&self) -> bool {
+        self.state.finished
+    }
+
+    /// The events that could run next, in the order schedule indices refer to.
+    pub fn enabled(&self) -> Vec<String> {
+        self.enabled_keys()
+            .iter()
+            .map(|key| self.describe_pending(&self.state.agenda[key]))
+            .collect()
+    }
+
+    /// The choices made so far at points where more than one event was enabled: a schedule that
+    /// replays this run exactly.
+    pub fn schedule_so_far(&self) -> Vec<usize> {
+        self.records.iter().filter(|r| r.enabled > 1).map(|r| r.chosen).collect()
+    }
+
+    /// Runs one event, chosen by the schedule where several are enabled. Returns `None` once the
+    /// run has ended.
+    pub fn step(&mut self) -> Result<Option<&StepRecord>, EngineError> {
+        let enabled = self.enabled_keys().len();
+        if enabled == 0 {
+            return Ok(None);
+        }
+        let choice = if enabled > 1 {
+            let index = self.state.cursor;
+            let wanted = self.scenario.schedule.get(index).copied().unwrap_or(0);
+            match self.mode {
+                ScheduleMode::Strict if wanted >= enabled => {
+                    return Err(EngineError::BadChoice {
+                        index,
+                        choice: wanted,
+                        enabled,
+                        step: self.state.position,
+                        at: self.next_time().unwrap_or(self.state.now),
+                    })
+                }
+                _ => wanted % enabled,
+            }
+        } else {
+            0
+        };
+        self.step_choice(choice).map(Some)
+    }
+
+    /// Runs the `choice`-th enabled event, whatever the schedule says; the explorer's primitive.
+    /// The choice must be below the number of enabled events.
+    pub fn step_choice(&mut self, choice: usize) -> Result<&StepRecord, EngineError> {
+        let keys = self.enabled_keys();
+        let enabled = keys.len();
+        let Some(key) = keys.get(choice).copied() else {
+            return Err(EngineError::BadChoice {
+                index: self.state.cursor,
+                choice,
+                enabled,
+                step: self.state.position,
+                at: self.state.now,
+            });
+        };
+        if self.state.position >= MAX_RUN_STEPS {
+            return Err(EngineError::TooLong);
+        }
+        if enabled > 1 {
+            self.state.cursor += 1;
+        }
+        let pending = self.state.agenda.remove(&key).expect("enabled keys come from the agenda");
+        self.state.now = key.at;
+        let event = self.execute(pending);
+        let index = self.state.position;
+        if self.state.agenda.is_empty() {
+            self.finish();
+        }
+        self.state.position += 1;
+        let caption = event.caption();
+        self.records.push(StepRecord {
+            index,
+            at: key.at,
+            event,
+            caption,
+            enabled,
+            chosen: choice,
+        });
+        if self.state.position % SNAPSHOT_EVERY == 0 {
+            self.snapshots.push(Snapshot { state: self.state.clone(), log_len: self.log.len() });
+        }
+        Ok(&self.records[index])
+    }
+
+    /// Runs to the end.
+    pub fn run(&mut self) -> Result<Verdict, EngineError> {
+        while self.step()?.is_some() {}
+        Ok(self.verdict())
+    }
+
+    /// Moves to just after step `n` (0 is the start), forwards or backwards. Going back restores
+    /// the nearest snapshot and replays from there. Stops early at the end of the run.
+    pub fn seek(&mut self, n: usize) -> Result<(), EngineError> {
+        if n < self.state.position {
+            let at = self.snapshots.partition_point(|s| s.state.position <= n).saturating_sub(1);
+            let snapshot = &self.snapshots[at];
+            self.state = snapshot.state.clone();
+            self.log.rewind_to(snapshot.log_len);
+            self.records.truncate(self.state.position);
+            self.snapshots.truncate(at + 1);
+        }
+        while self.state.position < n {
+            if self.step()?.is_none() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The verdict so far (final once the run has ended).
+    pub fn verdict(&self) -> Verdict {
+        let broken: BTreeSet<InvariantKind> =
+            self.state.violations.iter().map(|v| v.invariant).collect();
+        let expected: BTreeSet<InvariantKind> =
+            self.scenario.expect.violations.iter().copied().collect();
+        let rejections = self.log.rejections_by_reason();
+        let rejections_mismatch =
+            self.scenario.expect.rejections.as_ref().is_some_and(|want| *want != rejections);
+        let unexpected: Vec<_> = broken.difference(&expected).copied().collect();
+        let missing: Vec<_> = expected.difference(&broken).copied().collect();
+        Verdict {
+            finished: self.state.finished,
+            violations: self.state.violations.clone(),
+            expected: expected.into_iter().collect(),
+            met: unexpected.is_empty() && missing.is_empty() && !rejections_mismatch,
+            unexpected,
+            missing,
+            rejections,
+            rejections_mismatch,
+        }
+    }
+
+    fn next_time(&self) -> Option<Tick> {
+        self.state.agenda.keys().next().map(|k| k.at)
+    }
+
+    fn enabled_keys(&self) -> Vec<AgendaKey> {
+        let Some(at) = self.next_time() else { return Vec::new() };
+        self.state.agenda.keys().take_while(|k| k.at == at).copied().collect()
+    }
+
+    fn describe_pending(&self, pending: &Pending) -> String {
+        let s = &self.state;
+        match pending {
+            Pending::Fault(i) => format!("fault {i}"),
+            Pending::Expire(r) => format!("lease on {} expires", self.scenario.resources[*r]),
+            Pending::Deliver(id) => format!("message {id} arrives"),
+            Pending::Commit(id) => format!("checked write {id} commits"),
+            Pending::Resume(w) => format!("{} resumes", s.workers[*w].name),
+            Pending::WorkerStep(w) => format!("{} takes its next step", s.workers[*w].name),
+        }
+    }
+
+    fn schedule(&mut self, at: Tick, pending: Pending) -> AgendaKey {
+        let id = match &pending {
+            Pending::Fault(i)
+            | Pending::Expire(i)
+            | Pending::Resume(i)
+            | Pending::WorkerStep(i) => *i as u64,
+            Pending::Deliver(id) | Pending::Commit(id) => *id,
+        };
+        let key = AgendaKey { at, rank: pending.rank(), id };
+        self.state.agenda.insert(key, pending);
+        key
+    }
+
+    fn schedule_worker(&mut self, w: usize, at: Tick, resume: bool) {
+        if let Some(old) = self.state.workers[w].pending.take() {
+            self.state.agenda.remove(&old);
+        }
+        let key =
+            self.schedule(at, if resume { Pending::Resume(w) } else { Pending::WorkerStep(w) });
+        self.state.workers[w].pending = Some(key);
+    }
+
+    fn violation(&mut self, invariant: InvariantKind, detail: String) {
+        let step = self.state.position;
+        self.state.violations.push(Violation { invariant, step, detail });
+    }
+
+    fn resource_index(&self, name: &str) -> usize {
+        self.scenario.resources.iter().position(|r| r == name).unwrap_or(0)
+    }
+
+    fn store_index(&self, name: Option<&str>) -> usize {
+        name.and_then(|n| self.scenario.stores.iter().position(|s| s.name == n)).unwrap_or(0)
+    }
+
+    fn execute(&mut self, pending: Pending) -> Event {
+        match pending {
+            Pending::Fault(i) => self.fault(i),
+            Pending::Expire(r) => self.expire(r),
+            Pending::Deliver(id) => self.deliver(id),
+            Pending::Commit(id) => self.commit(id),
+            Pending::Resume(w) => self.resume(w),
+            Pending::WorkerStep(w) => {
+                self.state.workers[w].pending = None;
+                self.worker_step(w)
+            }
+        }
+    }
+
+    fn fault(&mut self, i: usize) -> Event {
+        match self.scenario.faults[i].fault.clone() {
+            Fault::PauseWorker { worker, ticks, reason } => {
+                let w = self.state.workers.iter().position(|x| x.name == worker).unwrap_or(0);
+                let until = self.state.now.after(ticks);
+                self.state.workers[w].status = WorkerStatus::Paused { until, reason };
+                let later = self.state.workers[w].pending.map_or(until, |k| k.at.max(until));
+                self.schedule_worker(w, later, true);
+                Event::Paused { worker, ticks, reason, believes: self.believed(w) }
+            }
+            Fault::RestartAuthority => {
+                let kept = self.scenario.authority.token_source != TokenSource::VolatileCounter;
+                if !kept {
+                    self.state.authority.restart_losing_counter();
+                    for r in 0..self.scenario.resources.len() {
+                        self.state.ghost.live[r] = None;
+                        if let Some(key) = self.state.expiry[r].take() {
+                            self.state.agenda.remove(&key);
+                        }
+                    }
+                }
+                Event::AuthorityRestarted { counter_kept: kept }
+            }
+            Fault::RestartStore { store } => {
+                let s = self.store_index(Some(&store));
+                let kept = self.scenario.stores[s].persist_highest;
+                if !kept {
+                    for cell in self.state.stores[s].cells.values_mut() {
+                        cell.resource.register.forget_highest();
+                    }
+                }
+                Event::StoreRestarted { store, highest_kept: kept }
+            }
+        }
+    }
+
+    fn believed(&self, w: usize) -> Option<Generation> {
+        self.state.workers[w].leases.values().next().map(|l| l.generation)
+    }
+
+    fn expire(&mut self, r: usize) -> Event {
+        self.state.expiry[r] = None;
+        self.state.ghost.live[r] = None;
+        let resource = self.scenario.resources[r].clone();
+        let id = ResourceId::new(resource.clone()).expect("validated");
+        // The expiry agenda is kept in step with grants, renewals and releases, so the lease is
+        // there; the fallback only keeps a corrupted state from panicking.
+        let (worker, generation) = self
+            .state
+            .authority
+            .expire_resource(&id, self.state.now)
+            .map_or(("nobody".to_string(), Generation::FIRST), |l| {
+                (l.holder.to_string(), l.generation)
+            });
+        Event::LeaseExpired { worker, resource, generation }
+    }
+
+    fn resume(&mut self, w: usize) -> Event {
+        self.state.workers[w].pending = None;
+        self.state.workers[w].status = WorkerStatus::Running;
+        let now = self.state.now;
+        self.schedule_worker(w, now, false);
+        let worker = &self.state.workers[w];
+        let held = worker.leases.iter().next().map(|(r, l)| (r.clone(), l.generation));
+        let (resource, believes) = held.map_or((None, None), |(r, g)| (Some(r), Some(g)));
+        let name = worker.name.clone();
+        let (still_owner, current) = match &resource {
+            Some(r) => {
+                let id = ResourceId::new(r.clone()).ok();
+                let current = id.as_ref().and_then(|id| self.state.authority.generation(id));
+                let holder = id.as_ref().and_then(|id| self.state.authority.lease(id, now));
+                let owner = holder
+                    .is_some_and(|l| l.holder.as_str() == name && Some(l.generation) == believes);
+                (owner, current)
+            }
+            None => (false, None),
+        };
+        Event::Resumed { worker: name, believes, resource, still_owner, current }
+    }
+
+    fn stop(&mut self, w: usize, reason: String) -> Event {
+        let worker = &mut self.state.workers[w];
+        worker.status = WorkerStatus::Stopped { reason: reason.clone() };
+        Event::WorkerStopped { worker: worker.name.clone(), reason }
+    }
+
+    fn worker_step(&mut self, w: usize) -> Event {
+        let now = self.state.now;
+        let spec = &self.scenario.workers[w];
+        let name = spec.name.clone();
+        let pc = self.state.workers[w].pc;
+        let Some(step) = spec.script.get(pc).cloned() else {
+            self.state.workers[w].status = WorkerStatus::Finished;
+            return Event::WorkerFinished { worker: name };
+        };
+        self.state.workers[w].status = WorkerStatus::Running;
+        let advance = |engine: &mut Engine, at: Tick| {
+            engine.state.workers[w].pc += 1;
+            engine.schedule_worker(w, at, false);
+        };
+        match step {
+            Step::Acquire { resource } => self.acquire(w, &resource),
+            Step::Renew { resource } => {
+                let Some(held) = self.state.workers[w].leases.get(&resource).copied() else {
+                    return self.stop(w, format!("it holds no lease on {resource} to renew"));
+                };
+                let (rid, wid) = ids(&resource, &name);
+                match self.state.authority.renew(&rid, &wid, held.generation, now) {
+                    Ok(lease) => {
+                        let r = self.resource_index(&resource);
+                        self.state.ghost.live[r] = Some((held.epoch, lease.valid_until));
+                        self.schedule_expiry(r, lease.valid_until);
+                        if let Some(l) = self.state.workers[w].leases.get_mut(&resource) {
+                            l.valid_until = lease.valid_until;
+                        }
+                        advance(self, now);
+                        Event::Renewed {
+                            worker: name,
+                            resource,
+                            generation: held.generation,
+                            valid_until: lease.valid_until,
+                        }
+                    }
+                    Err(e) => {
+                        self.state.workers[w].leases.remove(&resource);
+                        self.state.workers[w].status =
+                            WorkerStatus::Stopped { reason: "its lease is gone".into() };
+                        Event::RenewFailed { worker: name, resource, reason: e.to_string() }
+                    }
+                }
+            }
+            Step::Release { resource } => {
+                let held = self.state.workers[w].leases.remove(&resource);
+                advance(self, now);
+                let Some(held) = held else {
+                    return Event::WorkerStopped {
+                        worker: name,
+                        reason: format!("it holds no lease on {resource} to release"),
+                    };
+                };
+                let (rid, wid) = ids(&resource, &name);
+                if self.state.authority.release(&rid, &wid, held.generation).is_ok() {
+                    let r = self.resource_index(&resource);
+                    self.state.ghost.live[r] = None;
+                    if let Some(key) = self.state.expiry[r].take() {
+                        self.state.agenda.remove(&key);
+                    }
+                }
+                Event::Released { worker: name, resource, generation: held.generation }
+            }
+            Step::Read { resource, store, path } => {
+                let s = self.store_index(store.as_deref());
+                let path = path.unwrap_or_else(|| "primary".into());
+                let cell = &self.state.stores[s].cells[&(path.clone(), resource.clone())];
+                let (value, revision) = (
+                    cell.resource.register.value().map(str::to_string),
+                    cell.resource.register.revision(),
+                );
+                self.state.workers[w]
+                    .last_read
+                    .insert((s, path.clone(), resource.clone()), revision);
+                advance(self, now);
+                Event::ReadValue {
+                    worker: name,
+                    store: self.scenario.stores[s].name.clone(),
+                    path,
+                    resource,
+                    value,
+                    revision,
+                }
+            }
+            Step::Compute { ticks } => {
+                let until = now.after(ticks);
+                advance(self, until);
+                self.state.workers[w].status = WorkerStatus::Busy { until };
+                Event::Computing { worker: name, ticks }
+            }
+            Step::Pause { ticks, reason } => {
+                let until = now.after(ticks);
+                self.state.workers[w].pc += 1;
+                self.schedule_worker(w, until, true);
+                self.state.workers[w].status = WorkerStatus::Paused { until, reason };
+                Event::Paused { worker: name, ticks, reason, believes: self.believed(w) }
+            }
+            Step::CheckLease { resource } => {
+                let local = self.local_time(w);
+                let Some(held) = self.state.workers[w].leases.get(&resource).copied() else {
+                    return self.stop(w, format!("it holds no lease on {resource}"));
+                };
+                let ok = local < held.valid_until.0;
+                if ok {
+                    advance(self, now);
+                } else {
+                    self.state.workers[w].status = WorkerStatus::Stopped {
+                        reason: "its own clock says the lease ran out".into(),
+                    };
+                }
+                Event::LeaseChecked {
+                    worker: name,
+                    resource,
+                    local_time: local,
+                    valid_until: held.valid_until,
+                    believes_valid: ok,
+                }
+            }
+            Step::Write(write) => {
+                let s = self.store_index(write.store.as_deref());
+                let path = write.path.clone().unwrap_or_else(|| "primary".into());
+                let operation = self.scenario.operation_name(spec, pc, write.operation.as_deref());
+                let (token, generation, ghost) =
+                    match self.token_for(w, &write.resource, write.forge) {
+                        Ok(t) => t,
+                        Err(reason) => return self.stop(w, reason),
+                    };
+                let expected_revision = write.expected_revision.map(|e| match e {
+                    ExpectedRevision::Exactly(n) => Revision(n),
+                    ExpectedRevision::LastRead => self.state.workers[w]
+                        .last_read
+                        .get(&(s, path.clone(), write.resource.clone()))
+                        .copied()
+                        .unwrap_or_default(),
+                });
+                let request = WriteRequest {
+                    resource: ResourceId::new(write.resource.clone()).expect("validated"),
+                    generation,
+                    operation: OperationId::new(operation.clone()).expect("validated"),
+                    expected_revision,
+                    value: write.value.clone(),
+                };
+                let body = MessageBody::Write { store: s, path, request, token, ghost };
+                advance(self, now);
+                self.send(w, operation, body, write.delay, None)
+            }
+            Step::Effect(effect) => {
+                let operation = self.scenario.operation_name(spec, pc, effect.operation.as_deref());
+                let (token, generation, ghost) = match self.token_for(w, &effect.resource, None) {
+                    Ok(t) => t,
+                    Err(reason) => return self.stop(w, reason),
+                };
+                let workflow = effect.workflow.clone().unwrap_or_else(|| effect.resource.clone());
+                let request = EffectRequest {
+                    workflow: WorkflowKey::new(workflow).expect("validated"),
+                    generation,
+                    operation: OperationId::new(operation.clone()).expect("validated"),
+                    effect: effect.effect.clone(),
+                };
+                let body = MessageBody::Effect {
+                    request,
+                    token,
+                    resource: effect.resource.clone(),
+                    ghost,
+                };
+                advance(self, now);
+                self.send(w, operation, body, effect.delay, None)
+            }
+            Step::Retry { operation } => {
+                let Some((body, seq)) = self.state.workers[w].sent.get(&operation).cloned() else {
+                    return self.stop(w, format!("it never sent operation {operation}"));
+                };
+                advance(self, now);
+                self.send(w, operation, body, 0, Some(seq))
+            }
+        }
+    }
+
+    fn local_time(&self, w: usize) -> u64 {
+        let now = i128::from(self.state.now.0);
+        (now + i128::from(self.state.workers[w].clock_offset)).clamp(0, i128::from(u64::MAX)) as u64
+    }
+
+    /// The token a worker presents, and what the checker knows about it.
+    fn token_for(
+        &self,
+        w: usize,
+        resource: &str,
+        forge: Option<u64>,
+    ) -> Result<(TokenKind, Generation, MessageGhost), String> {
+        let held = self.state.workers[w].leases.get(resource).copied();
+        let r = self.resource_index(resource);
+        let epoch = held.map_or(0, |l| l.epoch);
+        let valid = held.is_some()
+            && self.state.ghost.live[r]
+                .is_some_and(|(e, until)| e == epoch && self.state.now < until);
+        let ghost = MessageGhost { epoch, lease_valid_at_send: valid, proof: 0 };
+        if let Some(forged) = forge {
+            let g = Generation::new(forged).map_err(|e| e.to_string())?;
+            return Ok((TokenKind::Forged, g, ghost));
+        }
+        let Some(held) = held else {
+            return Err(format!("it holds no lease on {resource} to write under"));
+        };
+        if self.scenario.authority.token_source == TokenSource::WallClock {
+            let g = Generation::new(self.local_time(w).max(1)).map_err(|e| e.to_string())?;
+            return Ok((TokenKind::WallClock, g, ghost));
+        }
+        Ok((TokenKind::Lease, held.generation, MessageGhost { proof: held.proof, ..ghost }))
+    }
+
+    /// Puts a write or effect on the network. A retry (`original` is the first send's sequence
+    /// number) keeps that number: it is the same request, not a later one.
+    fn send(
+        &mut self,
+        w: usize,
+        operation: String,
+        body: MessageBody,
+        delay: u64,
+        original: Option<u64>,
+    ) -> Event {
+        let retry = original.is_some();
+        let now = self.state.now;
+        let id = self.state.next_message;
+        self.state.next_message += 1;
+        let arrives_at = now.after(self.scenario.network.latency).after(delay);
+        let worker = self.state.workers[w].name.clone();
+        let worker_state = &mut self.state.workers[w];
+        let seq = original.unwrap_or_else(|| {
+            worker_state.send_seq += 1;
+            worker_state.send_seq - 1
+        });
+        worker_state.sent.insert(operation, (body.clone(), seq));
+        let event = match &body {
+            MessageBody::Write { store, path, request, token, .. } => Event::WriteSent {
+                worker: worker.clone(),
+                message: id,
+                store: self.scenario.stores[*store].name.clone(),
+                path: path.clone(),
+                request: request.clone(),
+                token: *token,
+                arrives_at,
+                retry,
+            },
+            MessageBody::Effect { request, token, .. } => Event::EffectSent {
+                worker: worker.clone(),
+                message: id,
+                request: request.clone(),
+                token: *token,
+                arrives_at,
+                retry,
+            },
+            MessageBody::Grant { .. } => unreachable!("grants are sent by the authority"),
+        };
+        let message = Message { id, worker, sent_at: now, arrives_at, body, worker_index: w, seq };
+        self.state.in_flight.insert(id, message);
+        self.schedule(arrives_at, Pending::Deliver(id));
+        event
+    }
+
+    fn schedule_expiry(&mut self, r: usize, at: Tick) {
+        if let Some(old) = self.state.expiry[r].take() {
+            self.state.agenda.remove(&old);
+        }
+        let key = self.schedule(at, Pending::Expire(r));
+        self.state.expiry[r] = Some(key);
+    }
+
+    fn acquire(&mut self, w: usize, resource: &str) -> Event {
+        let now = self.state.now;
+        let name = self.state.workers[w].name.clone();
+        let (rid, wid) = ids(resource, &name);
+        let r = self.resource_index(resource);
+        match self.state.authority.acquire(&rid, &wid, now) {
+            Ok(lease) => {
+                let ghost = &mut self.state.ghost;
+                ghost.epochs[r] += 1;
+                let epoch = ghost.epochs[r];
+                let previous = ghost.max_issued[r];
+                ghost.max_issued[r] = previous.max(Some(lease.generation));
+                ghost.live[r] = Some((epoch, lease.valid_until));
+                if let Some(prev) = previous.filter(|p| lease.generation <= *p) {
+                    self.violation(
+                        InvariantKind::GenerationReissued,
+                        format!(
+                            "the authority issued generation {} for {resource} after it had already issued {prev}",
+                            lease.generation
+                        ),
+                    );
+                }
+                self.schedule_expiry(r, lease.valid_until);
+                let held = HeldLease {
+                    generation: lease.generation,
+                    valid_until: lease.valid_until,
+                    epoch,
+                    proof: proof(resource, lease.generation),
+                };
+                let id = self.state.next_message;
+                self.state.next_message += 1;
+                let arrives_at = now.after(self.scenario.network.latency);
+                let body = MessageBody::Grant { resource: resource.to_string(), lease: held };
+                let message = Message {
+                    id,
+                    worker: name.clone(),
+                    sent_at: now,
+                    arrives_at,
+                    body,
+                    worker_index: w,
+                    seq: 0,
+                };
+                self.state.in_flight.insert(id, message);
+                self.schedule(arrives_at, Pending::Deliver(id));
+                self.state.workers[w].status =
+                    WorkerStatus::AwaitingGrant { resource: resource.to_string() };
+                Event::LeaseGranted {
+                    worker: name,
+                    resource: resource.to_string(),
+                    generation: lease.generation,
+                    valid_until: lease.valid_until,
+                    arrives_at,
+                    message: id,
+                }
+            }
+            Err(LeaseError::Held { holder, valid_until, .. }) => {
+                self.schedule_worker(w, valid_until, false);
+                self.state.workers[w].status = WorkerStatus::WaitingForLease {
+                    resource: resource.to_string(),
+                    until: valid_until,
+                };
+                Event::LeaseBusy {
+                    worker: name,
+                    resource: resource.to_string(),
+                    holder: holder.to_string(),
+                    valid_until,
+                }
+            }
+            Err(e) => self.stop(w, format!("the authority refused a lease: {e}")),
+        }
+    }
+
+    fn deliver(&mut self, id: u64) -> Event {
+        let Some(message) = self.state.in_flight.remove(&id) else {
+            return Event::WorkerStopped {
+                worker: "network".into(),
+                reason: format!("message {id} vanished"),
+            };
+        };
+        let w = message.worker_index;
+        match message.body.clone() {
+            MessageBody::Grant { resource, lease } => {
+                let worker = &mut self.state.workers[w];
+                worker.leases.insert(resource.clone(), lease);
+                worker.pc += 1;
+                let paused = matches!(worker.status, WorkerStatus::Paused { .. });
+                if !paused {
+                    worker.status = WorkerStatus::Running;
+                    let now = self.state.now;
+                    self.schedule_worker(w, now, false);
+                }
+                Event::GrantReceived {
+                    worker: message.worker,
+                    resource,
+                    generation: lease.generation,
+                    message: id,
+                }
+            }
+            MessageBody::Write { store, path, request, token, ghost } => {
+                self.arrive_write(message, store, path, request, token, ghost)
+            }
+            MessageBody::Effect { request, token, resource, ghost } => {
+                self.arrive_effect(message, request, token, &resource, ghost)
+            }
+        }
+    }
+
+    /// Checks the authority's proof on a token, where the scenario asks for authenticated tokens.
+    fn verify(
+        &self,
+        resource: &str,
+        generation: Generation,
+        token: TokenKind,
+        ghost: &MessageGhost,
+    ) -> Result<(), TokenError> {
+        let authority = &self.scenario.authority;
+        let verifies = !authority.authenticated
+            || authority.token_source == TokenSource::WallClock
+            || (token != TokenKind::Forged && ghost.proof == proof(resource, generation));
+        if verifies {
+            Ok(())
+        } else {
+            Err(TokenError::Forged { generation })
+        }
+    }
+
+    fn arrive_write(
+        &mut self,
+        message: Message,
+        s: usize,
+        path: String,
+        request: WriteRequest,
+        token: TokenKind,
+        ghost: MessageGhost,
+    ) -> Event {
+        let now = self.state.now;
+        let resource = request.resource.to_string();
+        let key = (path.clone(), resource.clone());
+        self.note_attempt(s, &path, &resource, ghost.epoch, &message.worker);
+        let enforcement = self.state.stores[s].cells[&key].enforcement;
+        let verified = if enforcement == Enforcement::Unfenced {
+            Ok(())
+        } else {
+            self.verify(&resource, request.generation, token, &ghost)
+        };
+        let cell = self.state.stores[s]
+            .cells
+            .get_mut(&key)
+            .expect("cells exist for every path and resource");
+        let outcome = match (verified, enforcement) {
+            (Err(error), _) => WriteOutcome::Rejected(WriteRejection::InvalidToken(error)),
+            (Ok(()), Enforcement::Unfenced) => {
+                WriteOutcome::Applied(cell.resource.register.write_unchecked(&request))
+            }
+            (Ok(()), Enforcement::CheckThenWrite) => match cell.resource.register.check(&request) {
+                Err(rejection) => WriteOutcome::Rejected(rejection),
+                Ok(()) => {
+                    let highest_seen = cell.resource.register.highest();
+                    let writes_at = now.after(self.scenario.stores[s].check_write_gap);
+                    let event = Event::CheckPassed {
+                        worker: message.worker.clone(),
+                        message: message.id,
+                        store: self.scenario.stores[s].name.clone(),
+                        path,
+                        request,
+                        highest_seen,
+                        writes_at,
+                    };
+                    self.state.checked.insert(message.id, message.clone());
+                    self.schedule(writes_at, Pending::Commit(message.id));
+                    return event;
+                }
+            },
+            (Ok(()), Enforcement::Fenced) => match cell.resource.register.write(&request) {
+                Ok(applied) => WriteOutcome::Applied(applied),
+                Err(rejection) => WriteOutcome::Rejected(rejection),
+            },
+            (Ok(()), Enforcement::FencedIdempotent) => cell.resource.write(&request, now),
+        };
+        self.settle_write(message, s, path, request, enforcement, outcome, ghost)
+    }
+
+    fn commit(&mut self, id: u64) -> Event {
+        let Some(message) = self.state.checked.remove(&id) else {
+            return Event::WorkerStopped {
+                worker: "store".into(),
+                reason: format!("checked write {id} vanished"),
+            };
+        };
+        let MessageBody::Write { store: s, path, request, ghost, .. } = message.body.clone() else {
+            return Event::WorkerStopped {
+                worker: "store".into(),
+                reason: format!("message {id} is not a write"),
+            };
+        };
+        let key = (path.clone(), request.resource.to_string());
+        let cell = self.state.stores[s]
+            .cells
+            .get_mut(&key)
+            .expect("cells exist for every path and resource");
+        let highest_before = cell.resource.register.highest();
+        let outcome = WriteOutcome::Applied(cell.resource.register.write_unchecked(&request));
+        let settled = self.settle_write(
+            message,
+            s,
+            path,
+            request,
+            Enforcement::CheckThenWrite,
+            outcome,
+            ghost,
+        );
+        match settled {
+            Event::WriteArrived { worker, message, store, path, request, outcome, .. } => {
+                Event::WriteCommitted {
+                    worker,
+                    message,
+                    store,
+                    path,
+                    request,
+                    outcome,
+                    highest_before,
+                }
+            }
+            other => other,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn settle_write(
+        &mut self,
+        message: Message,
+        s: usize,
+        path: String,
+        request: WriteRequest,
+        enforcement: Enforcement,
+        outcome: WriteOutcome,
+        ghost: MessageGhost,
+    ) -> Event {
+        let resource = request.resource.to_string();
+        if outcome.is_applied() {
+            self.check_accepted_write(s, &path, &resource, &request, &message, ghost);
+        }
+        let actor = WorkerId::new(message.worker.clone()).expect("validated");
+        self.log.record(self.state.now, actor, Attempt::Write(request.clone()), outcome.clone());
+        let register = &self.state.stores[s].cells[&(path.clone(), resource)].resource.register;
+        Event::WriteArrived {
+            worker: message.worker,
+            message: message.id,
+            store: self.scenario.stores[s].name.clone(),
+            path,
+            enforcement,
+            request,
+            outcome,
+            value_after: register.value().map(str::to_string),
+            highest_after: register.highest(),
+        }
+    }
+
+    fn note_attempt(&mut self, s: usize, path: &str, resource: &str, epoch: u64, worker: &str) {
+        let cell =
+            self.state.ghost.cells.entry((s, path.to_string(), resource.to_string())).or_default();
+        if cell.max_attempted.as_ref().is_none_or(|(e, _)| epoch > *e) {
+            cell.max_attempted = Some((epoch, worker.to_string()));
+        }
+    }
+
+    fn check_accepted_write(
+        &mut self,
+        s: usize,
+        path: &str,
+        resource: &str,
+        request: &WriteRequest,
+        message: &Message,
+        ghost: MessageGhost,
+    ) {
+        if !self.scenario.stores[s].critical {
+            return;
+        }
+        let place = if path == "primary" {
+            format!("{resource} in {}", self.scenario.stores[s].name)
+        } else {
+            format!("{resource} in {}/{path}", self.scenario.stores[s].name)
+        };
+        let who = &message.worker;
+        let cell =
+            self.state.ghost.cells.entry((s, path.to_string(), resource.to_string())).or_default();
+        let mut found = Vec::new();
+        if ghost.epoch < cell.max_epoch {
+            let newer = cell.last.as_ref().map_or("a newer owner", |(_, w)| w.as_str()).to_string();
+            found.push((
+                InvariantKind::StaleWriteAccepted,
+                format!(
+                    "{place} accepted {who}'s write from an older lease after {newer}'s newer one"
+                ),
+            ));
+        }
+        if !cell.applied_ops.insert(request.operation.to_string()) {
+            found.push((
+                InvariantKind::OperationAppliedTwice,
+                format!("{place} applied operation {} a second time", request.operation),
+            ));
+        }
+        if !ghost.lease_valid_at_send {
+            found.push((
+                InvariantKind::WriteOutsideLease,
+                format!("{place} accepted {who}'s write, sent when its lease was no longer valid"),
+            ));
+        }
+        if let Some((epoch, seq)) = cell.last_seq.get(who) {
+            if *epoch == ghost.epoch && message.seq < *seq {
+                found.push((
+                    InvariantKind::WritesReordered,
+                    format!(
+                        "{place} applied {who}'s earlier write \"{}\" after a later one",
+                        request.value
+                    ),
+                ));
+            }
+        }
+        let newest = cell.last_seq.entry(who.clone()).or_insert((ghost.epoch, message.seq));
+        if (ghost.epoch, message.seq) > *newest {
+            *newest = (ghost.epoch, message.seq);
+        }
+        cell.max_epoch = cell.max_epoch.max(ghost.epoch);
+        cell.last = Some((ghost.epoch, who.clone()));
+        for (kind, detail) in found {
+            self.violation(kind, detail);
+        }
+    }
+
+    fn arrive_effect(
+        &mut self,
+        message: Message,
+        request: EffectRequest,
+        token: TokenKind,
+        resource: &str,
+        ghost: MessageGhost,
+    ) -> Event {
+        let now = self.state.now;
+        let Some(gw) = self.state.gateway.as_ref() else {
+            return Event::WorkerStopped {
+                worker: message.worker,
+                reason: "there is no gateway".into(),
+            };
+        };
+        let enforcement = gw.enforcement;
+        let verified = if enforcement == Enforcement::Unfenced {
+            Ok(())
+        } else {
+            self.verify(resource, request.generation, token, &ghost)
+        };
+        let gw = self.state.gateway.as_mut().expect("checked above");
+        let outcome = match verified {
+            Err(rejection) => Err(rejection),
+            Ok(()) if enforcement == Enforcement::Unfenced => {
+                let delivery = crate::gateway::Delivery { request: request.clone(), at: now };
+                Ok(GatewayOutcome::Delivered(delivery))
+            }
+            Ok(()) => Ok(gw.gateway.submit(request.clone(), now)),
+        };
+        let partner = gw.partner.clone();
+        let actor = WorkerId::new(message.worker.clone()).expect("validated");
+        let attempt = Attempt::Effect(request.clone());
+        let dropped = match outcome {
+            Err(error) => {
+                let reason = crate::gateway::DropReason::InvalidToken { error };
+                self.log.record(now, actor, attempt, GatewayOutcome::Dropped(reason.clone()));
+                Some(reason)
+            }
+            Ok(outcome) => {
+                if let GatewayOutcome::Delivered(delivery) = &outcome {
+                    gw.received.push(delivery.clone());
+                    self.check_delivered_effect(&request, &message.worker, ghost);
+                }
+                let dropped = match &outcome {
+                    GatewayOutcome::Dropped(reason) => Some(reason.clone()),
+                    GatewayOutcome::Delivered(_) => None,
+                };
+                self.log.record(now, actor, attempt, outcome);
+                dropped
+            }
+        };
+        Event::EffectArrived {
+            worker: message.worker,
+            message: message.id,
+            partner,
+            request,
+            enforcement,
+            dropped,
+        }
+    }
+
+    fn check_delivered_effect(&mut self, request: &EffectRequest, who: &str, ghost: MessageGhost) {
+        let g = &mut self.state.ghost;
+        let mut found = Vec::new();
+        if !g.partner_ops.insert(request.operation.to_string()) {
+            found.push((
+                InvariantKind::EffectDeliveredTwice,
+                format!(
+                    "the partner received operation {} ({}) a second time",
+                    request.operation, request.effect
+                ),
+            ));
+        }
+        let newest = g.partner_epoch.entry(request.workflow.to_string()).or_insert(ghost.epoch);
+        if ghost.epoch < *newest {
+            found.push((
+                InvariantKind::EffectFromSupersededOwner,
+                format!("the partner received {who}'s {} from a superseded lease", request.effect),
+            ));
+        }
+        *newest = (*newest).max(ghost.epoch);
+        for (kind, detail) in found {
+            self.violation(kind, detail);
+        }
+    }
+
+    fn finish(&mut self) {
+        self.state.finished = true;
+        let mut found = Vec::new();
+        for ((s, path, resource), cell) in &self.state.ghost.cells {
+            if !self.scenario.stores[*s].critical {
+                continue;
+            }
+            if let (Some((last, writer)), Some((latest, owner))) = (&cell.last, &cell.max_attempted)
+            {
+                if last < latest {
+                    let place = if path == "primary" {
+                        format!("{resource} in {}", self.scenario.stores[*s].name)
+                    } else {
+                        format!("{resource} in {}/{path}", self.scenario.stores[*s].name)
+                    };
+                    found.push(format!(
+                        "{place} ends with {writer}'s value, but {owner} held a newer lease and wrote too"
+                    ));
+                }
+            }
+        }
+        for detail in found {
+            self.violation(InvariantKind::FinalValueNotFromLatestOwner, detail);
+        }
+    }
+}
+
+fn ids(resource: &str, worker: &str) -> (ResourceId, WorkerId) {
+    (
+        ResourceId::new(resource).expect("validated resource"),
+        WorkerId::new(worker).expect("validated worker"),
+    )
+}
+
+fn initial_state(scenario: &Scenario) -> SimState {
+    let ttl = NonZeroU64::new(scenario.authority.ttl).unwrap_or(NonZeroU64::MIN);
+    let stores = scenario
+        .stores
+        .iter()
+        .map(|spec| {
+            let paths = std::iter::once(("primary".to_string(), spec.enforcement))
+                .chain(spec.paths.iter().map(|p| (p.name.clone(), p.enforcement)));
+            let mut cells = BTreeMap::new();
+            for (path, enforcement) in paths {
+                for resource in &scenario.resources {
+                    let id = ResourceId::new(resource.clone()).expect("validated");
+                    let register = FencedRegister::new(id, spec.policy);
+                    let resource_state = FencedResource::new(register, spec.retention);
+                    cells.insert(
+                        (path.clone(), resource.clone()),
+                        Cell { enforcement, resource: resource_state },
+                    );
+                }
+            }
+            StoreState { name: spec.name.clone(), cells }
+        })
+        .collect();
+    let gateway = scenario.gateway.as_ref().map(|g| GatewayState {
+        partner: g.partner.clone(),
+        enforcement: g.enforcement,
+        gateway: SideEffectGateway::new(g.policy),
+        received: Vec::new(),
+    });
+    let n = scenario.resources.len();
+    let mut state = SimState {
+        now: Tick::ZERO,
+        position: 0,
+        cursor: 0,
+        authority: LeaseAuthority::new(ttl),
+        workers: scenario
+            .workers
+            .iter()
+            .map(|w| WorkerState {
+                name: w.name.clone(),
+                status: WorkerStatus::NotStarted,
+                pc: 0,
+                leases: BTreeMap::new(),
+                clock_offset: w.clock_offset,
+                last_read: BTreeMap::new(),
+                sent: BTreeMap::new(),
+                send_seq: 0,
+                pending: None,
+            })
+            .collect(),
+        stores,
+        gateway,
+        in_flight: BTreeMap::new(),
+        checked: BTreeMap::new(),
+        violations: Vec::new(),
+        finished: false,
+        agenda: BTreeMap::new(),
+        expiry: vec![None; n],
+        next_message: 0,
+        ghost: Ghost {
+            epochs: vec![0; n],
+            max_issued: vec![None; n],
+            live: vec![None; n],
+            ..Ghost::default()
+        },
+    };
+    for (i, fault) in scenario.faults.iter().enumerate() {
+        let key = AgendaKey { at: Tick(fault.at), rank: Pending::Fault(i).rank(), id: i as u64 };
+        state.agenda.insert(key, Pending::Fault(i));
+    }
+    for (w, spec) in scenario.workers.iter().enumerate() {
+        let key =
+            AgendaKey { at: Tick(spec.start), rank: Pending::WorkerStep(w).rank(), id: w as u64 };
+        state.agenda.insert(key, Pending::WorkerStep(w));
+        state.workers[w].pending = Some(key);
+    }
+    if state.agenda.is_empty() {
+        state.finished = true;
+    }
+    state
+}

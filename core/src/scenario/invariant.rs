@@ -1,0 +1,87 @@
+//! The properties a run is checked against after every step.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A property of a correct fencing design. The first six are the safety properties fencing exists
+/// for; the last two are stronger promises that fencing alone does *not* make, kept so the limits
+/// can be shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InvariantKind {
+    /// A store accepted a write from an older lease after a newer lease's write to the same place.
+    StaleWriteAccepted,
+    /// One operation changed a store twice.
+    OperationAppliedTwice,
+    /// The partner received the same irreversible effect twice.
+    EffectDeliveredTwice,
+    /// The partner received an effect from an older lease after a newer lease's effect.
+    EffectFromSupersededOwner,
+    /// The authority issued a generation at or below one it had issued before.
+    GenerationReissued,
+    /// When the run ended, a resource's value came from someone other than its latest owner to
+    /// write it.
+    FinalValueNotFromLatestOwner,
+    /// A write was accepted from a worker whose lease had already expired. Fencing does not
+    /// prevent this when no newer owner has written yet: the documented limit.
+    WriteOutsideLease,
+    /// Two writes from one owner applied in the opposite order to the one it sent them in. Equal
+    /// generations do not order writes; expected revisions do.
+    WritesReordered,
+}
+
+impl InvariantKind {
+    /// Every invariant, in report order.
+    pub const ALL: [InvariantKind; 8] = [
+        InvariantKind::StaleWriteAccepted,
+        InvariantKind::OperationAppliedTwice,
+        InvariantKind::EffectDeliveredTwice,
+        InvariantKind::EffectFromSupersededOwner,
+        InvariantKind::GenerationReissued,
+        InvariantKind::FinalValueNotFromLatestOwner,
+        InvariantKind::WriteOutsideLease,
+        InvariantKind::WritesReordered,
+    ];
+
+    /// The property, stated for a learner.
+    pub fn statement(self) -> &'static str {
+        match self {
+            InvariantKind::StaleWriteAccepted => {
+                "no write is accepted from a generation older than one already accepted"
+            }
+            InvariantKind::OperationAppliedTwice => "no operation is applied twice",
+            InvariantKind::EffectDeliveredTwice => "no irreversible effect is delivered twice",
+            InvariantKind::EffectFromSupersededOwner => {
+                "no irreversible effect is delivered by a superseded generation"
+            }
+            InvariantKind::GenerationReissued => {
+                "the authority never issues a generation at or below one it issued before"
+            }
+            InvariantKind::FinalValueNotFromLatestOwner => {
+                "the final value comes from the latest owner"
+            }
+            InvariantKind::WriteOutsideLease => {
+                "every accepted write was sent under a lease that was still valid (fencing alone does not promise this)"
+            }
+            InvariantKind::WritesReordered => "one owner's writes apply in the order it sent them",
+        }
+    }
+}
+
+impl fmt::Display for InvariantKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = serde_json::to_value(self).ok();
+        f.write_str(name.as_ref().and_then(|v| v.as_str()).unwrap_or("invariant"))
+    }
+}
+
+/// A broken invariant, with the step that broke it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Hash)]
+pub struct Violation {
+    /// Which invariant.
+    pub invariant: InvariantKind,
+    /// The index of the step (event) that broke it, from 0.
+    pub step: usize,
+    /// What exactly happened, in words.
+    pub detail: String,
+}

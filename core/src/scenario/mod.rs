@@ -1,0 +1,12 @@
+//! The scenario engine: stories of leases, pauses and writes, played step by step.
+//!
+//! A [`Scenario`] is data (JSON on disk). An [`Engine`] plays it one [`Event`] per step, checks
+//! the invariants after each, and can seek anywhere. The built-in stories live in [`library`].
+
+pub mod engine;
+pub mod event;
+pub mod invariant;
+pub mod library;
+pub mod model;
+pub mod state;
+pub mod validate;

@@ -1,0 +1,279 @@
+//! Everything a run holds at one moment: what a UI draws, and what seeking restores.
+
+use crate::authority::LeaseAuthority;
+use crate::clock::Tick;
+use crate::gateway::{Delivery, EffectRequest, SideEffectGateway};
+use crate::generation::Generation;
+use crate::idempotency::FencedResource;
+use crate::register::{Revision, WriteRequest};
+use crate::scenario::event::TokenKind;
+use crate::scenario::invariant::Violation;
+use crate::scenario::model::{Enforcement, PauseReason};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The state of a run between two steps.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SimState {
+    /// Logical time of the last step.
+    pub now: Tick,
+    /// How many steps have run.
+    pub position: usize,
+    /// How many schedule entries have been used.
+    pub cursor: usize,
+    /// The lease authority.
+    pub authority: LeaseAuthority,
+    /// Each worker, in scenario order.
+    pub workers: Vec<WorkerState>,
+    /// Each store, in scenario order.
+    pub stores: Vec<StoreState>,
+    /// The gateway and its partner, if the scenario has one.
+    pub gateway: Option<GatewayState>,
+    /// Messages travelling between actors, by id.
+    pub in_flight: BTreeMap<u64, Message>,
+    /// Writes that passed a check-then-write check and wait for their separate write step.
+    pub checked: BTreeMap<u64, Message>,
+    /// Invariant violations so far, in step order.
+    pub violations: Vec<Violation>,
+    /// Whether nothing is left to happen.
+    pub finished: bool,
+    pub(crate) agenda: BTreeMap<AgendaKey, Pending>,
+    pub(crate) expiry: Vec<Option<AgendaKey>>,
+    pub(crate) next_message: u64,
+    pub(crate) ghost: Ghost,
+}
+
+/// A worker as the UI shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct WorkerState {
+    /// Its name.
+    pub name: String,
+    /// What it is doing.
+    pub status: WorkerStatus,
+    /// The index of its next script step.
+    pub pc: usize,
+    /// The leases it *believes* it holds, by resource. Compare with the authority's view.
+    pub leases: BTreeMap<String, HeldLease>,
+    /// How far its clock is off.
+    pub clock_offset: i64,
+    pub(crate) last_read: BTreeMap<(usize, String, String), Revision>,
+    pub(crate) sent: BTreeMap<String, (MessageBody, u64)>,
+    pub(crate) send_seq: u64,
+    pub(crate) pending: Option<AgendaKey>,
+}
+
+/// A lease as its holder sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct HeldLease {
+    /// Its generation.
+    pub generation: Generation,
+    /// When the holder was told it ends.
+    pub valid_until: Tick,
+    pub(crate) epoch: u64,
+    pub(crate) proof: u64,
+}
+
+/// What a worker is doing.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum WorkerStatus {
+    /// Its start time has not come.
+    NotStarted,
+    /// Running its script.
+    Running,
+    /// Computing until a tick.
+    Busy {
+        /// Until when.
+        until: Tick,
+    },
+    /// Frozen until a tick.
+    Paused {
+        /// Until when.
+        until: Tick,
+        /// Why.
+        reason: PauseReason,
+    },
+    /// Waiting for someone else's lease to end.
+    WaitingForLease {
+        /// The resource.
+        resource: String,
+        /// When it will ask again.
+        until: Tick,
+    },
+    /// Waiting for a grant to arrive.
+    AwaitingGrant {
+        /// The resource.
+        resource: String,
+    },
+    /// Stopped early.
+    Stopped {
+        /// Why.
+        reason: String,
+    },
+    /// Done with its script.
+    Finished,
+}
+
+/// A store and its cells, one per (write path, resource).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct StoreState {
+    /// Its name.
+    pub name: String,
+    /// The protected state, by (path, resource).
+    pub cells: BTreeMap<(String, String), Cell>,
+}
+
+/// One protected cell of a store.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Cell {
+    /// How this path is protected.
+    pub enforcement: Enforcement,
+    /// The register and its remembered operation ids.
+    pub resource: FencedResource,
+}
+
+/// The gateway and what its partner has received.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GatewayState {
+    /// The partner's name.
+    pub partner: String,
+    /// Whether it checks tokens.
+    pub enforcement: Enforcement,
+    /// The fence, used when enforcement is fenced.
+    pub gateway: SideEffectGateway,
+    /// Everything the partner received, in order: what can no longer be undone.
+    pub received: Vec<Delivery>,
+}
+
+/// A message between actors.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Message {
+    /// Its id, in sending order.
+    pub id: u64,
+    /// The worker it belongs to.
+    pub worker: String,
+    /// When it was sent.
+    pub sent_at: Tick,
+    /// When it arrives.
+    pub arrives_at: Tick,
+    /// What it carries.
+    pub body: MessageBody,
+    pub(crate) worker_index: usize,
+    pub(crate) seq: u64,
+}
+
+/// What a message carries.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MessageBody {
+    /// A lease grant travelling from the authority to the worker.
+    Grant {
+        /// The resource.
+        resource: String,
+        /// The lease as the worker will hold it.
+        lease: HeldLease,
+    },
+    /// A write travelling to a store.
+    Write {
+        /// The store's index.
+        store: usize,
+        /// The write path.
+        path: String,
+        /// The request.
+        request: WriteRequest,
+        /// Where the token came from.
+        token: TokenKind,
+        /// What only the checker knows about it.
+        #[serde(skip)]
+        ghost: MessageGhost,
+    },
+    /// An effect travelling to the gateway.
+    Effect {
+        /// The request.
+        request: EffectRequest,
+        /// Where the token came from.
+        token: TokenKind,
+        /// The resource whose lease backs it.
+        resource: String,
+        /// What only the checker knows about it.
+        #[serde(skip)]
+        ghost: MessageGhost,
+    },
+}
+
+/// What the checker knows about a request that no component of the system can see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct MessageGhost {
+    /// The true order of the lease behind the request (grant count; 0 for none), which never
+    /// resets, unlike generations.
+    pub epoch: u64,
+    /// Whether that lease was valid when the request was sent.
+    pub lease_valid_at_send: bool,
+    /// The authority's proof for the token (0 when there is none).
+    pub proof: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub(crate) struct AgendaKey {
+    pub at: Tick,
+    pub rank: u8,
+    pub id: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub(crate) enum Pending {
+    Fault(usize),
+    Expire(usize),
+    Deliver(u64),
+    Commit(u64),
+    Resume(usize),
+    WorkerStep(usize),
+}
+
+impl Pending {
+    pub(crate) fn rank(&self) -> u8 {
+        match self {
+            Pending::Fault(_) => 0,
+            Pending::Expire(_) => 1,
+            Pending::Deliver(_) => 2,
+            Pending::Commit(_) => 3,
+            Pending::Resume(_) => 4,
+            Pending::WorkerStep(_) => 5,
+        }
+    }
+}
+
+/// The checker's private bookkeeping, which the system under test cannot see or corrupt.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub(crate) struct Ghost {
+    /// Grants so far, per resource.
+    pub epochs: Vec<u64>,
+    /// The highest generation ever issued, per resource, across restarts.
+    pub max_issued: Vec<Option<Generation>>,
+    /// The lease the authority currently honours, per resource: (epoch, valid until).
+    pub live: Vec<Option<(u64, Tick)>>,
+    /// Per (store, path, resource).
+    pub cells: BTreeMap<(usize, String, String), CellGhost>,
+    /// Operations the partner received.
+    pub partner_ops: BTreeSet<String>,
+    /// The newest epoch the partner received per workflow.
+    pub partner_epoch: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub(crate) struct CellGhost {
+    pub max_epoch: u64,
+    pub last: Option<(u64, String)>,
+    pub applied_ops: BTreeSet<String>,
+    pub max_attempted: Option<(u64, String)>,
+    pub last_seq: BTreeMap<String, (u64, u64)>,
+}
+
+impl SimState {
+    /// Whether `worker` holds a lease on `resource` in the authority's eyes right now, as opposed
+    /// to what the worker believes.
+    pub fn authority_says_holds(&self, worker: &str, resource: &str) -> bool {
+        let Ok(resource) = crate::ids::ResourceId::new(resource) else { return false };
+        self.authority.holder(&resource, self.now).is_some_and(|h| h.as_str() == worker)
+    }
+}

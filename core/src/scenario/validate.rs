@@ -1,0 +1,318 @@
+//! Reading and checking scenario files. Every problem is reported with the path of the field that
+//! has it, so a person editing JSON by hand can find it.
+
+use crate::generation::Generation;
+use crate::ids::{ResourceId, WorkerId};
+use crate::scenario::model::{Fault, Scenario, Step};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// The most workers a scenario may have.
+pub const MAX_WORKERS: usize = 10_000;
+/// The most steps one worker's script may have.
+pub const MAX_SCRIPT_STEPS: usize = 10_000;
+/// The most script steps all workers together may have.
+pub const MAX_TOTAL_STEPS: usize = 200_000;
+/// The most resources, stores, paths or faults of each kind.
+pub const MAX_ITEMS: usize = 1_000;
+/// The largest tick count or time accepted anywhere, so sums of them never overflow.
+pub const MAX_TICKS: u64 = 1_000_000_000_000;
+/// The largest scenario file accepted, in bytes.
+pub const MAX_SCENARIO_BYTES: usize = 16 * 1024 * 1024;
+
+/// A problem with a scenario, and where it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[error("{path}: {problem}")]
+pub struct ScenarioError {
+    /// The field, e.g. `workers[1].script[0].acquire.resource` (`.` for the whole file).
+    pub path: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl ScenarioError {
+    pub(crate) fn new(path: impl Into<String>, problem: impl Into<String>) -> Self {
+        ScenarioError { path: path.into(), problem: problem.into() }
+    }
+}
+
+impl Scenario {
+    /// Parses and checks a scenario file.
+    pub fn from_json(json: &str) -> Result<Scenario, ScenarioError> {
+        if json.len() > MAX_SCENARIO_BYTES {
+            return Err(ScenarioError::new(
+                ".",
+                format!("the file is {} bytes; the limit is {MAX_SCENARIO_BYTES}", json.len()),
+            ));
+        }
+        let de = &mut serde_json::Deserializer::from_str(json);
+        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            ScenarioError::new(
+                if path.is_empty() { ".".into() } else { path },
+                e.into_inner().to_string(),
+            )
+        })?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// The scenario as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    /// Checks everything that the file format alone cannot: names, references, limits, orders.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        let err = |path: String, problem: String| Err(ScenarioError::new(path, problem));
+        if self.name.trim().is_empty() {
+            return err("name".into(), "must not be empty".into());
+        }
+        check_count("resources", self.resources.len(), 1, MAX_ITEMS)?;
+        check_count("stores", self.stores.len(), 1, MAX_ITEMS)?;
+        check_count("workers", self.workers.len(), 1, MAX_WORKERS)?;
+        check_count("faults", self.faults.len(), 0, MAX_ITEMS)?;
+        let resources =
+            unique_names("resources", self.resources.iter().map(String::as_str), |n| {
+                ResourceId::new(n).map(|_| ()).map_err(|e| e.to_string())
+            })?;
+        if self.authority.ttl == 0 {
+            return err("authority.ttl".into(), "must be at least 1 tick".into());
+        }
+        check_ticks("authority.ttl", self.authority.ttl)?;
+        check_ticks("network.latency", self.network.latency)?;
+        let stores = unique_names("stores", self.stores.iter().map(|s| s.name.as_str()), plain)?;
+        for (i, store) in self.stores.iter().enumerate() {
+            check_ticks(&format!("stores[{i}].check_write_gap"), store.check_write_gap)?;
+            check_count(&format!("stores[{i}].paths"), store.paths.len(), 0, MAX_ITEMS)?;
+            unique_names(
+                &format!("stores[{i}].paths"),
+                std::iter::once("primary").chain(store.paths.iter().map(|p| p.name.as_str())),
+                plain,
+            )?;
+            if let Some(age) = store.retention.max_age {
+                check_ticks(&format!("stores[{i}].retention.max_age"), age)?;
+            }
+        }
+        let workers = unique_names("workers", self.workers.iter().map(|w| w.name.as_str()), |n| {
+            WorkerId::new(n).map(|_| ()).map_err(|e| e.to_string())
+        })?;
+        let mut total = 0usize;
+        for (w, worker) in self.workers.iter().enumerate() {
+            let at = format!("workers[{w}]");
+            check_count(&format!("{at}.script"), worker.script.len(), 0, MAX_SCRIPT_STEPS)?;
+            total += worker.script.len();
+            if total > MAX_TOTAL_STEPS {
+                return err(
+                    format!("{at}.script"),
+                    format!("all scripts together exceed {MAX_TOTAL_STEPS} steps"),
+                );
+            }
+            check_ticks(&format!("{at}.start"), worker.start)?;
+            if worker.clock_offset.unsigned_abs() > MAX_TICKS {
+                return err(format!("{at}.clock_offset"), format!("must be within ±{MAX_TICKS}"));
+            }
+            self.validate_script(&at, worker, &resources)?;
+        }
+        for (f, fault) in self.faults.iter().enumerate() {
+            let at = format!("faults[{f}]");
+            check_ticks(&format!("{at}.at"), fault.at)?;
+            match &fault.fault {
+                Fault::PauseWorker { worker, ticks, .. } => {
+                    known(&format!("{at}.fault.pause_worker.worker"), "worker", worker, &workers)?;
+                    check_ticks(&format!("{at}.fault.pause_worker.ticks"), *ticks)?;
+                }
+                Fault::RestartStore { store } => {
+                    known(&format!("{at}.fault.restart_store.store"), "store", store, &stores)?;
+                }
+                Fault::RestartAuthority => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_script(
+        &self,
+        at: &str,
+        worker: &crate::scenario::model::WorkerSpec,
+        resources: &BTreeSet<String>,
+    ) -> Result<(), ScenarioError> {
+        let mut acquired: BTreeSet<&str> = BTreeSet::new();
+        let mut operations: BTreeSet<String> = BTreeSet::new();
+        let needs_lease = |path: String, resource: &str, acquired: &BTreeSet<&str>| {
+            if acquired.contains(resource) {
+                Ok(())
+            } else {
+                Err(ScenarioError::new(
+                    path,
+                    format!(
+                        "the worker has not acquired a lease on \"{resource}\" before this step"
+                    ),
+                ))
+            }
+        };
+        for (s, step) in worker.script.iter().enumerate() {
+            let here = format!("{at}.script[{s}]");
+            match step {
+                Step::Acquire { resource } => {
+                    known(&format!("{here}.acquire.resource"), "resource", resource, resources)?;
+                    acquired.insert(resource);
+                }
+                Step::Renew { resource }
+                | Step::Release { resource }
+                | Step::CheckLease { resource } => {
+                    let kind = match step {
+                        Step::Renew { .. } => "renew",
+                        Step::Release { .. } => "release",
+                        _ => "check_lease",
+                    };
+                    let path = format!("{here}.{kind}.resource");
+                    known(&path, "resource", resource, resources)?;
+                    needs_lease(path, resource, &acquired)?;
+                }
+                Step::Read { resource, store, path } => {
+                    known(&format!("{here}.read.resource"), "resource", resource, resources)?;
+                    self.check_target(&format!("{here}.read"), store.as_deref(), path.as_deref())?;
+                }
+                Step::Compute { ticks } => check_ticks(&format!("{here}.compute.ticks"), *ticks)?,
+                Step::Pause { ticks, .. } => check_ticks(&format!("{here}.pause.ticks"), *ticks)?,
+                Step::Write(write) => {
+                    let path = format!("{here}.write.resource");
+                    known(&path, "resource", &write.resource, resources)?;
+                    if let Some(forged) = write.forge {
+                        Generation::new(forged).map_err(|e| {
+                            ScenarioError::new(format!("{here}.write.forge"), e.to_string())
+                        })?;
+                    } else {
+                        needs_lease(path, &write.resource, &acquired)?;
+                    }
+                    self.check_target(
+                        &format!("{here}.write"),
+                        write.store.as_deref(),
+                        write.path.as_deref(),
+                    )?;
+                    check_ticks(&format!("{here}.write.delay"), write.delay)?;
+                    operations.insert(self.operation_name(worker, s, write.operation.as_deref()));
+                }
+                Step::Effect(effect) => {
+                    if self.gateway.is_none() {
+                        return Err(ScenarioError::new(
+                            format!("{here}.effect"),
+                            "the scenario has no gateway to send effects through",
+                        ));
+                    }
+                    let path = format!("{here}.effect.resource");
+                    known(&path, "resource", &effect.resource, resources)?;
+                    needs_lease(path, &effect.resource, &acquired)?;
+                    check_ticks(&format!("{here}.effect.delay"), effect.delay)?;
+                    operations.insert(self.operation_name(worker, s, effect.operation.as_deref()));
+                }
+                Step::Retry { operation } => {
+                    if !operations.contains(operation) {
+                        return Err(ScenarioError::new(
+                            format!("{here}.retry.operation"),
+                            format!("no earlier write or effect of this worker has operation id \"{operation}\""),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_target(
+        &self,
+        at: &str,
+        store: Option<&str>,
+        path: Option<&str>,
+    ) -> Result<(), ScenarioError> {
+        let spec = match store {
+            None => &self.stores[0],
+            Some(name) => self.stores.iter().find(|s| s.name == name).ok_or_else(|| {
+                ScenarioError::new(format!("{at}.store"), format!("unknown store \"{name}\""))
+            })?,
+        };
+        match path {
+            Some(p) if p != "primary" && !spec.paths.iter().any(|sp| sp.name == p) => {
+                Err(ScenarioError::new(
+                    format!("{at}.path"),
+                    format!("store \"{}\" has no write path \"{p}\"", spec.name),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The operation id a write or effect step uses: its own, or one made from the worker's name
+    /// and the step's position.
+    pub fn operation_name(
+        &self,
+        worker: &crate::scenario::model::WorkerSpec,
+        step: usize,
+        explicit: Option<&str>,
+    ) -> String {
+        explicit.map_or_else(|| format!("{}-op{step}", worker.name), str::to_string)
+    }
+}
+
+fn plain(name: &str) -> Result<(), String> {
+    if name.trim().is_empty() {
+        Err("must not be empty".into())
+    } else if name.chars().count() > crate::ids::MAX_ID_LEN {
+        Err(format!("longer than {} characters", crate::ids::MAX_ID_LEN))
+    } else {
+        Ok(())
+    }
+}
+
+fn unique_names<'a>(
+    at: &str,
+    names: impl Iterator<Item = &'a str>,
+    check: impl Fn(&str) -> Result<(), String>,
+) -> Result<BTreeSet<String>, ScenarioError> {
+    let mut seen = BTreeSet::new();
+    for (i, name) in names.enumerate() {
+        check(name).map_err(|p| ScenarioError::new(format!("{at}[{i}]"), p))?;
+        if !seen.insert(name.to_string()) {
+            return Err(ScenarioError::new(
+                format!("{at}[{i}]"),
+                format!("\"{name}\" appears twice"),
+            ));
+        }
+    }
+    Ok(seen)
+}
+
+fn known(
+    path: &str,
+    kind: &str,
+    name: &str,
+    names: &BTreeSet<String>,
+) -> Result<(), ScenarioError> {
+    if names.contains(name) {
+        Ok(())
+    } else {
+        Err(ScenarioError::new(path, format!("unknown {kind} \"{name}\"")))
+    }
+}
+
+fn check_count(path: &str, len: usize, min: usize, max: usize) -> Result<(), ScenarioError> {
+    if len < min {
+        Err(ScenarioError::new(path, format!("needs at least {min} entry")))
+    } else if len > max {
+        Err(ScenarioError::new(path, format!("has {len} entries; the limit is {max}")))
+    } else {
+        Ok(())
+    }
+}
+
+fn check_ticks(path: &str, ticks: u64) -> Result<(), ScenarioError> {
+    if ticks > MAX_TICKS {
+        Err(ScenarioError::new(
+            path,
+            format!("{ticks} ticks is more than the limit of {MAX_TICKS}"),
+        ))
+    } else {
+        Ok(())
+    }
+}

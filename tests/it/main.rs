@@ -1,0 +1,12 @@
+//! Integration tests: fencelab-core used the way a user's own test suite would use it.
+//! One binary, one module per area, as in once_cell's `tests/it`.
+
+mod authority;
+mod gateway;
+mod idempotency;
+mod log;
+mod properties;
+mod register;
+mod serde_json_round_trip;
+mod support;
+mod threads;

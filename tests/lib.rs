@@ -1,0 +1,1 @@
+//! This crate only hosts the integration tests in `it/`; it has no library code of its own.
