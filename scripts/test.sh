@@ -24,9 +24,11 @@ cargo test --workspace
 
 section "trunk build --release --offline"
 trunk build --release --offline
-ls -l dist
+for f in dist/*.wasm dist/*.js dist/*.css; do
+  printf '%-48s %8d bytes, %7d gzipped\n' "$f" "$(wc -c < "$f")" "$(gzip -9c "$f" | wc -c)"
+done
 
 section "browser tests (node --test browser-tests/)"
-(cd browser-tests && node --test)
+(cd browser-tests && node --test --test-reporter=tap)
 
 section "all checks passed"

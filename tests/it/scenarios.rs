@@ -1,0 +1,320 @@
+//! The built-in library, pinned: every scenario's violations (with the step that caused each)
+//! and rejection counts. A change to the engine or a story that moves any of these shows up here.
+
+use fencelab_core::scenario::library;
+use fencelab_core::InvariantKind::{self, *};
+use fencelab_core::RejectionReason::{self, *};
+use fencelab_core::*;
+
+type Pinned = (
+    &'static str,
+    &'static str,
+    &'static [(InvariantKind, usize)],
+    &'static [(RejectionReason, u64)],
+    usize,
+);
+
+/// (case, variant, violations with their step, rejections by reason, number of steps).
+const PINNED: &[Pinned] = &[
+    ("paused-worker", "fenced", &[], &[(StaleGeneration, 1)], 20),
+    (
+        "paused-worker",
+        "broken",
+        &[(StaleWriteAccepted, 18), (WriteOutsideLease, 18), (FinalValueNotFromLatestOwner, 19)],
+        &[],
+        20,
+    ),
+    ("longer-lease", "fenced", &[], &[(StaleGeneration, 1)], 20),
+    (
+        "longer-lease",
+        "broken",
+        &[(StaleWriteAccepted, 18), (WriteOutsideLease, 18), (FinalValueNotFromLatestOwner, 19)],
+        &[],
+        20,
+    ),
+    ("same-owner-updates", "expected-revision", &[], &[(RevisionConflict, 1)], 13),
+    ("same-owner-updates", "allow-same", &[(WritesReordered, 6)], &[], 12),
+    ("same-owner-updates", "strict", &[], &[(StaleGeneration, 2)], 12),
+    (
+        "fresh-register",
+        "fenced",
+        &[(WriteOutsideLease, 11), (WriteOutsideLease, 15)],
+        &[(StaleGeneration, 1)],
+        19,
+    ),
+    ("check-then-write", "atomic", &[], &[(StaleGeneration, 1)], 17),
+    (
+        "check-then-write",
+        "check-then-write",
+        &[(StaleWriteAccepted, 18), (WriteOutsideLease, 18), (FinalValueNotFromLatestOwner, 19)],
+        &[],
+        20,
+    ),
+    ("idempotent-retry", "fenced", &[], &[], 9),
+    ("idempotent-retry", "broken", &[(OperationAppliedTwice, 7)], &[], 9),
+    ("retention-window", "expected-revision", &[], &[(RevisionConflict, 1)], 10),
+    ("retention-window", "unconditional", &[(OperationAppliedTwice, 8)], &[], 10),
+    ("payment-capture", "fenced", &[], &[(StaleGeneration, 1)], 15),
+    (
+        "payment-capture",
+        "broken",
+        &[(EffectDeliveredTwice, 13), (EffectFromSupersededOwner, 13)],
+        &[],
+        15,
+    ),
+    ("email-webhook", "fenced", &[], &[(StaleGeneration, 2)], 19),
+    (
+        "email-webhook",
+        "broken",
+        &[(EffectFromSupersededOwner, 16), (EffectFromSupersededOwner, 17)],
+        &[],
+        19,
+    ),
+    ("secondary-path", "fenced", &[], &[(StaleGeneration, 2)], 19),
+    (
+        "secondary-path",
+        "broken",
+        &[(StaleWriteAccepted, 17), (WriteOutsideLease, 17), (FinalValueNotFromLatestOwner, 18)],
+        &[(StaleGeneration, 1)],
+        19,
+    ),
+    ("wall-clock-tokens", "fenced", &[], &[(StaleGeneration, 1)], 17),
+    (
+        "wall-clock-tokens",
+        "broken",
+        &[(WriteOutsideLease, 15), (FinalValueNotFromLatestOwner, 16)],
+        &[(StaleGeneration, 1)],
+        17,
+    ),
+    ("authority-restart", "fenced", &[], &[], 19),
+    (
+        "authority-restart",
+        "broken",
+        &[(GenerationReissued, 13), (FinalValueNotFromLatestOwner, 18)],
+        &[(StaleGeneration, 1)],
+        19,
+    ),
+    ("store-restart", "fenced", &[], &[(StaleGeneration, 1)], 18),
+    (
+        "store-restart",
+        "broken",
+        &[(StaleWriteAccepted, 17), (WriteOutsideLease, 17), (FinalValueNotFromLatestOwner, 17)],
+        &[],
+        18,
+    ),
+    ("forged-token", "authenticated", &[], &[(InvalidToken, 1)], 12),
+    (
+        "forged-token",
+        "unauthenticated",
+        &[(StaleWriteAccepted, 7), (WriteOutsideLease, 7), (FinalValueNotFromLatestOwner, 11)],
+        &[(StaleGeneration, 1)],
+        12,
+    ),
+    ("network-delay", "fenced", &[], &[(StaleGeneration, 1)], 13),
+    (
+        "network-delay",
+        "broken",
+        &[(StaleWriteAccepted, 11), (FinalValueNotFromLatestOwner, 12)],
+        &[],
+        13,
+    ),
+    ("monitoring", "fenced", &[], &[(StaleGeneration, 3)], 19),
+    (
+        "monitoring",
+        "broken",
+        &[
+            (StaleWriteAccepted, 15),
+            (WriteOutsideLease, 15),
+            (StaleWriteAccepted, 16),
+            (WriteOutsideLease, 16),
+            (StaleWriteAccepted, 17),
+            (WriteOutsideLease, 17),
+            (FinalValueNotFromLatestOwner, 18),
+        ],
+        &[],
+        19,
+    ),
+    ("lease-check-gap", "fenced", &[], &[(StaleGeneration, 1)], 15),
+    (
+        "lease-check-gap",
+        "broken",
+        &[(StaleWriteAccepted, 13), (WriteOutsideLease, 13), (FinalValueNotFromLatestOwner, 14)],
+        &[],
+        15,
+    ),
+    ("queued-mutations", "fenced", &[], &[(StaleGeneration, 2)], 20),
+    (
+        "queued-mutations",
+        "broken",
+        &[
+            (StaleWriteAccepted, 18),
+            (WriteOutsideLease, 18),
+            (StaleWriteAccepted, 19),
+            (WriteOutsideLease, 19),
+            (FinalValueNotFromLatestOwner, 19),
+        ],
+        &[],
+        20,
+    ),
+    ("fencing-unnecessary", "unfenced", &[], &[], 19),
+];
+
+fn run(name: &str, variant: &str) -> Engine {
+    let scenario =
+        library::scenario(name, Some(variant)).unwrap_or_else(|| panic!("{name}/{variant}"));
+    let mut engine = Engine::new(scenario).expect("built-in scenarios are valid");
+    let verdict = engine.run().expect("built-in schedules fit");
+    assert!(verdict.finished);
+    assert!(verdict.met, "{name}/{variant} did not meet its expectations: {verdict:#?}");
+    engine
+}
+
+#[test]
+fn every_built_in_scenario_is_pinned_and_meets_its_expectations() {
+    let all = library::all();
+    assert_eq!(all.len(), PINNED.len(), "a scenario was added or removed: pin it here");
+    for (name, variant, violations, rejections, steps) in PINNED {
+        let engine = run(name, variant);
+        let got: Vec<_> = engine.state().violations.iter().map(|v| (v.invariant, v.step)).collect();
+        assert_eq!(got, *violations, "{name}/{variant}: violations");
+        let counts: Vec<_> = engine.log().rejections_by_reason().into_iter().collect();
+        assert_eq!(counts, *rejections, "{name}/{variant}: rejections");
+        assert_eq!(engine.records().len(), *steps, "{name}/{variant}: steps");
+    }
+}
+
+#[test]
+fn fenced_variants_break_none_of_the_safety_invariants() {
+    let safety = [
+        StaleWriteAccepted,
+        OperationAppliedTwice,
+        EffectDeliveredTwice,
+        EffectFromSupersededOwner,
+        GenerationReissued,
+        FinalValueNotFromLatestOwner,
+    ];
+    for scenario in library::all() {
+        if !matches!(
+            scenario.variant.as_str(),
+            "fenced" | "atomic" | "authenticated" | "expected-revision"
+        ) {
+            continue;
+        }
+        let label = format!("{}/{}", scenario.name, scenario.variant);
+        let mut engine = Engine::new(scenario).unwrap();
+        let verdict = engine.run().unwrap();
+        assert!(
+            verdict.violations.iter().all(|v| !safety.contains(&v.invariant)),
+            "{label}: {:?}",
+            verdict.violations
+        );
+    }
+}
+
+#[test]
+fn the_paused_worker_story_reads_as_the_article_tells_it() {
+    let engine = run("paused-worker", "fenced");
+    let captions: Vec<&str> = engine.records().iter().map(|r| r.caption.as_str()).collect();
+    let find = |needle: &str| {
+        captions
+            .iter()
+            .position(|c| c.contains(needle))
+            .unwrap_or_else(|| panic!("no caption with {needle:?}: {captions:#?}"))
+    };
+    let paused = find("A freezes for 15 ticks because of a stop-the-world GC pause");
+    let expired = find("A's lease on totals (generation 1) expires");
+    let b_grant = find("grants B the lease on totals with generation 2");
+    let resumed = find("A resumes after its pause, still believing generation 1 is current");
+    let rejected = find("rejects A's write \"A: total=90 (from stale inputs)\": stale owner: generation 1 < highest accepted 2");
+    assert!(paused < expired && expired < b_grant && b_grant < resumed && resumed < rejected);
+    let cell = &engine.state().stores[0].cells[&("primary".to_string(), "totals".to_string())];
+    assert_eq!(cell.resource.register.value(), Some("B: total=120"));
+}
+
+#[test]
+fn the_unfenced_paused_worker_corrupts_the_value() {
+    let engine = run("paused-worker", "broken");
+    let cell = &engine.state().stores[0].cells[&("primary".to_string(), "totals".to_string())];
+    assert_eq!(cell.resource.register.value(), Some("A: total=90 (from stale inputs)"));
+    let v = &engine.state().violations[0];
+    assert_eq!(v.detail, "totals in db accepted A's write from an older lease after B's newer one");
+}
+
+#[test]
+fn every_built_in_scenario_round_trips_through_json() {
+    for scenario in library::all() {
+        let json = scenario.to_json();
+        let back = Scenario::from_json(&json).unwrap_or_else(|e| panic!("{}: {e}", scenario.name));
+        assert_eq!(back, scenario);
+    }
+}
+
+#[test]
+fn the_same_scenario_and_schedule_give_the_identical_log() {
+    for scenario in library::all() {
+        let mut a = Engine::new(scenario.clone()).unwrap();
+        let mut b = Engine::new(scenario).unwrap();
+        a.run().unwrap();
+        b.run().unwrap();
+        assert_eq!(a.records(), b.records());
+        assert_eq!(a.log().to_json(), b.log().to_json());
+        // The schedule actually taken replays the run exactly.
+        let mut replay = a.scenario().clone();
+        replay.schedule = a.schedule_so_far();
+        let mut c = Engine::new(replay).unwrap();
+        c.run().unwrap();
+        assert_eq!(c.records(), a.records());
+    }
+}
+
+#[test]
+fn seeking_backwards_and_forwards_reproduces_every_state() {
+    let scenario = library::scenario("check-then-write", Some("check-then-write")).unwrap();
+    let mut reference = Engine::new(scenario.clone()).unwrap();
+    let mut states = vec![reference.state().clone()];
+    while reference.step().unwrap().is_some() {
+        states.push(reference.state().clone());
+    }
+    let mut engine = Engine::new(scenario).unwrap();
+    for target in [5, 2, 19, 0, 20, 7, 7, 100, 3] {
+        engine.seek(target).unwrap();
+        let expected = target.min(states.len() - 1);
+        assert_eq!(engine.position(), expected);
+        assert_eq!(engine.state(), &states[expected], "after seeking to {target}");
+        assert_eq!(engine.records(), &reference.records()[..expected]);
+        assert_eq!(
+            engine.log().len(),
+            reference.log().entries().iter().filter(|e| e.seq < engine.log().len() as u64).count()
+        );
+    }
+}
+
+#[test]
+fn seeking_in_a_long_generated_run_matches_a_straight_run() {
+    let scenario = library::generated(300, 30);
+    let mut straight = Engine::new(scenario.clone()).unwrap();
+    straight.run().unwrap();
+    let total = straight.records().len();
+    assert!(total > 2 * fencelab_core::scenario::engine::SNAPSHOT_EVERY, "{total} steps");
+    let mut engine = Engine::new(scenario).unwrap();
+    for target in [total - 1, 10, total / 2, total / 3 + 7, 0, total] {
+        engine.seek(target).unwrap();
+        assert_eq!(engine.position(), target);
+        assert_eq!(engine.records(), &straight.records()[..target]);
+    }
+    assert_eq!(engine.log(), straight.log());
+}
+
+#[test]
+fn a_lenient_schedule_replays_on_another_variant() {
+    let broken = library::scenario("check-then-write", Some("check-then-write")).unwrap();
+    let mut fenced = library::scenario("check-then-write", Some("atomic")).unwrap();
+    fenced.schedule = vec![9; 12];
+    assert!(matches!(
+        Engine::new(fenced.clone()).unwrap().run(),
+        Err(EngineError::BadChoice { index: 0, choice: 9, .. })
+    ));
+    let mut lenient = Engine::new(fenced).unwrap().with_schedule_mode(ScheduleMode::Lenient);
+    assert!(lenient.run().unwrap().finished);
+    assert!(Engine::new(broken).unwrap().run().unwrap().met);
+}
