@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 fn main() {
     // Events per second on a generated scenario with 10,000 workers.
-    let scenario = library::generated(10_000, 1_000);
+    let scenario = library::generated(10_000, 1_000, 1);
     let mut engine = Engine::new(scenario.clone()).expect("valid");
     let started = Instant::now();
     engine.run().expect("runs");
@@ -23,7 +23,7 @@ fn main() {
     );
 
     // A run of at least 100,000 steps, then seeks to pseudo-random steps in it.
-    let mut long = Engine::new(library::generated(10_000, 200)).expect("valid");
+    let mut long = Engine::new(library::generated(500, 100, 22)).expect("valid");
     let started = Instant::now();
     long.run().expect("runs");
     let full_run = started.elapsed();

@@ -59,7 +59,7 @@ pub use idempotency::{
     WriteOutcome,
 };
 pub use ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey, MAX_ID_LEN};
-pub use log::{Attempt, LogEntry, LogError, LoggedOutcome, OperationLog};
+pub use log::{rejections_by_reason, Attempt, LogEntry, LogError, LoggedOutcome, OperationLog};
 pub use register::{
     Applied, FencedRegister, RejectionReason, Revision, SameGenerationPolicy, WriteRejection,
     WriteRequest,

@@ -131,11 +131,7 @@ impl OperationLog {
 
     /// How many attempts failed, per reason. Reasons that never occurred are absent.
     pub fn rejections_by_reason(&self) -> BTreeMap<RejectionReason, u64> {
-        let mut counts = BTreeMap::new();
-        for reason in self.entries.iter().filter_map(|e| e.outcome.rejection_reason()) {
-            *counts.entry(reason).or_insert(0) += 1;
-        }
-        counts
+        rejections_by_reason(&self.entries)
     }
 
     /// The log as JSON, for export and for pinning in tests.
@@ -154,6 +150,15 @@ impl OperationLog {
         }
         Ok(log)
     }
+}
+
+/// How many of `entries` failed, per reason; reasons that never occurred are absent.
+pub fn rejections_by_reason(entries: &[LogEntry]) -> BTreeMap<RejectionReason, u64> {
+    let mut counts = BTreeMap::new();
+    for reason in entries.iter().filter_map(|e| e.outcome.rejection_reason()) {
+        *counts.entry(reason).or_insert(0) += 1;
+    }
+    counts
 }
 
 /// Why a log could not be read.

@@ -7,7 +7,7 @@ use crate::gateway::{EffectRequest, GatewayOutcome, SideEffectGateway};
 use crate::generation::{Generation, TokenError};
 use crate::idempotency::{FencedResource, WriteOutcome};
 use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
-use crate::log::{Attempt, OperationLog};
+use crate::log::{Attempt, LogEntry, OperationLog};
 use crate::register::{FencedRegister, RejectionReason, Revision, WriteRejection, WriteRequest};
 use crate::scenario::event::{Event, StepRecord, TokenKind};
 use crate::scenario::invariant::{InvariantKind, Violation};
@@ -17,10 +17,11 @@ use crate::scenario::validate::ScenarioError;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::num::NonZeroU64;
+use std::sync::Arc;
 
 /// How often the engine keeps a copy of the state, in steps. Seeking backwards restores the
 /// nearest copy and replays at most this many steps.
-pub const SNAPSHOT_EVERY: usize = 256;
+pub const SNAPSHOT_EVERY: usize = 1024;
 /// The most steps one run may take; a guard against scenarios that never settle.
 pub const MAX_RUN_STEPS: usize = 5_000_000;
 /// Stands in for the authority's signing key. A teaching model: real systems use a MAC or a
@@ -85,7 +86,6 @@ pub struct Verdict {
 #[derive(Debug, Clone)]
 struct Snapshot {
     state: SimState,
-    log_len: usize,
 }
 
 /// Plays one scenario. `step` is the primitive; `run` loops over it; `seek` moves anywhere.
@@ -94,9 +94,19 @@ pub struct Engine {
     scenario: Scenario,
     mode: ScheduleMode,
     state: SimState,
+    /// Every step computed so far, including those after the current position that a
+    /// backwards seek left behind: the timeline. Replaying the same choices recomputes the
+    /// state but keeps these.
     records: Vec<StepRecord>,
+    /// The operation log of the whole computed timeline.
     log: OperationLog,
+    /// The log's length after each computed step.
+    log_lens: Vec<usize>,
+    /// Copies of the state every [`SNAPSHOT_EVERY`] steps along the timeline.
     snapshots: Vec<Snapshot>,
+    /// Whether the step being executed was computed before (so its log entries exist).
+    replaying: bool,
+    resource_indices: BTreeMap<String, usize>,
 }
 
 fn proof(resource: &str, generation: Generation) -> u64 {
@@ -119,7 +129,8 @@ impl Engine {
     pub fn new(scenario: Scenario) -> Result<Engine, ScenarioError> {
         scenario.validate()?;
         let state = initial_state(&scenario);
-        let snapshots = vec![Snapshot { state: state.clone(), log_len: 0 }];
+        let scenario_resources = scenario.resources.clone();
+        let snapshots = vec![Snapshot { state: state.clone() }];
         Ok(Engine {
             scenario,
             mode: ScheduleMode::Strict,
@@ -127,6 +138,9 @@ impl Engine {
             records: Vec::new(),
             log: OperationLog::new(),
             snapshots,
+            log_lens: Vec::new(),
+            replaying: false,
+            resource_indices: scenario_indices(&scenario_resources),
         })
     }
 
@@ -151,14 +165,29 @@ impl Engine {
         &self.state
     }
 
-    /// Every attempted write and effect so far.
-    pub fn log(&self) -> &OperationLog {
-        &self.log
+    /// Every attempted write and effect up to the current position.
+    pub fn log(&self) -> &[LogEntry] {
+        &self.log.entries()[..self.log_len_at(self.state.position)]
     }
 
-    /// Every step so far.
+    /// Rejections and drops up to the current position, by reason.
+    pub fn rejections(&self) -> BTreeMap<RejectionReason, u64> {
+        crate::log::rejections_by_reason(self.log())
+    }
+
+    /// Every step up to the current position.
     pub fn records(&self) -> &[StepRecord] {
+        &self.records[..self.state.position]
+    }
+
+    /// Every step computed so far, including steps after the current position that a backwards
+    /// seek left in place (a UI can draw them as what comes next).
+    pub fn timeline(&self) -> &[StepRecord] {
         &self.records
+    }
+
+    fn log_len_at(&self, position: usize) -> usize {
+        position.checked_sub(1).map_or(0, |p| self.log_lens[p])
     }
 
     /// How many steps have run.
@@ -182,13 +211,13 @@ impl Engine {
     /// The choices made so far at points where more than one event was enabled: a schedule that
     /// replays this run exactly.
     pub fn schedule_so_far(&self) -> Vec<usize> {
-        self.records.iter().filter(|r| r.enabled > 1).map(|r| r.chosen).collect()
+        self.records().iter().filter(|r| r.enabled > 1).map(|r| r.chosen).collect()
     }
 
     /// Runs one event, chosen by the schedule where several are enabled. Returns `None` once the
     /// run has ended.
     pub fn step(&mut self) -> Result<Option<&StepRecord>, EngineError> {
-        let enabled = self.enabled_keys().len();
+        let enabled = self.state.enabled_count();
         if enabled == 0 {
             return Ok(None);
         }
@@ -216,9 +245,8 @@ impl Engine {
     /// Runs the `choice`-th enabled event, whatever the schedule says; the explorer's primitive.
     /// The choice must be below the number of enabled events.
     pub fn step_choice(&mut self, choice: usize) -> Result<&StepRecord, EngineError> {
-        let keys = self.enabled_keys();
-        let enabled = keys.len();
-        let Some(key) = keys.get(choice).copied() else {
+        let enabled = self.state.enabled_count();
+        let Some(key) = self.state.enabled_key(choice) else {
             return Err(EngineError::BadChoice {
                 index: self.state.cursor,
                 choice,
@@ -230,10 +258,24 @@ impl Engine {
         if self.state.position >= MAX_RUN_STEPS {
             return Err(EngineError::TooLong);
         }
+        let position = self.state.position;
+        self.replaying = match self.records.get(position) {
+            Some(record) if record.chosen == choice => true,
+            Some(_) => {
+                // A different branch: whatever was computed beyond this point no longer applies.
+                let log_len = self.log_len_at(position);
+                self.records.truncate(position);
+                self.log.rewind_to(log_len);
+                self.log_lens.truncate(position);
+                self.snapshots.retain(|s| s.state.position <= position);
+                false
+            }
+            None => false,
+        };
         if enabled > 1 {
             self.state.cursor += 1;
         }
-        let pending = self.state.agenda.remove(&key).expect("enabled keys come from the agenda");
+        let pending = self.state.agenda_remove(&key).expect("enabled keys come from the agenda");
         self.state.now = key.at;
         let event = self.execute(pending);
         let index = self.state.position;
@@ -241,17 +283,21 @@ impl Engine {
             self.finish();
         }
         self.state.position += 1;
-        let caption = event.caption();
-        self.records.push(StepRecord {
-            index,
-            at: key.at,
-            event,
-            caption,
-            enabled,
-            chosen: choice,
-        });
-        if self.state.position % SNAPSHOT_EVERY == 0 {
-            self.snapshots.push(Snapshot { state: self.state.clone(), log_len: self.log.len() });
+        if !self.replaying {
+            let caption = event.caption();
+            self.records.push(StepRecord {
+                index,
+                at: key.at,
+                event,
+                caption,
+                enabled,
+                chosen: choice,
+            });
+            self.log_lens.push(self.log.len());
+        }
+        let known = self.snapshots.last().is_some_and(|s| s.state.position >= self.state.position);
+        if self.state.position % SNAPSHOT_EVERY == 0 && !known {
+            self.snapshots.push(Snapshot { state: self.state.clone() });
         }
         Ok(&self.records[index])
     }
@@ -262,19 +308,21 @@ impl Engine {
         Ok(self.verdict())
     }
 
-    /// Moves to just after step `n` (0 is the start), forwards or backwards. Going back restores
-    /// the nearest snapshot and replays from there. Stops early at the end of the run.
+    /// Moves to just after step `n` (0 is the start), forwards or backwards, along the same
+    /// choices as before. It restores the nearest snapshot at or before `n` when that saves work
+    /// and replays from there. Stops early at the end of the run.
     pub fn seek(&mut self, n: usize) -> Result<(), EngineError> {
-        if n < self.state.position {
-            let at = self.snapshots.partition_point(|s| s.state.position <= n).saturating_sub(1);
-            let snapshot = &self.snapshots[at];
+        let at = self.snapshots.partition_point(|s| s.state.position <= n).saturating_sub(1);
+        let snapshot = &self.snapshots[at];
+        if n < self.state.position || snapshot.state.position > self.state.position {
             self.state = snapshot.state.clone();
-            self.log.rewind_to(snapshot.log_len);
-            self.records.truncate(self.state.position);
-            self.snapshots.truncate(at + 1);
         }
         while self.state.position < n {
-            if self.step()?.is_none() {
+            let next = match self.records.get(self.state.position) {
+                Some(record) => Some(self.step_choice(record.chosen)?),
+                None => self.step()?,
+            };
+            if next.is_none() {
                 break;
             }
         }
@@ -287,7 +335,7 @@ impl Engine {
             self.state.violations.iter().map(|v| v.invariant).collect();
         let expected: BTreeSet<InvariantKind> =
             self.scenario.expect.violations.iter().copied().collect();
-        let rejections = self.log.rejections_by_reason();
+        let rejections = self.rejections();
         let rejections_mismatch =
             self.scenario.expect.rejections.as_ref().is_some_and(|want| *want != rejections);
         let unexpected: Vec<_> = broken.difference(&expected).copied().collect();
@@ -309,8 +357,7 @@ impl Engine {
     }
 
     fn enabled_keys(&self) -> Vec<AgendaKey> {
-        let Some(at) = self.next_time() else { return Vec::new() };
-        self.state.agenda.keys().take_while(|k| k.at == at).copied().collect()
+        self.state.agenda.keys().take(self.state.enabled_count()).copied().collect()
     }
 
     fn describe_pending(&self, pending: &Pending) -> String {
@@ -334,17 +381,17 @@ impl Engine {
             Pending::Deliver(id) | Pending::Commit(id) => *id,
         };
         let key = AgendaKey { at, rank: pending.rank(), id };
-        self.state.agenda.insert(key, pending);
+        self.state.agenda_insert(key, pending);
         key
     }
 
     fn schedule_worker(&mut self, w: usize, at: Tick, resume: bool) {
-        if let Some(old) = self.state.workers[w].pending.take() {
-            self.state.agenda.remove(&old);
+        if let Some(old) = Arc::make_mut(&mut self.state.workers[w]).pending.take() {
+            self.state.agenda_remove(&old);
         }
         let key =
             self.schedule(at, if resume { Pending::Resume(w) } else { Pending::WorkerStep(w) });
-        self.state.workers[w].pending = Some(key);
+        Arc::make_mut(&mut self.state.workers[w]).pending = Some(key);
     }
 
     fn violation(&mut self, invariant: InvariantKind, detail: String) {
@@ -353,7 +400,7 @@ impl Engine {
     }
 
     fn resource_index(&self, name: &str) -> usize {
-        self.scenario.resources.iter().position(|r| r == name).unwrap_or(0)
+        self.resource_indices.get(name).copied().unwrap_or(0)
     }
 
     fn store_index(&self, name: Option<&str>) -> usize {
@@ -368,7 +415,7 @@ impl Engine {
             Pending::Commit(id) => self.commit(id),
             Pending::Resume(w) => self.resume(w),
             Pending::WorkerStep(w) => {
-                self.state.workers[w].pending = None;
+                Arc::make_mut(&mut self.state.workers[w]).pending = None;
                 self.worker_step(w)
             }
         }
@@ -379,7 +426,8 @@ impl Engine {
             Fault::PauseWorker { worker, ticks, reason } => {
                 let w = self.state.workers.iter().position(|x| x.name == worker).unwrap_or(0);
                 let until = self.state.now.after(ticks);
-                self.state.workers[w].status = WorkerStatus::Paused { until, reason };
+                Arc::make_mut(&mut self.state.workers[w]).status =
+                    WorkerStatus::Paused { until, reason };
                 let later = self.state.workers[w].pending.map_or(until, |k| k.at.max(until));
                 self.schedule_worker(w, later, true);
                 Event::Paused { worker, ticks, reason, believes: self.believed(w) }
@@ -391,7 +439,7 @@ impl Engine {
                     for r in 0..self.scenario.resources.len() {
                         self.state.ghost.live[r] = None;
                         if let Some(key) = self.state.expiry[r].take() {
-                            self.state.agenda.remove(&key);
+                            self.state.agenda_remove(&key);
                         }
                     }
                 }
@@ -402,7 +450,7 @@ impl Engine {
                 let kept = self.scenario.stores[s].persist_highest;
                 if !kept {
                     for cell in self.state.stores[s].cells.values_mut() {
-                        cell.resource.register.forget_highest();
+                        Arc::make_mut(cell).resource.register.forget_highest();
                     }
                 }
                 Event::StoreRestarted { store, highest_kept: kept }
@@ -432,8 +480,8 @@ impl Engine {
     }
 
     fn resume(&mut self, w: usize) -> Event {
-        self.state.workers[w].pending = None;
-        self.state.workers[w].status = WorkerStatus::Running;
+        Arc::make_mut(&mut self.state.workers[w]).pending = None;
+        Arc::make_mut(&mut self.state.workers[w]).status = WorkerStatus::Running;
         let now = self.state.now;
         self.schedule_worker(w, now, false);
         let worker = &self.state.workers[w];
@@ -455,7 +503,7 @@ impl Engine {
     }
 
     fn stop(&mut self, w: usize, reason: String) -> Event {
-        let worker = &mut self.state.workers[w];
+        let worker = Arc::make_mut(&mut self.state.workers[w]);
         worker.status = WorkerStatus::Stopped { reason: reason.clone() };
         Event::WorkerStopped { worker: worker.name.clone(), reason }
     }
@@ -466,12 +514,12 @@ impl Engine {
         let name = spec.name.clone();
         let pc = self.state.workers[w].pc;
         let Some(step) = spec.script.get(pc).cloned() else {
-            self.state.workers[w].status = WorkerStatus::Finished;
+            Arc::make_mut(&mut self.state.workers[w]).status = WorkerStatus::Finished;
             return Event::WorkerFinished { worker: name };
         };
-        self.state.workers[w].status = WorkerStatus::Running;
+        Arc::make_mut(&mut self.state.workers[w]).status = WorkerStatus::Running;
         let advance = |engine: &mut Engine, at: Tick| {
-            engine.state.workers[w].pc += 1;
+            Arc::make_mut(&mut engine.state.workers[w]).pc += 1;
             engine.schedule_worker(w, at, false);
         };
         match step {
@@ -486,7 +534,9 @@ impl Engine {
                         let r = self.resource_index(&resource);
                         self.state.ghost.live[r] = Some((held.epoch, lease.valid_until));
                         self.schedule_expiry(r, lease.valid_until);
-                        if let Some(l) = self.state.workers[w].leases.get_mut(&resource) {
+                        if let Some(l) =
+                            Arc::make_mut(&mut self.state.workers[w]).leases.get_mut(&resource)
+                        {
                             l.valid_until = lease.valid_until;
                         }
                         advance(self, now);
@@ -498,15 +548,15 @@ impl Engine {
                         }
                     }
                     Err(e) => {
-                        self.state.workers[w].leases.remove(&resource);
-                        self.state.workers[w].status =
+                        Arc::make_mut(&mut self.state.workers[w]).leases.remove(&resource);
+                        Arc::make_mut(&mut self.state.workers[w]).status =
                             WorkerStatus::Stopped { reason: "its lease is gone".into() };
                         Event::RenewFailed { worker: name, resource, reason: e.to_string() }
                     }
                 }
             }
             Step::Release { resource } => {
-                let held = self.state.workers[w].leases.remove(&resource);
+                let held = Arc::make_mut(&mut self.state.workers[w]).leases.remove(&resource);
                 advance(self, now);
                 let Some(held) = held else {
                     return Event::WorkerStopped {
@@ -519,7 +569,7 @@ impl Engine {
                     let r = self.resource_index(&resource);
                     self.state.ghost.live[r] = None;
                     if let Some(key) = self.state.expiry[r].take() {
-                        self.state.agenda.remove(&key);
+                        self.state.agenda_remove(&key);
                     }
                 }
                 Event::Released { worker: name, resource, generation: held.generation }
@@ -532,7 +582,7 @@ impl Engine {
                     cell.resource.register.value().map(str::to_string),
                     cell.resource.register.revision(),
                 );
-                self.state.workers[w]
+                Arc::make_mut(&mut self.state.workers[w])
                     .last_read
                     .insert((s, path.clone(), resource.clone()), revision);
                 advance(self, now);
@@ -548,14 +598,15 @@ impl Engine {
             Step::Compute { ticks } => {
                 let until = now.after(ticks);
                 advance(self, until);
-                self.state.workers[w].status = WorkerStatus::Busy { until };
+                Arc::make_mut(&mut self.state.workers[w]).status = WorkerStatus::Busy { until };
                 Event::Computing { worker: name, ticks }
             }
             Step::Pause { ticks, reason } => {
                 let until = now.after(ticks);
-                self.state.workers[w].pc += 1;
+                Arc::make_mut(&mut self.state.workers[w]).pc += 1;
                 self.schedule_worker(w, until, true);
-                self.state.workers[w].status = WorkerStatus::Paused { until, reason };
+                Arc::make_mut(&mut self.state.workers[w]).status =
+                    WorkerStatus::Paused { until, reason };
                 Event::Paused { worker: name, ticks, reason, believes: self.believed(w) }
             }
             Step::CheckLease { resource } => {
@@ -567,7 +618,7 @@ impl Engine {
                 if ok {
                     advance(self, now);
                 } else {
-                    self.state.workers[w].status = WorkerStatus::Stopped {
+                    Arc::make_mut(&mut self.state.workers[w]).status = WorkerStatus::Stopped {
                         reason: "its own clock says the lease ran out".into(),
                     };
                 }
@@ -688,7 +739,7 @@ impl Engine {
         self.state.next_message += 1;
         let arrives_at = now.after(self.scenario.network.latency).after(delay);
         let worker = self.state.workers[w].name.clone();
-        let worker_state = &mut self.state.workers[w];
+        let worker_state = Arc::make_mut(&mut self.state.workers[w]);
         let seq = original.unwrap_or_else(|| {
             worker_state.send_seq += 1;
             worker_state.send_seq - 1
@@ -723,7 +774,7 @@ impl Engine {
 
     fn schedule_expiry(&mut self, r: usize, at: Tick) {
         if let Some(old) = self.state.expiry[r].take() {
-            self.state.agenda.remove(&old);
+            self.state.agenda_remove(&old);
         }
         let key = self.schedule(at, Pending::Expire(r));
         self.state.expiry[r] = Some(key);
@@ -773,7 +824,7 @@ impl Engine {
                 };
                 self.state.in_flight.insert(id, message);
                 self.schedule(arrives_at, Pending::Deliver(id));
-                self.state.workers[w].status =
+                Arc::make_mut(&mut self.state.workers[w]).status =
                     WorkerStatus::AwaitingGrant { resource: resource.to_string() };
                 Event::LeaseGranted {
                     worker: name,
@@ -786,7 +837,7 @@ impl Engine {
             }
             Err(LeaseError::Held { holder, valid_until, .. }) => {
                 self.schedule_worker(w, valid_until, false);
-                self.state.workers[w].status = WorkerStatus::WaitingForLease {
+                Arc::make_mut(&mut self.state.workers[w]).status = WorkerStatus::WaitingForLease {
                     resource: resource.to_string(),
                     until: valid_until,
                 };
@@ -811,7 +862,7 @@ impl Engine {
         let w = message.worker_index;
         match message.body.clone() {
             MessageBody::Grant { resource, lease } => {
-                let worker = &mut self.state.workers[w];
+                let worker = Arc::make_mut(&mut self.state.workers[w]);
                 worker.leases.insert(resource.clone(), lease);
                 worker.pc += 1;
                 let paused = matches!(worker.status, WorkerStatus::Paused { .. });
@@ -877,6 +928,7 @@ impl Engine {
         let cell = self.state.stores[s]
             .cells
             .get_mut(&key)
+            .map(Arc::make_mut)
             .expect("cells exist for every path and resource");
         let outcome = match (verified, enforcement) {
             (Err(error), _) => WriteOutcome::Rejected(WriteRejection::InvalidToken(error)),
@@ -928,6 +980,7 @@ impl Engine {
         let cell = self.state.stores[s]
             .cells
             .get_mut(&key)
+            .map(Arc::make_mut)
             .expect("cells exist for every path and resource");
         let highest_before = cell.resource.register.highest();
         let outcome = WriteOutcome::Applied(cell.resource.register.write_unchecked(&request));
@@ -972,7 +1025,14 @@ impl Engine {
             self.check_accepted_write(s, &path, &resource, &request, &message, ghost);
         }
         let actor = WorkerId::new(message.worker.clone()).expect("validated");
-        self.log.record(self.state.now, actor, Attempt::Write(request.clone()), outcome.clone());
+        if !self.replaying {
+            self.log.record(
+                self.state.now,
+                actor,
+                Attempt::Write(request.clone()),
+                outcome.clone(),
+            );
+        }
         let register = &self.state.stores[s].cells[&(path.clone(), resource)].resource.register;
         Event::WriteArrived {
             worker: message.worker,
@@ -988,8 +1048,9 @@ impl Engine {
     }
 
     fn note_attempt(&mut self, s: usize, path: &str, resource: &str, epoch: u64, worker: &str) {
-        let cell =
-            self.state.ghost.cells.entry((s, path.to_string(), resource.to_string())).or_default();
+        let cell = Arc::make_mut(
+            self.state.ghost.cells.entry((s, path.to_string(), resource.to_string())).or_default(),
+        );
         if cell.max_attempted.as_ref().is_none_or(|(e, _)| epoch > *e) {
             cell.max_attempted = Some((epoch, worker.to_string()));
         }
@@ -1013,8 +1074,9 @@ impl Engine {
             format!("{resource} in {}/{path}", self.scenario.stores[s].name)
         };
         let who = &message.worker;
-        let cell =
-            self.state.ghost.cells.entry((s, path.to_string(), resource.to_string())).or_default();
+        let cell = Arc::make_mut(
+            self.state.ghost.cells.entry((s, path.to_string(), resource.to_string())).or_default(),
+        );
         let mut found = Vec::new();
         if ghost.epoch < cell.max_epoch {
             let newer = cell.last.as_ref().map_or("a newer owner", |(_, w)| w.as_str()).to_string();
@@ -1095,7 +1157,9 @@ impl Engine {
         let dropped = match outcome {
             Err(error) => {
                 let reason = crate::gateway::DropReason::InvalidToken { error };
-                self.log.record(now, actor, attempt, GatewayOutcome::Dropped(reason.clone()));
+                if !self.replaying {
+                    self.log.record(now, actor, attempt, GatewayOutcome::Dropped(reason.clone()));
+                }
                 Some(reason)
             }
             Ok(outcome) => {
@@ -1107,7 +1171,9 @@ impl Engine {
                     GatewayOutcome::Dropped(reason) => Some(reason.clone()),
                     GatewayOutcome::Delivered(_) => None,
                 };
-                self.log.record(now, actor, attempt, outcome);
+                if !self.replaying {
+                    self.log.record(now, actor, attempt, outcome);
+                }
                 dropped
             }
         };
@@ -1173,6 +1239,10 @@ impl Engine {
     }
 }
 
+fn scenario_indices(names: &[String]) -> BTreeMap<String, usize> {
+    names.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect()
+}
+
 fn ids(resource: &str, worker: &str) -> (ResourceId, WorkerId) {
     (
         ResourceId::new(resource).expect("validated resource"),
@@ -1196,7 +1266,7 @@ fn initial_state(scenario: &Scenario) -> SimState {
                     let resource_state = FencedResource::new(register, spec.retention);
                     cells.insert(
                         (path.clone(), resource.clone()),
-                        Cell { enforcement, resource: resource_state },
+                        Arc::new(Cell { enforcement, resource: resource_state }),
                     );
                 }
             }
@@ -1218,16 +1288,18 @@ fn initial_state(scenario: &Scenario) -> SimState {
         workers: scenario
             .workers
             .iter()
-            .map(|w| WorkerState {
-                name: w.name.clone(),
-                status: WorkerStatus::NotStarted,
-                pc: 0,
-                leases: BTreeMap::new(),
-                clock_offset: w.clock_offset,
-                last_read: BTreeMap::new(),
-                sent: BTreeMap::new(),
-                send_seq: 0,
-                pending: None,
+            .map(|w| {
+                Arc::new(WorkerState {
+                    name: w.name.clone(),
+                    status: WorkerStatus::NotStarted,
+                    pc: 0,
+                    leases: BTreeMap::new(),
+                    clock_offset: w.clock_offset,
+                    last_read: BTreeMap::new(),
+                    sent: BTreeMap::new(),
+                    send_seq: 0,
+                    pending: None,
+                })
             })
             .collect(),
         stores,
@@ -1237,6 +1309,7 @@ fn initial_state(scenario: &Scenario) -> SimState {
         violations: Vec::new(),
         finished: false,
         agenda: BTreeMap::new(),
+        per_tick: BTreeMap::new(),
         expiry: vec![None; n],
         next_message: 0,
         ghost: Ghost {
@@ -1248,13 +1321,13 @@ fn initial_state(scenario: &Scenario) -> SimState {
     };
     for (i, fault) in scenario.faults.iter().enumerate() {
         let key = AgendaKey { at: Tick(fault.at), rank: Pending::Fault(i).rank(), id: i as u64 };
-        state.agenda.insert(key, Pending::Fault(i));
+        state.agenda_insert(key, Pending::Fault(i));
     }
     for (w, spec) in scenario.workers.iter().enumerate() {
         let key =
             AgendaKey { at: Tick(spec.start), rank: Pending::WorkerStep(w).rank(), id: w as u64 };
-        state.agenda.insert(key, Pending::WorkerStep(w));
-        state.workers[w].pending = Some(key);
+        state.agenda_insert(key, Pending::WorkerStep(w));
+        Arc::make_mut(&mut state.workers[w]).pending = Some(key);
     }
     if state.agenda.is_empty() {
         state.finished = true;

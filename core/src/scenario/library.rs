@@ -585,34 +585,40 @@ const CASES: &[Case] = &[
 
 /// A large, fully fenced scenario for benchmarks and stress tests: `workers` workers share
 /// `resources` resources (at most [`MAX_ITEMS`](crate::scenario::validate::MAX_ITEMS)), and each
-/// acquires its resource, reads, writes twice and releases.
-pub fn generated(workers: usize, resources: usize) -> Scenario {
-    let workers = workers.clamp(1, crate::scenario::validate::MAX_WORKERS);
-    let resources = resources.clamp(1, crate::scenario::validate::MAX_ITEMS);
+/// worker, `rounds` times over, acquires its resource, reads, writes twice and releases.
+pub fn generated(workers: usize, resources: usize, rounds: usize) -> Scenario {
+    use crate::scenario::validate::{MAX_ITEMS, MAX_SCRIPT_STEPS, MAX_TOTAL_STEPS, MAX_WORKERS};
+    let workers = workers.clamp(1, MAX_WORKERS);
+    let resources = resources.clamp(1, MAX_ITEMS);
+    let rounds = rounds.clamp(1, (MAX_SCRIPT_STEPS / 6).min(MAX_TOTAL_STEPS / 6 / workers).max(1));
     let names: Vec<String> = (0..resources).map(|r| format!("r{r}")).collect();
     let mut scenario = scenario("paused-worker", Some("fenced")).expect("built in");
     scenario.name = "generated".into();
     scenario.title = format!("{workers} workers taking turns on {resources} resources");
     scenario.intro =
-        "A generated load: every worker acquires, reads, writes twice and releases.".into();
+        "A generated load: every worker repeatedly acquires, reads, writes twice and releases."
+            .into();
     scenario.variant = "fenced".into();
     scenario.resources = names.clone();
     scenario.stores = vec![store("db", Enforcement::FencedIdempotent)];
     scenario.workers = (0..workers)
         .map(|w| {
             let r = &names[w % resources];
-            worker(
-                &format!("w{w}"),
-                (w / resources) as u64 * 3,
-                vec![
-                    acquire(r),
-                    read(r),
-                    write(r, &format!("w{w} first")).step(),
-                    compute(1),
-                    write(r, &format!("w{w} second")).expecting(ExpectedRevision::LastRead).step(),
-                    Step::Release { resource: r.clone() },
-                ],
-            )
+            let script = (0..rounds)
+                .flat_map(|round| {
+                    vec![
+                        acquire(r),
+                        read(r),
+                        write(r, &format!("w{w} round {round}")).step(),
+                        compute(1),
+                        write(r, &format!("w{w} round {round} done"))
+                            .expecting(ExpectedRevision::LastRead)
+                            .step(),
+                        Step::Release { resource: r.clone() },
+                    ]
+                })
+                .collect();
+            worker(&format!("w{w}"), (w / resources) as u64 * 3, script)
         })
         .collect();
     scenario.expect = Expectations::default();

@@ -11,6 +11,7 @@ use crate::scenario::invariant::Violation;
 use crate::scenario::model::{Enforcement, PauseReason};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// The state of a run between two steps.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -23,8 +24,9 @@ pub struct SimState {
     pub cursor: usize,
     /// The lease authority.
     pub authority: LeaseAuthority,
-    /// Each worker, in scenario order.
-    pub workers: Vec<WorkerState>,
+    /// Each worker, in scenario order. Shared with snapshots until changed, so keeping a
+    /// snapshot costs little even with thousands of workers.
+    pub workers: Vec<Arc<WorkerState>>,
     /// Each store, in scenario order.
     pub stores: Vec<StoreState>,
     /// The gateway and its partner, if the scenario has one.
@@ -38,6 +40,9 @@ pub struct SimState {
     /// Whether nothing is left to happen.
     pub finished: bool,
     pub(crate) agenda: BTreeMap<AgendaKey, Pending>,
+    /// How many agenda entries fall on each tick, so the number of enabled events is known
+    /// without walking them (thousands can be tied in large scenarios).
+    pub(crate) per_tick: BTreeMap<Tick, usize>,
     pub(crate) expiry: Vec<Option<AgendaKey>>,
     pub(crate) next_message: u64,
     pub(crate) ghost: Ghost,
@@ -120,7 +125,7 @@ pub struct StoreState {
     /// Its name.
     pub name: String,
     /// The protected state, by (path, resource).
-    pub cells: BTreeMap<(String, String), Cell>,
+    pub cells: BTreeMap<(String, String), Arc<Cell>>,
 }
 
 /// One protected cell of a store.
@@ -253,7 +258,7 @@ pub(crate) struct Ghost {
     /// The lease the authority currently honours, per resource: (epoch, valid until).
     pub live: Vec<Option<(u64, Tick)>>,
     /// Per (store, path, resource).
-    pub cells: BTreeMap<(usize, String, String), CellGhost>,
+    pub cells: BTreeMap<(usize, String, String), Arc<CellGhost>>,
     /// Operations the partner received.
     pub partner_ops: BTreeSet<String>,
     /// The newest epoch the partner received per workflow.
@@ -270,6 +275,33 @@ pub(crate) struct CellGhost {
 }
 
 impl SimState {
+    pub(crate) fn agenda_insert(&mut self, key: AgendaKey, pending: Pending) {
+        if self.agenda.insert(key, pending).is_none() {
+            *self.per_tick.entry(key.at).or_insert(0) += 1;
+        }
+    }
+
+    pub(crate) fn agenda_remove(&mut self, key: &AgendaKey) -> Option<Pending> {
+        let pending = self.agenda.remove(key)?;
+        if let Some(count) = self.per_tick.get_mut(&key.at) {
+            *count -= 1;
+            if *count == 0 {
+                self.per_tick.remove(&key.at);
+            }
+        }
+        Some(pending)
+    }
+
+    /// How many events are enabled now: those due at the earliest pending tick.
+    pub(crate) fn enabled_count(&self) -> usize {
+        self.per_tick.values().next().copied().unwrap_or(0)
+    }
+
+    /// The `n`-th enabled event's key, in schedule order.
+    pub(crate) fn enabled_key(&self, n: usize) -> Option<AgendaKey> {
+        self.agenda.keys().take(self.enabled_count()).nth(n).copied()
+    }
+
     /// Whether `worker` holds a lease on `resource` in the authority's eyes right now, as opposed
     /// to what the worker believes.
     pub fn authority_says_holds(&self, worker: &str, resource: &str) -> bool {
