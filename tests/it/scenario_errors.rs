@@ -83,6 +83,11 @@ fn each_kind_of_bad_input_names_its_field() {
         "more than the limit",
     );
     check(|v| v["resources"] = json!([]), "resources", "at least 1");
+    check(
+        |v| v["faults"] = json!([{"at": 1, "fault": {"delay_messages": {"worker": "A", "ticks": 3, "count": 0}}}]),
+        "faults[0].fault.delay_messages.count",
+        "between 1 and",
+    );
 }
 
 #[test]

@@ -110,13 +110,13 @@ const PINNED: &[Pinned] = &[
         &[(StaleGeneration, 1)],
         12,
     ),
-    ("network-delay", "fenced", &[], &[(StaleGeneration, 1)], 13),
+    ("network-delay", "fenced", &[], &[(StaleGeneration, 1)], 14),
     (
         "network-delay",
         "broken",
-        &[(StaleWriteAccepted, 11), (FinalValueNotFromLatestOwner, 12)],
+        &[(StaleWriteAccepted, 12), (FinalValueNotFromLatestOwner, 13)],
         &[],
-        13,
+        14,
     ),
     ("monitoring", "fenced", &[], &[(StaleGeneration, 3)], 19),
     (

@@ -432,6 +432,11 @@ impl Engine {
                 self.schedule_worker(w, later, true);
                 Event::Paused { worker, ticks, reason, believes: self.believed(w) }
             }
+            Fault::DelayMessages { worker, ticks, count } => {
+                let w = self.state.workers.iter().position(|x| x.name == worker).unwrap_or(0);
+                Arc::make_mut(&mut self.state.workers[w]).slowed = (ticks, count);
+                Event::MessagesDelayed { worker, ticks, count }
+            }
             Fault::RestartAuthority => {
                 let kept = self.scenario.authority.token_source != TokenSource::VolatileCounter;
                 if !kept {
@@ -737,6 +742,12 @@ impl Engine {
         let now = self.state.now;
         let id = self.state.next_message;
         self.state.next_message += 1;
+        let worker_state = Arc::make_mut(&mut self.state.workers[w]);
+        let mut delay = delay;
+        if worker_state.slowed.1 > 0 {
+            delay = delay.saturating_add(worker_state.slowed.0);
+            worker_state.slowed.1 -= 1;
+        }
         let arrives_at = now.after(self.scenario.network.latency).after(delay);
         let worker = self.state.workers[w].name.clone();
         let worker_state = Arc::make_mut(&mut self.state.workers[w]);
@@ -1299,6 +1310,7 @@ fn initial_state(scenario: &Scenario) -> SimState {
                     sent: BTreeMap::new(),
                     send_seq: 0,
                     pending: None,
+                    slowed: (0, 0),
                 })
             })
             .collect(),

@@ -264,6 +264,15 @@ pub enum Event {
         /// Why it was dropped, or `None` if the partner got it.
         dropped: Option<DropReason>,
     },
+    /// The network slowed down for one worker's next messages.
+    MessagesDelayed {
+        /// The sender.
+        worker: String,
+        /// Extra ticks per message.
+        ticks: u64,
+        /// How many messages.
+        count: u32,
+    },
     /// The authority restarted.
     AuthorityRestarted {
         /// Whether its counters survived.
@@ -337,6 +346,7 @@ impl Event {
             | Event::EffectSent { worker, .. }
             | Event::EffectArrived { worker, .. }
             | Event::WorkerStopped { worker, .. }
+            | Event::MessagesDelayed { worker, .. }
             | Event::WorkerFinished { worker } => worker,
             Event::AuthorityRestarted { .. } => "authority",
             Event::StoreRestarted { store, .. } => store,
@@ -462,6 +472,14 @@ impl Event {
             Event::EffectArrived { worker, partner, request, dropped: Some(reason), .. } => format!(
                 "The gateway drops {worker}'s request ({}) before calling {partner}: {reason}.",
                 request.effect
+            ),
+            Event::MessagesDelayed { worker, ticks, count } => format!(
+                "The network slows down: {} take {ticks} extra ticks to arrive.",
+                if *count == 1 {
+                    format!("{worker}'s next message will")
+                } else {
+                    format!("{worker}'s next {count} messages will")
+                }
             ),
             Event::AuthorityRestarted { counter_kept: true } => "The lease authority restarts and restores its counters from durable storage.".to_string(),
             Event::AuthorityRestarted { counter_kept: false } => "The lease authority restarts. Its counters lived only in memory: the next grant starts over at generation 1, and current leases are forgotten.".to_string(),

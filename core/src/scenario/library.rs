@@ -483,9 +483,13 @@ const CASES: &[Case] = &[
         build: |v, mut s| {
             s.stores = vec![store("db", fence(v))];
             s.workers = vec![
-                worker("A", 0, vec![acquire("ledger"), write("ledger", "A: sent early, arrives late").delayed(15).step()]),
+                worker("A", 0, vec![acquire("ledger"), write("ledger", "A: sent early, arrives late").step()]),
                 worker("B", 2, vec![acquire("ledger"), write("ledger", "B: current").step()]),
             ];
+            s.faults = vec![FaultSpec {
+                at: 1,
+                fault: Fault::DelayMessages { worker: "A".into(), ticks: 15, count: 1 },
+            }];
             expect(&mut s, v == "broken", &[StaleWriteAccepted, FinalValueNotFromLatestOwner]);
             s
         },

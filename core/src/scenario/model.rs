@@ -372,6 +372,15 @@ pub enum Fault {
         #[serde(default)]
         reason: PauseReason,
     },
+    /// The network slows down for one worker: its next `count` messages take `ticks` longer.
+    DelayMessages {
+        /// The sender whose messages are delayed.
+        worker: String,
+        /// Extra ticks per message.
+        ticks: u64,
+        /// How many messages are affected.
+        count: u32,
+    },
     /// The authority restarts. With a durable counter it carries on; with a volatile one it
     /// starts over at generation 1 and forgets every lease.
     RestartAuthority,

@@ -65,6 +65,8 @@ pub struct WorkerState {
     pub(crate) sent: BTreeMap<String, (MessageBody, u64)>,
     pub(crate) send_seq: u64,
     pub(crate) pending: Option<AgendaKey>,
+    /// Extra delay for the next messages this worker sends, and how many are left.
+    pub(crate) slowed: (u64, u32),
 }
 
 /// A lease as its holder sees it.

@@ -122,6 +122,21 @@ impl Scenario {
                     known(&format!("{at}.fault.pause_worker.worker"), "worker", worker, &workers)?;
                     check_ticks(&format!("{at}.fault.pause_worker.ticks"), *ticks)?;
                 }
+                Fault::DelayMessages { worker, ticks, count } => {
+                    known(
+                        &format!("{at}.fault.delay_messages.worker"),
+                        "worker",
+                        worker,
+                        &workers,
+                    )?;
+                    check_ticks(&format!("{at}.fault.delay_messages.ticks"), *ticks)?;
+                    if *count == 0 || *count as usize > MAX_ITEMS {
+                        return err(
+                            format!("{at}.fault.delay_messages.count"),
+                            format!("must be between 1 and {MAX_ITEMS}"),
+                        );
+                    }
+                }
                 Fault::RestartStore { store } => {
                     known(&format!("{at}.fault.restart_store.store"), "store", store, &stores)?;
                 }
