@@ -97,6 +97,15 @@ pub enum DropReason {
 }
 
 impl DropReason {
+    /// A few words for a diagram label, e.g. `stale: 1 < 2`.
+    pub fn short(&self) -> String {
+        match self {
+            DropReason::Stale { presented, highest } => format!("stale: {presented} < {highest}"),
+            DropReason::InvalidToken { .. } => "invalid token".into(),
+            DropReason::Duplicate { .. } => "duplicate".into(),
+        }
+    }
+
     /// The reason without details, for counting.
     pub fn reason(&self) -> RejectionReason {
         match self {

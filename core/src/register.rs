@@ -152,6 +152,23 @@ impl From<TokenError> for WriteRejection {
 }
 
 impl WriteRejection {
+    /// A few words for a diagram label, e.g. `stale: 7 < 8`.
+    pub fn short(&self) -> String {
+        match self {
+            WriteRejection::Stale { presented, highest } if presented < highest => {
+                format!("stale: {presented} < {highest}")
+            }
+            WriteRejection::Stale { presented, .. } => format!("stale: {presented} already wrote"),
+            WriteRejection::InvalidToken(TokenError::Forged { .. }) => "forged token".into(),
+            WriteRejection::InvalidToken(_) => "invalid token".into(),
+            WriteRejection::RevisionConflict { expected, actual } => {
+                format!("revision {expected} ≠ {actual}")
+            }
+            WriteRejection::WrongResource { .. } => "wrong resource".into(),
+            WriteRejection::RevisionExhausted { .. } => "revision exhausted".into(),
+        }
+    }
+
     /// A short label for counting rejections by reason, e.g. on a dashboard.
     pub fn reason(&self) -> RejectionReason {
         match self {

@@ -3,6 +3,7 @@
 //! A [`Scenario`] is data (JSON on disk). An [`Engine`] plays it one [`Event`] per step, checks
 //! the invariants after each, and can seek anywhere. The built-in stories live in [`library`].
 
+pub mod diagram;
 pub mod engine;
 pub mod event;
 pub mod invariant;
