@@ -2,6 +2,7 @@
 //! One binary, one module per area, as in once_cell's `tests/it`.
 
 mod authority;
+mod diagram;
 mod gateway;
 mod idempotency;
 mod log;

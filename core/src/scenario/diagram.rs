@@ -6,7 +6,7 @@ use crate::clock::Tick;
 use crate::generation::Generation;
 use crate::idempotency::WriteOutcome;
 use crate::scenario::event::{Event, StepRecord, TokenKind};
-use crate::scenario::invariant::{InvariantKind, Violation};
+use crate::scenario::invariant::Violation;
 use crate::scenario::model::{PauseReason, Scenario};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -486,6 +486,16 @@ impl Builder {
     }
 }
 
+/// The id of a store path's lane: `store:NAME` for a store with one path, `store:NAME/PATH`
+/// for each path of a store with several.
+pub fn store_lane_id(store: &crate::scenario::model::StoreSpec, path: &str) -> String {
+    if store.paths.is_empty() {
+        format!("store:{}", store.name)
+    } else {
+        format!("store:{}/{path}", store.name)
+    }
+}
+
 /// The lane an event is drawn on, by the same rules as [`diagram`]; used to place violations.
 fn event_lane(builder: &Builder, event: &Event) -> usize {
     match event {
@@ -551,10 +561,9 @@ pub fn diagram(scenario: &Scenario, timeline: &[StepRecord], violations: &[Viola
     }
     for v in violations {
         if let Some(record) = timeline.get(v.step) {
-            let lane = if v.invariant == InvariantKind::GenerationReissued {
-                builder.lane("authority")
-            } else {
-                event_lane(&builder, &record.event)
+            let lane = match &v.location {
+                Some(id) if builder.index.contains_key(id) => builder.lane(id),
+                _ => event_lane(&builder, &record.event),
             };
             builder.mark(v.step, lane, record.at, MarkKind::Violation, v.invariant.to_string());
         }

@@ -394,9 +394,21 @@ impl Engine {
         Arc::make_mut(&mut self.state.workers[w]).pending = Some(key);
     }
 
-    fn violation(&mut self, invariant: InvariantKind, detail: String) {
+    fn violation(&mut self, invariant: InvariantKind, detail: String, location: &str) {
         let step = self.state.position;
-        self.state.violations.push(Violation { invariant, step, detail });
+        let location = Some(location.to_string());
+        self.state.violations.push(Violation { invariant, step, detail, location });
+    }
+
+    /// How a store cell is named in captions, and the id of its diagram lane.
+    fn place(&self, s: usize, path: &str, resource: &str) -> (String, String) {
+        let store = &self.scenario.stores[s];
+        let text = if path == "primary" {
+            format!("{resource} in {}", store.name)
+        } else {
+            format!("{resource} in {}/{path}", store.name)
+        };
+        (text, crate::scenario::diagram::store_lane_id(store, path))
     }
 
     fn resource_index(&self, name: &str) -> usize {
@@ -811,6 +823,7 @@ impl Engine {
                             "the authority issued generation {} for {resource} after it had already issued {prev}",
                             lease.generation
                         ),
+                        "authority",
                     );
                 }
                 self.schedule_expiry(r, lease.valid_until);
@@ -1079,11 +1092,7 @@ impl Engine {
         if !self.scenario.stores[s].critical {
             return;
         }
-        let place = if path == "primary" {
-            format!("{resource} in {}", self.scenario.stores[s].name)
-        } else {
-            format!("{resource} in {}/{path}", self.scenario.stores[s].name)
-        };
+        let (place, lane) = self.place(s, path, resource);
         let who = &message.worker;
         let cell = Arc::make_mut(
             self.state.ghost.cells.entry((s, path.to_string(), resource.to_string())).or_default(),
@@ -1128,7 +1137,7 @@ impl Engine {
         cell.max_epoch = cell.max_epoch.max(ghost.epoch);
         cell.last = Some((ghost.epoch, who.clone()));
         for (kind, detail) in found {
-            self.violation(kind, detail);
+            self.violation(kind, detail, &lane);
         }
     }
 
@@ -1219,7 +1228,7 @@ impl Engine {
         }
         *newest = (*newest).max(ghost.epoch);
         for (kind, detail) in found {
-            self.violation(kind, detail);
+            self.violation(kind, detail, "partner");
         }
     }
 
@@ -1233,19 +1242,16 @@ impl Engine {
             if let (Some((last, writer)), Some((latest, owner))) = (&cell.last, &cell.max_attempted)
             {
                 if last < latest {
-                    let place = if path == "primary" {
-                        format!("{resource} in {}", self.scenario.stores[*s].name)
-                    } else {
-                        format!("{resource} in {}/{path}", self.scenario.stores[*s].name)
-                    };
-                    found.push(format!(
-                        "{place} ends with {writer}'s value, but {owner} held a newer lease and wrote too"
+                    let (place, lane) = self.place(*s, path, resource);
+                    found.push((
+                        format!("{place} ends with {writer}'s value, but {owner} held a newer lease and wrote too"),
+                        lane,
                     ));
                 }
             }
         }
-        for detail in found {
-            self.violation(InvariantKind::FinalValueNotFromLatestOwner, detail);
+        for (detail, lane) in found {
+            self.violation(InvariantKind::FinalValueNotFromLatestOwner, detail, &lane);
         }
     }
 }

@@ -84,4 +84,7 @@ pub struct Violation {
     pub step: usize,
     /// What exactly happened, in words.
     pub detail: String,
+    /// The diagram lane where it happened (e.g. `store:db`, `partner`, `authority`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
 }
