@@ -25,7 +25,7 @@ fn the_paused_worker_diagram_shows_handoffs_the_pause_and_the_rejection() {
             ("store:db", LaneKind::Store)
         ]
     );
-    let arrows: Vec<(ArrowKind, usize, usize, u64, usize, Option<usize>, &str)> = d
+    let arrows: Vec<_> = d
         .arrows
         .iter()
         .map(|a| {
