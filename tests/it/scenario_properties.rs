@@ -35,7 +35,11 @@ fn step_strategy(worker: usize) -> impl Strategy<Value = Vec<Step>> {
                         forge: None,
                     })
                 }
-                1 => Step::Pause { ticks: n.unwrap_or(0), reason: PauseReason::GcPause },
+                1 => Step::Pause {
+                    ticks: n.unwrap_or(0),
+                    reason: PauseReason::GcPause,
+                    optional: false,
+                },
                 2 => Step::Compute { ticks: n.unwrap_or(0) },
                 3 => Step::Renew { resource: "r".into() },
                 4 => {

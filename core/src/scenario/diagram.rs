@@ -328,7 +328,10 @@ impl Builder {
                     start_step: step,
                 });
             }
-            Event::Resumed { .. } | Event::Computing { .. } | Event::WorkerFinished { .. } => {}
+            Event::Resumed { .. }
+            | Event::Computing { .. }
+            | Event::WorkerFinished { .. }
+            | Event::PauseSkipped { .. } => {}
             Event::ReadValue { worker, revision, .. } => {
                 self.mark(
                     step,

@@ -106,6 +106,8 @@ pub struct Engine {
     snapshots: Vec<Snapshot>,
     /// Whether the step being executed was computed before (so its log entries exist).
     replaying: bool,
+    /// Whether some events have several ways to go (optional pauses, network jitter).
+    branching: bool,
     resource_indices: BTreeMap<String, usize>,
 }
 
@@ -130,6 +132,7 @@ impl Engine {
         scenario.validate()?;
         let state = initial_state(&scenario);
         let scenario_resources = scenario.resources.clone();
+        let scenario_copy = scenario.clone();
         let snapshots = vec![Snapshot { state: state.clone() }];
         Ok(Engine {
             scenario,
@@ -140,6 +143,7 @@ impl Engine {
             snapshots,
             log_lens: Vec::new(),
             replaying: false,
+            branching: scenario_branches(&scenario_copy),
             resource_indices: scenario_indices(&scenario_resources),
         })
     }
@@ -202,10 +206,13 @@ impl Engine {
 
     /// The events that could run next, in the order schedule indices refer to.
     pub fn enabled(&self) -> Vec<String> {
-        self.enabled_keys()
-            .iter()
-            .map(|key| self.describe_pending(&self.state.agenda[key]))
-            .collect()
+        let due = self.state.agenda.values().take(self.state.enabled_count());
+        due.flat_map(|pending| {
+            let what = self.describe_pending(pending);
+            let n = if self.branching { self.alternatives(pending) } else { 1 };
+            (0..n).map(move |alt| if n == 1 { what.clone() } else { format!("{what} (way {alt})") })
+        })
+        .collect()
     }
 
     /// The choices made so far at points where more than one event was enabled: a schedule that
@@ -217,7 +224,7 @@ impl Engine {
     /// Runs one event, chosen by the schedule where several are enabled. Returns `None` once the
     /// run has ended.
     pub fn step(&mut self) -> Result<Option<&StepRecord>, EngineError> {
-        let enabled = self.state.enabled_count();
+        let enabled = self.enabled_count();
         if enabled == 0 {
             return Ok(None);
         }
@@ -245,18 +252,8 @@ impl Engine {
     /// Runs the `choice`-th enabled event, whatever the schedule says; the explorer's primitive.
     /// The choice must be below the number of enabled events.
     pub fn step_choice(&mut self, choice: usize) -> Result<&StepRecord, EngineError> {
-        let enabled = self.state.enabled_count();
-        let Some(key) = self.state.enabled_key(choice) else {
-            return Err(EngineError::BadChoice {
-                index: self.state.cursor,
-                choice,
-                enabled,
-                step: self.state.position,
-                at: self.state.now,
-            });
-        };
-        if self.state.position >= MAX_RUN_STEPS {
-            return Err(EngineError::TooLong);
+        if choice >= self.enabled_count() {
+            return Err(self.bad_choice(choice));
         }
         let position = self.state.position;
         self.replaying = match self.records.get(position) {
@@ -272,27 +269,11 @@ impl Engine {
             }
             None => false,
         };
-        if enabled > 1 {
-            self.state.cursor += 1;
-        }
-        let pending = self.state.agenda_remove(&key).expect("enabled keys come from the agenda");
-        self.state.now = key.at;
-        let event = self.execute(pending);
-        let index = self.state.position;
-        if self.state.agenda.is_empty() {
-            self.finish();
-        }
-        self.state.position += 1;
+        let (enabled, at, event) = self.advance(choice)?;
+        let index = position;
         if !self.replaying {
             let caption = event.caption();
-            self.records.push(StepRecord {
-                index,
-                at: key.at,
-                event,
-                caption,
-                enabled,
-                chosen: choice,
-            });
+            self.records.push(StepRecord { index, at, event, caption, enabled, chosen: choice });
             self.log_lens.push(self.log.len());
         }
         let known = self.snapshots.last().is_some_and(|s| s.state.position >= self.state.position);
@@ -300,6 +281,77 @@ impl Engine {
             self.snapshots.push(Snapshot { state: self.state.clone() });
         }
         Ok(&self.records[index])
+    }
+
+    /// Runs the `choice`-th enabled event on the current state and returns how many were
+    /// enabled, when it ran and what happened. Records nothing; `step_choice` and the explorer
+    /// build on it.
+    pub(crate) fn advance(&mut self, choice: usize) -> Result<(usize, Tick, Event), EngineError> {
+        let enabled = self.enabled_count();
+        let Some((key, alternative)) = self.enabled_choice(choice) else {
+            return Err(self.bad_choice(choice));
+        };
+        if self.state.position >= MAX_RUN_STEPS {
+            return Err(EngineError::TooLong);
+        }
+        if enabled > 1 {
+            self.state.cursor += 1;
+        }
+        let pending = self.state.agenda_remove(&key).expect("enabled keys come from the agenda");
+        self.state.now = key.at;
+        let event = self.execute(pending, alternative);
+        if self.state.agenda.is_empty() {
+            self.finish();
+        }
+        self.state.position += 1;
+        Ok((enabled, key.at, event))
+    }
+
+    fn bad_choice(&self, choice: usize) -> EngineError {
+        EngineError::BadChoice {
+            index: self.state.cursor,
+            choice,
+            enabled: self.enabled_count(),
+            step: self.state.position,
+            at: self.next_time().unwrap_or(self.state.now),
+        }
+    }
+
+    /// How many ways the event `pending` can go: an optional pause is taken or skipped; a message
+    /// on a jittery network takes any of its possible latencies. Everything else has one way.
+    fn alternatives(&self, pending: &Pending) -> usize {
+        let Pending::WorkerStep(w) = pending else { return 1 };
+        match self.scenario.workers[*w].script.get(self.state.workers[*w].pc) {
+            Some(Step::Pause { optional: true, .. }) => 2,
+            Some(Step::Write(_) | Step::Effect(_) | Step::Retry { .. }) => {
+                self.scenario.network.jitter as usize + 1
+            }
+            _ => 1,
+        }
+    }
+
+    /// How many choices there are now: the alternatives of every event due at the earliest tick.
+    pub fn enabled_count(&self) -> usize {
+        if !self.branching {
+            return self.state.enabled_count();
+        }
+        let due = self.state.agenda.values().take(self.state.enabled_count());
+        due.map(|p| self.alternatives(p)).sum()
+    }
+
+    fn enabled_choice(&self, choice: usize) -> Option<(AgendaKey, usize)> {
+        if !self.branching {
+            return self.state.enabled_key(choice).map(|k| (k, 0));
+        }
+        let mut rest = choice;
+        for (key, pending) in self.state.agenda.iter().take(self.state.enabled_count()) {
+            let n = self.alternatives(pending);
+            if rest < n {
+                return Some((*key, rest));
+            }
+            rest -= n;
+        }
+        None
     }
 
     /// Runs to the end.
@@ -354,10 +406,6 @@ impl Engine {
 
     fn next_time(&self) -> Option<Tick> {
         self.state.agenda.keys().next().map(|k| k.at)
-    }
-
-    fn enabled_keys(&self) -> Vec<AgendaKey> {
-        self.state.agenda.keys().take(self.state.enabled_count()).copied().collect()
     }
 
     fn describe_pending(&self, pending: &Pending) -> String {
@@ -419,7 +467,7 @@ impl Engine {
         name.and_then(|n| self.scenario.stores.iter().position(|s| s.name == n)).unwrap_or(0)
     }
 
-    fn execute(&mut self, pending: Pending) -> Event {
+    fn execute(&mut self, pending: Pending, alternative: usize) -> Event {
         match pending {
             Pending::Fault(i) => self.fault(i),
             Pending::Expire(r) => self.expire(r),
@@ -428,7 +476,7 @@ impl Engine {
             Pending::Resume(w) => self.resume(w),
             Pending::WorkerStep(w) => {
                 Arc::make_mut(&mut self.state.workers[w]).pending = None;
-                self.worker_step(w)
+                self.worker_step(w, alternative as u64)
             }
         }
     }
@@ -525,7 +573,9 @@ impl Engine {
         Event::WorkerStopped { worker: worker.name.clone(), reason }
     }
 
-    fn worker_step(&mut self, w: usize) -> Event {
+    /// Runs a worker's next script step. `alternative` picks how a branching step goes: 1 skips
+    /// an optional pause; for a send it is the extra network latency.
+    fn worker_step(&mut self, w: usize, alternative: u64) -> Event {
         let now = self.state.now;
         let spec = &self.scenario.workers[w];
         let name = spec.name.clone();
@@ -618,7 +668,11 @@ impl Engine {
                 Arc::make_mut(&mut self.state.workers[w]).status = WorkerStatus::Busy { until };
                 Event::Computing { worker: name, ticks }
             }
-            Step::Pause { ticks, reason } => {
+            Step::Pause { ticks, optional: true, .. } if alternative == 1 => {
+                advance(self, now);
+                Event::PauseSkipped { worker: name, ticks }
+            }
+            Step::Pause { ticks, reason, .. } => {
                 let until = now.after(ticks);
                 Arc::make_mut(&mut self.state.workers[w]).pc += 1;
                 self.schedule_worker(w, until, true);
@@ -673,7 +727,7 @@ impl Engine {
                 };
                 let body = MessageBody::Write { store: s, path, request, token, ghost };
                 advance(self, now);
-                self.send(w, operation, body, write.delay, None)
+                self.send(w, operation, body, write.delay + alternative, None)
             }
             Step::Effect(effect) => {
                 let operation = self.scenario.operation_name(spec, pc, effect.operation.as_deref());
@@ -695,14 +749,14 @@ impl Engine {
                     ghost,
                 };
                 advance(self, now);
-                self.send(w, operation, body, effect.delay, None)
+                self.send(w, operation, body, effect.delay + alternative, None)
             }
             Step::Retry { operation } => {
                 let Some((body, seq)) = self.state.workers[w].sent.get(&operation).cloned() else {
                     return self.stop(w, format!("it never sent operation {operation}"));
                 };
                 advance(self, now);
-                self.send(w, operation, body, 0, Some(seq))
+                self.send(w, operation, body, alternative, Some(seq))
             }
         }
     }
@@ -1254,6 +1308,15 @@ impl Engine {
             self.violation(InvariantKind::FinalValueNotFromLatestOwner, detail, &lane);
         }
     }
+}
+
+fn scenario_branches(scenario: &Scenario) -> bool {
+    scenario.network.jitter > 0
+        || scenario
+            .workers
+            .iter()
+            .flat_map(|w| &w.script)
+            .any(|s| matches!(s, Step::Pause { optional: true, .. }))
 }
 
 fn scenario_indices(names: &[String]) -> BTreeMap<String, usize> {

@@ -111,6 +111,13 @@ pub enum Event {
         /// The generation it believes it holds, if any.
         believes: Option<Generation>,
     },
+    /// An optional pause did not happen this time.
+    PauseSkipped {
+        /// The worker.
+        worker: String,
+        /// How long the pause would have been.
+        ticks: u64,
+    },
     /// A worker woke up from a pause, with the same beliefs it had before.
     Resumed {
         /// The worker.
@@ -347,6 +354,7 @@ impl Event {
             | Event::EffectArrived { worker, .. }
             | Event::WorkerStopped { worker, .. }
             | Event::MessagesDelayed { worker, .. }
+            | Event::PauseSkipped { worker, .. }
             | Event::WorkerFinished { worker } => worker,
             Event::AuthorityRestarted { .. } => "authority",
             Event::StoreRestarted { store, .. } => store,
@@ -472,6 +480,9 @@ impl Event {
             Event::EffectArrived { worker, partner, request, dropped: Some(reason), .. } => format!(
                 "The gateway drops {worker}'s request ({}) before calling {partner}: {reason}.",
                 request.effect
+            ),
+            Event::PauseSkipped { worker, ticks } => format!(
+                "{worker} runs on: the optional {ticks}-tick pause does not happen in this run."
             ),
             Event::MessagesDelayed { worker, ticks, count } => format!(
                 "The network slows down: {} take {ticks} extra ticks to arrive.",

@@ -94,7 +94,7 @@ fn acquire(resource: &str) -> Step {
 }
 
 fn pause(ticks: u64, reason: PauseReason) -> Step {
-    Step::Pause { ticks, reason }
+    Step::Pause { ticks, reason, optional: false }
 }
 
 fn compute(ticks: u64) -> Step {

@@ -172,11 +172,15 @@ pub struct GatewaySpec {
 pub struct NetworkSpec {
     /// Ticks a message takes from sender to receiver, unless a fault delays it.
     pub latency: u64,
+    /// Up to this many extra ticks per message, chosen by the schedule (a normal run takes 0; the
+    /// explorer tries every value), so messages can overtake each other.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub jitter: u64,
 }
 
 impl Default for NetworkSpec {
     fn default() -> Self {
-        NetworkSpec { latency: 1 }
+        NetworkSpec { latency: 1, jitter: 0 }
     }
 }
 
@@ -279,6 +283,10 @@ pub enum Step {
         /// Why.
         #[serde(default)]
         reason: PauseReason,
+        /// Whether the pause may or may not happen: a normal run takes it, the explorer tries
+        /// both.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        optional: bool,
     },
     /// Check the lease against the worker's own clock and stop if it has run out. The check and
     /// any later write are separate moments, so this narrows the race without closing it.

@@ -17,6 +17,8 @@ pub const MAX_TOTAL_STEPS: usize = 200_000;
 pub const MAX_ITEMS: usize = 1_000;
 /// The largest tick count or time accepted anywhere, so sums of them never overflow.
 pub const MAX_TICKS: u64 = 1_000_000_000_000;
+/// The largest network jitter, in ticks: each tick of jitter multiplies the explorer's choices.
+pub const MAX_JITTER: u64 = 16;
 /// The largest scenario file accepted, in bytes.
 pub const MAX_SCENARIO_BYTES: usize = 16 * 1024 * 1024;
 
@@ -81,6 +83,9 @@ impl Scenario {
         }
         check_ticks("authority.ttl", self.authority.ttl)?;
         check_ticks("network.latency", self.network.latency)?;
+        if self.network.jitter > MAX_JITTER {
+            return err("network.jitter".into(), format!("must be at most {MAX_JITTER} ticks"));
+        }
         let stores = unique_names("stores", self.stores.iter().map(|s| s.name.as_str()), plain)?;
         for (i, store) in self.stores.iter().enumerate() {
             check_ticks(&format!("stores[{i}].check_write_gap"), store.check_write_gap)?;

@@ -1,0 +1,109 @@
+//! One played scenario: the whole computed timeline, its diagram and layout, the final verdict,
+//! and an engine kept as a seek cache so any step's state can be shown.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use fencelab_core::scenario::diagram::{diagram, Diagram};
+use fencelab_core::{Engine, Scenario, ScheduleMode, StepRecord, Verdict};
+
+use crate::viz::frame::Frame;
+use crate::viz::layout::Layout;
+
+/// The most steps the page plays of one scenario. Longer runs are cut off with a notice, so an
+/// edited scenario cannot freeze the tab.
+pub const MAX_VIEW_STEPS: usize = 4_000;
+
+/// A scenario played to its end (or to [`MAX_VIEW_STEPS`]).
+#[derive(Debug)]
+pub struct Run {
+    /// The scenario as played.
+    pub scenario: Scenario,
+    /// Every step, in order.
+    pub timeline: Vec<StepRecord>,
+    /// The swimlane diagram of the whole run.
+    pub diagram: Diagram,
+    /// Where everything in the diagram sits.
+    pub layout: Layout,
+    /// The verdict at the end of the run.
+    pub verdict: Verdict,
+    /// Why the run stopped early, if it did.
+    pub stopped: Option<String>,
+    /// The engine, positioned wherever the last frame was taken. It is a cache: a frame depends
+    /// only on the scenario and the position, never on where the engine happened to be.
+    engine: RefCell<Engine>,
+}
+
+impl Run {
+    /// Plays `scenario` from the start, reading its schedule leniently so one schedule can be
+    /// replayed on any variant or policy.
+    pub fn play(scenario: Scenario) -> Result<Run, String> {
+        let mut engine =
+            Engine::new(scenario.clone()).map_err(|e| e.to_string())?.with_schedule_mode(ScheduleMode::Lenient);
+        let mut stopped = None;
+        while engine.position() < MAX_VIEW_STEPS {
+            match engine.step() {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) => {
+                    stopped = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        if stopped.is_none() && !engine.is_finished() {
+            stopped = Some(format!("the page shows the first {MAX_VIEW_STEPS} steps only"));
+        }
+        let verdict = engine.verdict();
+        let timeline = engine.timeline().to_vec();
+        let diagram = diagram(&scenario, &timeline, &verdict.violations);
+        let layout = Layout::new(&diagram, &timeline);
+        Ok(Run { scenario, timeline, diagram, layout, verdict, stopped, engine: RefCell::new(engine) })
+    }
+
+    /// How many steps the run has.
+    pub fn len(&self) -> usize {
+        self.timeline.len()
+    }
+
+    /// The logical time after `position` steps (0 before anything happened).
+    pub fn tick_at(&self, position: usize) -> u64 {
+        position.checked_sub(1).and_then(|i| self.timeline.get(i)).map_or(0, |r| r.at.0)
+    }
+
+    /// How many steps happen at or before tick `t`: the position to show at that time.
+    pub fn position_at_tick(&self, t: u64) -> usize {
+        self.timeline.partition_point(|r| r.at.0 <= t)
+    }
+
+    /// Everything the panels show after `position` steps.
+    pub fn frame(&self, position: usize) -> Frame {
+        let position = position.min(self.len());
+        match self.engine.try_borrow_mut() {
+            Ok(mut engine) => match engine.seek(position) {
+                Ok(()) => Frame::capture(&engine, &self.timeline),
+                Err(e) => Frame::failed(position, e.to_string()),
+            },
+            Err(_) => Frame::failed(position, "the run is busy".into()),
+        }
+    }
+}
+
+/// A shared run, compared by identity: two handles are equal when they point at the same run.
+/// Components take this as a prop, so an unchanged run never re-renders them.
+#[derive(Debug, Clone)]
+pub struct RunRef(pub Rc<Run>);
+
+impl PartialEq for RunRef {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::ops::Deref for RunRef {
+    type Target = Run;
+
+    fn deref(&self) -> &Run {
+        &self.0
+    }
+}
