@@ -5,7 +5,9 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fencelab_core::scenario::library;
-use fencelab_core::{Engine, Scenario, StepRecord, Verdict};
+use fencelab_core::{
+    Engine, ExploreConfig, ExploreResult, Explorer, Scenario, StepRecord, Verdict,
+};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -42,12 +44,38 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Explore every interleaving of a scenario, breadth first, and report a shortest schedule
+    /// that breaks a safety invariant, or that none does within the bounds.
+    Check {
+        /// A scenario file, or a built-in NAME or NAME/VARIANT.
+        scenario: String,
+        /// The variant of a built-in scenario.
+        #[arg(long)]
+        variant: Option<String>,
+        /// The longest run explored, in steps.
+        #[arg(long, default_value_t = ExploreConfig::default().max_depth)]
+        max_depth: usize,
+        /// The most distinct states visited.
+        #[arg(long, default_value_t = ExploreConfig::default().max_states)]
+        max_states: usize,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
     Text,
     Json,
+}
+
+/// Prints a line to stdout, ignoring a closed pipe (`fencelab list | head` must not panic).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
 }
 
 /// A failure that is the input's fault, reported with exit code 2.
@@ -61,11 +89,15 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Command::Show { name, variant } => load(&name, variant.as_deref()).map(|s| {
-            println!("{}", s.to_json());
+            say!("{}", s.to_json());
             ExitCode::SUCCESS
         }),
         Command::Run { scenario, variant, format } => {
             load(&scenario, variant.as_deref()).and_then(|s| run(s, format))
+        }
+        Command::Check { scenario, variant, max_depth, max_states, format } => {
+            let config = ExploreConfig { max_depth, max_states, ..ExploreConfig::default() };
+            load(&scenario, variant.as_deref()).and_then(|s| check(s, config, format))
         }
     };
     result.unwrap_or_else(|BadInput(message)| {
@@ -78,7 +110,7 @@ fn list() {
     let cases = library::cases();
     let width = cases.iter().map(|c| c.name.len()).max().unwrap_or(0);
     for case in cases {
-        println!("{:width$}  {:34}  {}", case.name, case.variants.join(", "), case.title);
+        say!("{:width$}  {:34}  {}", case.name, case.variants.join(", "), case.title);
     }
 }
 
@@ -123,31 +155,88 @@ fn run(scenario: Scenario, format: Format) -> Result<ExitCode, BadInput> {
                 "log": engine.log(),
                 "verdict": verdict,
             });
-            println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+            say!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
         }
     }
     Ok(if verdict.met { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-fn print_text(engine: &Engine, verdict: &Verdict) {
-    let s = engine.scenario();
-    println!("{} ({}): {}", s.name, s.variant, s.title);
-    if !s.intro.is_empty() {
-        println!("{}\n", s.intro);
-    }
-    for StepRecord { index, at, event, caption, .. } in engine.records() {
-        println!("{index:>4}  t={:<4} {:<10} {caption}", at.0, event.actor());
-        for v in verdict.violations.iter().filter(|v| v.step == *index) {
-            println!("      !! violated {}: {}", v.invariant, v.detail);
+/// Explores the scenario; exit 0 when no schedule breaks a safety invariant, 1 when one does.
+fn check(scenario: Scenario, config: ExploreConfig, format: Format) -> Result<ExitCode, BadInput> {
+    let label = format!("{} ({})", scenario.name, scenario.variant);
+    let explorer = Explorer::new(scenario.clone(), config).map_err(|e| BadInput(e.to_string()))?;
+    let result = explorer.run();
+    if let Format::Json = format {
+        say!("{}", serde_json::to_string_pretty(&result).unwrap_or_default());
+    } else {
+        let s = result.stats();
+        let counts = format!(
+            "{} unique states, {} transitions, max depth {}, {} finished runs{}",
+            s.unique_states,
+            s.transitions,
+            s.max_depth,
+            s.finished_runs,
+            if s.bound_hit { " (a bound was hit: the search is not exhaustive)" } else { "" }
+        );
+        match &result {
+            ExploreResult::NoViolation { .. } => {
+                say!("{label}: no violation within bounds; {counts}");
+            }
+            ExploreResult::Violation { violation, schedule, steps, .. } => {
+                say!("{label}: {} breaks after {steps} steps; {counts}", violation.invariant);
+                say!("  {}", violation.detail);
+                say!("  schedule: {schedule:?}");
+                let mut replay = scenario;
+                replay.schedule = schedule.clone();
+                if let Ok(mut engine) = Engine::new(replay) {
+                    while let Ok(Some(_)) = engine.step() {
+                        if engine.position() >= *steps {
+                            break;
+                        }
+                    }
+                    say!("\nthe counterexample, step by step:");
+                    for r in engine.records() {
+                        say!(
+                            "{:>4}  t={:<4} {:<10} {}",
+                            r.index,
+                            r.at.0,
+                            r.event.actor(),
+                            r.caption
+                        );
+                    }
+                }
+            }
+            ExploreResult::Error { error, .. } => {
+                say!("{label}: the engine stopped: {error}; {counts}")
+            }
         }
     }
-    println!();
+    Ok(match result {
+        ExploreResult::NoViolation { .. } => ExitCode::SUCCESS,
+        ExploreResult::Violation { .. } => ExitCode::FAILURE,
+        ExploreResult::Error { .. } => ExitCode::from(2),
+    })
+}
+
+fn print_text(engine: &Engine, verdict: &Verdict) {
+    let s = engine.scenario();
+    say!("{} ({}): {}", s.name, s.variant, s.title);
+    if !s.intro.is_empty() {
+        say!("{}\n", s.intro);
+    }
+    for StepRecord { index, at, event, caption, .. } in engine.records() {
+        say!("{index:>4}  t={:<4} {:<10} {caption}", at.0, event.actor());
+        for v in verdict.violations.iter().filter(|v| v.step == *index) {
+            say!("      !! violated {}: {}", v.invariant, v.detail);
+        }
+    }
+    say!();
     if verdict.rejections.is_empty() {
-        println!("rejections: none");
+        say!("rejections: none");
     } else {
         let counts: Vec<String> =
             verdict.rejections.iter().map(|(reason, n)| format!("{reason}: {n}")).collect();
-        println!("rejections: {}", counts.join(", "));
+        say!("rejections: {}", counts.join(", "));
     }
     let names = |kinds: &[fencelab_core::InvariantKind]| {
         if kinds.is_empty() {
@@ -157,12 +246,12 @@ fn print_text(engine: &Engine, verdict: &Verdict) {
         }
     };
     let broken: Vec<_> = verdict.violations.iter().map(|v| v.invariant).collect();
-    println!("violations: {}", names(&broken));
-    println!("expected:   {}", names(&verdict.expected));
+    say!("violations: {}", names(&broken));
+    say!("expected:   {}", names(&verdict.expected));
     if verdict.met {
-        println!("verdict: MET, the run showed exactly what the scenario expects");
+        say!("verdict: MET, the run showed exactly what the scenario expects");
     } else {
-        println!(
+        say!(
             "verdict: NOT MET (unexpected: {}; missing: {}{})",
             names(&verdict.unexpected),
             names(&verdict.missing),

@@ -97,3 +97,47 @@ fn bad_input_exits_two_with_the_field_named() {
     assert!(stderr(&out).contains("cannot read"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn check_exits_zero_when_no_schedule_breaks_the_story() {
+    let out = fencelab(&["check", "check-then-write/atomic"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out)
+            .starts_with("check-then-write (atomic): no violation within bounds; 35 unique states"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn check_exits_one_with_a_replayable_counterexample() {
+    let out = fencelab(&["check", "check-then-write", "--variant", "check-then-write"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("stale_write_accepted breaks after 18 steps"), "{text}");
+    assert!(
+        text.contains(
+            "Generation 2 had written in between, and is now overwritten by an older owner."
+        ),
+        "{text}"
+    );
+
+    let json = fencelab(&["check", "paused-worker/broken", "--format", "json"]);
+    assert_eq!(json.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(report["result"], "violation");
+    assert_eq!(report["violation"]["invariant"], "stale_write_accepted");
+    assert_eq!(report["steps"], 18);
+}
+
+#[test]
+fn check_reports_when_a_bound_cuts_the_search_short() {
+    let out = fencelab(&["check", "check-then-write/atomic", "--max-states", "5"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stdout(&out).contains("a bound was hit: the search is not exhaustive"),
+        "{}",
+        stdout(&out)
+    );
+}

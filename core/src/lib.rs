@@ -66,6 +66,7 @@ pub use register::{
 };
 pub use scenario::engine::{Engine, EngineError, ScheduleMode, Verdict};
 pub use scenario::event::{Event, StepRecord, TokenKind};
+pub use scenario::explore::{ExploreConfig, ExploreResult, ExploreStats, Explorer};
 pub use scenario::invariant::{InvariantKind, Violation};
 pub use scenario::model::Scenario;
 pub use scenario::validate::ScenarioError;

@@ -3,6 +3,7 @@
 
 mod authority;
 mod diagram;
+mod explore;
 mod gateway;
 mod idempotency;
 mod log;

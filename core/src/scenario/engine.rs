@@ -283,6 +283,17 @@ impl Engine {
         Ok(&self.records[index])
     }
 
+    /// An engine that keeps no operation log, for the explorer, which only needs states.
+    pub(crate) fn quiet(mut self) -> Engine {
+        self.replaying = true;
+        self
+    }
+
+    /// Replaces the current state, for the explorer. Records and the log are left alone.
+    pub(crate) fn set_state(&mut self, state: SimState) {
+        self.state = state;
+    }
+
     /// Runs the `choice`-th enabled event on the current state and returns how many were
     /// enabled, when it ran and what happened. Records nothing; `step_choice` and the explorer
     /// build on it.

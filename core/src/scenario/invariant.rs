@@ -31,6 +31,16 @@ pub enum InvariantKind {
 }
 
 impl InvariantKind {
+    /// The safety properties fencing exists for; the explorer looks for these by default.
+    pub const SAFETY: [InvariantKind; 6] = [
+        InvariantKind::StaleWriteAccepted,
+        InvariantKind::OperationAppliedTwice,
+        InvariantKind::EffectDeliveredTwice,
+        InvariantKind::EffectFromSupersededOwner,
+        InvariantKind::GenerationReissued,
+        InvariantKind::FinalValueNotFromLatestOwner,
+    ];
+
     /// Every invariant, in report order.
     pub const ALL: [InvariantKind; 8] = [
         InvariantKind::StaleWriteAccepted,

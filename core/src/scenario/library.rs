@@ -628,3 +628,33 @@ pub fn generated(workers: usize, resources: usize, rounds: usize) -> Scenario {
     scenario.expect = Expectations::default();
     scenario
 }
+
+/// The paused-worker story with `workers` workers contending for one lease, each with an
+/// optional pause, over a network with one tick of jitter: few steps, many interleavings. The
+/// explorer's benchmark and tests use it; `enforcement` picks the store's protection.
+pub fn contention(workers: usize, enforcement: Enforcement) -> Scenario {
+    let workers = workers.clamp(1, 8);
+    let mut s = scenario("paused-worker", Some("fenced")).expect("built in");
+    s.name = "contention".into();
+    s.variant = format!("{workers}-workers");
+    s.title = format!("{workers} workers contend for one lease, any of them may pause");
+    s.intro = "Each worker acquires the lease, writes, may pause for longer than the lease, and writes again. The network may add a tick to any message.".into();
+    s.resources = vec!["ledger".into()];
+    s.stores = vec![store("db", enforcement)];
+    s.network.jitter = 1;
+    s.workers = (0..workers)
+        .map(|w| {
+            let name = ((b'A' + w as u8) as char).to_string();
+            let mut script = vec![
+                acquire("ledger"),
+                write("ledger", &format!("{name}: first")).step(),
+                Step::Pause { ticks: 12, reason: PauseReason::GcPause, optional: true },
+                write("ledger", &format!("{name}: after the pause")).step(),
+            ];
+            script.push(Step::Release { resource: "ledger".into() });
+            worker(&name, w as u64 * 2, script)
+        })
+        .collect();
+    s.expect = Expectations::default();
+    s
+}

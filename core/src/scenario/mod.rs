@@ -6,6 +6,7 @@
 pub mod diagram;
 pub mod engine;
 pub mod event;
+pub mod explore;
 pub mod invariant;
 pub mod library;
 pub mod model;

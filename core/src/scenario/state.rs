@@ -304,6 +304,28 @@ impl SimState {
         self.agenda.keys().take(self.enabled_count()).nth(n).copied()
     }
 
+    /// A hash of everything that decides what can happen next, for the explorer's "seen" set.
+    /// The step count, the schedule cursor and the steps at which violations happened are left
+    /// out, so two paths to the same situation count as one state.
+    pub(crate) fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        // `DefaultHasher::new` uses fixed keys, so fingerprints are the same on every run.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.now.hash(&mut h);
+        self.authority.hash(&mut h);
+        self.workers.hash(&mut h);
+        self.stores.hash(&mut h);
+        self.gateway.hash(&mut h);
+        self.in_flight.hash(&mut h);
+        self.checked.hash(&mut h);
+        self.finished.hash(&mut h);
+        self.agenda.hash(&mut h);
+        self.ghost.hash(&mut h);
+        let broken: BTreeSet<_> = self.violations.iter().map(|v| v.invariant).collect();
+        broken.hash(&mut h);
+        h.finish()
+    }
+
     /// Whether `worker` holds a lease on `resource` in the authority's eyes right now, as opposed
     /// to what the worker believes.
     pub fn authority_says_holds(&self, worker: &str, resource: &str) -> bool {
