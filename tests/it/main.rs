@@ -3,7 +3,11 @@
 
 mod authority;
 mod diagram;
+// Generated code, checked against its generator by `export::emitted_tests_are_what_the_emitter_produces_today`.
+#[rustfmt::skip]
+mod emitted;
 mod explore;
+mod export;
 mod gateway;
 mod idempotency;
 mod log;

@@ -7,6 +7,7 @@ pub mod diagram;
 pub mod engine;
 pub mod event;
 pub mod explore;
+pub mod export;
 pub mod invariant;
 pub mod library;
 pub mod model;

@@ -1,0 +1,166 @@
+//! Taking a run out of the tool: a JSON file that replays identically, and a Rust test that
+//! pins the run's verdict in a reader's own test suite.
+
+use crate::log::LogEntry;
+use crate::scenario::engine::{Engine, EngineError, Verdict};
+use crate::scenario::event::StepRecord;
+use crate::scenario::model::Scenario;
+use crate::scenario::validate::ScenarioError;
+use serde::{Deserialize, Serialize};
+
+/// The format tag of exported runs; importing refuses other formats.
+pub const RUN_FORMAT: &str = "fencelab-run/1";
+
+/// A run as a file: the scenario, the schedule that was followed, and what happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunExport {
+    /// Always [`RUN_FORMAT`].
+    pub format: String,
+    /// The scenario, with `schedule` set to the choices the run made.
+    pub scenario: Scenario,
+    /// How many steps the run had taken when exported.
+    pub position: usize,
+    /// The steps, with captions.
+    pub steps: Vec<StepRecord>,
+    /// The operation log.
+    pub log: Vec<LogEntry>,
+    /// The verdict at that point.
+    pub verdict: Verdict,
+}
+
+/// Why a run could not be imported or turned into a test.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+pub enum RunError {
+    /// The file is not an exported run.
+    #[error("not a Fencelab run: {0}")]
+    Format(String),
+    /// The scenario inside is invalid.
+    #[error("scenario.{0}")]
+    Scenario(ScenarioError),
+    /// Replaying it failed.
+    #[error("replay failed: {0}")]
+    Replay(EngineError),
+    /// Replaying it gave a different run than the file records (edited by hand, or made by an
+    /// incompatible version).
+    #[error("replaying the run gives a different result from step {step} on")]
+    Diverged {
+        /// The first step that differs.
+        step: usize,
+    },
+}
+
+impl RunExport {
+    /// Captures `engine`'s run up to its current position.
+    pub fn capture(engine: &Engine) -> RunExport {
+        let mut scenario = engine.scenario().clone();
+        scenario.schedule = engine.schedule_so_far();
+        RunExport {
+            format: RUN_FORMAT.into(),
+            scenario,
+            position: engine.position(),
+            steps: engine.records().to_vec(),
+            log: engine.log().to_vec(),
+            verdict: engine.verdict(),
+        }
+    }
+
+    /// The export as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    /// Reads an exported run and replays it, checking that the replay matches the file step for
+    /// step. Returns the engine positioned where the export was taken.
+    pub fn import(json: &str) -> Result<(RunExport, Engine), RunError> {
+        let value: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| RunError::Format(e.to_string()))?;
+        match value.get("format").and_then(|f| f.as_str()) {
+            Some(RUN_FORMAT) => {}
+            Some(other) => {
+                return Err(RunError::Format(format!("format \"{other}\" is not {RUN_FORMAT}")))
+            }
+            None => return Err(RunError::Format("the \"format\" field is missing".into())),
+        }
+        let scenario_json = value.get("scenario").map(|s| s.to_string()).unwrap_or_default();
+        let scenario = Scenario::from_json(&scenario_json).map_err(RunError::Scenario)?;
+        let export: RunExport =
+            serde_json::from_value(value).map_err(|e| RunError::Format(e.to_string()))?;
+        let mut engine = Engine::new(scenario).map_err(RunError::Scenario)?;
+        engine.seek(export.position).map_err(RunError::Replay)?;
+        let replayed = engine.records();
+        let diverged = replayed.iter().zip(&export.steps).position(|(a, b)| a != b);
+        if let Some(step) = diverged
+            .or((replayed.len() != export.steps.len())
+                .then(|| replayed.len().min(export.steps.len())))
+        {
+            return Err(RunError::Diverged { step });
+        }
+        if engine.log() != export.log.as_slice() {
+            return Err(RunError::Diverged { step: export.position });
+        }
+        Ok((export, engine))
+    }
+}
+
+/// A `#[test]` function that replays `scenario` (with its schedule) using `fencelab-core` and
+/// asserts the verdict this run reaches: every violation with its step, and the rejection counts.
+/// Paste it into any crate that depends on `fencelab-core`.
+pub fn rust_test(scenario: &Scenario) -> Result<String, RunError> {
+    let mut engine = Engine::new(scenario.clone()).map_err(RunError::Scenario)?;
+    let verdict = engine.run().map_err(RunError::Replay)?;
+    let json = serde_json::to_string_pretty(scenario).unwrap_or_default();
+    let hashes = (1..)
+        .map(|n| "#".repeat(n))
+        .find(|h| !json.contains(&format!("\"{h}")))
+        .unwrap_or_default();
+    let name: String = format!("{}_{}", scenario.name, scenario.variant)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .collect();
+    let name = if name.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("scenario_{name}")
+    } else {
+        name
+    };
+    let violations: Vec<String> = verdict
+        .violations
+        .iter()
+        .map(|v| format!("(InvariantKind::{:?}, {})", v.invariant, v.step))
+        .collect();
+    let rejections: Vec<String> = verdict
+        .rejections
+        .iter()
+        .map(|(reason, n)| format!("(RejectionReason::{reason:?}, {n})"))
+        .collect();
+    Ok(format!(
+        r#"/// {title}
+///
+/// Generated by Fencelab from the "{name_raw}" scenario ({variant} variant); it replays the run
+/// and pins its verdict.
+#[test]
+fn {name}() {{
+    use fencelab_core::{{Engine, InvariantKind, RejectionReason, Scenario}};
+
+    let scenario = Scenario::from_json(
+        r{hashes}"{json}"{hashes},
+    )
+    .expect("the scenario is valid");
+    let mut engine = Engine::new(scenario).expect("the scenario is valid");
+    let verdict = engine.run().expect("the schedule fits the scenario");
+    let violations: Vec<(InvariantKind, usize)> =
+        verdict.violations.iter().map(|v| (v.invariant, v.step)).collect();
+    assert_eq!(violations, vec![{violations}]);
+    let rejections: Vec<(RejectionReason, u64)> = verdict.rejections.into_iter().collect();
+    assert_eq!(rejections, vec![{rejections}]);
+    assert!({met}verdict.met, "whether the run shows what the scenario expects");
+}}
+"#,
+        title = scenario.title.replace('\n', " "),
+        name_raw = scenario.name,
+        variant = scenario.variant,
+        violations = violations.join(", "),
+        rejections = rejections.join(", "),
+        met = if verdict.met { "" } else { "!" },
+    ))
+}
