@@ -41,6 +41,7 @@
 
 mod authority;
 mod clock;
+pub mod conformance;
 mod gateway;
 mod generation;
 mod idempotency;
@@ -49,6 +50,7 @@ mod log;
 mod register;
 pub mod scenario;
 mod shared;
+pub mod store;
 
 pub use authority::{Lease, LeaseAuthority, LeaseError, ResourceRecord};
 pub use clock::Tick;
@@ -71,3 +73,4 @@ pub use scenario::invariant::{InvariantKind, Violation};
 pub use scenario::model::Scenario;
 pub use scenario::validate::ScenarioError;
 pub use shared::Shared;
+pub use store::{FencedStore, MemoryStore, StoredValue};

@@ -1,0 +1,91 @@
+//! The protected resource as a trait, so a real store (a database table, an object store) can be
+//! checked against the in-memory reference with the same stories.
+
+use crate::clock::Tick;
+use crate::generation::Generation;
+use crate::idempotency::{FencedResource, Retention, StoredResult, WriteOutcome};
+use crate::ids::{OperationId, ResourceId};
+use crate::register::{FencedRegister, Revision, SameGenerationPolicy, WriteRequest};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+
+/// What a store holds for one resource.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredValue {
+    /// The highest generation accepted.
+    pub highest: Option<Generation>,
+    /// The current value.
+    pub value: Option<String>,
+    /// How many writes have been applied.
+    pub revision: Revision,
+}
+
+/// A protected store with the full write boundary of [`FencedResource`]: per resource, the
+/// generation check, operation ids with stored results, and expected revisions, with the same
+/// outcomes and the same order of checks.
+///
+/// Implementations must make each `write` atomic: the comparison and the mutation happen in one
+/// step that no other writer can interleave with (a conditional update in one transaction).
+pub trait FencedStore {
+    /// What can go wrong besides a rejection (I/O, a locked database).
+    type Error: std::error::Error;
+
+    /// Checks and, if every check passes, applies `request` at logical time `now`.
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Self::Error>;
+
+    /// The current state of `resource`, or `None` if it was never written.
+    fn read(&mut self, resource: &ResourceId) -> Result<Option<StoredValue>, Self::Error>;
+
+    /// The stored result of `operation` on `resource`, if it is still remembered.
+    fn lookup(
+        &mut self,
+        resource: &ResourceId,
+        operation: &OperationId,
+    ) -> Result<Option<StoredResult>, Self::Error>;
+}
+
+/// The in-memory reference implementation: one [`FencedResource`] per resource.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryStore {
+    policy: SameGenerationPolicy,
+    retention: Retention,
+    resources: BTreeMap<ResourceId, FencedResource>,
+}
+
+impl MemoryStore {
+    /// An empty store whose resources use `policy` and `retention`.
+    pub fn new(policy: SameGenerationPolicy, retention: Retention) -> Self {
+        MemoryStore { policy, retention, resources: BTreeMap::new() }
+    }
+}
+
+impl FencedStore for MemoryStore {
+    type Error = Infallible;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Infallible> {
+        let (policy, retention) = (self.policy, self.retention);
+        let resource = self.resources.entry(request.resource.clone()).or_insert_with(|| {
+            FencedResource::new(FencedRegister::new(request.resource.clone(), policy), retention)
+        });
+        Ok(resource.write(request, now))
+    }
+
+    fn read(&mut self, resource: &ResourceId) -> Result<Option<StoredValue>, Infallible> {
+        Ok(self.resources.get(resource).filter(|r| r.register.revision() > Revision(0)).map(|r| {
+            StoredValue {
+                highest: r.register.highest(),
+                value: r.register.value().map(str::to_string),
+                revision: r.register.revision(),
+            }
+        }))
+    }
+
+    fn lookup(
+        &mut self,
+        resource: &ResourceId,
+        operation: &OperationId,
+    ) -> Result<Option<StoredResult>, Infallible> {
+        Ok(self.resources.get(resource).and_then(|r| r.idempotency.lookup(operation)).copied())
+    }
+}
