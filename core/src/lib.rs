@@ -49,6 +49,7 @@ mod ids;
 mod log;
 mod register;
 pub mod scenario;
+pub mod share;
 mod shared;
 pub mod store;
 

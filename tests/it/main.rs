@@ -17,5 +17,7 @@ mod scenario_errors;
 mod scenario_properties;
 mod scenarios;
 mod serde_json_round_trip;
+mod share;
 mod support;
+mod switches;
 mod threads;

@@ -12,4 +12,5 @@ pub mod invariant;
 pub mod library;
 pub mod model;
 pub mod state;
+pub mod switches;
 pub mod validate;

@@ -1,0 +1,304 @@
+//! Share links: the whole view (which story, variant, policy, step, compare mode, playback,
+//! break switches, embed options) in a URL fragment, and back, with a clear error for a bad,
+//! truncated or oversized link.
+
+use crate::register::SameGenerationPolicy;
+use crate::scenario::library;
+use crate::scenario::model::Scenario;
+use crate::scenario::switches::Switch;
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+/// The longest fragment accepted, in bytes. Browsers allow more, but a link this long is no
+/// longer something people share.
+pub const MAX_LINK_LEN: usize = 64 * 1024;
+
+/// Which scenario a link shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LinkScenario {
+    /// A built-in story and variant.
+    Builtin {
+        /// Case name.
+        name: String,
+        /// Variant name.
+        variant: String,
+    },
+    /// A scenario the reader wrote, carried in the link itself.
+    Custom(Box<Scenario>),
+}
+
+/// What an embedded view shows besides the diagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Embed {
+    /// The playback controls.
+    pub controls: bool,
+    /// The caption.
+    pub caption: bool,
+}
+
+/// The full state of a view, as carried by a link.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShareLink {
+    /// The scenario.
+    pub scenario: LinkScenario,
+    /// A same-generation policy forced on every store, if any.
+    pub policy: Option<SameGenerationPolicy>,
+    /// The step shown.
+    pub step: usize,
+    /// The variant shown side by side, in compare mode.
+    pub compare: Option<String>,
+    /// Whether playback runs.
+    pub autoplay: bool,
+    /// Playback speed in percent of normal (25 to 400).
+    pub speed: u16,
+    /// Protections turned off.
+    pub switches: Vec<Switch>,
+    /// Embed mode, if the view is embedded.
+    pub embed: Option<Embed>,
+}
+
+/// What is wrong with a link, naming the parameter.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[error("link parameter `{param}`: {problem}")]
+pub struct LinkError {
+    /// The parameter (`.` for the link as a whole).
+    pub param: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+fn bad(param: &str, problem: impl Into<String>) -> LinkError {
+    LinkError { param: param.into(), problem: problem.into() }
+}
+
+const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+impl ShareLink {
+    /// A link to a built-in story at its first step.
+    pub fn builtin(name: &str, variant: &str) -> ShareLink {
+        ShareLink {
+            scenario: LinkScenario::Builtin { name: name.into(), variant: variant.into() },
+            policy: None,
+            step: 0,
+            compare: None,
+            autoplay: false,
+            speed: 100,
+            switches: Vec::new(),
+            embed: None,
+        }
+    }
+
+    /// The fragment, without the leading `#`. Defaults are left out to keep links short.
+    pub fn to_fragment(&self) -> String {
+        let mut out = String::new();
+        let mut put = |key: &str, value: &str| {
+            if !out.is_empty() {
+                out.push('&');
+            }
+            let _ = write!(out, "{key}={value}");
+        };
+        match &self.scenario {
+            LinkScenario::Builtin { name, variant } => {
+                put("scenario", name);
+                put("variant", variant);
+            }
+            LinkScenario::Custom(scenario) => {
+                let json = serde_json::to_string(scenario).unwrap_or_default();
+                put("custom", &B64.encode(json));
+            }
+        }
+        if let Some(policy) = self.policy {
+            put("policy", policy_name(policy));
+        }
+        if self.step > 0 {
+            put("step", &self.step.to_string());
+        }
+        if let Some(other) = &self.compare {
+            put("compare", other);
+        }
+        if self.autoplay {
+            put("play", "1");
+        }
+        if self.speed != 100 {
+            put("speed", &self.speed.to_string());
+        }
+        if !self.switches.is_empty() {
+            let names: Vec<String> = self.switches.iter().map(|s| enum_name(s)).collect();
+            put("break", &names.join(","));
+        }
+        if let Some(embed) = self.embed {
+            let parts: Vec<&str> = [("controls", embed.controls), ("caption", embed.caption)]
+                .into_iter()
+                .filter_map(|(name, on)| on.then_some(name))
+                .collect();
+            let value = if parts.is_empty() { "diagram".to_string() } else { parts.join(",") };
+            put("embed", &value);
+        }
+        out
+    }
+
+    /// Reads a fragment (with or without the leading `#`).
+    pub fn parse(fragment: &str) -> Result<ShareLink, LinkError> {
+        let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
+        if fragment.len() > MAX_LINK_LEN {
+            return Err(bad(
+                ".",
+                format!("the link is {} bytes long; the limit is {MAX_LINK_LEN}", fragment.len()),
+            ));
+        }
+        let mut link = ShareLink::builtin("", "");
+        let (mut name, mut variant, mut custom) = (None, None, None);
+        for pair in fragment.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match key {
+                "scenario" => name = Some(value.to_string()),
+                "variant" => variant = Some(value.to_string()),
+                "custom" => custom = Some(decode_custom(value)?),
+                "policy" => link.policy = Some(parse_policy(value)?),
+                "step" => {
+                    link.step = value
+                        .parse()
+                        .map_err(|_| bad("step", format!("\"{value}\" is not a step number")))?
+                }
+                "compare" => link.compare = Some(value.to_string()),
+                "play" => link.autoplay = parse_flag("play", value)?,
+                "speed" => {
+                    link.speed =
+                        value.parse().ok().filter(|s| (25..=400).contains(s)).ok_or_else(|| {
+                            bad(
+                                "speed",
+                                format!("\"{value}\" is not a speed from 25 to 400 (percent)"),
+                            )
+                        })?
+                }
+                "break" => {
+                    link.switches = value
+                        .split(',')
+                        .filter(|s| !s.is_empty())
+                        .map(|s| {
+                            serde_json::from_value(serde_json::Value::String(s.to_string()))
+                                .map_err(|_| bad("break", format!("unknown switch \"{s}\"")))
+                        })
+                        .collect::<Result<_, _>>()?
+                }
+                "embed" => {
+                    let mut embed = Embed::default();
+                    for part in value.split(',').filter(|s| !s.is_empty()) {
+                        match part {
+                            "controls" => embed.controls = true,
+                            "caption" => embed.caption = true,
+                            "diagram" => {}
+                            other => return Err(bad(
+                                "embed",
+                                format!(
+                                    "unknown part \"{other}\" (use controls, caption or diagram)"
+                                ),
+                            )),
+                        }
+                    }
+                    link.embed = Some(embed);
+                }
+                other => return Err(bad(other, "unknown parameter")),
+            }
+        }
+        link.scenario = match (custom, name) {
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    "custom",
+                    "a link names either a built-in scenario or a custom one, not both",
+                ))
+            }
+            (Some(scenario), None) => LinkScenario::Custom(Box::new(scenario)),
+            (None, Some(name)) => {
+                let case =
+                    library::cases().into_iter().find(|c| c.name == name).ok_or_else(|| {
+                        bad("scenario", format!("there is no built-in scenario \"{name}\""))
+                    })?;
+                let variant = variant.unwrap_or_else(|| case.variants[0].clone());
+                if !case.variants.contains(&variant) {
+                    return Err(bad(
+                        "variant",
+                        format!(
+                            "{name} has no variant \"{variant}\"; it has {}",
+                            case.variants.join(", ")
+                        ),
+                    ));
+                }
+                LinkScenario::Builtin { name, variant }
+            }
+            (None, None) => return Err(bad("scenario", "the link names no scenario")),
+        };
+        Ok(link)
+    }
+
+    /// The scenario this link shows, with its policy override and switches applied.
+    pub fn resolve(&self) -> Result<Scenario, LinkError> {
+        let mut scenario = match &self.scenario {
+            LinkScenario::Builtin { name, variant } => library::scenario(name, Some(variant))
+                .ok_or_else(|| {
+                    bad("scenario", format!("there is no built-in scenario \"{name}/{variant}\""))
+                })?,
+            LinkScenario::Custom(s) => (**s).clone(),
+        };
+        if let Some(policy) = self.policy {
+            scenario.stores.iter_mut().for_each(|s| s.policy = policy);
+            if let Some(g) = scenario.gateway.as_mut() {
+                g.policy = policy;
+            }
+        }
+        Ok(crate::scenario::switches::broken(&scenario, &self.switches))
+    }
+}
+
+fn decode_custom(value: &str) -> Result<Scenario, LinkError> {
+    let bytes = B64.decode(value).map_err(|e| {
+        bad(
+            "custom",
+            format!(
+                "the scenario in the link is damaged or cut off ({e}); copy the whole link again"
+            ),
+        )
+    })?;
+    let json = String::from_utf8(bytes)
+        .map_err(|_| bad("custom", "the scenario in the link is damaged (not text)"))?;
+    Scenario::from_json(&json).map_err(|e| {
+        if e.problem.contains("EOF") {
+            bad("custom", "the scenario in the link is cut off; copy the whole link again")
+        } else {
+            bad("custom", format!("the scenario in the link is invalid: {e}"))
+        }
+    })
+}
+
+fn parse_policy(value: &str) -> Result<SameGenerationPolicy, LinkError> {
+    match value {
+        "allow-same" | "allow_same" => Ok(SameGenerationPolicy::AllowSame),
+        "strict" | "strictly_newer" => Ok(SameGenerationPolicy::StrictlyNewer),
+        other => {
+            Err(bad("policy", format!("\"{other}\" is not a policy (use allow-same or strict)")))
+        }
+    }
+}
+
+fn policy_name(policy: SameGenerationPolicy) -> &'static str {
+    match policy {
+        SameGenerationPolicy::AllowSame => "allow-same",
+        SameGenerationPolicy::StrictlyNewer => "strict",
+    }
+}
+
+fn parse_flag(param: &str, value: &str) -> Result<bool, LinkError> {
+    match value {
+        "1" | "true" | "" => Ok(true),
+        "0" | "false" => Ok(false),
+        other => Err(bad(param, format!("\"{other}\" is not 0 or 1"))),
+    }
+}
+
+fn enum_name<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}

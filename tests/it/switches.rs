@@ -1,0 +1,55 @@
+//! "Break the protocol" switches: flipping the one protection a broken story lacks makes the
+//! explorer find the same kind of failure in the fenced story.
+
+use fencelab_core::scenario::library;
+use fencelab_core::scenario::switches::{broken, Switch};
+use fencelab_core::InvariantKind::{self, *};
+use fencelab_core::*;
+
+const FLIPS: &[(&str, &str, Switch, InvariantKind)] = &[
+    ("paused-worker", "fenced", Switch::UnfencedStore, StaleWriteAccepted),
+    ("check-then-write", "atomic", Switch::CheckThenWrite, StaleWriteAccepted),
+    ("secondary-path", "fenced", Switch::UnfencedSecondaryPath, StaleWriteAccepted),
+    ("wall-clock-tokens", "fenced", Switch::WallClockTokens, FinalValueNotFromLatestOwner),
+    ("authority-restart", "fenced", Switch::VolatileCounter, GenerationReissued),
+    ("store-restart", "fenced", Switch::HighestNotPersisted, StaleWriteAccepted),
+    ("forged-token", "authenticated", Switch::UnauthenticatedTokens, StaleWriteAccepted),
+    ("payment-capture", "fenced", Switch::UnfencedGateway, EffectDeliveredTwice),
+];
+
+#[test]
+fn each_switch_breaks_the_story_that_depends_on_it() {
+    for (name, variant, switch, invariant) in FLIPS {
+        let fenced = library::scenario(name, Some(variant)).unwrap();
+        assert!(switch.applies_to(&fenced), "{switch:?} applies to {name}");
+        assert!(!switch.is_on(&fenced), "{name}/{variant} starts protected");
+        let safe = Explorer::new(fenced.clone(), ExploreConfig::default()).unwrap().run();
+        assert!(matches!(safe, ExploreResult::NoViolation { .. }), "{name}/{variant}: {safe:?}");
+        let flipped = broken(&fenced, &[*switch]);
+        assert!(switch.is_on(&flipped));
+        let result = Explorer::new(flipped, ExploreConfig::default()).unwrap().run();
+        let ExploreResult::Violation { violation, .. } = result else {
+            panic!("{name} with {switch:?}: {result:?}")
+        };
+        assert_eq!(violation.invariant, *invariant, "{name} with {switch:?}");
+    }
+}
+
+#[test]
+fn switches_only_apply_where_they_change_something() {
+    let paused = library::scenario("paused-worker", Some("fenced")).unwrap();
+    let applicable: Vec<Switch> =
+        Switch::ALL.into_iter().filter(|s| s.applies_to(&paused)).collect();
+    assert_eq!(
+        applicable,
+        [
+            Switch::UnfencedStore,
+            Switch::CheckThenWrite,
+            Switch::StrictlyNewer,
+            Switch::WallClockTokens
+        ]
+    );
+    for switch in Switch::ALL {
+        assert!(!switch.label().is_empty());
+    }
+}
