@@ -124,7 +124,7 @@ impl ShareLink {
             put("speed", &self.speed.to_string());
         }
         if !self.switches.is_empty() {
-            let names: Vec<String> = self.switches.iter().map(|s| enum_name(s)).collect();
+            let names: Vec<String> = self.switches.iter().map(enum_name).collect();
             put("break", &names.join(","));
         }
         if let Some(embed) = self.embed {
