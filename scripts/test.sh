@@ -22,6 +22,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 section "cargo test --workspace"
 cargo test --workspace
 
+section "cargo doc (broken doc links are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p fencelab-core -p fencelab-sqlite
+
 section "trunk build --release --offline"
 trunk build --release --offline
 for f in dist/*.wasm dist/*.js dist/*.css; do

@@ -1,7 +1,8 @@
 //! The scenario engine: stories of leases, pauses and writes, played step by step.
 //!
-//! A [`Scenario`] is data (JSON on disk). An [`Engine`] plays it one [`Event`] per step, checks
-//! the invariants after each, and can seek anywhere. The built-in stories live in [`library`].
+//! A [`Scenario`](model::Scenario) is data (JSON on disk). An [`Engine`](engine::Engine) plays it
+//! one [`Event`](event::Event) per step, checks the invariants after each, and can seek anywhere.
+//! The built-in stories live in [`library`]; the [`explore`] module searches every schedule.
 
 pub mod diagram;
 pub mod engine;
