@@ -80,42 +80,60 @@ fn the_kit_reports_the_first_divergence_of_a_store_that_gets_the_policy_wrong() 
     assert!(expected.contains("applied") && actual.contains("stale"), "{expected} vs {actual}");
 }
 
-/// The old client reads, waits; the new client's conditional write commits; the old client's
-/// conditional write then affects zero rows and reports the stale owner.
+/// Where the old client stops: after its read, until the new client's write has committed.
+struct Pause {
+    read_done: Arc<Barrier>,
+    committed: Arc<Barrier>,
+}
+
+impl Pause {
+    fn after_read(&self) {
+        self.read_done.wait();
+        self.committed.wait();
+    }
+}
+
+/// The article's forced interleaving on real connections: `old` runs in its own thread with its
+/// own connection and calls `pause.after_read()` after reading; meanwhile the new client (this
+/// thread, another connection) commits a fenced write with generation 8. Returns what `old`
+/// returned and the new client's store.
+fn race<R: Send + 'static>(
+    path: &Path,
+    old: impl FnOnce(PathBuf, Pause) -> R + Send + 'static,
+) -> (R, SqliteStore) {
+    open(path).write(&write(7, "a-0", "A started"), Tick(0)).unwrap();
+    let (read_done, committed) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
+    let pause = Pause { read_done: read_done.clone(), committed: committed.clone() };
+    let path_for_old = path.to_path_buf();
+    let old = thread::spawn(move || old(path_for_old, pause));
+    read_done.wait();
+    let mut new = open(path);
+    assert!(new.write(&write(8, "b-1", "B completed"), Tick(2)).unwrap().is_applied());
+    committed.wait();
+    (old.join().unwrap(), new)
+}
+
+/// The old client's conditional write then affects zero rows and reports the stale owner.
 #[test]
 fn the_two_client_race_is_fenced_by_the_conditional_update() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("race.db");
-    open(&path).write(&write(7, "a-0", "A started"), Tick(0)).unwrap();
-    let (read_done, committed) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
-
-    let old = {
-        let (path, read_done, committed) = (path.clone(), read_done.clone(), committed.clone());
-        thread::spawn(move || {
-            let mut store = open(&path);
-            let seen = value_of(&mut store).unwrap();
-            read_done.wait();
-            committed.wait();
-            // The same conditional statement the store uses, run by hand: zero rows.
-            let rows = store
-                .connection()
-                .execute(
-                    "UPDATE fenced SET highest = 7, value = 'A stale', revision = revision + 1
-                     WHERE resource = 'ledger' AND (highest < 7 OR (highest = 7 AND NOT 0))",
-                    [],
-                )
-                .unwrap();
-            let outcome = store
-                .write(&write(7, "a-1", &format!("A from {:?}", seen.value)), Tick(3))
-                .unwrap();
-            (rows, outcome)
-        })
-    };
-    read_done.wait();
-    let mut new = open(&path);
-    assert!(new.write(&write(8, "b-1", "B completed"), Tick(2)).unwrap().is_applied());
-    committed.wait();
-    let (rows, outcome) = old.join().unwrap();
+    let ((rows, outcome), mut new) = race(&dir.path().join("race.db"), |path, pause| {
+        let mut store = open(&path);
+        let seen = value_of(&mut store).unwrap();
+        pause.after_read();
+        // The same conditional statement the store uses, run by hand: zero rows.
+        let rows = store
+            .connection()
+            .execute(
+                "UPDATE fenced SET highest = 7, value = 'A stale', revision = revision + 1
+                 WHERE resource = 'ledger' AND (highest < 7 OR (highest = 7 AND NOT 0))",
+                [],
+            )
+            .unwrap();
+        let outcome =
+            store.write(&write(7, "a-1", &format!("A from {:?}", seen.value)), Tick(3)).unwrap();
+        (rows, outcome)
+    });
     assert_eq!(rows, 0);
     assert_eq!(
         outcome,
@@ -130,30 +148,19 @@ fn the_two_client_race_is_fenced_by_the_conditional_update() {
 #[test]
 fn a_read_then_write_implementation_loses_the_same_race() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("race.db");
-    open(&path).write(&write(7, "a-0", "A started"), Tick(0)).unwrap();
-    let (read_done, committed) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
-    let old = {
-        let (path, read_done, committed) = (path.clone(), read_done.clone(), committed.clone());
-        thread::spawn(move || {
-            let conn = Connection::open(&path).unwrap();
-            let highest: i64 = conn
-                .query_row("SELECT highest FROM fenced WHERE resource = 'ledger'", [], |r| r.get(0))
-                .unwrap();
-            let allowed = 7 >= highest;
-            read_done.wait();
-            committed.wait();
-            if allowed {
-                conn.execute("UPDATE fenced SET highest = 7, value = 'A stale', revision = revision + 1 WHERE resource = 'ledger'", []).unwrap();
-            }
-            allowed
-        })
-    };
-    read_done.wait();
-    let mut new = open(&path);
-    assert!(new.write(&write(8, "b-1", "B completed"), Tick(2)).unwrap().is_applied());
-    committed.wait();
-    assert!(old.join().unwrap(), "the old client's check passed before the new write");
+    let (allowed, mut new) = race(&dir.path().join("race.db"), |path, pause| {
+        let conn = Connection::open(&path).unwrap();
+        let highest: i64 = conn
+            .query_row("SELECT highest FROM fenced WHERE resource = 'ledger'", [], |r| r.get(0))
+            .unwrap();
+        let allowed = 7 >= highest;
+        pause.after_read();
+        if allowed {
+            conn.execute("UPDATE fenced SET highest = 7, value = 'A stale', revision = revision + 1 WHERE resource = 'ledger'", []).unwrap();
+        }
+        allowed
+    });
+    assert!(allowed, "the old client's check passed before the new write");
     let state = value_of(&mut new).unwrap();
     assert_eq!(
         (state.value.as_deref(), state.highest),

@@ -2,7 +2,7 @@
 //! ever breaks, whatever the interleaving.
 
 use fencelab_core::scenario::model::*;
-use fencelab_core::InvariantKind::*;
+use fencelab_core::InvariantKind;
 use fencelab_core::*;
 use proptest::prelude::*;
 
@@ -126,7 +126,7 @@ proptest! {
         let mut engine = Engine::new(scenario).expect("generated scenarios are valid").with_schedule_mode(ScheduleMode::Lenient);
         let verdict = engine.run().expect("runs to the end");
         prop_assert!(verdict.finished);
-        let safety = [StaleWriteAccepted, OperationAppliedTwice, EffectDeliveredTwice, EffectFromSupersededOwner, GenerationReissued, FinalValueNotFromLatestOwner];
+        let safety = InvariantKind::SAFETY;
         let broken: Vec<_> = verdict.violations.iter().filter(|v| safety.contains(&v.invariant)).collect();
         prop_assert!(broken.is_empty(), "{broken:#?}\n{json}");
     }

@@ -185,14 +185,7 @@ fn every_built_in_scenario_is_pinned_and_meets_its_expectations() {
 
 #[test]
 fn fenced_variants_break_none_of_the_safety_invariants() {
-    let safety = [
-        StaleWriteAccepted,
-        OperationAppliedTwice,
-        EffectDeliveredTwice,
-        EffectFromSupersededOwner,
-        GenerationReissued,
-        FinalValueNotFromLatestOwner,
-    ];
+    let safety = InvariantKind::SAFETY;
     for scenario in library::all() {
         if !matches!(
             scenario.variant.as_str(),
