@@ -35,7 +35,7 @@ pub struct Conformance {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Divergence<E: std::error::Error> {
     /// The store returned a different outcome, or ended with a different state.
-    #[error("{scenario}: write {index} ({request:?}) at {at}: the reference says {expected:?}, the store says {actual:?}")]
+    #[error("{scenario}: write {index} to {place} at {at} ({request:?}): the reference says {expected}, the store says {actual}")]
     Outcome {
         /// `name/variant` of the scenario.
         scenario: String,
@@ -43,6 +43,8 @@ pub enum Divergence<E: std::error::Error> {
         index: usize,
         /// When it was made.
         at: Tick,
+        /// `store/path/resource` by name.
+        place: String,
         /// The write, with its resource renamed per store path.
         request: Box<WriteRequest>,
         /// What the in-memory reference did.
@@ -60,10 +62,22 @@ pub enum Divergence<E: std::error::Error> {
     },
 }
 
-/// The writes that reached stores in a scenario's default run, in order, each with its resource
-/// renamed `store/path/resource` so that every store path is a resource of its own, and the
-/// spec of the store it reached.
-pub fn writes_of(scenario: &Scenario) -> Vec<(Tick, WriteRequest, StoreSpec)> {
+/// One write of a story, as the conformance kit replays it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoryWrite {
+    /// When it reached the store.
+    pub at: Tick,
+    /// The request, its resource renamed `s<store>/p<path>/r<resource>` (indices) so that every
+    /// store path is a resource of its own and names never grow too long.
+    pub request: WriteRequest,
+    /// The store it reached.
+    pub spec: StoreSpec,
+    /// `store/path/resource` by name, for messages.
+    pub place: String,
+}
+
+/// The writes that reached stores in a scenario's default run, in order.
+pub fn writes_of(scenario: &Scenario) -> Vec<StoryWrite> {
     let Ok(mut engine) = Engine::new(scenario.clone()) else { return Vec::new() };
     // A schedule that does not fit is played as far as it goes.
     while let Ok(Some(_)) = engine.step() {}
@@ -73,11 +87,14 @@ pub fn writes_of(scenario: &Scenario) -> Vec<(Tick, WriteRequest, StoreSpec)> {
         .filter_map(|record| match &record.event {
             Event::WriteArrived { store, path, request, .. }
             | Event::CheckPassed { store, path, request, .. } => {
-                let spec = scenario.stores.iter().find(|s| &s.name == store)?.clone();
-                let name = format!("{store}/{path}/{}", request.resource);
+                let s = scenario.stores.iter().position(|s| &s.name == store)?;
+                let spec = scenario.stores[s].clone();
+                let p = spec.paths.iter().position(|p| &p.name == path).map_or(0, |p| p + 1);
+                let r = scenario.resources.iter().position(|r| *r == request.resource.as_str())?;
+                let place = format!("{store}/{path}/{}", request.resource);
                 let mut request = request.clone();
-                request.resource = ResourceId::new(name).ok()?;
-                Some((record.at, request, spec))
+                request.resource = ResourceId::new(format!("s{s}/p{p}/r{r}")).ok()?;
+                Some(StoryWrite { at: record.at, request, spec, place })
             }
             _ => None,
         })
@@ -97,7 +114,7 @@ pub fn check_store<S: FencedStore>(
         let store_error = |error| Divergence::Store { scenario: label.clone(), error };
         let mut stores: Vec<(String, S, MemoryStore)> = Vec::new();
         let writes = writes_of(scenario);
-        for (index, (at, request, spec)) in writes.iter().enumerate() {
+        for (index, StoryWrite { at, request, spec, place }) in writes.iter().enumerate() {
             if !stores.iter().any(|(name, _, _)| *name == spec.name) {
                 let store = make(spec).map_err(store_error)?;
                 stores.push((
@@ -115,6 +132,7 @@ pub fn check_store<S: FencedStore>(
                     scenario: label,
                     index,
                     at: *at,
+                    place: place.clone(),
                     request: Box::new(request.clone()),
                     expected: describe(&expected),
                     actual: describe(&actual),
@@ -122,7 +140,7 @@ pub fn check_store<S: FencedStore>(
             }
             report.writes += 1;
         }
-        for (index, (at, request, spec)) in writes.iter().enumerate() {
+        for (index, StoryWrite { at, request, spec, place }) in writes.iter().enumerate() {
             let (_, store, reference) =
                 stores.iter_mut().find(|(name, _, _)| *name == spec.name).expect("created above");
             let expected = reference.read(&request.resource).unwrap_or_else(|never| match never {});
@@ -132,6 +150,7 @@ pub fn check_store<S: FencedStore>(
                     scenario: label,
                     index,
                     at: *at,
+                    place: place.clone(),
                     request: Box::new(request.clone()),
                     expected: format!("final state {}", show_value(&expected)),
                     actual: format!("final state {}", show_value(&actual)),

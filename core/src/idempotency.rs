@@ -108,15 +108,37 @@ impl IdempotencyStore {
     }
 
     /// Forgets every entry older than the maximum age at `now` and returns what was forgotten.
+    ///
+    /// An entry expires once `max_age` ticks have passed since it was recorded; entries
+    /// recorded "after" `now` (a caller whose clock went back) are kept. Every entry is looked
+    /// at, so the rule holds even when calls do not come in time order.
     pub fn expire(&mut self, now: Tick) -> Vec<Forgotten> {
         let Some(max_age) = self.retention.max_age else { return Vec::new() };
-        let mut forgotten = Vec::new();
-        while let Some(oldest) = self.order.front().and_then(|op| self.entries.get(op)) {
-            if now.since(oldest.recorded_at) < max_age {
-                break;
-            }
-            forgotten.extend(self.forget_oldest(now, ForgetReason::Age { max_age }));
+        let expired =
+            |r: &StoredResult| now.0.checked_sub(r.recorded_at.0).is_some_and(|age| age >= max_age);
+        if !self.entries.values().any(expired) {
+            return Vec::new();
         }
+        let mut forgotten = Vec::new();
+        let mut kept = VecDeque::with_capacity(self.order.len());
+        for operation in std::mem::take(&mut self.order) {
+            match self.entries.get(&operation).copied() {
+                Some(result) if expired(&result) => {
+                    self.entries.remove(&operation);
+                    let record = Forgotten {
+                        operation,
+                        result,
+                        at: now,
+                        reason: ForgetReason::Age { max_age },
+                    };
+                    self.forgotten.push(record.clone());
+                    forgotten.push(record);
+                }
+                Some(_) => kept.push_back(operation),
+                None => {}
+            }
+        }
+        self.order = kept;
         forgotten
     }
 
@@ -190,7 +212,9 @@ impl WriteOutcome {
 /// A fenced register with an idempotency store in front of it: the complete write boundary.
 ///
 /// Checks run in this order, all inside one call:
-/// 1. the generation (a stale owner is rejected even when its operation id is new or remembered);
+/// 1. the generation (a stale owner is rejected even when its operation id is new or remembered;
+///    the one exception is the strict policy's own retry, which presents the generation that is
+///    now the highest and gets its stored result back);
 /// 2. the operation id (a remembered operation returns its stored result and applies nothing);
 /// 3. the expected revision, if given;
 /// 4. then the write applies and its result is remembered.
@@ -220,7 +244,15 @@ impl FencedResource {
         if let Err(rejection) =
             fence.and_then(|()| self.register.check_generation(request.generation))
         {
-            return WriteOutcome::Rejected(rejection);
+            // Under the strict policy the owner's own retry presents the generation that is now
+            // the highest. It is a retry, not a second write: return what the first one got.
+            let own_retry = matches!(rejection, WriteRejection::Stale { presented, highest } if presented == highest);
+            match self.idempotency.lookup(&request.operation) {
+                Some(stored) if own_retry && stored.generation == request.generation => {
+                    return WriteOutcome::Replayed(*stored)
+                }
+                _ => return WriteOutcome::Rejected(rejection),
+            }
         }
         if let Some(stored) = self.idempotency.lookup(&request.operation) {
             return WriteOutcome::Replayed(*stored);

@@ -189,12 +189,14 @@ impl ShareLink {
                             "controls" => embed.controls = true,
                             "caption" => embed.caption = true,
                             "diagram" => {}
-                            other => return Err(bad(
-                                "embed",
-                                format!(
+                            other => {
+                                return Err(bad(
+                                    "embed",
+                                    format!(
                                     "unknown part \"{other}\" (use controls, caption or diagram)"
                                 ),
-                            )),
+                                ))
+                            }
                         }
                     }
                     link.embed = Some(embed);

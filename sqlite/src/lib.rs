@@ -202,7 +202,7 @@ impl SqliteStore {
         let tx =
             self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&err)?;
         let outcome = decide(&tx, options, request, now).map_err(|e| match e {
-            Failure::Sql(e) => err(e),
+            Failure::Sql(e) | Failure::Store(StoreError::Sqlite(e)) => err(e),
             Failure::Store(e) => e,
         })?;
         tx.commit().map_err(&err)?;
@@ -237,6 +237,29 @@ impl ForgetReasonLabel {
             ForgetReason::Explicit => self.0 == "explicit",
         }
     }
+}
+
+/// The stored result of an operation on a resource, if remembered.
+fn stored_result(
+    conn: &Connection,
+    resource: &str,
+    operation: &str,
+) -> Result<Option<StoredResult>, StoreError> {
+    let row: Option<(i64, i64, i64)> = conn
+        .query_row(
+            "SELECT generation, revision, recorded_at FROM fenced_ops WHERE resource = ?1 AND operation = ?2",
+            [resource, operation],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()
+        .map_err(StoreError::Sqlite)?;
+    row.map(|(g, rev, at)| {
+        let generation = generation_from_sql(g)?;
+        let applied = Applied { generation, revision: revision_from_sql(rev)? };
+        let recorded_at = Tick(u64::try_from(at).unwrap_or(0));
+        Ok(StoredResult { generation, applied, recorded_at })
+    })
+    .transpose()
 }
 
 /// A SQL failure, or a store-level one, inside a write.
@@ -300,26 +323,21 @@ fn decide(
         None => None,
     };
     let highest = current.map(|(h, _)| h);
+    let stored = stored_result(tx, resource, request.operation.as_str())?;
     if let Some(h) = highest.filter(|_| !options.policy.admits(highest, request.generation)) {
-        return Ok(WriteOutcome::Rejected(WriteRejection::Stale {
-            presented: request.generation,
-            highest: h,
-        }));
+        // The strict policy's own retry: the same reference rule as `FencedResource::write`.
+        return Ok(match stored {
+            Some(s) if h == request.generation && s.generation == request.generation => {
+                WriteOutcome::Replayed(s)
+            }
+            _ => WriteOutcome::Rejected(WriteRejection::Stale {
+                presented: request.generation,
+                highest: h,
+            }),
+        });
     }
-
-    let stored: Option<(i64, i64, i64)> = tx
-            .query_row(
-                "SELECT generation, revision, recorded_at FROM fenced_ops WHERE resource = ?1 AND operation = ?2",
-                [resource, request.operation.as_str()],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()
-            ?;
-    if let Some((g, rev, at)) = stored {
-        let generation = generation_from_sql(g)?;
-        let recorded_at = Tick(u64::try_from(at).unwrap_or(0));
-        let applied = Applied { generation, revision: revision_from_sql(rev)? };
-        return Ok(WriteOutcome::Replayed(StoredResult { generation, applied, recorded_at }));
+    if let Some(stored) = stored {
+        return Ok(WriteOutcome::Replayed(stored));
     }
 
     // The fence itself: one conditional statement carries the generation rule and the
@@ -415,25 +433,10 @@ impl FencedStore for SqliteStore {
         resource: &ResourceId,
         operation: &OperationId,
     ) -> Result<Option<StoredResult>, StoreError> {
-        let err = self.err();
-        let row: Option<(i64, i64, i64)> = self
-            .conn
-            .query_row(
-                "SELECT generation, revision, recorded_at FROM fenced_ops WHERE resource = ?1 AND operation = ?2",
-                [resource.as_str(), operation.as_str()],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()
-            .map_err(&err)?;
-        row.map(|(g, rev, at)| {
-            let generation = generation_from_sql(g)?;
-            let applied = Applied { generation, revision: revision_from_sql(rev)? };
-            Ok(StoredResult {
-                generation,
-                applied,
-                recorded_at: Tick(u64::try_from(at).unwrap_or(0)),
-            })
+        let busy = self.options.busy_timeout;
+        stored_result(&self.conn, resource.as_str(), operation.as_str()).map_err(|e| match e {
+            StoreError::Sqlite(e) => StoreError::from_sqlite(e, busy),
+            other => other,
         })
-        .transpose()
     }
 }

@@ -347,3 +347,45 @@ fn operation_ids_and_retention_match_the_reference() {
     assert_eq!(forgotten.len(), 1);
     assert!(forgotten[0].1.matches(&ForgetReason::Age { max_age: 10 }));
 }
+
+/// Sequences the built-in stories never produce (time going back, the strict policy's own
+/// retry) must still match the reference exactly.
+#[test]
+fn odd_sequences_match_the_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    for (case, (policy, retention, steps)) in [
+        (
+            SameGenerationPolicy::AllowSame,
+            Retention { max_entries: None, max_age: Some(3) },
+            vec![("op1", 1, 6), ("op2", 1, 2), ("op3", 1, 5), ("op2", 1, 5)],
+        ),
+        (
+            SameGenerationPolicy::StrictlyNewer,
+            Retention::FOREVER,
+            vec![("op", 3, 1), ("op", 3, 2), ("op-2", 3, 3), ("op-3", 4, 4), ("op", 3, 5)],
+        ),
+        (
+            SameGenerationPolicy::AllowSame,
+            Retention { max_entries: NonZeroUsize::new(1), max_age: Some(0) },
+            vec![("a", 1, 5), ("b", 1, 4), ("a", 1, 4), ("b", 2, 9)],
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let file = dir.path().join(format!("odd-{case}.db"));
+        let mut sqlite =
+            SqliteStore::open(&file, Options { policy, retention, ..Options::default() }).unwrap();
+        let mut memory = MemoryStore::new(policy, retention);
+        for (op, generation, t) in steps {
+            let request = write(generation, op, op);
+            let expected = memory.write(&request, Tick(t)).unwrap();
+            assert_eq!(
+                sqlite.write(&request, Tick(t)).unwrap(),
+                expected,
+                "{op} at t={t} ({policy:?}, {retention:?})"
+            );
+        }
+        assert_eq!(sqlite.read(&ledger()).unwrap(), memory.read(&ledger()).unwrap());
+    }
+}

@@ -13,6 +13,7 @@ mod idempotency;
 mod log;
 mod properties;
 mod register;
+mod regressions;
 mod scenario_errors;
 mod scenario_properties;
 mod scenarios;

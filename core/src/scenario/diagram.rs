@@ -331,7 +331,8 @@ impl Builder {
             Event::Resumed { .. }
             | Event::Computing { .. }
             | Event::WorkerFinished { .. }
-            | Event::PauseSkipped { .. } => {}
+            | Event::PauseSkipped { .. }
+            | Event::PauseIgnored { .. } => {}
             Event::ReadValue { worker, revision, .. } => {
                 self.mark(
                     step,

@@ -497,6 +497,12 @@ impl Engine {
             Fault::PauseWorker { worker, ticks, reason } => {
                 let w = self.state.workers.iter().position(|x| x.name == worker).unwrap_or(0);
                 let until = self.state.now.after(ticks);
+                if matches!(
+                    self.state.workers[w].status,
+                    WorkerStatus::Finished | WorkerStatus::Stopped { .. }
+                ) {
+                    return Event::PauseIgnored { worker, ticks };
+                }
                 Arc::make_mut(&mut self.state.workers[w]).status =
                     WorkerStatus::Paused { until, reason };
                 let later = self.state.workers[w].pending.map_or(until, |k| k.at.max(until));
@@ -556,10 +562,19 @@ impl Engine {
     }
 
     fn resume(&mut self, w: usize) -> Event {
-        Arc::make_mut(&mut self.state.workers[w]).pending = None;
-        Arc::make_mut(&mut self.state.workers[w]).status = WorkerStatus::Running;
+        let worker = Arc::make_mut(&mut self.state.workers[w]);
+        worker.pending = None;
+        // A worker frozen while its grant was on the way goes back to waiting for it; any other
+        // worker carries on with its script.
+        match worker.awaiting_grant.clone() {
+            Some(resource) => worker.status = WorkerStatus::AwaitingGrant { resource },
+            None => {
+                worker.status = WorkerStatus::Running;
+                let now = self.state.now;
+                self.schedule_worker(w, now, false);
+            }
+        }
         let now = self.state.now;
-        self.schedule_worker(w, now, false);
         let worker = &self.state.workers[w];
         let held = worker.leases.iter().next().map(|(r, l)| (r.clone(), l.generation));
         let (resource, believes) = held.map_or((None, None), |(r, g)| (Some(r), Some(g)));
@@ -729,10 +744,18 @@ impl Engine {
                         .copied()
                         .unwrap_or_default(),
                 });
+                // Validation guarantees both names; a scenario built in code without validating
+                // stops the worker instead of panicking.
+                let (Ok(resource), Ok(operation_id)) =
+                    (ResourceId::new(write.resource.clone()), OperationId::new(operation.clone()))
+                else {
+                    return self
+                        .stop(w, format!("operation id or resource name of step {pc} is invalid"));
+                };
                 let request = WriteRequest {
-                    resource: ResourceId::new(write.resource.clone()).expect("validated"),
+                    resource,
                     generation,
-                    operation: OperationId::new(operation.clone()).expect("validated"),
+                    operation: operation_id,
                     expected_revision,
                     value: write.value.clone(),
                 };
@@ -747,10 +770,16 @@ impl Engine {
                     Err(reason) => return self.stop(w, reason),
                 };
                 let workflow = effect.workflow.clone().unwrap_or_else(|| effect.resource.clone());
+                let (Ok(workflow), Ok(operation_id)) =
+                    (WorkflowKey::new(workflow), OperationId::new(operation.clone()))
+                else {
+                    return self
+                        .stop(w, format!("operation id or workflow key of step {pc} is invalid"));
+                };
                 let request = EffectRequest {
-                    workflow: WorkflowKey::new(workflow).expect("validated"),
+                    workflow,
                     generation,
-                    operation: OperationId::new(operation.clone()).expect("validated"),
+                    operation: operation_id,
                     effect: effect.effect.clone(),
                 };
                 let body = MessageBody::Effect {
@@ -763,9 +792,29 @@ impl Engine {
                 self.send(w, operation, body, effect.delay + alternative, None)
             }
             Step::Retry { operation } => {
-                let Some((body, seq)) = self.state.workers[w].sent.get(&operation).cloned() else {
+                let Some((mut body, seq)) = self.state.workers[w].sent.get(&operation).cloned()
+                else {
                     return self.stop(w, format!("it never sent operation {operation}"));
                 };
+                // The request is the same, but it is sent now: whether its lease is still valid
+                // is judged at this moment, not when it was first sent.
+                let (resource, epoch) = match &body {
+                    MessageBody::Write { request, ghost, .. } => {
+                        (request.resource.to_string(), ghost.epoch)
+                    }
+                    MessageBody::Effect { resource, ghost, .. } => (resource.clone(), ghost.epoch),
+                    MessageBody::Grant { .. } => {
+                        return self.stop(w, format!("operation {operation} is not a request"))
+                    }
+                };
+                let r = self.resource_index(&resource);
+                let valid =
+                    self.state.ghost.live[r].is_some_and(|(e, until)| e == epoch && now < until);
+                if let MessageBody::Write { ghost, .. } | MessageBody::Effect { ghost, .. } =
+                    &mut body
+                {
+                    ghost.lease_valid_at_send = valid;
+                }
                 advance(self, now);
                 self.send(w, operation, body, alternative, Some(seq))
             }
@@ -913,8 +962,9 @@ impl Engine {
                 };
                 self.state.in_flight.insert(id, message);
                 self.schedule(arrives_at, Pending::Deliver(id));
-                Arc::make_mut(&mut self.state.workers[w]).status =
-                    WorkerStatus::AwaitingGrant { resource: resource.to_string() };
+                let worker = Arc::make_mut(&mut self.state.workers[w]);
+                worker.status = WorkerStatus::AwaitingGrant { resource: resource.to_string() };
+                worker.awaiting_grant = Some(resource.to_string());
                 Event::LeaseGranted {
                     worker: name,
                     resource: resource.to_string(),
@@ -953,6 +1003,7 @@ impl Engine {
             MessageBody::Grant { resource, lease } => {
                 let worker = Arc::make_mut(&mut self.state.workers[w]);
                 worker.leases.insert(resource.clone(), lease);
+                worker.awaiting_grant = None;
                 worker.pc += 1;
                 let paused = matches!(worker.status, WorkerStatus::Paused { .. });
                 if !paused {
@@ -1007,7 +1058,6 @@ impl Engine {
         let now = self.state.now;
         let resource = request.resource.to_string();
         let key = (path.clone(), resource.clone());
-        self.note_attempt(s, &path, &resource, ghost.epoch, &message.worker);
         let enforcement = self.state.stores[s].cells[&key].enforcement;
         let verified = if enforcement == Enforcement::Unfenced {
             Ok(())
@@ -1110,6 +1160,16 @@ impl Engine {
         ghost: MessageGhost,
     ) -> Event {
         let resource = request.resource.to_string();
+        // A write counts as the latest owner's attempt when it applied or was refused by the
+        // fence. A replay or a revision conflict is the fence working as designed and says
+        // nothing about whose value should win.
+        let fenced_out = matches!(
+            outcome,
+            WriteOutcome::Rejected(WriteRejection::Stale { .. } | WriteRejection::InvalidToken(_))
+        );
+        if outcome.is_applied() || fenced_out {
+            self.note_attempt(s, &path, &resource, ghost.epoch, &message.worker);
+        }
         if outcome.is_applied() {
             self.check_accepted_write(s, &path, &resource, &request, &message, ghost);
         }
@@ -1391,6 +1451,7 @@ fn initial_state(scenario: &Scenario) -> SimState {
                     send_seq: 0,
                     pending: None,
                     slowed: (0, 0),
+                    awaiting_grant: None,
                 })
             })
             .collect(),

@@ -111,6 +111,13 @@ pub enum Event {
         /// The generation it believes it holds, if any.
         believes: Option<Generation>,
     },
+    /// A pause fault hit a worker that had already stopped.
+    PauseIgnored {
+        /// The worker.
+        worker: String,
+        /// How long the pause would have been.
+        ticks: u64,
+    },
     /// An optional pause did not happen this time.
     PauseSkipped {
         /// The worker.
@@ -355,6 +362,7 @@ impl Event {
             | Event::WorkerStopped { worker, .. }
             | Event::MessagesDelayed { worker, .. }
             | Event::PauseSkipped { worker, .. }
+            | Event::PauseIgnored { worker, .. }
             | Event::WorkerFinished { worker } => worker,
             Event::AuthorityRestarted { .. } => "authority",
             Event::StoreRestarted { store, .. } => store,
@@ -480,6 +488,9 @@ impl Event {
             Event::EffectArrived { worker, partner, request, dropped: Some(reason), .. } => format!(
                 "The gateway drops {worker}'s request ({}) before calling {partner}: {reason}.",
                 request.effect
+            ),
+            Event::PauseIgnored { worker, ticks } => format!(
+                "A {ticks}-tick pause hits {worker}, which has already stopped: nothing changes."
             ),
             Event::PauseSkipped { worker, ticks } => format!(
                 "{worker} runs on: the optional {ticks}-tick pause does not happen in this run."

@@ -67,6 +67,8 @@ pub struct WorkerState {
     pub(crate) pending: Option<AgendaKey>,
     /// Extra delay for the next messages this worker sends, and how many are left.
     pub(crate) slowed: (u64, u32),
+    /// The resource whose grant is on its way to this worker, if any.
+    pub(crate) awaiting_grant: Option<String>,
 }
 
 /// A lease as its holder sees it.

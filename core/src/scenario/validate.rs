@@ -2,10 +2,10 @@
 //! has it, so a person editing JSON by hand can find it.
 
 use crate::generation::Generation;
-use crate::ids::{ResourceId, WorkerId};
+use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
 use crate::scenario::model::{Fault, Scenario, Step};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The most workers a scenario may have.
 pub const MAX_WORKERS: usize = 10_000;
@@ -103,6 +103,7 @@ impl Scenario {
             WorkerId::new(n).map(|_| ()).map_err(|e| e.to_string())
         })?;
         let mut total = 0usize;
+        let mut workflows: BTreeMap<String, (String, String)> = BTreeMap::new();
         for (w, worker) in self.workers.iter().enumerate() {
             let at = format!("workers[{w}]");
             check_count(&format!("{at}.script"), worker.script.len(), 0, MAX_SCRIPT_STEPS)?;
@@ -117,7 +118,7 @@ impl Scenario {
             if worker.clock_offset.unsigned_abs() > MAX_TICKS {
                 return err(format!("{at}.clock_offset"), format!("must be within ±{MAX_TICKS}"));
             }
-            self.validate_script(&at, worker, &resources)?;
+            self.validate_script(&at, worker, &resources, &mut workflows)?;
         }
         for (f, fault) in self.faults.iter().enumerate() {
             let at = format!("faults[{f}]");
@@ -156,7 +157,16 @@ impl Scenario {
         at: &str,
         worker: &crate::scenario::model::WorkerSpec,
         resources: &BTreeSet<String>,
+        workflows: &mut BTreeMap<String, (String, String)>,
     ) -> Result<(), ScenarioError> {
+        let check_operation = |path: String, name: String| {
+            OperationId::new(name).map(|id| id.as_str().to_string()).map_err(|e| {
+                ScenarioError::new(
+                    path,
+                    format!("{e} (give the step an explicit, shorter operation id)"),
+                )
+            })
+        };
         let mut acquired: BTreeSet<&str> = BTreeSet::new();
         let mut operations: BTreeSet<String> = BTreeSet::new();
         let needs_lease = |path: String, resource: &str, acquired: &BTreeSet<&str>| {
@@ -212,7 +222,8 @@ impl Scenario {
                         write.path.as_deref(),
                     )?;
                     check_ticks(&format!("{here}.write.delay"), write.delay)?;
-                    operations.insert(self.operation_name(worker, s, write.operation.as_deref()));
+                    let name = self.operation_name(worker, s, write.operation.as_deref());
+                    operations.insert(check_operation(format!("{here}.write.operation"), name)?);
                 }
                 Step::Effect(effect) => {
                     if self.gateway.is_none() {
@@ -225,7 +236,29 @@ impl Scenario {
                     known(&path, "resource", &effect.resource, resources)?;
                     needs_lease(path, &effect.resource, &acquired)?;
                     check_ticks(&format!("{here}.effect.delay"), effect.delay)?;
-                    operations.insert(self.operation_name(worker, s, effect.operation.as_deref()));
+                    let name = self.operation_name(worker, s, effect.operation.as_deref());
+                    operations.insert(check_operation(format!("{here}.effect.operation"), name)?);
+                    let workflow =
+                        effect.workflow.clone().unwrap_or_else(|| effect.resource.clone());
+                    let path = format!("{here}.effect.workflow");
+                    WorkflowKey::new(workflow.clone())
+                        .map_err(|e| ScenarioError::new(path.clone(), e.to_string()))?;
+                    // The gateway compares generations per workflow; generations of different
+                    // resources come from different counters and cannot be compared.
+                    match workflows.get(&workflow) {
+                        Some((resource, first)) if *resource != effect.resource => {
+                            return Err(ScenarioError::new(
+                                path,
+                                format!(
+                                    "workflow \"{workflow}\" is already authorized by resource \"{resource}\" ({first}); all effects of one workflow must come under one resource's lease, because generations of different resources cannot be compared"
+                                ),
+                            ))
+                        }
+                        Some(_) => {}
+                        None => {
+                            workflows.insert(workflow, (effect.resource.clone(), here.clone()));
+                        }
+                    }
                 }
                 Step::Retry { operation } => {
                     if !operations.contains(operation) {
