@@ -2,75 +2,28 @@
 // Build first (`trunk build --release --offline`), then run `node --test` in this folder.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { serveStatic } from './static-server.mjs';
+import { join } from 'node:path';
+import { SCREENSHOTS, launch, openPage as open, text } from './harness.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const DIST = resolve(here, '..', 'dist');
-const SCREENSHOTS = join(here, 'screenshots');
 const NESTED = '/docs/deep/fencelab/';
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
-let server;
-let context;
-let userDataDir;
+let env;
 
 before(async () => {
-  assert.ok(
-    existsSync(join(DIST, 'index.html')),
-    `no ${DIST}/index.html: run \`trunk build --release --offline\` first`,
-  );
-  server = await serveStatic(DIST, ['/', NESTED]);
-  userDataDir = await mkdtemp(join(tmpdir(), 'fencelab-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1100, height: 900 },
-  });
-  await mkdir(SCREENSHOTS, { recursive: true });
+  env = await launch(['/', NESTED], { width: 1100, height: 900 });
 });
 
 after(async () => {
-  await context?.close();
-  await server?.close();
-  if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+  await env?.close();
 });
 
-/** Opens the page at `path` and records everything that would mean it is broken. */
+/** Opens the page at `path`, switches to the register playground tab and waits for its form. */
 async function openPage(path) {
-  const page = await context.newPage();
-  const problems = [];
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
-  });
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
-  page.on('response', (res) => {
-    if (res.status() >= 400) problems.push(`HTTP ${res.status()}: ${res.url()}`);
-  });
-  await page.goto(server.origin + path);
-  // The wasm app has started once the form is on screen.
-  await page.locator('#write').waitFor({ state: 'visible', timeout: 20_000 });
+  const { page, problems } = await open(env, path);
+  await page.click('#tab-playground');
+  await page.locator('#write').waitFor({ state: 'visible', timeout: 5_000 });
   return { page, problems };
 }
-
-const text = async (page, selector) => (await page.locator(selector).textContent())?.trim();
 
 /** Fills the form, presses Write and waits until the outcome shows this attempt. */
 async function write(page, generation, value) {
@@ -91,7 +44,7 @@ async function write(page, generation, value) {
 
 test('stale owners are fenced off; the current owner can write again', async () => {
   const { page, problems } = await openPage('/');
-  assert.equal(await page.title(), 'Fencelab · a fenced register');
+  assert.equal(await page.title(), 'Fencelab · fencing tokens, step by step');
   assert.equal(await text(page, '#highest'), 'none');
   assert.equal(await page.locator('#outcome').getAttribute('data-kind'), 'none');
 
@@ -110,7 +63,7 @@ test('stale owners are fenced off; the current owner can write again', async () 
   outcome = await write(page, '7', 'stale');
   assert.equal(outcome.kind, 'rejected', outcome.text);
   assert.match(outcome.text, /stale owner/);
-  await page.screenshot({ path: join(SCREENSHOTS, 'rejected.png'), animations: 'disabled' });
+  await page.screenshot({ path: join(SCREENSHOTS, 'register-rejected.png'), animations: 'disabled' });
   assert.equal(await text(page, '#current-value'), 'replacement');
   assert.equal(await text(page, '#highest'), '8');
   assert.equal(await text(page, '#revision'), revisionAfterFirst);
@@ -166,7 +119,7 @@ test('the page works from a nested sub-path', async () => {
   assert.equal(await text(page, '#current-value'), 'from a sub-path');
 
   // Every asset came from under the sub-path: the build uses relative URLs.
-  const assets = server.requests.filter(([, url]) => /\.(js|wasm|css)$/.test(url.split('?')[0]));
+  const assets = env.server.requests.filter(([, url]) => /\.(js|wasm|css)$/.test(url.split('?')[0]));
   const nested = assets.filter(([, url]) => url.startsWith(NESTED));
   assert.ok(nested.length >= 3, `expected js, wasm and css under ${NESTED}, got ${JSON.stringify(assets)}`);
   assert.ok(nested.every(([status]) => status === 200), JSON.stringify(nested));

@@ -1,15 +1,340 @@
-//! The root component: owns the reducer, wires DOM events to [`Action`]s, runs the flash timer.
+//! The shell: owns the reducers, wires DOM events and keys to actions, runs the timers (autoplay,
+//! the playground's flash) and keeps the current step in view. Everything it renders comes from
+//! `components/`.
 
-use gloo_timers::callback::Timeout;
+use std::cell::Cell;
+use std::rc::Rc;
+
+use gloo_timers::callback::{Interval, Timeout};
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
-use web_sys::HtmlInputElement;
+use web_sys::{Element, HtmlElement, HtmlInputElement, KeyboardEvent};
 use yew::prelude::*;
 
-use crate::state::{Action, RegisterView};
-use crate::view;
+use crate::components::compare::CompareView;
+use crate::components::controls::Controls;
+use crate::components::diagram::{Diagram, Legend};
+use crate::components::editor::Editor;
+use crate::components::icons::Icon;
+use crate::components::log::Log;
+use crate::components::panels::{Caption, Panels};
+use crate::components::picker::Picker;
+use crate::components::register as view;
+use crate::playground::{Action as PlaygroundAction, RegisterView};
+use crate::viz::layout::ROW;
+use crate::viz::state::{Action, Address, Tab, Viz};
 
-/// How long a fresh outcome stays highlighted, in milliseconds.
+/// How long a fresh playground outcome stays highlighted, in milliseconds.
 const FLASH_MS: u32 = 900;
+
+/// Maps a key press to an action, unless it belongs to a text field or a focused control.
+fn key_action(event: &KeyboardEvent) -> Option<Action> {
+    if event.ctrl_key() || event.meta_key() || event.alt_key() {
+        return None;
+    }
+    let tag = event
+        .target()
+        .and_then(|t| t.dyn_into::<Element>().ok())
+        .map(|e| e.tag_name().to_ascii_lowercase())
+        .unwrap_or_default();
+    if matches!(tag.as_str(), "input" | "textarea" | "select") {
+        return None;
+    }
+    match event.key().as_str() {
+        // A focused button already answers Space with a click.
+        " " if tag == "button" => None,
+        " " | "Spacebar" => Some(Action::TogglePlay),
+        "ArrowLeft" => Some(Action::Back),
+        "ArrowRight" => Some(Action::Forward),
+        "Home" => Some(Action::ToStart),
+        "End" => Some(Action::ToEnd),
+        _ => None,
+    }
+}
+
+/// A compare-mode diagram to keep in view: its box, the current row, the current lanes.
+type Follow = (NodeRef, f64, Option<(f64, f64)>);
+
+/// Scrolls `container` so that `y` (in its content) is comfortably in view.
+fn keep_in_view(container: &Element, y: f64, margin: f64) {
+    let top = f64::from(container.scroll_top());
+    let height = f64::from(container.client_height());
+    if height <= 0.0 {
+        return;
+    }
+    if y < top + margin || y > top + height - margin {
+        container.set_scroll_top((y - height / 2.0).max(0.0) as i32);
+    }
+}
+
+/// Scrolls `container` sideways so that `from..to` (in its content) is in view, on screens too
+/// narrow for every lane. Wide screens never scroll.
+fn keep_in_view_x(container: &Element, (from, to): (f64, f64)) {
+    let left = f64::from(container.scroll_left());
+    let width = f64::from(container.client_width());
+    if width <= 0.0 || f64::from(container.scroll_width()) <= width {
+        return;
+    }
+    let (from, to) = (from - 30.0, to + 150.0);
+    if from < left || to > left + width {
+        let target = if to - from > width { from } else { (from + to - width) / 2.0 };
+        container.set_scroll_left(target.max(0.0) as i32);
+    }
+}
+
+#[component]
+pub fn App() -> Html {
+    // A link can name the story, variant, policy, step and embedded parts in its fragment.
+    let state = use_reducer(|| {
+        let fragment = web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default();
+        Viz::from_address(&Address::parse(&fragment))
+    });
+    let tab = use_mut_ref(|| Cell::new(Tab::Visualizer));
+    tab.borrow().set(state.tab);
+
+    // Keys: Space play/pause, Left/Right step, Home/End jump. One listener for the page's life.
+    {
+        let dispatcher = state.dispatcher();
+        let tab = Rc::clone(&tab);
+        use_effect_with((), move |_| {
+            let listener = Closure::<dyn Fn(KeyboardEvent)>::new(move |event: KeyboardEvent| {
+                if tab.borrow().get() != Tab::Visualizer {
+                    return;
+                }
+                if let Some(action) = key_action(&event) {
+                    event.prevent_default();
+                    dispatcher.dispatch(action);
+                }
+            });
+            let document = web_sys::window().and_then(|w| w.document());
+            if let Some(document) = &document {
+                let _ = document
+                    .add_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
+            }
+            move || {
+                if let Some(document) = document {
+                    let _ = document.remove_event_listener_with_callback(
+                        "keydown",
+                        listener.as_ref().unchecked_ref(),
+                    );
+                }
+                drop(listener);
+            }
+        });
+    }
+
+    // Autoplay: one step per interval while playing. Dropping the Interval stops it.
+    {
+        let dispatcher = state.dispatcher();
+        use_effect_with((state.playing, state.interval_ms()), move |(playing, ms)| {
+            let timer =
+                playing.then(|| Interval::new(*ms, move || dispatcher.dispatch(Action::Tick)));
+            move || drop(timer)
+        });
+    }
+
+    // Keep the current step in view in the diagram and the log.
+    let diagram_ref = use_node_ref();
+    let log_ref = use_node_ref();
+    let compare_refs = (use_node_ref(), use_node_ref());
+    {
+        let (diagram_ref, log_ref) = (diagram_ref.clone(), log_ref.clone());
+        let y = state.run.layout.now_y(state.position);
+        let x = state.position.checked_sub(1).and_then(|s| state.run.layout.focus_x(s));
+        let compared: Vec<Follow> = state
+            .compare
+            .iter()
+            .flat_map(|c| [(&c.left, &compare_refs.0), (&c.right, &compare_refs.1)])
+            .filter_map(|(side, node)| {
+                let run = side.run.as_ref().ok()?;
+                let x = side.position.checked_sub(1).and_then(|s| run.layout.focus_x(s));
+                Some((node.clone(), run.layout.now_y(side.position), x))
+            })
+            .collect();
+        let cursor = state.cursor();
+        let position = state.position;
+        use_effect_with((state.position, state.run.clone(), cursor), move |_| {
+            if let Some(diagram) = diagram_ref.cast::<Element>() {
+                keep_in_view(&diagram, y + 70.0, ROW * 2.5);
+                if let Some(x) = x {
+                    keep_in_view_x(&diagram, x);
+                }
+            }
+            for (node, y, x) in compared {
+                if let Some(diagram) = node.cast::<Element>() {
+                    keep_in_view(&diagram, y + 70.0, ROW * 2.5);
+                    if let Some(x) = x {
+                        keep_in_view_x(&diagram, x);
+                    }
+                }
+            }
+            if let Some(log) = log_ref.cast::<Element>() {
+                let selector = format!(".entry[data-step=\"{}\"]", position.saturating_sub(1));
+                let current = log.query_selector(&selector).ok().flatten();
+                if let Some(entry) = current.and_then(|e| e.dyn_into::<HtmlElement>().ok()) {
+                    keep_in_view(&log, f64::from(entry.offset_top()), 40.0);
+                }
+            }
+        });
+    }
+
+    let on = {
+        let dispatcher = state.dispatcher();
+        use_callback((), move |action: Action, _| dispatcher.dispatch(action))
+    };
+    let on_seek = {
+        let dispatcher = state.dispatcher();
+        use_callback((), move |position: usize, _| dispatcher.dispatch(Action::Seek(position)))
+    };
+
+    let tabs = html! {
+        <nav class="tabs" aria-label="Views">
+            { for [(Tab::Visualizer, "tab-visualizer", "Visualizer"), (Tab::Playground, "tab-playground", "Register playground")]
+                .into_iter().map(|(t, id, label)| html! {
+                    <button id={id} type="button" class={classes!("tab", (state.tab == t).then_some("on"))}
+                        aria-current={(state.tab == t).then_some("page")}
+                        onclick={on.reform(move |_: MouseEvent| Action::Tab(t))}>{ label }</button>
+                }) }
+        </nav>
+    };
+    let header = html! {
+        <header class="topbar">
+            <div class="brand">
+                <svg class="logo" viewBox="0 0 24 24" width="26" height="26" aria-hidden="true">
+                    <rect x="2" y="2" width="20" height="20" rx="6" class="logo-bg" />
+                    <path d="M7 6v12M12 6v12M17 6v12M5 10h14M5 15h14" class="logo-fg" />
+                </svg>
+                <span class="brand-name">{ "Fencelab" }</span>
+            </div>
+            { tabs }
+        </header>
+    };
+    if state.embed.is_some() {
+        return html! {
+            <main class="embed">
+                { visualizer(&state, &on, &on_seek, (&diagram_ref, &log_ref), &compare_refs) }
+            </main>
+        };
+    }
+    let body = match state.tab {
+        Tab::Playground => html! { <Playground /> },
+        Tab::Visualizer => {
+            visualizer(&state, &on, &on_seek, (&diagram_ref, &log_ref), &compare_refs)
+        }
+    };
+    html! {
+        <div class="app">
+            { header }
+            <main class="page wide">{ body }</main>
+            <footer class="footer">
+                { "Runs entirely in your browser: every step is " }<code>{ "fencelab-core" }</code>
+                { " compiled to WebAssembly. Nothing is sent anywhere." }
+            </footer>
+        </div>
+    }
+}
+
+fn visualizer(
+    state: &Viz,
+    on: &Callback<Action>,
+    on_seek: &Callback<usize>,
+    (diagram_ref, log_ref): (&NodeRef, &NodeRef),
+    compare_refs: &(NodeRef, NodeRef),
+) -> Html {
+    let scenario = &state.run.scenario;
+    let (at, end) = state.cursor();
+    let (unit, now) = match &state.compare {
+        Some(c) => ("tick", c.now()),
+        None => ("step", state.run.tick_at(state.position)),
+    };
+    let compare_on = state.compare.is_some();
+    let steps: Vec<_> = state.current().cloned().into_iter().collect();
+    let kind = state
+        .current()
+        .and_then(|r| state.run.layout.step_kinds.get(r.index))
+        .copied()
+        .unwrap_or("");
+    let main = match &state.compare {
+        Some(compare) => html! {
+            <CompareView compare={compare.clone()} on={on.clone()} on_seek={on_seek.clone()}
+                nodes={compare_refs.clone()} />
+        },
+        None => html! {
+            <div class={classes!("stage", (!state.shows("panels")).then_some("alone"))}>
+                <section class="card diagram-card" aria-labelledby="diagram-title">
+                    <h2 id="diagram-title" class="sr-only">{ "Swimlane diagram" }</h2>
+                    <Diagram run={state.run.clone()} position={state.position} frame={state.frame.clone()}
+                        id="main" on_seek={on_seek.clone()} node={diagram_ref.clone()} />
+                    if state.shows("legend") {
+                        <Legend />
+                    }
+                </section>
+                if state.shows("panels") {
+                    <aside class="side-panels" aria-label="State at this step">
+                        <Panels frame={state.frame.clone()} />
+                    </aside>
+                }
+            </div>
+        },
+    };
+    let embedded = state.embed.is_some();
+    html! {
+        <>
+            if state.shows("picker") {
+            <section class="card story" aria-labelledby="story-title">
+                <Picker cases={state.cases.clone()} case={state.case.clone()} variant={state.variant.clone()}
+                    policy={state.policy} edited={state.edited} on={on.clone()} />
+                <div class="story-text">
+                    <h1 id="story-title">
+                        { scenario.title.clone() }
+                        <span class={classes!("badge", if state.edited { "edited" } else { "variant" })}>
+                            { if state.edited { "edited".to_string() } else { scenario.variant.clone() } }
+                        </span>
+                    </h1>
+                    <p class="intro">{ scenario.intro.clone() }</p>
+                </div>
+                <div class="modes">
+                    <button id="compare-toggle" type="button" class={classes!("chip", compare_on.then_some("on"))}
+                        aria-pressed={compare_on.to_string()} onclick={on.reform(move |_: MouseEvent| Action::Compare(!compare_on))}>
+                        <Icon name="compare" />{ "Compare enforcement" }
+                    </button>
+                    <button id="editor-toggle" type="button" class={classes!("chip", state.editor.open.then_some("on"))}
+                        aria-pressed={state.editor.open.to_string()} onclick={on.reform(|_: MouseEvent| Action::ToggleEditor)}>
+                        <Icon name="edit" />{ "Edit scenario JSON" }
+                    </button>
+                </div>
+                if let Some(error) = &state.error {
+                    <p class="error" role="alert">{ error.clone() }</p>
+                }
+                if let Some(stopped) = &state.run.stopped {
+                    <p class="notice">{ format!("Note: {stopped}.") }</p>
+                }
+            </section>
+            } else {
+                <h1 id="story-title" class="embed-title">{ scenario.title.clone() }
+                    <span class={classes!("badge", "variant")}>{ scenario.variant.clone() }</span></h1>
+            }
+            <div class={classes!("player", embedded.then_some("static"))}>
+                if state.shows("controls") {
+                    <Controls at={at} end={end} unit={unit} now={now} playing={state.playing} speed={state.speed} on={on.clone()} />
+                }
+                if !compare_on && state.shows("caption") {
+                    <Caption steps={steps} kind={kind} id="caption" />
+                }
+            </div>
+            { main }
+            <div class={classes!("lower", state.editor.open.then_some("with-editor"))}>
+                if state.editor.open && !embedded {
+                    <Editor text={state.editor.text.clone()} error={state.editor.error.clone()}
+                        edited={state.edited} on={on.clone()} />
+                }
+                if !compare_on && state.shows("log") {
+                    <Log run={state.run.clone()} position={state.position} on_seek={on_seek.clone()} node={log_ref.clone()} />
+                }
+            </div>
+        </>
+    }
+}
 
 /// Reads the text of the `<input>` an event came from.
 fn input_text(event: &InputEvent) -> Option<String> {
@@ -17,8 +342,9 @@ fn input_text(event: &InputEvent) -> Option<String> {
     Some(input.value())
 }
 
+/// Issue 2's single-register playground, with its own reducer and flash timer.
 #[component]
-pub fn App() -> Html {
+fn Playground() -> Html {
     let state = use_reducer(RegisterView::new);
 
     // Highlight each new outcome briefly. Dropping the Timeout (on the next attempt, or when the
@@ -27,7 +353,7 @@ pub fn App() -> Html {
         let dispatcher = state.dispatcher();
         use_effect_with(state.flashing(), move |flashing| {
             let timer = flashing.map(|seq| {
-                Timeout::new(FLASH_MS, move || dispatcher.dispatch(Action::EndFlash(seq)))
+                Timeout::new(FLASH_MS, move || dispatcher.dispatch(PlaygroundAction::EndFlash(seq)))
             });
             move || drop(timer)
         });
@@ -37,7 +363,7 @@ pub fn App() -> Html {
         let dispatcher = state.dispatcher();
         Callback::from(move |event: InputEvent| {
             if let Some(text) = input_text(&event) {
-                dispatcher.dispatch(Action::SetGeneration(text));
+                dispatcher.dispatch(PlaygroundAction::SetGeneration(text));
             }
         })
     };
@@ -45,7 +371,7 @@ pub fn App() -> Html {
         let dispatcher = state.dispatcher();
         Callback::from(move |event: InputEvent| {
             if let Some(text) = input_text(&event) {
-                dispatcher.dispatch(Action::SetValue(text));
+                dispatcher.dispatch(PlaygroundAction::SetValue(text));
             }
         })
     };
@@ -53,12 +379,12 @@ pub fn App() -> Html {
         let dispatcher = state.dispatcher();
         Callback::from(move |event: SubmitEvent| {
             event.prevent_default();
-            dispatcher.dispatch(Action::Write);
+            dispatcher.dispatch(PlaygroundAction::Write);
         })
     };
 
     html! {
-        <main class="page">
+        <div class="playground">
             { view::masthead() }
             <div class="grid">
                 { view::register_card(&state) }
@@ -66,7 +392,6 @@ pub fn App() -> Html {
             </div>
             { view::outcome(&state) }
             { view::history(&state) }
-            { view::footer() }
-        </main>
+        </div>
     }
 }

@@ -1,8 +1,10 @@
-//! Fencelab in the browser: a single fenced register you can write to with any generation.
+//! Fencelab in the browser: the step-by-step visualizer of the built-in stories, and the
+//! single-register playground, both driven by `fencelab-core` compiled to WebAssembly.
 
 mod app;
-mod state;
-mod view;
+mod components;
+mod playground;
+mod viz;
 
 fn main() {
     yew::Renderer::<app::App>::new().render();

@@ -1,14 +1,15 @@
-//! Pure rendering: each function turns (part of) the view state into markup and nothing else.
+//! The register playground's markup (issue 2): each function turns (part of) the playground's
+//! view state into markup and nothing else.
 
 use yew::prelude::*;
 
-use crate::state::{Attempt, Outcome, RegisterView};
+use crate::playground::{Attempt, Outcome, RegisterView};
 
 pub fn masthead() -> Html {
     html! {
         <header class="masthead">
-            <p class="eyebrow">{ "Fencelab" }</p>
-            <h1>{ "One fenced register" }</h1>
+            <p class="eyebrow">{ "Register playground" }</p>
+            <h1 class="playground-title">{ "One fenced register" }</h1>
             <p class="lede">
                 { "Every write carries a fencing token: the generation of the lease its writer was \
                    granted. The register remembers the highest generation it has accepted and \
@@ -180,14 +181,5 @@ pub fn history(state: &RegisterView) -> Html {
             </h2>
             { body }
         </section>
-    }
-}
-
-pub fn footer() -> Html {
-    html! {
-        <footer class="footer">
-            { "Runs entirely in your browser: the register is " }<code>{ "fencelab-core" }</code>
-            { " compiled to WebAssembly. Nothing is sent anywhere." }
-        </footer>
     }
 }

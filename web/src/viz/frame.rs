@@ -4,6 +4,9 @@ use fencelab_core::scenario::model::Enforcement;
 use fencelab_core::scenario::state::WorkerStatus;
 use fencelab_core::{Engine, ResourceId, StepRecord};
 
+/// How many remembered operation ids a panel lists; the rest are counted.
+pub const RECENT_OPS: usize = 6;
+
 /// The authority's view of one resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthorityRow {
@@ -76,8 +79,10 @@ pub struct CellRow {
     pub value: Option<String>,
     /// The revision, e.g. `r2`.
     pub revision: String,
-    /// Operation ids the store remembers.
+    /// The most recent operation ids the store remembers (at most [`RECENT_OPS`]).
     pub remembered: Vec<String>,
+    /// How many operation ids it remembers in all.
+    pub remembered_count: usize,
 }
 
 /// A store and its cells.
@@ -229,12 +234,16 @@ impl Frame {
                             highest: register.highest().map(|g| g.get()),
                             value: register.value().map(str::to_string),
                             revision: register.revision().to_string(),
-                            remembered: cell
-                                .resource
-                                .idempotency
-                                .remembered()
-                                .map(|(op, _)| op.as_str().to_string())
-                                .collect(),
+                            remembered: {
+                                let store = &cell.resource.idempotency;
+                                let skip = store.len().saturating_sub(RECENT_OPS);
+                                store
+                                    .remembered()
+                                    .skip(skip)
+                                    .map(|(op, _)| op.as_str().to_string())
+                                    .collect()
+                            },
+                            remembered_count: cell.resource.idempotency.len(),
                         }
                     })
                     .collect(),
@@ -279,7 +288,7 @@ impl Frame {
         Frame { position, error: Some(error), ..Frame::default() }
     }
 
-    /// The value of `resource` in the first store's primary path, for comparisons.
+    /// Every cell of every store, with its store's name.
     pub fn cells(&self) -> impl Iterator<Item = (&str, &CellRow)> {
         self.stores.iter().flat_map(|s| s.cells.iter().map(move |c| (s.name.as_str(), c)))
     }

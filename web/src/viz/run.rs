@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use fencelab_core::scenario::diagram::{diagram, Diagram};
-use fencelab_core::{Engine, Scenario, ScheduleMode, StepRecord, Verdict};
+use fencelab_core::{Engine, Scenario, ScheduleMode, StepRecord};
 
 use crate::viz::frame::Frame;
 use crate::viz::layout::Layout;
@@ -25,8 +25,6 @@ pub struct Run {
     pub diagram: Diagram,
     /// Where everything in the diagram sits.
     pub layout: Layout,
-    /// The verdict at the end of the run.
-    pub verdict: Verdict,
     /// Why the run stopped early, if it did.
     pub stopped: Option<String>,
     /// The engine, positioned wherever the last frame was taken. It is a cache: a frame depends
@@ -38,8 +36,9 @@ impl Run {
     /// Plays `scenario` from the start, reading its schedule leniently so one schedule can be
     /// replayed on any variant or policy.
     pub fn play(scenario: Scenario) -> Result<Run, String> {
-        let mut engine =
-            Engine::new(scenario.clone()).map_err(|e| e.to_string())?.with_schedule_mode(ScheduleMode::Lenient);
+        let mut engine = Engine::new(scenario.clone())
+            .map_err(|e| e.to_string())?
+            .with_schedule_mode(ScheduleMode::Lenient);
         let mut stopped = None;
         while engine.position() < MAX_VIEW_STEPS {
             match engine.step() {
@@ -58,7 +57,7 @@ impl Run {
         let timeline = engine.timeline().to_vec();
         let diagram = diagram(&scenario, &timeline, &verdict.violations);
         let layout = Layout::new(&diagram, &timeline);
-        Ok(Run { scenario, timeline, diagram, layout, verdict, stopped, engine: RefCell::new(engine) })
+        Ok(Run { scenario, timeline, diagram, layout, stopped, engine: RefCell::new(engine) })
     }
 
     /// How many steps the run has.

@@ -1,0 +1,172 @@
+//! Compare mode: the same scenario and schedule under two enforcement modes, side by side and in
+//! lockstep by logical time, with the final states next to each other.
+
+use std::collections::BTreeSet;
+
+use fencelab_core::scenario::model::Enforcement;
+use yew::prelude::*;
+
+use crate::components::controls::{event_number, when};
+use crate::components::diagram::Diagram;
+use crate::components::icons::Icon;
+use crate::components::panels::Caption;
+use crate::viz::frame::{enforcement_name, Frame};
+use crate::viz::state::{Action, Compare, CompareSide, Side, MODES};
+
+#[derive(Properties, PartialEq)]
+pub struct CompareProps {
+    pub compare: Compare,
+    pub on: Callback<Action>,
+    pub on_seek: Callback<usize>,
+    /// The two diagrams' scrolling boxes, so the shell can keep the current time in view.
+    pub nodes: (NodeRef, NodeRef),
+}
+
+fn side_view(
+    side: &CompareSide,
+    which: Side,
+    on: &Callback<Action>,
+    on_seek: &Callback<usize>,
+    node: &NodeRef,
+) -> Html {
+    let (name, id) = match which {
+        Side::Left => ("left", "cmp-left"),
+        Side::Right => ("right", "cmp-right"),
+    };
+    let on_mode = when(on, move |e: Event| {
+        event_number(&e).and_then(|i| MODES.get(i)).map(|m| Action::CompareMode(which, *m))
+    });
+    let body = match &side.run {
+        Ok(run) => {
+            let steps = side.steps_now().to_vec();
+            let kind = steps
+                .last()
+                .and_then(|r| run.layout.step_kinds.get(r.index))
+                .copied()
+                .unwrap_or("");
+            html! {
+                <>
+                    <Caption steps={steps} kind={kind} id={format!("{id}-caption")} />
+                    <Diagram run={run.clone()} position={side.position} frame={side.frame.clone()}
+                        id={id} on_seek={on_seek.clone()} node={node.clone()} />
+                </>
+            }
+        }
+        Err(e) => html! { <p class="error">{ e.clone() }</p> },
+    };
+    html! {
+        <section class={classes!("card", "side", name, if side.mode.is_fenced() { "fenced" } else { "unfenced" })}
+            data-testid={format!("compare-{name}")} aria-label={format!("{} side: {}", name, enforcement_name(side.mode))}>
+            <div class="side-head">
+                <label class="field">
+                    <span class="field-label">{ format!("{} side enforcement", if which == Side::Left { "Left" } else { "Right" }) }</span>
+                    <select id={format!("{id}-mode")} onchange={on_mode}>
+                        { for MODES.iter().enumerate().map(|(i, m)| html! {
+                            <option value={i.to_string()} selected={*m == side.mode}>{ enforcement_name(*m) }</option>
+                        }) }
+                    </select>
+                </label>
+            </div>
+            { body }
+        </section>
+    }
+}
+
+fn values(frame: &Frame) -> Vec<(String, Option<String>, Option<u64>)> {
+    frame
+        .cells()
+        .map(|(store, c)| {
+            let place = if c.path == "primary" {
+                format!("{} in {store}", c.resource)
+            } else {
+                format!("{} in {store}/{}", c.resource, c.path)
+            };
+            (place, c.value.clone(), c.highest)
+        })
+        .collect()
+}
+
+fn final_cell(frame: &Frame, place: &str, mode: Enforcement, testid: &str) -> Html {
+    let cell = values(frame).into_iter().find(|(p, _, _)| p == place);
+    let broken = !frame.violations.is_empty();
+    match cell {
+        Some((_, value, highest)) => html! {
+            <td data-testid={testid.to_string()} data-mode={enforcement_name(mode)}
+                class={classes!(broken.then_some("bad"), (!broken).then_some("ok"))}>
+                <span class="value">{ value.unwrap_or_else(|| "(empty)".into()) }</span>
+                <span class="muted mono">{ format!(" g{}", highest.map_or("–".into(), |g| g.to_string())) }</span>
+            </td>
+        },
+        None => html! { <td class="muted">{ "–" }</td> },
+    }
+}
+
+fn verdict(frame: &Frame) -> Html {
+    if frame.violations.is_empty() {
+        html! { <span class="verdict-ok"><Icon name="check" />{ "no invariant broken" }</span> }
+    } else {
+        let names: BTreeSet<String> =
+            frame.violations.iter().map(|v| v.invariant.replace('_', " ")).collect();
+        html! {
+            <span class="verdict-bad"><Icon name="warn" />
+                { format!("{} broken: {}", names.len(), names.into_iter().collect::<Vec<_>>().join(", ")) }</span>
+        }
+    }
+}
+
+#[component]
+pub fn CompareView(props: &CompareProps) -> Html {
+    let c = &props.compare;
+    let (left, right) = (&c.left.last, &c.right.last);
+    let places: Vec<String> = {
+        let mut seen = Vec::new();
+        for (p, _, _) in values(left).into_iter().chain(values(right)) {
+            if !seen.contains(&p) {
+                seen.push(p);
+            }
+        }
+        seen
+    };
+    let rejections = |f: &Frame| f.rejections.iter().map(|(_, n)| n).sum::<u64>();
+    html! {
+        <div class="compare" data-testid="compare">
+            <div class="compare-grid">
+                { side_view(&c.left, Side::Left, &props.on, &props.on_seek, &props.nodes.0) }
+                { side_view(&c.right, Side::Right, &props.on, &props.on_seek, &props.nodes.1) }
+            </div>
+            <section class="card final" aria-labelledby="final-title" data-testid="final-states">
+                <h2 id="final-title"><Icon name="compare" />{ "Final states" }</h2>
+                <div class="table-scroll">
+                    <table class="final-table">
+                        <thead>
+                            <tr>
+                                <th scope="col">{ "" }</th>
+                                <th scope="col">{ enforcement_name(c.left.mode) }</th>
+                                <th scope="col">{ enforcement_name(c.right.mode) }</th>
+                            </tr>
+                        </thead>
+                        <tbody>
+                            { for places.iter().map(|p| html! {
+                                <tr>
+                                    <th scope="row" class="mono">{ p.clone() }</th>
+                                    { final_cell(left, p, c.left.mode, "final-left") }
+                                    { final_cell(right, p, c.right.mode, "final-right") }
+                                </tr>
+                            }) }
+                            <tr>
+                                <th scope="row">{ "rejections" }</th>
+                                <td class="mono">{ rejections(left) }</td>
+                                <td class="mono">{ rejections(right) }</td>
+                            </tr>
+                            <tr>
+                                <th scope="row">{ "invariants" }</th>
+                                <td data-testid="verdict-left">{ verdict(left) }</td>
+                                <td data-testid="verdict-right">{ verdict(right) }</td>
+                            </tr>
+                        </tbody>
+                    </table>
+                </div>
+            </section>
+        </div>
+    }
+}

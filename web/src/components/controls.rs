@@ -1,0 +1,102 @@
+//! The transport bar: jump to start, step back, play or pause, step forward, jump to end, a
+//! scrubber and the speed.
+
+use wasm_bindgen::JsCast;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
+use yew::prelude::*;
+
+use crate::components::icons::Icon;
+use crate::viz::state::{Action, SPEEDS};
+
+#[derive(Properties, PartialEq)]
+pub struct ControlsProps {
+    /// Where the run is and how far it goes.
+    pub at: usize,
+    pub end: usize,
+    /// What the position counts, e.g. `step` or `tick`.
+    pub unit: AttrValue,
+    /// Logical time now.
+    pub now: u64,
+    pub playing: bool,
+    pub speed: usize,
+    pub on: Callback<Action>,
+}
+
+fn button(
+    id: &str,
+    icon: &str,
+    label: &str,
+    disabled: bool,
+    action: Action,
+    on: &Callback<Action>,
+) -> Html {
+    let onclick = on.reform(move |_: MouseEvent| action.clone());
+    html! {
+        <button id={id.to_string()} type="button" class="tool" aria-label={label.to_string()} title={label.to_string()}
+            disabled={disabled} onclick={onclick}>
+            <Icon name={icon.to_string()} />
+        </button>
+    }
+}
+
+/// A callback that turns an event into an action when it can, and ignores it otherwise.
+pub fn when<E: 'static>(
+    on: &Callback<Action>,
+    f: impl Fn(E) -> Option<Action> + 'static,
+) -> Callback<E> {
+    let on = on.clone();
+    Callback::from(move |event: E| {
+        if let Some(action) = f(event) {
+            on.emit(action);
+        }
+    })
+}
+
+/// Reads a number from the `<input>` or `<select>` an event came from.
+pub fn event_number(event: &Event) -> Option<usize> {
+    let target = event.target()?;
+    let text = match target.clone().dyn_into::<HtmlInputElement>() {
+        Ok(input) => input.value(),
+        Err(_) => target.dyn_into::<HtmlSelectElement>().ok()?.value(),
+    };
+    text.parse().ok()
+}
+
+#[component]
+pub fn Controls(props: &ControlsProps) -> Html {
+    let on = &props.on;
+    let (at, end) = (props.at, props.end);
+    let play_label = if props.playing { "Pause (Space)" } else { "Play (Space)" };
+    let on_scrub = when(on, |e: InputEvent| event_number(&e).map(Action::Seek));
+    let on_speed = when(on, |e: Event| event_number(&e).map(Action::Speed));
+    html! {
+        <div class="controls" role="toolbar" aria-label="Playback">
+            <div class="buttons">
+                { button("to-start", "start", "Jump to start (Home)", at == 0, Action::ToStart, on) }
+                { button("step-back", "back", "Step back (Left arrow)", at == 0, Action::Back, on) }
+                <button id="play" type="button" class={classes!("tool", "play", props.playing.then_some("on"))}
+                    aria-label={play_label} title={play_label} aria-pressed={props.playing.to_string()}
+                    disabled={end == 0} onclick={on.reform(|_: MouseEvent| Action::TogglePlay)}>
+                    <Icon name={if props.playing { "pause" } else { "play" }} />
+                </button>
+                { button("step-forward", "forward", "Step forward (Right arrow)", at >= end, Action::Forward, on) }
+                { button("to-end", "end", "Jump to end (End)", at >= end, Action::ToEnd, on) }
+            </div>
+            <input id="scrubber" class="scrubber" type="range" min="0" max={end.to_string()}
+                value={at.to_string()} aria-label="Scrub through the run"
+                aria-valuetext={format!("{} {at} of {end}, t={}", props.unit, props.now)} oninput={on_scrub} />
+            <span class="where" data-testid="position">
+                <span class="mono">{ format!("{at}/{end}") }</span>
+                <span class="muted">{ format!(" {}s · t={}", props.unit, props.now) }</span>
+            </span>
+            <label class="speed">
+                <span class="sr-only">{ "Autoplay speed" }</span>
+                <select id="speed" onchange={on_speed} aria-label="Autoplay speed">
+                    { for SPEEDS.iter().enumerate().map(|(i, (label, _))| html! {
+                        <option value={i.to_string()} selected={i == props.speed}>{ *label }</option>
+                    }) }
+                </select>
+            </label>
+        </div>
+    }
+}

@@ -1,0 +1,437 @@
+//! The swimlane diagram: lane headers with each actor's live status, then an SVG where time runs
+//! down the page. Items are small components with cheap props, so a step re-renders only what
+//! changed (a mark appearing, a message moving, the current row).
+
+use std::rc::Rc;
+
+use fencelab_core::scenario::diagram::LaneKind;
+use yew::prelude::*;
+
+use crate::components::icons::{glyph, Icon};
+use crate::viz::frame::Frame;
+use crate::viz::layout::{ArrowGeom, MarkGeom, Settled, SpanGeom, GUTTER, LANE_W, ROW};
+use crate::viz::run::RunRef;
+
+/// Extra room on the right for the last lane's labels.
+const RIGHT_ROOM: f64 = 96.0;
+
+#[derive(Properties, PartialEq)]
+pub struct DiagramProps {
+    pub run: RunRef,
+    pub position: usize,
+    pub frame: Rc<Frame>,
+    /// Makes SVG ids unique when two diagrams share the page.
+    pub id: AttrValue,
+    /// Seeks to a position (a mark's step + 1) when a mark is clicked.
+    pub on_seek: Callback<usize>,
+    #[prop_or_default]
+    pub node: NodeRef,
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+fn lane_icon(kind: LaneKind) -> &'static str {
+    match kind {
+        LaneKind::Authority => "authority",
+        LaneKind::Worker => "worker",
+        LaneKind::Store => "store",
+        LaneKind::Gateway => "gateway",
+        LaneKind::Partner => "partner",
+    }
+}
+
+fn lane_class(kind: LaneKind) -> &'static str {
+    match kind {
+        LaneKind::Authority => "authority",
+        LaneKind::Worker => "worker",
+        LaneKind::Store => "store",
+        LaneKind::Gateway => "gateway",
+        LaneKind::Partner => "partner",
+    }
+}
+
+/// What a lane's header says about its actor right now.
+fn lane_status(id: &str, frame: &Frame) -> Html {
+    if id == "authority" {
+        return html! {
+            { for frame.authority.iter().map(|a| {
+                let holder = a.holder.clone().unwrap_or_else(|| "nobody".into());
+                let gen = a.generation.map_or("–".into(), |g| format!("g{g}"));
+                html! { <span class="status-line">{ format!("{gen} → {holder}") }</span> }
+            }) }
+        };
+    }
+    if let Some(name) = id.strip_prefix("worker:") {
+        let Some(w) = frame.workers.iter().find(|w| w.name == name) else { return html! {} };
+        let (icon, word) = match w.status {
+            "paused" => ("frozen", "frozen"),
+            "finished" => ("check", "done"),
+            "stopped" => ("stopped", "stopped"),
+            "waiting" => ("clock", "waiting"),
+            _ => ("play", "running"),
+        };
+        return html! {
+            <>
+                <span class={classes!("pill", w.status)} data-testid="worker-status">
+                    <Icon name={icon} />{ word }
+                </span>
+                { for w.beliefs.iter().map(|b| html! {
+                    <span class={classes!("status-line", (!b.authority_agrees).then_some("stale"))}>
+                        { format!("believes g{}", b.generation) }
+                        if !b.authority_agrees {
+                            <span class="says">{ match (&b.authority_holder, b.authority_generation) {
+                                (Some(h), Some(g)) => format!(" · authority: g{g} → {h}"),
+                                _ => " · lease over".to_string(),
+                            } }</span>
+                        }
+                    </span>
+                }) }
+            </>
+        };
+    }
+    if let Some(rest) = id.strip_prefix("store:") {
+        let (store, path) = rest.split_once('/').unwrap_or((rest, "primary"));
+        let cells: Vec<_> = frame
+            .stores
+            .iter()
+            .filter(|s| s.name == store)
+            .flat_map(|s| s.cells.iter())
+            .filter(|c| c.path == path)
+            .collect();
+        return html! {
+            { for cells.iter().map(|c| html! {
+                <span class="status-line">
+                    { format!("{}: {}", c.resource, c.highest.map_or("–".into(), |g| format!("g{g}"))) }
+                    <span class="rev">{ format!(" {}", c.revision) }</span>
+                </span>
+            }) }
+        };
+    }
+    if id == "gateway" || id == "partner" {
+        if let Some(g) = &frame.gateway {
+            let text = if id == "gateway" {
+                g.enforcement.to_string()
+            } else {
+                format!("received {}", g.received.len())
+            };
+            return html! { <span class="status-line">{ text }</span> };
+        }
+    }
+    html! {}
+}
+
+#[derive(Properties, PartialEq)]
+struct BackdropProps {
+    run: RunRef,
+    id: AttrValue,
+}
+
+/// Lane lines, the time axis and the SVG definitions: drawn once per run.
+#[component]
+fn Backdrop(props: &BackdropProps) -> Html {
+    let layout = &props.run.layout;
+    let bottom = layout.height - 10.0;
+    let id = &props.id;
+    html! {
+        <>
+            <defs>
+                <pattern id={format!("{id}-hatch")} patternUnits="userSpaceOnUse" width="6" height="6"
+                    patternTransform="rotate(45)">
+                    <line x1="0" y1="0" x2="0" y2="6" class="hatch-line" />
+                </pattern>
+                { for ["grant", "write", "effect"].iter().map(|kind| html! {
+                    <marker id={format!("{id}-head-{kind}")} class={classes!("head", *kind)} viewBox="0 0 10 10"
+                        refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                        <path d="M0 0L10 5L0 10z" />
+                    </marker>
+                }) }
+            </defs>
+            <g class="axis">
+                { for layout.ticks.iter().map(|(y, t)| html! {
+                    <>
+                        <line class="tick-rule" x1={GUTTER.to_string()} x2={(layout.width).to_string()}
+                            y1={format!("{:.1}", y - ROW / 2.0 + 2.0)} y2={format!("{:.1}", y - ROW / 2.0 + 2.0)} />
+                        <text class="tick-label" x={(GUTTER - 8.0).to_string()} y={format!("{:.1}", y + 4.0)}
+                            text-anchor="end">{ format!("t={t}") }</text>
+                    </>
+                }) }
+            </g>
+            <g class="lane-lines">
+                { for props.run.diagram.lanes.iter().zip(&layout.lane_x).map(|(lane, x)| html! {
+                    <line class={classes!("lane-line", lane_class(lane.kind))}
+                        x1={x.to_string()} x2={x.to_string()} y1="0" y2={bottom.to_string()} />
+                }) }
+            </g>
+        </>
+    }
+}
+
+fn span_view(span: &SpanGeom, shown_to: f64, id: &str) -> Html {
+    let shown = shown_to.clamp(span.y1, span.y2);
+    let (width, x) = match span.kind {
+        "pause" => (20.0, span.x - 10.0),
+        _ => (5.0, span.x - 2.5),
+    };
+    let ongoing = shown < span.y2;
+    let height = (shown - span.y1).max(2.0);
+    let title = format!("{} (from step {})", span.label, span.start_step);
+    html! {
+        <g class={classes!("span", span.kind, ongoing.then_some("ongoing"))} data-kind={span.kind}>
+            <title>{ title }</title>
+            if span.kind == "lease" {
+                // The whole validity the authority granted, faint; the elapsed part solid.
+                <rect class="validity" x={format!("{x:.1}")} y={format!("{:.1}", span.y1)}
+                    width={width.to_string()} height={format!("{:.1}", (span.y2 - span.y1).max(2.0))} rx="2" />
+                <line class="expiry" x1={format!("{:.1}", x - 4.0)} x2={format!("{:.1}", x + width + 4.0)}
+                    y1={format!("{:.1}", span.y2)} y2={format!("{:.1}", span.y2)} />
+            }
+            <rect class="fill" x={format!("{x:.1}")} y={format!("{:.1}", span.y1)} width={width.to_string()}
+                height={format!("{height:.1}")} rx="2"
+                fill={(span.kind == "pause").then(|| format!("url(#{id}-hatch)"))} />
+            if span.kind == "pause" {
+                { glyph("pause", span.x, span.y1 + 9.0, 0.7) }
+                <text class="span-label" x={format!("{:.1}", span.x + 14.0)} y={format!("{:.1}", span.y1 + 13.0)}>
+                    { span.label.clone() }
+                </text>
+            } else if span.kind == "lease" {
+                <text class="span-label lease-label" x={format!("{:.1}", span.x - 6.0)}
+                    y={format!("{:.1}", span.y1 + 20.0)} text-anchor="end">{ span.label.replace("lease ", "") }</text>
+            }
+        </g>
+    }
+}
+
+/// A message's line at `progress` (0 just sent, 1 delivered).
+fn arrow_view(a: &ArrowGeom, progress: f64, id: &str) -> Html {
+    let delivered = progress >= 1.0;
+    // Stop short of the receiving lane's mark.
+    let (dx, dy) = (a.x2 - a.x1, a.y2 - a.y1);
+    let length = (dx * dx + dy * dy).sqrt().max(1.0);
+    let trim = 10.0 / length;
+    let (x2, y2) = (a.x2 - dx * trim, a.y2 - dy * trim);
+    let badge = if delivered { 0.72 } else { progress * 0.72 };
+    let (bx, by) = (a.x1 + (x2 - a.x1) * badge, a.y1 + (y2 - a.y1) * badge);
+    let d = format!("M{:.1} {:.1}L{:.1} {:.1}", a.x1, a.y1, x2, y2);
+    let forged = a.token != "lease";
+    let label_x = if dx >= 0.0 { a.x1 + 8.0 } else { a.x1 - 8.0 };
+    let anchor = if dx >= 0.0 { "start" } else { "end" };
+    let title =
+        format!("{} · generation {} · {}", a.label, a.generation, a.token.replace('_', " "));
+    html! {
+        <g class={classes!("arrow", a.kind.clone(), (!delivered).then_some("in-flight"), forged.then_some("forged"))}
+            data-kind={a.kind.clone()} data-state={if delivered { "delivered" } else { "in-flight" }}>
+            <title>{ title }</title>
+            <path class="wire" d={d} pathLength="1" stroke-dasharray="1 1"
+                style={format!("stroke-dashoffset:{:.3}", 1.0 - progress)}
+                marker-end={delivered.then(|| format!("url(#{id}-head-{})", a.kind))} />
+            if a.kind != "grant" {
+                <text class="arrow-label" x={format!("{label_x:.1}")} y={format!("{:.1}", a.y1 - 5.0)}
+                    text-anchor={anchor}>{ truncate(&a.label, 24) }</text>
+            }
+            <g class="token" style={format!("transform:translate({bx:.1}px,{by:.1}px)")}>
+                <rect x="-15" y="-9" width="30" height="18" rx="9" />
+                <text y="4" text-anchor="middle">{ format!("g{}", a.generation) }</text>
+            </g>
+        </g>
+    }
+}
+
+fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>) -> Html {
+    let violation = m.kind == "violation";
+    let label = if violation {
+        format!("violated: {}", m.label.replace('_', " "))
+    } else {
+        m.label.clone()
+    };
+    let step = m.step;
+    let onclick = on_seek.reform(move |_: MouseEvent| step + 1);
+    html! {
+        <g class={classes!("mark", m.kind.clone())} data-kind={m.kind.clone()} data-step={step.to_string()}
+            onclick={onclick}>
+            <title>{ format!("step {step}: {label}") }</title>
+            <circle cx={format!("{:.1}", m.x)} cy={format!("{:.1}", m.y)} r={if violation { "9" } else { "8" }} />
+            { glyph(&m.kind, m.x, m.y, if violation { 0.72 } else { 0.62 }) }
+            if let Some(note) = &m.note {
+                // What the store holds now, just above the decision.
+                <text class="mark-note" x={format!("{:.1}", m.x + 13.0)} y={format!("{:.1}", m.y - 8.0)}>
+                    { truncate(note, 28) }
+                </text>
+            }
+            // A grant's label sits above the row, clear of the arrow that leaves downwards.
+            <text class="mark-label" x={format!("{:.1}", m.x + 13.0)}
+                y={format!("{:.1}", if m.kind == "granted" { m.y - 6.0 } else { m.y + 4.0 })}>
+                { truncate(&label, 26) }
+            </text>
+        </g>
+    }
+}
+
+/// Steps per bucket of settled items.
+const BUCKET: usize = 16;
+/// Runs longer than this draw only the settled items within [`WINDOW`] pixels of the current
+/// step, so a thousand-step run stays quick; the log and the scrubber reach everything else.
+pub const LONG_RUN: usize = 240;
+/// How far above and below the current step a long run draws.
+const WINDOW: f64 = 700.0;
+
+#[derive(Properties, PartialEq)]
+struct BucketProps {
+    run: RunRef,
+    id: AttrValue,
+    on_seek: Callback<usize>,
+    /// Which bucket: steps `index * BUCKET ..`.
+    index: usize,
+    /// The position when it falls inside the bucket; `None` when the bucket is wholly in the
+    /// past or the future, so moving elsewhere leaves its props (and its items) alone.
+    inside: Option<usize>,
+}
+
+/// The settled items of [`BUCKET`] consecutive steps: marks, delivered messages, finished
+/// periods, each shown once its step has happened. They stay in the page, hidden until then,
+/// so stepping or seeking mostly flips one class per bucket.
+#[component]
+fn Bucket(props: &BucketProps) -> Html {
+    let layout = &props.run.layout;
+    let from = props.index * BUCKET;
+    let to = (from + BUCKET).min(layout.settled.len());
+    let items = (from..to).flat_map(|step| {
+        let hidden = props.inside.is_some_and(|position| step >= position);
+        layout.settled.get(step).into_iter().flatten().map(move |item| (item, hidden))
+    });
+    html! {
+        { for items.map(|(item, hidden)| {
+            let view = match *item {
+                Settled::Span(i) => layout.spans.get(i).map(|s| span_view(s, s.y2, &props.id)),
+                Settled::Arrow(i) => layout.arrows.get(i).map(|a| arrow_view(a, 1.0, &props.id)),
+                Settled::Mark(i) => layout.marks.get(i).map(|m| mark_view(m, &props.on_seek)),
+            };
+            html! { <g class={classes!(hidden.then_some("future"))}>{ view }</g> }
+        }) }
+    }
+}
+
+/// The diagram of one run at one position.
+#[component]
+pub fn Diagram(props: &DiagramProps) -> Html {
+    let run = &props.run;
+    let layout = &run.layout;
+    let position = props.position;
+    let now = run.tick_at(position);
+    let now_y = layout.now_y(position);
+    let width = layout.width + RIGHT_ROOM;
+    let lanes = &run.diagram.lanes;
+    let id = props.id.as_str();
+    let head_style = format!(
+        "grid-template-columns:{GUTTER}px repeat({}, {LANE_W}px) {RIGHT_ROOM}px",
+        lanes.len()
+    );
+    let summary = format!(
+        "Swimlane diagram of {} steps across {} lanes: {}. Step {} of {} is shown; the event log lists every step in words.",
+        run.len(),
+        lanes.len(),
+        lanes.iter().map(|l| l.label.as_str()).collect::<Vec<_>>().join(", "),
+        position,
+        run.len()
+    );
+    let ongoing = layout.spans.iter().filter(|s| s.ongoing(position));
+    let in_flight = layout.arrows.iter().filter(|a| a.in_flight(position));
+    let current = position.checked_sub(1);
+    let current_marks = layout.marks.iter().filter(|m| Some(m.step) == current);
+    html! {
+        <div class="diagram" ref={props.node.clone()} data-testid="diagram" id={format!("diagram-{id}")}
+            data-position={position.to_string()}>
+            <div class="lane-heads" style={head_style} role="list" aria-label="Actors">
+                <div class="gutter-head" aria-hidden="true">{ "time" }</div>
+                { for lanes.iter().map(|lane| {
+                    let frozen = lane.id.strip_prefix("worker:")
+                        .and_then(|n| props.frame.workers.iter().find(|w| w.name == n))
+                        .is_some_and(|w| w.paused());
+                    html! {
+                        <div class={classes!("lane-head", lane_class(lane.kind), frozen.then_some("frozen"))}
+                            role="listitem" data-lane={lane.id.clone()}>
+                            <span class="lane-name"><Icon name={lane_icon(lane.kind)} />{ lane.label.clone() }</span>
+                            { lane_status(&lane.id, &props.frame) }
+                        </div>
+                    }
+                }) }
+            </div>
+            if run.len() > LONG_RUN {
+                <p class="long-run">{ "A long run: the diagram draws the steps near the current one; \
+                    the scrubber, the keys and the log reach the rest." }</p>
+            }
+            <svg class="swimlanes" width={width.to_string()} height={format!("{:.0}", layout.height)}
+                viewBox={format!("0 0 {width:.0} {:.0}", layout.height)} role="img" aria-label={summary}>
+                <Backdrop run={run.clone()} id={props.id.clone()} />
+                <rect class="now-band" x="0" y="0" width={width.to_string()} height={ROW.to_string()}
+                    style={format!("transform:translateY({:.1}px)", now_y - ROW / 2.0)}
+                    visibility={if position == 0 { "hidden" } else { "visible" }} />
+                <g class="settled">
+                    { for (0..run.len().div_ceil(BUCKET)).map(|index| {
+                        let from = index * BUCKET;
+                        let near = run.len() <= LONG_RUN || layout
+                            .extent(from, from + BUCKET)
+                            .is_some_and(|(top, bottom)| bottom >= now_y - WINDOW && top <= now_y + WINDOW);
+                        let inside = (from < position && position < from + BUCKET).then_some(position);
+                        html! {
+                            <g key={index} class={classes!("bucket", (position <= from).then_some("future"))}>
+                                if near {
+                                    <Bucket run={run.clone()} id={props.id.clone()} on_seek={props.on_seek.clone()}
+                                        index={index} inside={inside} />
+                                }
+                            </g>
+                        }
+                    }) }
+                </g>
+                <g class="live">
+                    <g class="live-spans">
+                        { for ongoing.map(|s| html! {
+                            <g key={format!("s{}-{}", s.start_step, s.x)}>{ span_view(s, now_y, id) }</g>
+                        }) }
+                    </g>
+                    <g class="live-arrows">
+                        { for in_flight.map(|a| {
+                            let progress = a.progress(position, now).unwrap_or(0.0);
+                            html! { <g key={format!("a{}-{}", a.sent_step, a.x2)}>{ arrow_view(a, progress, id) }</g> }
+                        }) }
+                    </g>
+                    { for current_marks.map(|m| html! {
+                        <circle class={classes!("current-ring", m.kind.clone())} cx={format!("{:.1}", m.x)}
+                            cy={format!("{:.1}", m.y)} r="13" />
+                    }) }
+                </g>
+            </svg>
+        </div>
+    }
+}
+
+/// What the diagram's shapes mean; each has a glyph or a pattern, never colour alone.
+#[component]
+pub fn Legend() -> Html {
+    let item = |class: &str, icon: &str, text: &str| {
+        html! {
+            <li class={classes!("legend-item", class.to_string())}>
+                <span class="swatch"><Icon name={icon.to_string()} /></span>{ text.to_string() }
+            </li>
+        }
+    };
+    html! {
+        <ul class="legend" aria-label="Legend">
+            <li class="legend-item token-swatch"><span class="token-pill">{ "g2" }</span>{ "token (generation) in flight" }</li>
+            { item("granted", "granted", "lease granted") }
+            { item("applied", "applied", "write accepted") }
+            { item("rejected", "rejected", "write rejected / effect dropped") }
+            { item("violation", "violation", "invariant broken") }
+            { item("expired", "expired", "lease expired") }
+            <li class="legend-item"><span class="bar lease"></span>{ "lease valid (authority)" }</li>
+            <li class="legend-item"><span class="bar belief"></span>{ "what the worker believes" }</li>
+            <li class="legend-item"><span class="bar pause"></span>{ "worker frozen" }</li>
+        </ul>
+    }
+}

@@ -1,0 +1,95 @@
+//! The event log: every step of the run in words. Clicking one seeks to it.
+
+use yew::prelude::*;
+
+use crate::components::diagram::LONG_RUN;
+use crate::components::icons::Icon;
+use crate::viz::run::RunRef;
+
+#[derive(Properties, PartialEq)]
+pub struct LogProps {
+    pub run: RunRef,
+    pub position: usize,
+    pub on_seek: Callback<usize>,
+    #[prop_or_default]
+    pub node: NodeRef,
+}
+
+/// Rows per bucket.
+const BUCKET: usize = 16;
+/// In a long run, how many buckets on either side of the current one are listed.
+const NEAR: usize = 2;
+
+#[derive(Properties, PartialEq)]
+struct RowsProps {
+    run: RunRef,
+    on_seek: Callback<usize>,
+    index: usize,
+    /// The position when the current row or the first row still to come is in this bucket;
+    /// `None` otherwise, so moving elsewhere leaves the bucket's rows alone.
+    inside: Option<usize>,
+}
+
+/// [`BUCKET`] consecutive rows; only the bucket holding the current step re-renders on a step.
+#[component]
+fn Rows(props: &RowsProps) -> Html {
+    let from = props.index * BUCKET;
+    let to = (from + BUCKET).min(props.run.len());
+    html! {
+        { for (from..to).filter_map(|index| props.run.timeline.get(index).map(|r| (index, r))).map(|(index, record)| {
+            let kind = props.run.layout.step_kinds.get(index).copied().unwrap_or("");
+            let state = match props.inside {
+                Some(position) if index + 1 == position => "current",
+                Some(position) if index >= position => "future",
+                _ => "",
+            };
+            let onclick = props.on_seek.reform(move |_: MouseEvent| index + 1);
+            html! {
+                <div role="listitem" class={classes!("entry", (!state.is_empty()).then_some(state), (!kind.is_empty()).then_some(kind))} data-step={index.to_string()}>
+                    <button type="button" onclick={onclick} aria-current={(state == "current").then_some("step")}>
+                        <span class="step-no mono">{ format!("#{index}") }</span>
+                        <span class="at mono">{ format!("t={}", record.at.0) }</span>
+                        <span class="glyph-slot">
+                            if !kind.is_empty() { <Icon name={kind} /> }
+                        </span>
+                        <span class="text">{ record.caption.clone() }</span>
+                    </button>
+                </div>
+            }
+        }) }
+    }
+}
+
+#[component]
+pub fn Log(props: &LogProps) -> Html {
+    let position = props.position;
+    let current = position.checked_sub(1).map_or_else(|| "none".to_string(), |c| c.to_string());
+    let long = props.run.len() > LONG_RUN;
+    let here = position.saturating_sub(1) / BUCKET;
+    html! {
+        <section class="card log-card" aria-labelledby="log-title">
+            <h2 id="log-title"><Icon name="list" />{ "Event log" }
+                <span class="count">{ format!("{} steps", props.run.len()) }</span></h2>
+            <p class="hint">
+                { "Click a step to jump to it. Steps still to come are faded." }
+                if long {
+                    { format!(" This run is long: the log lists the {} steps around the current one.", (2 * NEAR + 1) * BUCKET) }
+                }
+            </p>
+            <div class="log" role="list" ref={props.node.clone()} data-testid="log" data-current={current}>
+                { for (0..props.run.len().div_ceil(BUCKET)).map(|index| {
+                    let from = index * BUCKET;
+                    let inside = (from <= position && position <= from + BUCKET).then_some(position);
+                    let near = !long || index.abs_diff(here) <= NEAR;
+                    html! {
+                        <div key={index} class={classes!("rows", (position < from).then_some("future"))} role="presentation">
+                            if near {
+                                <Rows run={props.run.clone()} on_seek={props.on_seek.clone()} index={index} inside={inside} />
+                            }
+                        </div>
+                    }
+                }) }
+            </div>
+        </section>
+    }
+}

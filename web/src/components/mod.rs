@@ -1,0 +1,11 @@
+//! Presentational components: each renders its props and dispatches actions, nothing else.
+
+pub mod compare;
+pub mod controls;
+pub mod diagram;
+pub mod editor;
+pub mod icons;
+pub mod log;
+pub mod panels;
+pub mod picker;
+pub mod register;

@@ -1,0 +1,180 @@
+//! The caption and the state panels: authority, workers, stores, gateway, rejections and
+//! invariants, all read from a [`Frame`].
+
+use std::rc::Rc;
+
+use fencelab_core::StepRecord;
+use yew::prelude::*;
+
+use crate::components::icons::Icon;
+use crate::viz::frame::Frame;
+
+#[derive(Properties, PartialEq)]
+pub struct CaptionProps {
+    /// The steps to narrate (the current one; in compare mode, every step of the current tick).
+    pub steps: Vec<StepRecord>,
+    /// What the glyph should be: the most telling mark of the step, e.g. `rejected`.
+    #[prop_or_default]
+    pub kind: AttrValue,
+    #[prop_or_default]
+    pub id: AttrValue,
+}
+
+/// The core's caption of the current step, announced to screen readers as it changes.
+#[component]
+pub fn Caption(props: &CaptionProps) -> Html {
+    let kind = if props.kind.is_empty() { "plain" } else { props.kind.as_str() };
+    html! {
+        <div id={props.id.clone()} class={classes!("caption", kind.to_string())} data-testid="caption"
+            data-kind={kind.to_string()} aria-live="polite" aria-atomic="true">
+            if props.steps.is_empty() {
+                <p class="muted">{ "Press play, or step forward with the → key, to start the story." }</p>
+            } else {
+                { for props.steps.iter().map(|r| html! {
+                    <p>
+                        <span class="step-no mono">{ format!("#{} · t={}", r.index, r.at.0) }</span>
+                        { r.caption.clone() }
+                    </p>
+                }) }
+            }
+        </div>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct PanelsProps {
+    pub frame: Rc<Frame>,
+    #[prop_or_default]
+    pub compact: bool,
+}
+
+fn gen(g: Option<u64>) -> String {
+    g.map_or_else(|| "none".into(), |g| g.to_string())
+}
+
+#[component]
+pub fn Panels(props: &PanelsProps) -> Html {
+    let f = &props.frame;
+    if let Some(error) = &f.error {
+        return html! { <p class="error">{ error.clone() }</p> };
+    }
+    let total: u64 = f.rejections.iter().map(|(_, n)| n).sum();
+    html! {
+        <div class={classes!("panels", props.compact.then_some("compact"))}>
+            <section class="panel" aria-label="Lease authority" data-testid="authority-panel">
+                <h3><Icon name="authority" />{ "Lease authority" }</h3>
+                <table class="kv">
+                    <thead><tr><th>{ "resource" }</th><th>{ "holder" }</th><th>{ "gen" }</th><th>{ "valid until" }</th></tr></thead>
+                    <tbody>
+                        { for f.authority.iter().map(|a| html! {
+                            <tr>
+                                <td class="mono">{ a.resource.clone() }</td>
+                                <td>{ a.holder.clone().unwrap_or_else(|| "nobody".into()) }</td>
+                                <td class="mono">{ gen(a.generation) }</td>
+                                <td class="mono">{ a.valid_until.map_or("–".into(), |t| format!("t={t}")) }</td>
+                            </tr>
+                        }) }
+                    </tbody>
+                </table>
+            </section>
+            <section class="panel" aria-label="Workers" data-testid="workers-panel">
+                <h3><Icon name="worker" />{ "Workers" }</h3>
+                <ul class="workers">
+                    { for f.workers.iter().map(|w| html! {
+                        <li class={classes!("worker", w.status, w.stale().then_some("stale"))} data-worker={w.name.clone()}>
+                            <span class="who">
+                                <Icon name={if w.paused() { "frozen" } else { "worker" }} />
+                                <strong>{ w.name.clone() }</strong>
+                                <span class="muted">{ w.status_text.clone() }</span>
+                            </span>
+                            { for w.beliefs.iter().map(|b| html! {
+                                <span class={classes!("belief", (!b.authority_agrees).then_some("wrong"))}>
+                                    { format!("believes g{} on {} (until t={})", b.generation, b.resource, b.valid_until) }
+                                    <span class="says">
+                                        <Icon name={if b.authority_agrees { "check" } else { "cross" }} />
+                                        { if b.authority_agrees {
+                                            "authority agrees".to_string()
+                                        } else {
+                                            match &b.authority_holder {
+                                                Some(h) => format!("authority says g{} → {h}", gen(b.authority_generation)),
+                                                None => "authority: the lease is over".to_string(),
+                                            }
+                                        } }
+                                    </span>
+                                </span>
+                            }) }
+                        </li>
+                    }) }
+                </ul>
+            </section>
+            { for f.stores.iter().map(|s| html! {
+                <section class="panel store" aria-label={format!("Store {}", s.name)} data-testid="store-panel" data-store={s.name.clone()}>
+                    <h3><Icon name="store" />{ format!("Store {}", s.name) }</h3>
+                    if s.cells.is_empty() {
+                        <p class="muted">{ "nothing written yet" }</p>
+                    }
+                    { for s.cells.iter().map(|c| html! {
+                        <dl class="cell" data-resource={c.resource.clone()} data-path={c.path.clone()}>
+                            <div class="cell-title">
+                                <span class="mono">{ if c.path == "primary" { c.resource.clone() } else { format!("{} · {}", c.resource, c.path) } }</span>
+                                <span class={classes!("badge", if c.fenced { "ok" } else { "bad" })}>{ c.enforcement }</span>
+                            </div>
+                            <div><dt>{ "highest gen" }</dt><dd class="mono" data-testid="highest">{ gen(c.highest) }</dd></div>
+                            <div><dt>{ "revision" }</dt><dd class="mono">{ c.revision.clone() }</dd></div>
+                            <div class="wide"><dt>{ "value" }</dt>
+                                <dd class="value" data-testid="store-value">{ c.value.clone().unwrap_or_else(|| "(empty)".into()) }</dd></div>
+                            if c.remembered_count > 0 {
+                                <div class="wide"><dt>{ format!("remembered operations ({})", c.remembered_count) }</dt>
+                                    <dd class="mono ops">
+                                        { if c.remembered_count > c.remembered.len() { "…, " } else { "" } }
+                                        { c.remembered.join(", ") }
+                                    </dd></div>
+                            }
+                        </dl>
+                    }) }
+                </section>
+            }) }
+            if let Some(g) = &f.gateway {
+                <section class="panel" aria-label="Gateway" data-testid="gateway-panel">
+                    <h3><Icon name="gateway" />{ format!("Gateway → {}", g.partner) }
+                        <span class={classes!("badge", if g.enforcement == "unfenced" { "bad" } else { "ok" })}>{ g.enforcement }</span></h3>
+                    if g.received.is_empty() {
+                        <p class="muted">{ format!("{} has received nothing yet", g.partner) }</p>
+                    } else {
+                        <ol class="received">
+                            { for g.received.iter().map(|(gen, effect, at)| html! {
+                                <li><Icon name="delivered" /><span class="mono">{ format!("t={at} g{gen}") }</span>{ format!(" {effect}") }</li>
+                            }) }
+                        </ol>
+                    }
+                </section>
+            }
+            <section class="panel" aria-label="Rejections" data-testid="rejections-panel">
+                <h3><Icon name="rejected" />{ "Rejections" }<span class="count">{ total }</span></h3>
+                if f.rejections.is_empty() {
+                    <p class="muted">{ "none so far" }</p>
+                } else {
+                    <ul class="counts">
+                        { for f.rejections.iter().map(|(reason, n)| html! {
+                            <li><span>{ reason.clone() }</span><span class="mono">{ *n }</span></li>
+                        }) }
+                    </ul>
+                }
+            </section>
+            <section class={classes!("panel", (!f.violations.is_empty()).then_some("alarm"))} aria-label="Invariants"
+                data-testid="violations-panel">
+                <h3><Icon name={if f.violations.is_empty() { "check" } else { "warn" }} />{ "Invariants" }</h3>
+                if f.violations.is_empty() {
+                    <p class="ok-text">{ "all hold so far" }</p>
+                } else {
+                    <ul class="violations">
+                        { for f.violations.iter().map(|v| html! {
+                            <li><strong>{ v.invariant.replace('_', " ") }</strong>
+                                <span class="muted">{ format!(" at step {}: {}", v.step, v.detail) }</span></li>
+                        }) }
+                    </ul>
+                }
+            </section>
+        </div>
+    }
+}

@@ -1,0 +1,96 @@
+//! The scenario picker: every built-in case, its variants, the same-generation policy, and the
+//! story's title and intro.
+
+use std::rc::Rc;
+
+use fencelab_core::scenario::library::CaseInfo;
+use fencelab_core::SameGenerationPolicy;
+use wasm_bindgen::JsCast;
+use web_sys::HtmlSelectElement;
+use yew::prelude::*;
+
+use crate::components::controls::when;
+
+use crate::viz::state::{Action, PolicyChoice, GENERATED, GENERATED_SIZE};
+
+#[derive(Properties, PartialEq)]
+pub struct PickerProps {
+    pub cases: Rc<Vec<CaseInfo>>,
+    pub case: AttrValue,
+    pub variant: AttrValue,
+    pub policy: PolicyChoice,
+    pub edited: bool,
+    pub on: Callback<Action>,
+}
+
+fn select_value(event: &Event) -> Option<String> {
+    Some(event.target()?.dyn_into::<HtmlSelectElement>().ok()?.value())
+}
+
+#[component]
+pub fn Picker(props: &PickerProps) -> Html {
+    let on = &props.on;
+    let on_case = when(on, |e: Event| select_value(&e).map(Action::Pick));
+    let on_policy = when(on, |e: Event| {
+        select_value(&e).map(|v| {
+            Action::Policy(match v.as_str() {
+                "allow_same" => PolicyChoice::Force(SameGenerationPolicy::AllowSame),
+                "strictly_newer" => PolicyChoice::Force(SameGenerationPolicy::StrictlyNewer),
+                _ => PolicyChoice::AsWritten,
+            })
+        })
+    });
+    let policy = match props.policy {
+        PolicyChoice::AsWritten => "as_written",
+        PolicyChoice::Force(SameGenerationPolicy::AllowSame) => "allow_same",
+        PolicyChoice::Force(SameGenerationPolicy::StrictlyNewer) => "strictly_newer",
+    };
+    let variants = props
+        .cases
+        .iter()
+        .find(|c| c.name == props.case.as_str())
+        .map(|c| c.variants.clone())
+        .unwrap_or_default();
+    let (w, r, n) = GENERATED_SIZE;
+    html! {
+        <div class="picker">
+            <label class="field grow">
+                <span class="field-label">{ "Story" }</span>
+                <select id="case" onchange={on_case}>
+                    { for props.cases.iter().map(|c| html! {
+                        <option value={c.name.clone()} selected={c.name == props.case.as_str()}>{ c.title.clone() }</option>
+                    }) }
+                    <option value={GENERATED} selected={props.case == GENERATED}>
+                        { format!("Generated load: {w} workers, {r} resources, {n} rounds (benchmark)") }
+                    </option>
+                </select>
+            </label>
+            if variants.len() > 1 {
+                <div class="field">
+                    <span class="field-label" id="variant-label">{ "Variant" }</span>
+                    <div class="segmented" role="radiogroup" aria-labelledby="variant-label">
+                        { for variants.iter().map(|v| {
+                            let checked = !props.edited && *v == props.variant.as_str();
+                            let value = v.clone();
+                            html! {
+                                <button type="button" role="radio" aria-checked={checked.to_string()}
+                                    class={classes!("seg", checked.then_some("on"))} data-variant={v.clone()}
+                                    onclick={on.reform(move |_: MouseEvent| Action::Variant(value.clone()))}>
+                                    { v.clone() }
+                                </button>
+                            }
+                        }) }
+                    </div>
+                </div>
+            }
+            <label class="field">
+                <span class="field-label">{ "Same-generation policy" }</span>
+                <select id="policy" onchange={on_policy}>
+                    <option value="as_written" selected={policy == "as_written"}>{ "as the story says" }</option>
+                    <option value="allow_same" selected={policy == "allow_same"}>{ "allow same (≥)" }</option>
+                    <option value="strictly_newer" selected={policy == "strictly_newer"}>{ "strictly newer (>)" }</option>
+                </select>
+            </label>
+        </div>
+    }
+}

@@ -1,0 +1,834 @@
+//! The visualizer's view state as a reducer: which story is loaded, how it is played, where the
+//! reader is, compare mode and the editor. Fencing decisions all come from `fencelab-core`
+//! through [`Run`]; nothing here judges a write.
+
+use std::rc::Rc;
+
+use fencelab_core::scenario::library::{self, CaseInfo};
+use fencelab_core::scenario::model::Enforcement;
+use fencelab_core::{SameGenerationPolicy, Scenario, ScenarioError, StepRecord};
+use yew::Reducible;
+
+use crate::viz::frame::Frame;
+use crate::viz::run::{Run, RunRef};
+
+/// The picker's entry for the generated benchmark scenario.
+pub const GENERATED: &str = "generated";
+/// The size of the generated scenario: workers, resources, rounds.
+pub const GENERATED_SIZE: (usize, usize, usize) = (20, 5, 6);
+/// Autoplay speeds: label and milliseconds per step.
+pub const SPEEDS: [(&str, u32); 4] = [("0.5×", 1400), ("1×", 800), ("2×", 400), ("4×", 180)];
+/// The speed a fresh page starts at.
+pub const DEFAULT_SPEED: usize = 1;
+/// The enforcement modes compare mode offers.
+pub const MODES: [Enforcement; 4] = [
+    Enforcement::Unfenced,
+    Enforcement::CheckThenWrite,
+    Enforcement::Fenced,
+    Enforcement::FencedIdempotent,
+];
+
+/// Which same-generation policy the stores and gateway use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PolicyChoice {
+    /// Whatever the scenario says.
+    #[default]
+    AsWritten,
+    /// Force one policy everywhere.
+    Force(SameGenerationPolicy),
+}
+
+/// The page's top-level views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tab {
+    /// The swimlane visualizer.
+    #[default]
+    Visualizer,
+    /// Issue 2's single-register playground.
+    Playground,
+}
+
+/// Which side of compare mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The left (or upper) run.
+    Left,
+    /// The right (or lower) run.
+    Right,
+}
+
+/// Something the reader did, or the autoplay timer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Load a case from the library (or [`GENERATED`]) in its default variant.
+    Pick(String),
+    /// Switch the variant of the current case, keeping the schedule.
+    Variant(String),
+    /// Switch the same-generation policy, keeping the schedule.
+    Policy(PolicyChoice),
+    /// One step on.
+    Forward,
+    /// One step back.
+    Back,
+    /// To the start.
+    ToStart,
+    /// To the end.
+    ToEnd,
+    /// To a position (single mode: steps; compare mode: distinct ticks).
+    Seek(usize),
+    /// Play or pause.
+    TogglePlay,
+    /// The autoplay timer fired.
+    Tick,
+    /// Choose an entry of [`SPEEDS`].
+    Speed(usize),
+    /// Turn compare mode on or off.
+    Compare(bool),
+    /// Choose the enforcement one side of compare mode forces.
+    CompareMode(Side, Enforcement),
+    /// Open or close the editor.
+    ToggleEditor,
+    /// The editor's text changed.
+    Edit(String),
+    /// Put the current scenario's JSON back into the editor.
+    RevertEdit,
+    /// Switch the page's view.
+    Tab(Tab),
+}
+
+/// What a page address asks for, read from its fragment, e.g.
+/// `#scenario=paused-worker&variant=broken&embed=controls,caption`. Unknown keys and values are
+/// ignored, so an old link never breaks the page.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Address {
+    /// The story (`scenario=`), a library case or [`GENERATED`].
+    pub scenario: Option<String>,
+    /// Its variant (`variant=`).
+    pub variant: Option<String>,
+    /// The same-generation policy (`policy=allow_same|strictly_newer`).
+    pub policy: Option<PolicyChoice>,
+    /// Where to start (`step=`), in steps.
+    pub step: Option<usize>,
+    /// Whether to open in compare mode (`compare=1`).
+    pub compare: bool,
+    /// Embedded mode (`embed=controls,caption,...`): the diagram plus only the listed parts.
+    pub embed: Option<Vec<String>>,
+}
+
+impl Address {
+    /// Reads a fragment, with or without its leading `#`.
+    pub fn parse(fragment: &str) -> Address {
+        let mut address = Address::default();
+        for pair in fragment.trim_start_matches('#').split('&') {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match key {
+                "scenario" | "story" if !value.is_empty() => address.scenario = Some(value.into()),
+                "variant" if !value.is_empty() => address.variant = Some(value.into()),
+                "policy" => {
+                    address.policy = match value {
+                        "allow_same" => Some(PolicyChoice::Force(SameGenerationPolicy::AllowSame)),
+                        "strictly_newer" => {
+                            Some(PolicyChoice::Force(SameGenerationPolicy::StrictlyNewer))
+                        }
+                        _ => None,
+                    }
+                }
+                "step" => address.step = value.parse().ok(),
+                "compare" => address.compare = value != "0",
+                "embed" => {
+                    address.embed = Some(
+                        value.split(',').filter(|p| !p.is_empty()).map(str::to_string).collect(),
+                    )
+                }
+                _ => {}
+            }
+        }
+        address
+    }
+}
+
+/// One side of compare mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareSide {
+    /// The enforcement forced on every store, path and the gateway.
+    pub mode: Enforcement,
+    /// The run, or why it could not be played.
+    pub run: Result<RunRef, String>,
+    /// Where it is.
+    pub position: usize,
+    /// Its panels.
+    pub frame: Rc<Frame>,
+    /// Its panels at the end of the run.
+    pub last: Rc<Frame>,
+}
+
+impl CompareSide {
+    fn new(base: &Scenario, mode: Enforcement) -> CompareSide {
+        let run = Run::play(with_enforcement(base, mode)).map(|r| RunRef(Rc::new(r)));
+        let last = match &run {
+            Ok(run) => Rc::new(run.frame(run.len())),
+            Err(e) => Rc::new(Frame::failed(0, e.clone())),
+        };
+        CompareSide { mode, run, position: 0, frame: Rc::new(Frame::default()), last }
+    }
+
+    fn ticks(&self) -> impl Iterator<Item = u64> + '_ {
+        self.run.iter().flat_map(|r| r.timeline.iter().map(|s| s.at.0))
+    }
+
+    fn seek_tick(&mut self, tick: Option<u64>) {
+        if let Ok(run) = &self.run {
+            self.position = tick.map_or(0, |t| run.position_at_tick(t));
+            self.frame = Rc::new(run.frame(self.position));
+        }
+    }
+
+    /// The steps that happened at the current tick, for captions.
+    pub fn steps_now(&self) -> &[StepRecord] {
+        let Ok(run) = &self.run else { return &[] };
+        let end = self.position.min(run.len());
+        let Some(last) = end.checked_sub(1).and_then(|i| run.timeline.get(i)) else { return &[] };
+        let start = run.timeline[..end].partition_point(|r| r.at < last.at);
+        &run.timeline[start..end]
+    }
+}
+
+/// Compare mode: one scenario and schedule under two enforcement modes, in lockstep by time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compare {
+    /// The left side.
+    pub left: CompareSide,
+    /// The right side.
+    pub right: CompareSide,
+    /// Every tick at which either side does something, in order.
+    pub ticks: Rc<Vec<u64>>,
+    /// How many of those ticks have passed.
+    pub cursor: usize,
+}
+
+impl Compare {
+    fn new(base: &Scenario, left: Enforcement, right: Enforcement) -> Compare {
+        let mut compare = Compare {
+            left: CompareSide::new(base, left),
+            right: CompareSide::new(base, right),
+            ticks: Rc::new(Vec::new()),
+            cursor: 0,
+        };
+        compare.retick();
+        compare
+    }
+
+    fn retick(&mut self) {
+        let mut ticks: Vec<u64> = self.left.ticks().chain(self.right.ticks()).collect();
+        ticks.sort_unstable();
+        ticks.dedup();
+        self.ticks = Rc::new(ticks);
+        self.cursor = self.cursor.min(self.ticks.len());
+        self.seek(self.cursor);
+    }
+
+    fn seek(&mut self, cursor: usize) {
+        self.cursor = cursor.min(self.ticks.len());
+        let tick = self.cursor.checked_sub(1).and_then(|i| self.ticks.get(i)).copied();
+        self.left.seek_tick(tick);
+        self.right.seek_tick(tick);
+    }
+
+    /// The logical time shown.
+    pub fn now(&self) -> u64 {
+        self.cursor.checked_sub(1).and_then(|i| self.ticks.get(i)).copied().unwrap_or(0)
+    }
+}
+
+/// The scenario editor.
+#[derive(Debug, Clone, Default)]
+pub struct Editor {
+    /// Whether it is open.
+    pub open: bool,
+    /// The text in it.
+    pub text: Rc<String>,
+    /// What is wrong with the text, if anything.
+    pub error: Option<ScenarioError>,
+}
+
+/// Everything the visualizer shows.
+#[derive(Debug, Clone)]
+pub struct Viz {
+    /// The library's cases, for the picker.
+    pub cases: Rc<Vec<CaseInfo>>,
+    /// The picked case's name, or [`GENERATED`].
+    pub case: String,
+    /// The picked variant.
+    pub variant: String,
+    /// The same-generation policy choice.
+    pub policy: PolicyChoice,
+    /// Whether the scenario on screen came from the editor.
+    pub edited: bool,
+    /// The scenario before the policy choice is applied.
+    pub base: Rc<Scenario>,
+    /// The run on screen.
+    pub run: RunRef,
+    /// How many steps have been played.
+    pub position: usize,
+    /// The panels at `position`.
+    pub frame: Rc<Frame>,
+    /// Whether autoplay is on.
+    pub playing: bool,
+    /// The index into [`SPEEDS`].
+    pub speed: usize,
+    /// Compare mode, when on.
+    pub compare: Option<Compare>,
+    /// The editor.
+    pub editor: Editor,
+    /// The page's view.
+    pub tab: Tab,
+    /// Why the last replay failed, if it did (the previous run stays on screen).
+    pub error: Option<String>,
+    /// Embedded mode: which parts to show besides the diagram (`None`: the full page).
+    pub embed: Option<Rc<Vec<String>>>,
+}
+
+/// `scenario` with one same-generation policy everywhere.
+pub fn with_policy(scenario: &Scenario, policy: PolicyChoice) -> Scenario {
+    let mut scenario = scenario.clone();
+    if let PolicyChoice::Force(policy) = policy {
+        for store in &mut scenario.stores {
+            store.policy = policy;
+        }
+        if let Some(gateway) = &mut scenario.gateway {
+            gateway.policy = policy;
+        }
+    }
+    scenario
+}
+
+/// `scenario` with one enforcement mode on every store, write path and the gateway (which only
+/// knows fenced and unfenced).
+pub fn with_enforcement(scenario: &Scenario, mode: Enforcement) -> Scenario {
+    let mut scenario = scenario.clone();
+    for store in &mut scenario.stores {
+        store.enforcement = mode;
+        for path in &mut store.paths {
+            path.enforcement = mode;
+        }
+    }
+    if let Some(gateway) = &mut scenario.gateway {
+        gateway.enforcement =
+            if mode.is_fenced() { Enforcement::Fenced } else { Enforcement::Unfenced };
+    }
+    scenario
+}
+
+/// A library scenario, or the generated one.
+fn load(case: &str, variant: Option<&str>) -> Option<Scenario> {
+    if case == GENERATED {
+        let (w, r, n) = GENERATED_SIZE;
+        return Some(library::generated(w, r, n));
+    }
+    library::scenario(case, variant)
+}
+
+impl Default for Viz {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Viz {
+    /// The first case of the library in its default variant, at the start.
+    pub fn new() -> Viz {
+        let cases = library::cases();
+        let first = cases.first().map(|c| c.name.clone()).unwrap_or_else(|| GENERATED.into());
+        let base = load(&first, None)
+            .or_else(|| load(GENERATED, None))
+            .unwrap_or_else(|| library::generated(1, 1, 1));
+        let run = match Run::play(base.clone()) {
+            Ok(run) => run,
+            Err(_) => Run::play(library::generated(1, 1, 1)).unwrap_or_else(|e| {
+                // The generator's output is valid by construction; say so loudly if not.
+                panic!("the generated scenario does not play: {e}")
+            }),
+        };
+        let run = RunRef(Rc::new(run));
+        let frame = Rc::new(run.frame(0));
+        Viz {
+            cases: Rc::new(cases),
+            case: first,
+            variant: base.variant.clone(),
+            policy: PolicyChoice::AsWritten,
+            edited: false,
+            base: Rc::new(base),
+            run,
+            position: 0,
+            frame,
+            playing: false,
+            speed: DEFAULT_SPEED,
+            compare: None,
+            editor: Editor::default(),
+            tab: Tab::Visualizer,
+            error: None,
+            embed: None,
+        }
+    }
+
+    /// The page a link asks for; whatever it names that does not exist is left at the default.
+    pub fn from_address(address: &Address) -> Viz {
+        let mut state = Rc::new(Viz::new());
+        let mut actions = Vec::new();
+        if let Some(case) = address.scenario.clone() {
+            actions.push(Action::Pick(case));
+        }
+        if let Some(variant) = address.variant.clone() {
+            actions.push(Action::Variant(variant));
+        }
+        if let Some(policy) = address.policy {
+            actions.push(Action::Policy(policy));
+        }
+        if address.compare {
+            actions.push(Action::Compare(true));
+        }
+        if let Some(step) = address.step {
+            actions.push(Action::Seek(step));
+        }
+        for action in actions {
+            state = state.reduce(action);
+        }
+        let mut state = Rc::unwrap_or_clone(state);
+        // A bad link starts on the default story rather than showing an error.
+        state.error = None;
+        state.embed = address.embed.clone().map(Rc::new);
+        state
+    }
+
+    /// Whether an embedded page shows `part` (the full page shows everything).
+    pub fn shows(&self, part: &str) -> bool {
+        self.embed.as_ref().is_none_or(|parts| parts.iter().any(|p| p == part))
+    }
+
+    /// The step just played, if any.
+    pub fn current(&self) -> Option<&StepRecord> {
+        self.position.checked_sub(1).and_then(|i| self.run.timeline.get(i))
+    }
+
+    /// Where the controls are and how far they go: steps in single mode, ticks in compare mode.
+    pub fn cursor(&self) -> (usize, usize) {
+        match &self.compare {
+            Some(c) => (c.cursor, c.ticks.len()),
+            None => (self.position, self.run.len()),
+        }
+    }
+
+    /// Milliseconds between autoplay steps.
+    pub fn interval_ms(&self) -> u32 {
+        SPEEDS.get(self.speed).map_or(800, |s| s.1)
+    }
+
+    fn seek(&mut self, to: usize) {
+        match &mut self.compare {
+            Some(c) => c.seek(to),
+            None => {
+                self.position = to.min(self.run.len());
+                self.frame = Rc::new(self.run.frame(self.position));
+            }
+        }
+    }
+
+    /// Plays the base scenario again under the policy choice; the previous run stays on screen
+    /// if that fails.
+    fn replay(&mut self) {
+        let scenario = with_policy(&self.base, self.policy);
+        match Run::play(scenario) {
+            Ok(run) => {
+                self.run = RunRef(Rc::new(run));
+                self.error = None;
+                if let Some(c) = &self.compare {
+                    let scenario = with_policy(&self.base, self.policy);
+                    let mut next = Compare::new(&scenario, c.left.mode, c.right.mode);
+                    next.seek(c.cursor);
+                    self.compare = Some(next);
+                }
+                let (at, _) = self.cursor();
+                self.seek(at);
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    fn sync_editor(&mut self) {
+        if self.editor.open {
+            self.editor.text = Rc::new(self.base.to_json());
+        }
+        self.editor.error = None;
+    }
+
+    fn pick(&mut self, case: String) {
+        let Some(scenario) = load(&case, None) else {
+            self.error = Some(format!("there is no built-in story called {case:?}"));
+            return;
+        };
+        self.case = case;
+        self.variant = scenario.variant.clone();
+        self.base = Rc::new(scenario);
+        self.edited = false;
+        self.playing = false;
+        if let Some(c) = &mut self.compare {
+            c.cursor = 0;
+        }
+        self.position = 0;
+        self.replay();
+        self.sync_editor();
+    }
+
+    fn switch_variant(&mut self, variant: String) {
+        let Some(mut scenario) = load(&self.case, Some(&variant)) else {
+            self.error = Some(format!("{} has no variant {variant:?}", self.case));
+            return;
+        };
+        // The run restarts with the schedule of the one on screen.
+        scenario.schedule = self.base.schedule.clone();
+        self.variant = variant;
+        self.base = Rc::new(scenario);
+        self.edited = false;
+        self.replay();
+        self.sync_editor();
+    }
+
+    fn edit(&mut self, text: String) {
+        let parsed = Scenario::from_json(&text);
+        self.editor.text = Rc::new(text);
+        match parsed {
+            Ok(scenario) => {
+                self.editor.error = None;
+                self.base = Rc::new(scenario);
+                self.edited = true;
+                self.replay();
+                if let Some(e) = self.error.take() {
+                    self.editor.error = Some(ScenarioError { path: ".".into(), problem: e });
+                }
+            }
+            Err(e) => self.editor.error = Some(e),
+        }
+    }
+
+    fn step_by(&mut self, forward: bool) {
+        let (at, end) = self.cursor();
+        let to = if forward { (at + 1).min(end) } else { at.saturating_sub(1) };
+        self.seek(to);
+    }
+}
+
+impl Reducible for Viz {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let (at, end) = self.cursor();
+        // Actions that change nothing keep the same state, so nothing re-renders.
+        match &action {
+            Action::Tick if !self.playing => return self,
+            Action::Forward | Action::ToEnd if at >= end && !self.playing => return self,
+            Action::Back | Action::ToStart if at == 0 && !self.playing => return self,
+            Action::Seek(n) if *n == at && !self.playing => return self,
+            Action::Tab(tab) if *tab == self.tab => return self,
+            Action::Speed(s) if *s == self.speed || *s >= SPEEDS.len() => return self,
+            _ => {}
+        }
+        let mut next = (*self).clone();
+        match action {
+            Action::Pick(case) => next.pick(case),
+            Action::Variant(variant) => next.switch_variant(variant),
+            Action::Policy(policy) => {
+                next.policy = policy;
+                next.replay();
+            }
+            Action::Forward => {
+                next.playing = false;
+                next.step_by(true);
+            }
+            Action::Back => {
+                next.playing = false;
+                next.step_by(false);
+            }
+            Action::ToStart => {
+                next.playing = false;
+                next.seek(0);
+            }
+            Action::ToEnd => {
+                next.playing = false;
+                next.seek(end);
+            }
+            Action::Seek(n) => {
+                next.playing = false;
+                next.seek(n);
+            }
+            Action::TogglePlay => {
+                if next.playing {
+                    next.playing = false;
+                } else {
+                    if at >= end {
+                        next.seek(0);
+                    }
+                    next.playing = end > 0;
+                }
+            }
+            Action::Tick => {
+                next.step_by(true);
+                let (at, end) = next.cursor();
+                if at >= end {
+                    next.playing = false;
+                }
+            }
+            Action::Speed(speed) => next.speed = speed,
+            Action::Compare(on) => {
+                next.playing = false;
+                next.compare = on.then(|| {
+                    let scenario = with_policy(&next.base, next.policy);
+                    let (left, right) = next
+                        .compare
+                        .as_ref()
+                        .map_or((Enforcement::Unfenced, Enforcement::Fenced), |c| {
+                            (c.left.mode, c.right.mode)
+                        });
+                    Compare::new(&scenario, left, right)
+                });
+                if !on {
+                    next.seek(next.position);
+                }
+            }
+            Action::CompareMode(side, mode) => {
+                if let Some(c) = &mut next.compare {
+                    let scenario = with_policy(&next.base, next.policy);
+                    let fresh = CompareSide::new(&scenario, mode);
+                    match side {
+                        Side::Left => c.left = fresh,
+                        Side::Right => c.right = fresh,
+                    }
+                    c.retick();
+                }
+            }
+            Action::ToggleEditor => {
+                next.editor.open = !next.editor.open;
+                next.sync_editor();
+            }
+            Action::Edit(text) => next.edit(text),
+            Action::RevertEdit => {
+                next.editor.open = true;
+                next.sync_editor();
+            }
+            Action::Tab(tab) => {
+                next.tab = tab;
+                next.playing = false;
+            }
+        }
+        Rc::new(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fencelab_core::scenario::library;
+
+    fn apply(state: Rc<Viz>, actions: impl IntoIterator<Item = Action>) -> Rc<Viz> {
+        actions.into_iter().fold(state, Reducible::reduce)
+    }
+
+    fn value(frame: &Frame) -> Option<String> {
+        frame.cells().next().and_then(|(_, c)| c.value.clone())
+    }
+
+    #[test]
+    fn starts_on_the_paused_worker_at_the_start() {
+        let state = Viz::new();
+        assert_eq!(state.case, "paused-worker");
+        assert_eq!(state.variant, "fenced");
+        assert_eq!(state.cursor(), (0, 20));
+        assert!(state.current().is_none());
+        assert!(!state.playing);
+    }
+
+    #[test]
+    fn stepping_to_the_stale_write_shows_the_rejection_and_keeps_the_value() {
+        let state = apply(Rc::new(Viz::new()), [Action::Seek(18)]);
+        let before = value(&state.frame);
+        let state = apply(state, [Action::Forward]);
+        let current = state.current().expect("a step");
+        assert!(current.caption.contains("stale owner: generation 1 < highest accepted 2"));
+        assert_eq!(state.run.layout.step_kinds[current.index], "rejected");
+        assert_eq!(value(&state.frame), before);
+        assert_eq!(value(&state.frame).as_deref(), Some("B: total=120"));
+        assert_eq!(state.frame.rejections, vec![("stale generation".to_string(), 1)]);
+        let back = apply(state.clone(), [Action::Back]);
+        assert_ne!(back.current().map(|r| &r.caption), state.current().map(|r| &r.caption));
+        let again = apply(back, [Action::Forward]);
+        assert_eq!(again.current().map(|r| &r.caption), state.current().map(|r| &r.caption));
+    }
+
+    #[test]
+    fn a_paused_worker_believes_what_the_authority_no_longer_says() {
+        let state = apply(Rc::new(Viz::new()), [Action::Seek(11)]);
+        let a = state.frame.workers.iter().find(|w| w.name == "A").expect("worker A");
+        assert!(a.paused());
+        assert!(a.stale());
+        assert_eq!(a.beliefs[0].generation, 1);
+        assert_eq!(a.beliefs[0].authority_generation, Some(2));
+        assert_eq!(a.beliefs[0].authority_holder.as_deref(), Some("B"));
+    }
+
+    #[test]
+    fn autoplay_ticks_to_the_end_and_stops() {
+        let mut state = apply(Rc::new(Viz::new()), [Action::TogglePlay]);
+        assert!(state.playing);
+        for _ in 0..100 {
+            state = state.reduce(Action::Tick);
+        }
+        assert_eq!(state.cursor(), (20, 20));
+        assert!(!state.playing);
+        // A stray tick after the end changes nothing.
+        let same = Rc::clone(&state).reduce(Action::Tick);
+        assert!(Rc::ptr_eq(&same, &state));
+        // Play at the end starts over.
+        let again = state.reduce(Action::TogglePlay);
+        assert_eq!(again.cursor(), (0, 20));
+        assert!(again.playing);
+    }
+
+    #[test]
+    fn manual_steps_pause_autoplay() {
+        let state = apply(Rc::new(Viz::new()), [Action::TogglePlay, Action::Tick, Action::Forward]);
+        assert!(!state.playing);
+        assert_eq!(state.position, 2);
+    }
+
+    #[test]
+    fn switching_variant_or_policy_replays_with_the_same_schedule() {
+        let state = apply(Rc::new(Viz::new()), [Action::ToEnd, Action::Variant("broken".into())]);
+        assert_eq!(state.variant, "broken");
+        assert_eq!(state.cursor(), (20, 20));
+        assert_eq!(value(&state.frame).as_deref(), Some("A: total=90 (from stale inputs)"));
+        assert!(!state.frame.violations.is_empty());
+        let strict = apply(
+            state,
+            [
+                Action::Variant("fenced".into()),
+                Action::Policy(PolicyChoice::Force(SameGenerationPolicy::StrictlyNewer)),
+            ],
+        );
+        assert!(strict
+            .run
+            .scenario
+            .stores
+            .iter()
+            .all(|s| s.policy == SameGenerationPolicy::StrictlyNewer));
+        assert_eq!(strict.error, None);
+    }
+
+    #[test]
+    fn compare_mode_shows_corruption_unfenced_and_the_right_value_fenced() {
+        let state = apply(Rc::new(Viz::new()), [Action::Compare(true)]);
+        let compare = state.compare.as_ref().expect("compare mode");
+        assert_eq!(compare.left.mode, Enforcement::Unfenced);
+        assert_eq!(compare.right.mode, Enforcement::Fenced);
+        assert_eq!(value(&compare.left.last).as_deref(), Some("A: total=90 (from stale inputs)"));
+        assert_eq!(value(&compare.right.last).as_deref(), Some("B: total=120"));
+        assert!(compare.right.last.violations.is_empty());
+        // Lockstep by time: both sides are at the same tick.
+        let state = apply(state, [Action::Seek(5)]);
+        let compare = state.compare.as_ref().expect("compare mode");
+        let tick = |side: &CompareSide| side.steps_now().last().map(|r| r.at);
+        assert_eq!(tick(&compare.left), tick(&compare.right));
+        let state = apply(state, [Action::Compare(false)]);
+        assert!(state.compare.is_none());
+    }
+
+    #[test]
+    fn an_invalid_edit_shows_the_field_and_keeps_the_last_valid_run() {
+        let state = apply(Rc::new(Viz::new()), [Action::ToggleEditor, Action::Seek(3)]);
+        let json = state.editor.text.to_string();
+        let run = state.run.clone();
+        let broken = json.replacen("\"resource\": \"totals\"", "\"resource\": \"ledgr\"", 1);
+        let state = apply(state, [Action::Edit(broken)]);
+        let error = state.editor.error.as_ref().expect("an error");
+        assert!(error.path.starts_with("workers[0].script[0]"), "{error:?}");
+        assert_eq!(state.run, run);
+        assert_eq!(state.position, 3);
+        let fixed = json.replace("B: total=120", "B: total=121");
+        let state = apply(state, [Action::Edit(fixed), Action::ToEnd]);
+        assert!(state.editor.error.is_none());
+        assert!(state.edited);
+        assert_eq!(value(&state.frame).as_deref(), Some("B: total=121"));
+    }
+
+    #[test]
+    fn garbage_in_the_editor_never_panics() {
+        let mut state = apply(Rc::new(Viz::new()), [Action::ToggleEditor]);
+        for text in
+            ["", "{", "null", "[]", "{\"name\": 3}", "\u{0}", "{\"name\":\"x\",\"title\":\"t\"}"]
+        {
+            state = state.reduce(Action::Edit(text.into()));
+            assert!(state.editor.error.is_some(), "{text:?}");
+            assert_eq!(state.run.scenario.name, "paused-worker");
+        }
+    }
+
+    #[test]
+    fn unknown_picks_and_variants_are_errors_not_panics() {
+        let state = apply(Rc::new(Viz::new()), [Action::Pick("nope".into())]);
+        assert!(state.error.is_some());
+        assert_eq!(state.case, "paused-worker");
+        let state = apply(state, [Action::Variant("nope".into())]);
+        assert!(state.error.is_some());
+        let state = apply(state, [Action::Seek(usize::MAX), Action::Speed(99)]);
+        assert_eq!(state.cursor(), (20, 20));
+        assert_eq!(state.speed, DEFAULT_SPEED);
+    }
+
+    #[test]
+    fn every_library_story_plays_and_every_position_has_a_frame() {
+        for case in library::cases() {
+            for variant in &case.variants {
+                let scenario = library::scenario(&case.name, Some(variant)).expect("built in");
+                let run = Run::play(scenario).expect("plays");
+                assert!(run.stopped.is_none(), "{}/{variant}", case.name);
+                assert_eq!(run.layout.rows.len(), run.len());
+                assert_eq!(run.layout.settled.len(), run.len());
+                for position in 0..=run.len() {
+                    let frame = run.frame(position);
+                    assert_eq!(frame.error, None, "{}/{variant} at {position}", case.name);
+                    assert_eq!(frame.position, position);
+                }
+                // The rows go down the page.
+                assert!(run.layout.rows.windows(2).all(|w| w[0] < w[1]));
+            }
+        }
+    }
+
+    #[test]
+    fn addresses_pick_the_story_variant_and_parts() {
+        let address =
+            Address::parse("#scenario=paused-worker&variant=broken&embed=controls,caption");
+        assert_eq!(address.scenario.as_deref(), Some("paused-worker"));
+        assert_eq!(address.variant.as_deref(), Some("broken"));
+        let state = Viz::from_address(&address);
+        assert_eq!(state.variant, "broken");
+        assert!(state.shows("controls") && state.shows("caption"));
+        assert!(!state.shows("log"));
+        let state = Viz::from_address(&Address::parse("step=19&compare=1&policy=strictly_newer"));
+        assert!(state.compare.is_some());
+        assert_eq!(state.policy, PolicyChoice::Force(SameGenerationPolicy::StrictlyNewer));
+        assert!(state.shows("log"));
+        for junk in ["", "#", "&&&", "scenario=nope&variant=&step=x", "embed", "=="] {
+            let state = Viz::from_address(&Address::parse(junk));
+            assert_eq!(state.case, "paused-worker", "{junk:?}");
+            assert_eq!(state.error, None);
+        }
+    }
+
+    #[test]
+    fn the_generated_benchmark_scenario_has_about_a_thousand_events() {
+        let state = apply(Rc::new(Viz::new()), [Action::Pick(GENERATED.into())]);
+        assert!(state.run.len() >= 1_000, "{}", state.run.len());
+        assert!(state.run.stopped.is_none());
+        let state = apply(state, [Action::Seek(700), Action::Back, Action::Seek(10)]);
+        assert_eq!(state.position, 10);
+    }
+}
