@@ -86,7 +86,10 @@ else
 fi
 
 # --- npm packages of the browser tests (playwright-core only: it never downloads a browser) -----
-if [ -d browser-tests/node_modules/playwright-core ]; then
+# npm records what it installed in node_modules/.package-lock.json; a newer lock file means the
+# dependencies changed since, so install again.
+if [ -f browser-tests/node_modules/.package-lock.json ] &&
+  [ ! browser-tests/package-lock.json -nt browser-tests/node_modules/.package-lock.json ]; then
   say "browser-tests npm packages present"
 else
   say "installing browser-tests npm packages"
