@@ -27,11 +27,26 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p fencelab-core -p fencelab-sqli
 
 section "trunk build --release --offline"
 trunk build --release --offline
-for f in dist/*.wasm dist/*.js dist/*.css; do
-  printf '%-48s %8d bytes, %7d gzipped\n' "$f" "$(wc -c < "$f")" "$(gzip -9c "$f" | wc -c)"
-done
+
+section "release transfer size (scripts/size.sh)"
+# The 250 KB budget is not met yet (issue 5 stays open until it is): the figure is printed on
+# every run, and FENCELAB_ENFORCE_SIZE=1 turns an overrun into a failure, as it will be by
+# default once the bundle fits.
+size_ok=1
+if ! bash scripts/size.sh; then
+  if [ "${FENCELAB_ENFORCE_SIZE:-0}" = "1" ]; then
+    size_ok=0
+  else
+    echo "KNOWN GAP: the bundle is over its size budget (issue 5 is open for it); not failing this run."
+  fi
+fi
 
 section "browser tests (node --test browser-tests/)"
 (cd browser-tests && node --test --test-reporter=tap)
+
+if [ "$size_ok" -ne 1 ]; then
+  section "FAILED: the release bundle is over its size budget (see above)"
+  exit 1
+fi
 
 section "all checks passed"

@@ -4,7 +4,7 @@
 
 use crate::register::SameGenerationPolicy;
 use crate::scenario::library;
-use crate::scenario::model::Scenario;
+use crate::scenario::model::{Enforcement, Scenario};
 use crate::scenario::switches::Switch;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
@@ -28,6 +28,11 @@ pub enum LinkScenario {
     Custom(Box<Scenario>),
 }
 
+/// The name a link uses for the generated benchmark load (not a library case).
+pub const GENERATED: &str = "generated";
+/// The size of the generated scenario a link names: workers, resources, rounds.
+pub const GENERATED_SIZE: (usize, usize, usize) = (20, 5, 6);
+
 /// What an embedded view shows besides the diagram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Embed {
@@ -35,6 +40,33 @@ pub struct Embed {
     pub controls: bool,
     /// The caption.
     pub caption: bool,
+    /// The story picker and title card.
+    pub picker: bool,
+    /// The diagram's legend.
+    pub legend: bool,
+    /// The state panels beside the diagram.
+    pub panels: bool,
+    /// The event log.
+    pub log: bool,
+}
+
+impl Embed {
+    /// Every part, with the link name of each and whether it shows.
+    pub fn parts(&self) -> [(&'static str, bool); 6] {
+        [
+            ("picker", self.picker),
+            ("controls", self.controls),
+            ("caption", self.caption),
+            ("legend", self.legend),
+            ("panels", self.panels),
+            ("log", self.log),
+        ]
+    }
+
+    /// Whether the part called `name` shows (the diagram always does).
+    pub fn shows(&self, name: &str) -> bool {
+        name == "diagram" || self.parts().iter().any(|(n, on)| *n == name && *on)
+    }
 }
 
 /// The full state of a view, as carried by a link.
@@ -46,8 +78,8 @@ pub struct ShareLink {
     pub policy: Option<SameGenerationPolicy>,
     /// The step shown.
     pub step: usize,
-    /// The variant shown side by side, in compare mode.
-    pub compare: Option<String>,
+    /// Compare mode: the enforcement forced on the left and on the right side.
+    pub compare: Option<(Enforcement, Enforcement)>,
     /// Whether playback runs.
     pub autoplay: bool,
     /// Playback speed in percent of normal (25 to 400).
@@ -104,8 +136,9 @@ impl ShareLink {
                 put("variant", variant);
             }
             LinkScenario::Custom(scenario) => {
-                let json = serde_json::to_string(scenario).unwrap_or_default();
-                put("custom", &B64.encode(json));
+                // The pretty form with its layout removed: the same serializer as the editor's,
+                // so links need no second one in the wasm bundle.
+                put("custom", &B64.encode(compact_json(&scenario.to_json())));
             }
         }
         if let Some(policy) = self.policy {
@@ -114,8 +147,8 @@ impl ShareLink {
         if self.step > 0 {
             put("step", &self.step.to_string());
         }
-        if let Some(other) = &self.compare {
-            put("compare", other);
+        if let Some((left, right)) = self.compare {
+            put("compare", &format!("{},{}", enum_name(&left), enum_name(&right)));
         }
         if self.autoplay {
             put("play", "1");
@@ -128,10 +161,8 @@ impl ShareLink {
             put("break", &names.join(","));
         }
         if let Some(embed) = self.embed {
-            let parts: Vec<&str> = [("controls", embed.controls), ("caption", embed.caption)]
-                .into_iter()
-                .filter_map(|(name, on)| on.then_some(name))
-                .collect();
+            let parts: Vec<&str> =
+                embed.parts().into_iter().filter_map(|(name, on)| on.then_some(name)).collect();
             let value = if parts.is_empty() { "diagram".to_string() } else { parts.join(",") };
             put("embed", &value);
         }
@@ -161,7 +192,7 @@ impl ShareLink {
                         .parse()
                         .map_err(|_| bad("step", format!("\"{value}\" is not a step number")))?
                 }
-                "compare" => link.compare = Some(value.to_string()),
+                "compare" => link.compare = parse_compare(value)?,
                 "play" => link.autoplay = parse_flag("play", value)?,
                 "speed" => {
                     link.speed =
@@ -188,12 +219,17 @@ impl ShareLink {
                         match part {
                             "controls" => embed.controls = true,
                             "caption" => embed.caption = true,
+                            "picker" => embed.picker = true,
+                            "legend" => embed.legend = true,
+                            "panels" => embed.panels = true,
+                            "log" => embed.log = true,
                             "diagram" => {}
                             other => {
                                 return Err(bad(
                                     "embed",
                                     format!(
-                                    "unknown part \"{other}\" (use controls, caption or diagram)"
+                                    "unknown part \"{other}\" (use diagram, controls, caption, \
+                                     legend, panels, log or picker)"
                                 ),
                                 ))
                             }
@@ -212,6 +248,9 @@ impl ShareLink {
                 ))
             }
             (Some(scenario), None) => LinkScenario::Custom(Box::new(scenario)),
+            (None, Some(name)) if name == GENERATED => {
+                LinkScenario::Builtin { name, variant: variant.unwrap_or_default() }
+            }
             (None, Some(name)) => {
                 let case =
                     library::cases().into_iter().find(|c| c.name == name).ok_or_else(|| {
@@ -237,6 +276,10 @@ impl ShareLink {
     /// The scenario this link shows, with its policy override and switches applied.
     pub fn resolve(&self) -> Result<Scenario, LinkError> {
         let mut scenario = match &self.scenario {
+            LinkScenario::Builtin { name, .. } if name == GENERATED => {
+                let (workers, resources, rounds) = GENERATED_SIZE;
+                library::generated(workers, resources, rounds)
+            }
             LinkScenario::Builtin { name, variant } => library::scenario(name, Some(variant))
                 .ok_or_else(|| {
                     bad("scenario", format!("there is no built-in scenario \"{name}/{variant}\""))
@@ -287,6 +330,50 @@ fn policy_name(policy: SameGenerationPolicy) -> &'static str {
     match policy {
         SameGenerationPolicy::AllowSame => "allow-same",
         SameGenerationPolicy::StrictlyNewer => "strict",
+    }
+}
+
+/// `json` without whitespace outside strings.
+fn compact_json(json: &str) -> String {
+    let (mut out, mut in_string, mut escaped) = (String::with_capacity(json.len()), false, false);
+    for c in json.chars() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c.is_whitespace() {
+            continue;
+        } else {
+            in_string = c == '"';
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn parse_compare(value: &str) -> Result<Option<(Enforcement, Enforcement)>, LinkError> {
+    let mode = |name: &str| {
+        serde_json::from_value::<Enforcement>(serde_json::Value::String(name.to_string())).map_err(
+            |_| {
+                bad(
+                    "compare",
+                    format!(
+                        "\"{name}\" is not an enforcement mode (use unfenced, check_then_write, \
+                         fenced or fenced_idempotent)"
+                    ),
+                )
+            },
+        )
+    };
+    match value {
+        "0" | "false" => Ok(None),
+        "1" | "true" | "" => Ok(Some((Enforcement::Unfenced, Enforcement::Fenced))),
+        pair => match pair.split_once(',') {
+            Some((left, right)) => Ok(Some((mode(left)?, mode(right)?))),
+            None => Err(bad(
+                "compare",
+                format!("\"{pair}\" is not two enforcement modes, e.g. unfenced,fenced"),
+            )),
+        },
     }
 }
 

@@ -2,6 +2,7 @@
 //! broken link is refused with the parameter named.
 
 use fencelab_core::scenario::library;
+use fencelab_core::scenario::model::Enforcement;
 use fencelab_core::scenario::switches::Switch;
 use fencelab_core::share::{Embed, LinkScenario, ShareLink, MAX_LINK_LEN};
 use fencelab_core::SameGenerationPolicy;
@@ -11,21 +12,30 @@ fn a_full_view_round_trips() {
     let mut link = ShareLink::builtin("check-then-write", "check-then-write");
     link.policy = Some(SameGenerationPolicy::StrictlyNewer);
     link.step = 17;
-    link.compare = Some("atomic".into());
+    link.compare = Some((Enforcement::CheckThenWrite, Enforcement::FencedIdempotent));
     link.autoplay = true;
     link.speed = 250;
     link.switches = vec![Switch::UnfencedStore, Switch::WallClockTokens];
-    link.embed = Some(Embed { controls: true, caption: false });
+    link.embed = Some(Embed { controls: true, log: true, ..Embed::default() });
     let fragment = link.to_fragment();
     assert_eq!(
         fragment,
-        "scenario=check-then-write&variant=check-then-write&policy=strict&step=17&compare=atomic&play=1&speed=250&break=unfenced_store,wall_clock_tokens&embed=controls"
+        "scenario=check-then-write&variant=check-then-write&policy=strict&step=17&compare=check_then_write,fenced_idempotent&play=1&speed=250&break=unfenced_store,wall_clock_tokens&embed=controls,log"
     );
     assert_eq!(ShareLink::parse(&format!("#{fragment}")).unwrap(), link);
     assert_eq!(
         ShareLink::parse("scenario=paused-worker").unwrap(),
         ShareLink::builtin("paused-worker", "fenced")
     );
+    // The older `compare=1` means unfenced against fenced; every embed part round-trips.
+    let old = ShareLink::parse("scenario=paused-worker&compare=1&embed=diagram").unwrap();
+    assert_eq!(old.compare, Some((Enforcement::Unfenced, Enforcement::Fenced)));
+    assert_eq!(old.embed, Some(Embed::default()));
+    let all =
+        "scenario=paused-worker&variant=fenced&embed=picker,controls,caption,legend,panels,log";
+    assert_eq!(ShareLink::parse(all).unwrap().to_fragment(), all);
+    let generated = ShareLink::parse("scenario=generated").unwrap();
+    assert!(generated.resolve().unwrap().workers.len() >= 20);
 }
 
 #[test]
@@ -58,7 +68,9 @@ fn broken_links_name_what_is_wrong() {
         ("scenario=paused-worker&speed=9000", "link parameter `speed`: \"9000\" is not a speed from 25 to 400 (percent)"),
         ("scenario=paused-worker&break=teleport", "link parameter `break`: unknown switch \"teleport\""),
         ("scenario=paused-worker&policy=maybe", "link parameter `policy`: \"maybe\" is not a policy (use allow-same or strict)"),
-        ("scenario=paused-worker&embed=popup", "link parameter `embed`: unknown part \"popup\" (use controls, caption or diagram)"),
+        ("scenario=paused-worker&embed=popup", "link parameter `embed`: unknown part \"popup\" (use diagram, controls, caption, legend, panels, log or picker)"),
+        ("scenario=paused-worker&compare=fenced", "link parameter `compare`: \"fenced\" is not two enforcement modes"),
+        ("scenario=paused-worker&compare=fenced,sturdy", "link parameter `compare`: \"sturdy\" is not an enforcement mode"),
         ("scenario=paused-worker&colour=red", "link parameter `colour`: unknown parameter"),
         ("step=3", "link parameter `scenario`: the link names no scenario"),
         ("custom=%%%", "link parameter `custom`: the scenario in the link is damaged or cut off"),
@@ -75,6 +87,6 @@ fn broken_links_name_what_is_wrong() {
     let err = ShareLink::parse(truncated).unwrap_err();
     assert_eq!(err.param, "custom");
     assert!(err.problem.contains("cut off") || err.problem.contains("damaged"), "{err}");
-    let huge = format!("scenario=paused-worker&compare={}", "x".repeat(MAX_LINK_LEN));
+    let huge = format!("scenario=paused-worker&variant={}", "x".repeat(MAX_LINK_LEN));
     assert!(ShareLink::parse(&huge).unwrap_err().problem.contains("the limit is"));
 }

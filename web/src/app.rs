@@ -15,14 +15,21 @@ use crate::components::compare::CompareView;
 use crate::components::controls::Controls;
 use crate::components::diagram::{Diagram, Legend};
 use crate::components::editor::Editor;
+use crate::components::explore::ExplorePanel;
 use crate::components::icons::Icon;
 use crate::components::log::Log;
 use crate::components::panels::{Caption, Panels};
 use crate::components::picker::Picker;
 use crate::components::register as view;
+use crate::components::share::{LinkProblem, ShareExport};
+use crate::components::transcript::Transcript;
+use crate::io;
 use crate::playground::{Action as PlaygroundAction, RegisterView};
+use crate::viz::explore::{self as explore, ExploreAction, ExploreView, Job};
 use crate::viz::layout::ROW;
-use crate::viz::state::{Action, Address, Tab, Viz};
+use crate::viz::run::RunRef;
+use crate::viz::state::{Action, Tab, Viz};
+use fencelab_core::share::{Embed, ShareLink};
 
 /// How long a fresh playground outcome stays highlighted, in milliseconds.
 const FLASH_MS: u32 = 900;
@@ -84,10 +91,30 @@ fn keep_in_view_x(container: &Element, (from, to): (f64, f64)) {
 
 #[component]
 pub fn App() -> Html {
-    // A link can name the story, variant, policy, step and embedded parts in its fragment.
+    // The fragment holds the whole view (core's `ShareLink`); an empty one is the first story.
     let state = use_reducer(|| {
-        let fragment = web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default();
-        Viz::from_address(&Address::parse(&fragment))
+        let fragment = io::fragment();
+        if fragment.is_empty() {
+            Viz::new()
+        } else {
+            Viz::from_link(ShareLink::parse(&fragment))
+        }
+    });
+    // The address follows the view, replacing the current history entry (no flood of entries).
+    let link = state.to_link();
+    let fragment = link.to_fragment();
+    let embed_fragment = ShareLink {
+        embed: Some(Embed { controls: true, caption: true, ..Embed::default() }),
+        autoplay: false,
+        ..link
+    }
+    .to_fragment();
+    use_effect_with(fragment.clone(), |fragment| io::replace_fragment(fragment));
+    // Keep the last custom scenario in this browser, so a bad link never loses it.
+    use_effect_with((state.edited, state.base.clone()), |(edited, base)| {
+        if *edited {
+            io::save(io::CUSTOM_KEY, &base.to_json());
+        }
     });
     let tab = use_mut_ref(|| Cell::new(Tab::Visualizer));
     tab.borrow().set(state.tab);
@@ -187,6 +214,7 @@ pub fn App() -> Html {
         use_callback((), move |position: usize, _| dispatcher.dispatch(Action::Seek(position)))
     };
 
+    let share = (AttrValue::from(fragment), AttrValue::from(embed_fragment));
     let tabs = html! {
         <nav class="tabs" aria-label="Views">
             { for [(Tab::Visualizer, "tab-visualizer", "Visualizer"), (Tab::Playground, "tab-playground", "Register playground")]
@@ -212,14 +240,14 @@ pub fn App() -> Html {
     if state.embed.is_some() {
         return html! {
             <main class="embed">
-                { visualizer(&state, &on, &on_seek, (&diagram_ref, &log_ref), &compare_refs) }
+                { visualizer(&state, &share, &on, &on_seek, (&diagram_ref, &log_ref), &compare_refs) }
             </main>
         };
     }
     let body = match state.tab {
         Tab::Playground => html! { <Playground /> },
         Tab::Visualizer => {
-            visualizer(&state, &on, &on_seek, (&diagram_ref, &log_ref), &compare_refs)
+            visualizer(&state, &share, &on, &on_seek, (&diagram_ref, &log_ref), &compare_refs)
         }
     };
     html! {
@@ -236,6 +264,7 @@ pub fn App() -> Html {
 
 fn visualizer(
     state: &Viz,
+    share: &(AttrValue, AttrValue),
     on: &Callback<Action>,
     on_seek: &Callback<usize>,
     (diagram_ref, log_ref): (&NodeRef, &NodeRef),
@@ -303,6 +332,9 @@ fn visualizer(
                         <Icon name="edit" />{ "Edit scenario JSON" }
                     </button>
                 </div>
+                if let Some(error) = &state.link_error {
+                    <LinkProblem error={error.clone()} on={on.clone()} />
+                }
                 if let Some(error) = &state.error {
                     <p class="error" role="alert">{ error.clone() }</p>
                 }
@@ -313,6 +345,10 @@ fn visualizer(
             } else {
                 <h1 id="story-title" class="embed-title">{ scenario.title.clone() }
                     <span class={classes!("badge", "variant")}>{ scenario.variant.clone() }</span></h1>
+            }
+            if !embedded {
+                <Explore run={state.run.clone()} switches={state.switches.clone()}
+                    comparing={compare_on} on={on.clone()} />
             }
             <div class={classes!("player", embedded.then_some("static"))}>
                 if state.shows("controls") {
@@ -332,6 +368,13 @@ fn visualizer(
                     <Log run={state.run.clone()} position={state.position} on_seek={on_seek.clone()} node={log_ref.clone()} />
                 }
             </div>
+            if !embedded {
+                <div class="exports">
+                    <ShareExport run={state.run.clone()} position={state.position}
+                        fragment={share.0.clone()} embed_fragment={share.1.clone()} on={on.clone()} />
+                    <Transcript run={state.run.clone()} />
+                </div>
+            }
         </>
     }
 }
@@ -394,4 +437,112 @@ fn Playground() -> Html {
             { view::history(&state) }
         </div>
     }
+}
+
+#[derive(Properties, PartialEq)]
+struct ExploreShellProps {
+    /// The run on screen: its scenario is what a search explores.
+    run: RunRef,
+    /// The switches the reader turned on.
+    switches: Vec<fencelab_core::scenario::switches::Switch>,
+    /// Whether compare mode is on (a counterexample opens in single mode).
+    comparing: bool,
+    on: Callback<Action>,
+}
+
+/// The explorer's shell: its reducer, the search run in slices from a timer so the page stays
+/// responsive, and the hand-off of a counterexample to the visualizer. Dropping the timer (on
+/// cancel, on a new story, when the panel goes away) drops the search.
+#[component]
+fn Explore(props: &ExploreShellProps) -> Html {
+    let state = use_reducer(|| ExploreView::new(Rc::new(props.run.scenario.clone())));
+
+    // The visualizer plays another scenario: that is what a search explores now.
+    {
+        let dispatcher = state.dispatcher();
+        use_effect_with(props.run.clone(), move |run| {
+            dispatcher.dispatch(ExploreAction::Origin(Rc::new(run.scenario.clone())));
+        });
+    }
+
+    // The running search: one slice per timer tick until it reports a result.
+    {
+        let dispatcher = state.dispatcher();
+        let origin = state.origin.clone();
+        use_effect_with(state.running(), move |running| {
+            let timer = running.map(|id| match Job::new(id, (*origin).clone()) {
+                Ok(job) => {
+                    let job = std::cell::RefCell::new(job);
+                    let (budget, ms) = explore::pace();
+                    Some(Interval::new(ms, move || {
+                        let action = job.borrow_mut().slice(budget);
+                        dispatcher.dispatch(action);
+                    }))
+                }
+                Err(e) => {
+                    dispatcher.dispatch(ExploreAction::Fail(id, e));
+                    None
+                }
+            });
+            move || drop(timer)
+        });
+    }
+
+    // A counterexample opens in the visualizer at the step that broke the invariant.
+    {
+        let on = props.on.clone();
+        let comparing = props.comparing;
+        use_effect_with(state.counterexample().cloned(), move |found| {
+            if let Some(found) = found {
+                if comparing {
+                    on.emit(Action::Compare(false));
+                }
+                on.emit(Action::Load(Box::new((*found.scenario).clone())));
+                on.emit(Action::Seek(found.step + 1));
+            }
+        });
+    }
+
+    let offers = explore::offers(&props.run.scenario, &props.switches);
+    let on_explore = {
+        let dispatcher = state.dispatcher();
+        Callback::from(move |action: ExploreAction| dispatcher.dispatch(action))
+    };
+    html! {
+        <ExplorePanel offers={offers} switches={props.switches.clone()} status={state.status.clone()}
+            on={props.on.clone()} on_explore={on_explore} />
+    }
+}
+
+/// Browser benchmark hook (`window.wasmBindings.explore_bench(workers)`): explores the
+/// contention scenario with `workers` workers to the end in one go and returns JSON with the
+/// counts and the wasm linear memory in bytes afterwards (it only grows, so it is the peak).
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn explore_bench(workers: usize) -> String {
+    let (stats, safe) = explore::bench(workers);
+    #[cfg(target_arch = "wasm32")]
+    let memory = core::arch::wasm32::memory_size(0) * 65_536;
+    #[cfg(not(target_arch = "wasm32"))]
+    let memory = 0usize;
+    format!(
+        "{{\"unique_states\":{},\"transitions\":{},\"max_depth\":{},\"no_violation\":{safe},\"wasm_memory\":{memory}}}",
+        stats.unique_states, stats.transitions, stats.max_depth
+    )
+}
+
+/// Test hook (`window.wasmBindings.explore_pace(steps, ms)`): explorer steps per timer tick and
+/// milliseconds between ticks, so a browser test can make a search slow enough to cancel;
+/// `explore_pace(0, 0)` restores the default.
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn explore_pace(steps: usize, ms: u32) {
+    explore::set_pace(steps, ms);
+}
+
+/// The wasm linear memory in bytes now (it only grows): the benchmark reads it before a search.
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn wasm_memory() -> usize {
+    #[cfg(target_arch = "wasm32")]
+    return core::arch::wasm32::memory_size(0) * 65_536;
+    #[cfg(not(target_arch = "wasm32"))]
+    0
 }

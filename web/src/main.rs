@@ -3,6 +3,7 @@
 
 mod app;
 mod components;
+mod io;
 mod playground;
 mod viz;
 

@@ -84,22 +84,36 @@ impl RunExport {
         }
         let scenario_json = value.get("scenario").map(|s| s.to_string()).unwrap_or_default();
         let scenario = Scenario::from_json(&scenario_json).map_err(RunError::Scenario)?;
-        let export: RunExport =
-            serde_json::from_value(value).map_err(|e| RunError::Format(e.to_string()))?;
+        let position = value
+            .get("position")
+            .and_then(|p| p.as_u64())
+            .and_then(|p| usize::try_from(p).ok())
+            .ok_or_else(|| RunError::Format("\"position\" is not a step number".into()))?;
         let mut engine = Engine::new(scenario).map_err(RunError::Scenario)?;
-        engine.seek(export.position).map_err(RunError::Replay)?;
-        let replayed = engine.records();
-        let diverged = replayed.iter().zip(&export.steps).position(|(a, b)| a != b);
+        engine.seek(position).map_err(RunError::Replay)?;
+        // Compare the replay with the file as JSON values, so importing needs no deserializer
+        // for steps and log entries (which keeps them out of the wasm bundle).
+        let listed = |key: &str| value.get(key).and_then(|v| v.as_array()).map(Vec::as_slice);
+        let (Some(steps), Some(log)) = (listed("steps"), listed("log")) else {
+            return Err(RunError::Format("\"steps\" and \"log\" must be lists".into()));
+        };
+        // The replay goes through the same serializer as `to_json`, so no second one is compiled.
+        let replayed = RunExport::capture(&engine);
+        let again: serde_json::Value =
+            serde_json::from_str(&replayed.to_json()).unwrap_or_default();
+        let list = |key: &str| again.get(key).and_then(|v| v.as_array()).cloned();
+        let (replayed_steps, replayed_log) = (list("steps").unwrap_or_default(), list("log"));
+        let diverged = replayed_steps.iter().zip(steps).position(|(a, b)| a != b);
         if let Some(step) = diverged
-            .or((replayed.len() != export.steps.len())
-                .then(|| replayed.len().min(export.steps.len())))
+            .or((replayed_steps.len() != steps.len())
+                .then(|| replayed_steps.len().min(steps.len())))
         {
             return Err(RunError::Diverged { step });
         }
-        if engine.log() != export.log.as_slice() {
-            return Err(RunError::Diverged { step: export.position });
+        if replayed_log.as_deref() != Some(log) {
+            return Err(RunError::Diverged { step: position });
         }
-        Ok((export, engine))
+        Ok((replayed, engine))
     }
 }
 

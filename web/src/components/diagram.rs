@@ -346,7 +346,8 @@ pub fn Diagram(props: &DiagramProps) -> Html {
     let current_marks = layout.marks.iter().filter(|m| Some(m.step) == current);
     html! {
         <div class="diagram" ref={props.node.clone()} data-testid="diagram" id={format!("diagram-{id}")}
-            data-position={position.to_string()}>
+            data-position={position.to_string()} tabindex="0" role="region"
+            aria-label="Swimlane diagram (scrollable; click a mark to jump to its step)">
             <div class="lane-heads" style={head_style} role="list" aria-label="Actors">
                 <div class="gutter-head" aria-hidden="true">{ "time" }</div>
                 { for lanes.iter().map(|lane| {

@@ -114,11 +114,12 @@ pub fn Panels(props: &PanelsProps) -> Html {
                         <p class="muted">{ "nothing written yet" }</p>
                     }
                     { for s.cells.iter().map(|c| html! {
-                        <dl class="cell" data-resource={c.resource.clone()} data-path={c.path.clone()}>
+                        <div class="cell" data-resource={c.resource.clone()} data-path={c.path.clone()}>
                             <div class="cell-title">
                                 <span class="mono">{ if c.path == "primary" { c.resource.clone() } else { format!("{} · {}", c.resource, c.path) } }</span>
                                 <span class={classes!("badge", if c.fenced { "ok" } else { "bad" })}>{ c.enforcement }</span>
                             </div>
+                            <dl class="cell-facts">
                             <div><dt>{ "highest gen" }</dt><dd class="mono" data-testid="highest">{ gen(c.highest) }</dd></div>
                             <div><dt>{ "revision" }</dt><dd class="mono">{ c.revision.clone() }</dd></div>
                             <div class="wide"><dt>{ "value" }</dt>
@@ -130,7 +131,8 @@ pub fn Panels(props: &PanelsProps) -> Html {
                                         { c.remembered.join(", ") }
                                     </dd></div>
                             }
-                        </dl>
+                            </dl>
+                        </div>
                     }) }
                 </section>
             }) }

@@ -5,6 +5,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use fencelab_core::scenario::diagram::{diagram, Diagram};
+use fencelab_core::scenario::export::{rust_test, RunExport};
 use fencelab_core::{Engine, Scenario, ScheduleMode, StepRecord};
 
 use crate::viz::frame::Frame;
@@ -73,6 +74,28 @@ impl Run {
     /// How many steps happen at or before tick `t`: the position to show at that time.
     pub fn position_at_tick(&self, t: u64) -> usize {
         self.timeline.partition_point(|r| r.at.0 <= t)
+    }
+
+    /// The run up to `position` as an exported file (JSON that replays identically).
+    pub fn export_json(&self, position: usize) -> Result<String, String> {
+        let mut engine = self.engine.try_borrow_mut().map_err(|_| "the run is busy".to_string())?;
+        engine.seek(position.min(self.len())).map_err(|e| e.to_string())?;
+        Ok(RunExport::capture(&engine).to_json())
+    }
+
+    /// A `#[test]` that replays this scenario with the schedule this run followed and asserts
+    /// its verdict.
+    pub fn rust_test(&self) -> Result<String, String> {
+        let mut scenario = {
+            let mut engine =
+                self.engine.try_borrow_mut().map_err(|_| "the run is busy".to_string())?;
+            engine.seek(self.len()).map_err(|e| e.to_string())?;
+            let mut scenario = engine.scenario().clone();
+            scenario.schedule = engine.schedule_so_far();
+            scenario
+        };
+        scenario.schedule.shrink_to_fit();
+        rust_test(&scenario).map_err(|e| e.to_string())
     }
 
     /// Everything the panels show after `position` steps.

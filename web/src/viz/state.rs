@@ -4,20 +4,23 @@
 
 use std::rc::Rc;
 
+use fencelab_core::scenario::export::RunExport;
 use fencelab_core::scenario::library::{self, CaseInfo};
 use fencelab_core::scenario::model::Enforcement;
+use fencelab_core::scenario::switches::{self, Switch};
+use fencelab_core::share::{Embed, LinkError, LinkScenario, ShareLink};
 use fencelab_core::{SameGenerationPolicy, Scenario, ScenarioError, StepRecord};
 use yew::Reducible;
 
 use crate::viz::frame::Frame;
 use crate::viz::run::{Run, RunRef};
 
-/// The picker's entry for the generated benchmark scenario.
-pub const GENERATED: &str = "generated";
-/// The size of the generated scenario: workers, resources, rounds.
-pub const GENERATED_SIZE: (usize, usize, usize) = (20, 5, 6);
+/// The picker's entry for the generated benchmark scenario (links name it the same way).
+pub use fencelab_core::share::{GENERATED, GENERATED_SIZE};
 /// Autoplay speeds: label and milliseconds per step.
 pub const SPEEDS: [(&str, u32); 4] = [("0.5×", 1400), ("1×", 800), ("2×", 400), ("4×", 180)];
+/// The speed of each entry of [`SPEEDS`] in percent of normal, as share links carry it.
+pub const SPEED_PERCENT: [u16; 4] = [50, 100, 200, 400];
 /// The speed a fresh page starts at.
 pub const DEFAULT_SPEED: usize = 1;
 /// The enforcement modes compare mode offers.
@@ -94,57 +97,14 @@ pub enum Action {
     RevertEdit,
     /// Switch the page's view.
     Tab(Tab),
-}
-
-/// What a page address asks for, read from its fragment, e.g.
-/// `#scenario=paused-worker&variant=broken&embed=controls,caption`. Unknown keys and values are
-/// ignored, so an old link never breaks the page.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Address {
-    /// The story (`scenario=`), a library case or [`GENERATED`].
-    pub scenario: Option<String>,
-    /// Its variant (`variant=`).
-    pub variant: Option<String>,
-    /// The same-generation policy (`policy=allow_same|strictly_newer`).
-    pub policy: Option<PolicyChoice>,
-    /// Where to start (`step=`), in steps.
-    pub step: Option<usize>,
-    /// Whether to open in compare mode (`compare=1`).
-    pub compare: bool,
-    /// Embedded mode (`embed=controls,caption,...`): the diagram plus only the listed parts.
-    pub embed: Option<Vec<String>>,
-}
-
-impl Address {
-    /// Reads a fragment, with or without its leading `#`.
-    pub fn parse(fragment: &str) -> Address {
-        let mut address = Address::default();
-        for pair in fragment.trim_start_matches('#').split('&') {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            match key {
-                "scenario" | "story" if !value.is_empty() => address.scenario = Some(value.into()),
-                "variant" if !value.is_empty() => address.variant = Some(value.into()),
-                "policy" => {
-                    address.policy = match value {
-                        "allow_same" => Some(PolicyChoice::Force(SameGenerationPolicy::AllowSame)),
-                        "strictly_newer" => {
-                            Some(PolicyChoice::Force(SameGenerationPolicy::StrictlyNewer))
-                        }
-                        _ => None,
-                    }
-                }
-                "step" => address.step = value.parse().ok(),
-                "compare" => address.compare = value != "0",
-                "embed" => {
-                    address.embed = Some(
-                        value.split(',').filter(|p| !p.is_empty()).map(str::to_string).collect(),
-                    )
-                }
-                _ => {}
-            }
-        }
-        address
-    }
+    /// Show a scenario from elsewhere (a link, an imported run, local storage) as an edit.
+    Load(Box<Scenario>),
+    /// Turn off exactly these protections, keeping the schedule.
+    Switches(Vec<Switch>),
+    /// Forget what was wrong with the opening link.
+    DismissLinkError,
+    /// Replay an exported run file (JSON) to the step it was exported at.
+    Import(Rc<String>),
 }
 
 /// One side of compare mode.
@@ -285,7 +245,11 @@ pub struct Viz {
     /// Why the last replay failed, if it did (the previous run stays on screen).
     pub error: Option<String>,
     /// Embedded mode: which parts to show besides the diagram (`None`: the full page).
-    pub embed: Option<Rc<Vec<String>>>,
+    pub embed: Option<Embed>,
+    /// Protections turned off ("break the protocol"), applied on every replay.
+    pub switches: Vec<Switch>,
+    /// What was wrong with the link the page was opened with, if anything.
+    pub link_error: Option<String>,
 }
 
 /// `scenario` with one same-generation policy everywhere.
@@ -368,41 +332,85 @@ impl Viz {
             tab: Tab::Visualizer,
             error: None,
             embed: None,
+            switches: Vec::new(),
+            link_error: None,
         }
     }
 
-    /// The page a link asks for; whatever it names that does not exist is left at the default.
-    pub fn from_address(address: &Address) -> Viz {
+    /// The page a link asks for. A bad link opens the default story with the picker and says
+    /// what was wrong with it.
+    pub fn from_link(link: Result<ShareLink, LinkError>) -> Viz {
+        let link = match link {
+            Ok(link) => link,
+            Err(e) => {
+                let mut state = Viz::new();
+                state.link_error = Some(e.to_string());
+                return state;
+            }
+        };
         let mut state = Rc::new(Viz::new());
         let mut actions = Vec::new();
-        if let Some(case) = address.scenario.clone() {
-            actions.push(Action::Pick(case));
+        match &link.scenario {
+            LinkScenario::Builtin { name, variant } => {
+                actions.push(Action::Pick(name.clone()));
+                if name != GENERATED {
+                    actions.push(Action::Variant(variant.clone()));
+                }
+            }
+            LinkScenario::Custom(scenario) => actions.push(Action::Load(scenario.clone())),
         }
-        if let Some(variant) = address.variant.clone() {
-            actions.push(Action::Variant(variant));
+        if let Some(policy) = link.policy {
+            actions.push(Action::Policy(PolicyChoice::Force(policy)));
         }
-        if let Some(policy) = address.policy {
-            actions.push(Action::Policy(policy));
+        if !link.switches.is_empty() {
+            actions.push(Action::Switches(link.switches.clone()));
         }
-        if address.compare {
+        if let Some((left, right)) = link.compare {
             actions.push(Action::Compare(true));
+            actions.push(Action::CompareMode(Side::Left, left));
+            actions.push(Action::CompareMode(Side::Right, right));
         }
-        if let Some(step) = address.step {
-            actions.push(Action::Seek(step));
+        let speed = SPEED_PERCENT.iter().position(|p| *p >= link.speed).unwrap_or(SPEEDS.len() - 1);
+        actions.push(Action::Speed(speed));
+        actions.push(Action::Seek(link.step));
+        if link.autoplay {
+            actions.push(Action::TogglePlay);
         }
         for action in actions {
             state = state.reduce(action);
         }
         let mut state = Rc::unwrap_or_clone(state);
-        // A bad link starts on the default story rather than showing an error.
-        state.error = None;
-        state.embed = address.embed.clone().map(Rc::new);
+        state.link_error = state.error.take();
+        if state.link_error.is_none() {
+            state.embed = link.embed;
+        }
         state
+    }
+
+    /// The link to this view, as [`ShareLink::to_fragment`] writes it into the address.
+    pub fn to_link(&self) -> ShareLink {
+        let mut link = if self.edited {
+            let mut link = ShareLink::builtin("", "");
+            link.scenario = LinkScenario::Custom(Box::new((*self.base).clone()));
+            link
+        } else {
+            ShareLink::builtin(&self.case, &self.variant)
+        };
+        if let PolicyChoice::Force(policy) = self.policy {
+            link.policy = Some(policy);
+        }
+        link.step = self.cursor().0;
+        link.compare = self.compare.as_ref().map(|c| (c.left.mode, c.right.mode));
+        link.autoplay = self.playing;
+        link.speed = SPEED_PERCENT.get(self.speed).copied().unwrap_or(100);
+        link.switches = self.switches.clone();
+        link.embed = self.embed;
+        link
     }
 
     /// Whether an embedded page shows `part` (the full page shows everything).
     pub fn shows(&self, part: &str) -> bool {
-        self.embed.as_ref().is_none_or(|parts| parts.iter().any(|p| p == part))
+        self.embed.as_ref().is_none_or(|embed| embed.shows(part))
     }
 
     /// The step just played, if any.
@@ -436,13 +444,13 @@ impl Viz {
     /// Plays the base scenario again under the policy choice; the previous run stays on screen
     /// if that fails.
     fn replay(&mut self) {
-        let scenario = with_policy(&self.base, self.policy);
+        let scenario = self.played();
         match Run::play(scenario) {
             Ok(run) => {
                 self.run = RunRef(Rc::new(run));
                 self.error = None;
                 if let Some(c) = &self.compare {
-                    let scenario = with_policy(&self.base, self.policy);
+                    let scenario = self.played();
                     let mut next = Compare::new(&scenario, c.left.mode, c.right.mode);
                     next.seek(c.cursor);
                     self.compare = Some(next);
@@ -452,6 +460,11 @@ impl Viz {
             }
             Err(e) => self.error = Some(e),
         }
+    }
+
+    /// The scenario as played: the base with the policy choice and the switches applied.
+    fn played(&self) -> Scenario {
+        switches::broken(&with_policy(&self.base, self.policy), &self.switches)
     }
 
     fn sync_editor(&mut self) {
@@ -581,7 +594,7 @@ impl Reducible for Viz {
             Action::Compare(on) => {
                 next.playing = false;
                 next.compare = on.then(|| {
-                    let scenario = with_policy(&next.base, next.policy);
+                    let scenario = next.played();
                     let (left, right) = next
                         .compare
                         .as_ref()
@@ -595,8 +608,8 @@ impl Reducible for Viz {
                 }
             }
             Action::CompareMode(side, mode) => {
+                let scenario = next.played();
                 if let Some(c) = &mut next.compare {
-                    let scenario = with_policy(&next.base, next.policy);
                     let fresh = CompareSide::new(&scenario, mode);
                     match side {
                         Side::Left => c.left = fresh,
@@ -618,6 +631,35 @@ impl Reducible for Viz {
                 next.tab = tab;
                 next.playing = false;
             }
+            Action::Load(scenario) => {
+                next.base = Rc::new(*scenario);
+                next.edited = true;
+                next.policy = PolicyChoice::AsWritten;
+                next.switches.clear();
+                next.playing = false;
+                next.position = 0;
+                if let Some(c) = &mut next.compare {
+                    c.cursor = 0;
+                }
+                next.replay();
+                next.sync_editor();
+            }
+            Action::Switches(switches) => {
+                next.switches = switches;
+                next.replay();
+            }
+            Action::DismissLinkError => next.link_error = None,
+            Action::Import(json) => match RunExport::import(&json) {
+                Ok((export, _)) => {
+                    let position = export.position;
+                    let mut state = Rc::new(next).reduce(Action::Load(Box::new(export.scenario)));
+                    if state.compare.is_some() {
+                        state = state.reduce(Action::Compare(false));
+                    }
+                    return state.reduce(Action::Seek(position));
+                }
+                Err(e) => next.error = Some(format!("That file could not be imported: {e}")),
+            },
         }
         Rc::new(next)
     }
@@ -803,23 +845,41 @@ mod tests {
     }
 
     #[test]
-    fn addresses_pick_the_story_variant_and_parts() {
-        let address =
-            Address::parse("#scenario=paused-worker&variant=broken&embed=controls,caption");
-        assert_eq!(address.scenario.as_deref(), Some("paused-worker"));
-        assert_eq!(address.variant.as_deref(), Some("broken"));
-        let state = Viz::from_address(&address);
+    fn links_pick_the_story_variant_and_parts_and_round_trip() {
+        let link =
+            ShareLink::parse("#scenario=paused-worker&variant=broken&embed=controls,caption");
+        let state = Viz::from_link(link);
         assert_eq!(state.variant, "broken");
         assert!(state.shows("controls") && state.shows("caption"));
         assert!(!state.shows("log"));
-        let state = Viz::from_address(&Address::parse("step=19&compare=1&policy=strictly_newer"));
-        assert!(state.compare.is_some());
+        let fragment = "scenario=paused-worker&variant=fenced&policy=strict&step=9\
+                        &compare=check_then_write,fenced_idempotent&play=1&speed=200";
+        let state = Viz::from_link(ShareLink::parse(fragment));
+        let compare = state.compare.as_ref().expect("compare mode");
+        assert_eq!(
+            (compare.left.mode, compare.right.mode),
+            (Enforcement::CheckThenWrite, Enforcement::FencedIdempotent)
+        );
+        assert_eq!(state.cursor().0, 9);
+        assert!(state.playing);
         assert_eq!(state.policy, PolicyChoice::Force(SameGenerationPolicy::StrictlyNewer));
         assert!(state.shows("log"));
-        for junk in ["", "#", "&&&", "scenario=nope&variant=&step=x", "embed", "=="] {
-            let state = Viz::from_address(&Address::parse(junk));
+        assert_eq!(state.to_link().to_fragment(), fragment);
+        let edited = apply(
+            Rc::new(state),
+            [
+                Action::Compare(false),
+                Action::Edit(library::scenario("paused-worker", Some("broken")).unwrap().to_json()),
+            ],
+        );
+        let back = Viz::from_link(ShareLink::parse(&edited.to_link().to_fragment()));
+        assert!(back.edited);
+        assert_eq!(back.base, edited.base);
+        for junk in ["&&&", "scenario=nope&variant=&step=x", "embed", "=="] {
+            let state = Viz::from_link(ShareLink::parse(junk));
             assert_eq!(state.case, "paused-worker", "{junk:?}");
-            assert_eq!(state.error, None);
+            assert!(state.link_error.is_some(), "{junk:?}");
+            assert!(state.embed.is_none());
         }
     }
 

@@ -1,0 +1,104 @@
+// Accessibility (issue 5): axe-core, run inside the page, finds no serious or critical violation
+// (contrast included) on the main view, compare mode, the editor and an embed, in the light and
+// the dark theme; every control is reachable by keyboard with a visible focus ring and a name.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { launch, openPage } from './harness.mjs';
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+let env;
+
+before(async () => {
+  env = await launch(['/'], { width: 1280, height: 900 });
+});
+
+after(async () => {
+  await env?.close();
+});
+
+/** The serious and critical violations axe finds on the page, as readable lines. */
+async function axe(page) {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE });
+  const results = await page.evaluate(() =>
+    window.axe.run(document, { resultTypes: ['violations'], runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }),
+  );
+  return results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+}
+
+/** Runs axe in both themes. */
+async function bothThemes(page, label) {
+  const found = [];
+  for (const colorScheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme, reducedMotion: 'reduce' });
+    await page.waitForTimeout(100);
+    for (const v of await axe(page)) found.push(`${label}, ${colorScheme}: ${v}`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  return found;
+}
+
+test('axe: no serious or critical violations on the main view, compare, editor and embed', async () => {
+  const found = [];
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&step=19');
+  found.push(...(await bothThemes(page, 'main view')));
+  await page.click('#compare-toggle');
+  await page.locator('[data-testid="compare"]').waitFor();
+  found.push(...(await bothThemes(page, 'compare mode')));
+  await page.click('#compare-toggle');
+  await page.click('#editor-toggle');
+  await page.locator('#scenario-json').fill('{"oops": true}');
+  await page.locator('[data-testid="editor-error"]').waitFor();
+  found.push(...(await bothThemes(page, 'editor with an error')));
+  const embed = await openPage(env, '/#scenario=paused-worker&variant=fenced&step=19&embed=controls,caption,legend');
+  found.push(...(await bothThemes(embed.page, 'embed')));
+  assert.deepEqual(found, []);
+  assert.deepEqual([...problems, ...embed.problems], []);
+  await embed.page.close();
+  await page.close();
+});
+
+test('every control is reachable by keyboard, named, and shows a focus ring', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker');
+  const seen = new Map();
+  for (let i = 0; i < 80; i++) {
+    await page.keyboard.press('Tab');
+    const info = await page.evaluate(() => {
+      const e = document.activeElement;
+      if (!e || e === document.body) return null;
+      const style = getComputedStyle(e);
+      const label = e.id ? document.querySelector(`label[for="${e.id}"]`) : null;
+      const name = (e.getAttribute('aria-label') || label?.textContent || e.closest('label')?.textContent || e.textContent || e.getAttribute('title') || '').trim();
+      return { id: e.id || e.tagName, name, ring: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2 };
+    });
+    if (!info || seen.has(info.id)) continue;
+    seen.set(info.id, info);
+  }
+  for (const id of ['tab-visualizer', 'case', 'compare-toggle', 'editor-toggle', 'play', 'step-forward', 'scrubber', 'speed', 'copy-link', 'copy-embed', 'export-json', 'import-json', 'export-svg', 'make-rust-test']) {
+    assert.ok(seen.has(id), `${id} is reachable by Tab (reached: ${[...seen.keys()].join(', ')})`);
+  }
+  const unnamed = [...seen.values()].filter((c) => !c.name).map((c) => c.id);
+  assert.deepEqual(unnamed, [], 'controls without an accessible name');
+  const ringless = [...seen.values()].filter((c) => !c.ring).map((c) => c.id);
+  assert.deepEqual(ringless, [], 'controls without a visible focus ring');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('with reduced motion, steps are instant (no transitions or animations)', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&step=5');
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  const moving = await page.evaluate(() =>
+    [...document.querySelectorAll('*')].filter((e) => {
+      const s = getComputedStyle(e);
+      const long = (v) => v.split(',').some((d) => parseFloat(d) > 0.01);
+      return long(s.transitionDuration) || (s.animationName !== 'none' && long(s.animationDuration));
+    }).length,
+  );
+  assert.equal(moving, 0);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -1,0 +1,229 @@
+// Share links, embedding, export and import (issue 5), on the built page (dist/). Like every
+// browser test, each fails on any console error, uncaught exception or failed request.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { launch, openPage, shot, text } from './harness.mjs';
+
+let env;
+
+before(async () => {
+  env = await launch(['/', '/docs/deep/fencelab/'], { width: 1280, height: 900 });
+});
+
+after(async () => {
+  await env?.close();
+});
+
+const position = async (page) => (await text(page, '[data-testid="position"] .mono')).split('/').map(Number);
+const hash = (page) => page.evaluate(() => location.hash);
+
+test('a link restores story, policy, step, compare modes and speed, and round-trips', async () => {
+  const fragment =
+    'scenario=check-then-write&variant=check-then-write&policy=strict&step=4&compare=unfenced,fenced_idempotent&speed=400';
+  const { page, problems } = await openPage(env, `/#${fragment}`);
+  assert.equal(await page.locator('#case').inputValue(), 'check-then-write');
+  assert.equal(await page.locator('#compare-toggle').getAttribute('aria-pressed'), 'true');
+  assert.equal((await position(page))[0], 4);
+  assert.equal(await page.locator('#speed option:checked').textContent(), '4×');
+  assert.equal(await page.locator('#cmp-left-mode').inputValue(), '0');
+  assert.equal(await page.locator('#cmp-right-mode').inputValue(), '3');
+  // The address is the view: it reads back exactly as given.
+  assert.equal(await hash(page), `#${fragment}`);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('autoplay from a link plays, and moving updates the address without adding history', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&play=1&speed=400');
+  assert.equal(await page.locator('#play').getAttribute('aria-pressed'), 'true');
+  await page.waitForFunction(() => /step=[3-9]|step=1\d/.test(location.hash), null, { timeout: 10_000 });
+  await page.click('#play');
+  const length = await page.evaluate(() => history.length);
+  for (let i = 0; i < 5; i++) await page.click('#step-forward');
+  const [at] = await position(page);
+  assert.match(await hash(page), new RegExp(`step=${at}(&|$)`));
+  assert.doesNotMatch(await hash(page), /play=1/);
+  await page.selectOption('#case', 'idempotent-retry');
+  assert.match(await hash(page), /^#scenario=idempotent-retry&variant=/);
+  assert.equal(await page.evaluate(() => history.length), length, 'no history entries added');
+  // Reloading the address shows the same view.
+  const before = await hash(page);
+  await page.reload();
+  await page.locator('#play').waitFor();
+  assert.equal(await hash(page), before);
+  assert.equal(await page.locator('#case').inputValue(), 'idempotent-retry');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('bad, truncated and oversized links say what is wrong, show the picker and keep the custom scenario', async () => {
+  const { page, problems } = await openPage(env, '/');
+  // Make a custom scenario in the editor: it is kept in local storage.
+  await page.click('#editor-toggle');
+  const area = page.locator('#scenario-json');
+  const json = JSON.parse(await area.inputValue());
+  json.title = 'My own paused worker';
+  await area.fill(JSON.stringify(json, null, 2));
+  await page.locator('#story-title .badge.edited').waitFor();
+  const customLink = await hash(page);
+  assert.match(customLink, /^#custom=/);
+  await page.close();
+
+  const cases = [
+    ['#scenario=paused-wroker', 'link parameter `scenario`: there is no built-in scenario "paused-wroker"'],
+    ['#scenario=paused-worker&step=lots', 'link parameter `step`: "lots" is not a step number'],
+    [customLink.slice(0, Math.floor(customLink.length / 2)), 'link parameter `custom`:'],
+    [`#scenario=paused-worker&variant=${'x'.repeat(70_000)}`, 'link parameter `.`: the link is 70031 bytes long; the limit is 65536'],
+  ];
+  for (const [link, message] of cases) {
+    const opened = await openPage(env, `/${link}`);
+    const error = opened.page.locator('#link-error');
+    await error.waitFor();
+    assert.ok((await error.textContent()).includes(message), `${link.slice(0, 60)}: ${await error.textContent()}`);
+    assert.equal(await opened.page.locator('#case').count(), 1, 'the picker is shown');
+    const restore = opened.page.locator('#restore-custom');
+    assert.match(await restore.textContent(), /My own paused worker/);
+    if (link.includes('wroker')) {
+      await shot(opened.page, 'bad-link', { fullPage: false });
+      await restore.click();
+      await opened.page.locator('#story-title .badge.edited').waitFor();
+      assert.equal(await text(opened.page, '#story-title'), 'My own paused workeredited');
+    }
+    assert.deepEqual(opened.problems, []);
+    await opened.page.close();
+  }
+  // The custom scenario's own link opens it.
+  const opened = await openPage(env, `/${customLink}`);
+  assert.match(await text(opened.page, '#story-title'), /^My own paused worker/);
+  assert.deepEqual(opened.problems, []);
+  await opened.page.close();
+  assert.deepEqual(problems, []);
+});
+
+test('the embed code works in a 360 px iframe, served from a nested path', async () => {
+  const { page, problems } = await openPage(env, '/docs/deep/fencelab/#scenario=paused-worker&variant=fenced&step=18');
+  const snippet = await page.locator('#embed-code').inputValue();
+  assert.match(snippet, /^<iframe src="http:\/\/127\.0\.0\.1:\d+\/docs\/deep\/fencelab\/#scenario=paused-worker&variant=fenced&step=18&embed=controls,caption" title="Fencelab: [^"]+"/);
+  await page.click('#copy-embed');
+  assert.match(await text(page, '#share-status'), /embed code/);
+  // Put the snippet on a page of its own, 360 px wide.
+  const host = await env.context.newPage();
+  await host.setViewportSize({ width: 360, height: 700 });
+  await host.setContent(`<!doctype html><meta name="viewport" content="width=device-width"><body style="margin:0">${snippet.replace('width="100%"', 'width="360"')}</body>`);
+  const frame = host.frameLocator('iframe');
+  await frame.locator('#play').waitFor({ timeout: 20_000 });
+  assert.equal(await frame.locator('#case').count(), 0, 'no picker in an embed');
+  assert.equal(await frame.locator('#share-title').count(), 0, 'no share panel in an embed');
+  assert.match(await frame.locator('#caption').textContent(), /^#17 · t=18/);
+  await frame.locator('#step-forward').click();
+  assert.equal((await frame.locator('[data-testid="position"] .mono').textContent()).split('/')[0], '19');
+  assert.match(await frame.locator('#caption').textContent(), /stale owner: generation 1 < highest accepted 2/);
+  // Nothing spills sideways out of the 360 px frame but the diagram's own scroller.
+  const overflow = await frame.locator('body').evaluate((b) => b.scrollWidth - b.clientWidth);
+  assert.ok(overflow <= 0, `the embed is ${overflow}px wider than its frame`);
+  await shot(host, 'embed-360', { fullPage: true });
+  // Diagram-only embeds show no controls or caption.
+  const bare = await openPage(env, '/#scenario=paused-worker&embed=diagram', 'svg.swimlanes');
+  assert.equal(await bare.page.locator('#play').count(), 0);
+  assert.equal(await bare.page.locator('#caption').count(), 0);
+  assert.deepEqual(bare.problems, []);
+  await bare.page.close();
+  await host.close();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('export the run as JSON, import it: the same step and caption', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&step=17');
+  const caption = await text(page, '#caption');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
+  assert.equal(download.suggestedFilename(), 'paused-worker-broken.fencelab-run.json');
+  const file = await download.path();
+  const run = JSON.parse(await readFile(file, 'utf8'));
+  assert.equal(run.format, 'fencelab-run/1');
+  assert.equal(run.position, 17);
+  assert.equal(run.steps.length, 17);
+  assert.ok(run.log.length > 0);
+  // Import it into a fresh page showing something else.
+  const other = await openPage(env, '/#scenario=idempotent-retry');
+  await other.page.setInputFiles('#import-json', file);
+  await other.page.waitForFunction(() => document.querySelector('[data-testid="position"] .mono')?.textContent.startsWith('17/'));
+  assert.equal(await text(other.page, '#caption'), caption);
+  assert.match(await text(other.page, '#story-title'), /edited$/);
+  // A damaged file is refused with the reason, and the view stays.
+  const dir = await mkdtemp(join(tmpdir(), 'fencelab-import-'));
+  const bad = join(dir, 'bad.json');
+  run.steps[3].caption = 'tampered';
+  await writeFile(bad, JSON.stringify(run));
+  await other.page.setInputFiles('#import-json', bad);
+  await other.page.locator('.story .error').waitFor();
+  assert.match(await text(other.page, '.story .error'), /could not be imported: replaying the run gives a different result from step 3 on/);
+  assert.equal(await text(other.page, '#caption'), caption);
+  await rm(dir, { recursive: true, force: true });
+  assert.deepEqual(other.problems, []);
+  await other.page.close();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('the diagram downloads as a standalone SVG that Chromium renders', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=fenced&step=20');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-svg')]);
+  assert.equal(download.suggestedFilename(), 'paused-worker-fenced.svg');
+  const svg = await readFile(await download.path(), 'utf8');
+  assert.match(svg, /^<\?xml[^>]*>\n<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+  assert.match(svg, /<style><!\[CDATA\[/);
+  const dir = await mkdtemp(join(tmpdir(), 'fencelab-svg-'));
+  const path = join(dir, 'diagram.svg');
+  await writeFile(path, svg);
+  const viewer = await env.context.newPage();
+  const errors = [];
+  viewer.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  await viewer.goto(pathToFileURL(path).href);
+  // Opened on its own, it is an SVG document (an XML parse error would be an HTML error page).
+  assert.equal(await viewer.evaluate(() => document.documentElement.localName), 'svg');
+  assert.equal(await viewer.evaluate(() => document.getElementsByTagName('parsererror').length), 0);
+  const box = await viewer.evaluate(() => document.querySelector('.lane-line')?.getBoundingClientRect().height ?? 0);
+  assert.ok(box > 100, `lanes are drawn (${box}px)`);
+  // The lane names (HTML on the page) came along as text above the lanes.
+  assert.deepEqual(await viewer.locator('text.export-lane').allTextContents(), ['lease authority', 'A', 'B', 'db']);
+  // The page's styles came along: a rejected mark is red, as on the page.
+  assert.ok(await viewer.locator('.mark.rejected').count() >= 1);
+  await shot(viewer, 'diagram-svg', { fullPage: false });
+  assert.deepEqual(errors, []);
+  await viewer.close();
+  await rm(dir, { recursive: true, force: true });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('copy as Rust test gives a #[test] replaying the scenario and schedule', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken');
+  await page.click('#make-rust-test');
+  const code = await page.locator('#rust-test').inputValue();
+  assert.match(code, /#\[test\]\nfn paused_worker_broken\(\)/);
+  assert.match(code, /"name": "paused-worker"/);
+  assert.match(code, /"schedule": \[/);
+  assert.match(code, /InvariantKind::StaleWriteAccepted, 18/);
+  await page.click('#copy-rust-test');
+  assert.match(await text(page, '#share-status'), /Rust test/);
+  await page.locator('#share-title').evaluate((e) => e.scrollIntoView({ block: 'start' }));
+  await shot(page, 'share-panel', { fullPage: false });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('the transcript lists every step of the run in words', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken');
+  const items = page.locator('#transcript ol li');
+  assert.equal(await items.count(), 20);
+  await page.click('#transcript summary');
+  assert.match(await items.nth(18).textContent(), /^t=19 db applies A.s write/);
+  assert.equal(await page.locator('#caption').getAttribute('aria-live'), 'polite');
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -1,0 +1,192 @@
+//! The "Break the protocol" panel: the switches that apply to the story on screen, the button
+//! that searches every interleaving, the search's progress with a Cancel button, and the result.
+//! It renders its props and dispatches actions; the shell runs the search.
+
+use std::rc::Rc;
+
+use fencelab_core::scenario::switches::Switch;
+use fencelab_core::ExploreStats;
+use yew::prelude::*;
+
+use crate::components::icons::Icon;
+use crate::viz::explore::{
+    config, explain, switch_id, toggled, Counterexample, ExploreAction, Offer,
+};
+use crate::viz::explore::{Outcome, Status};
+use crate::viz::state::Action;
+
+#[derive(Properties, PartialEq)]
+pub struct ExploreProps {
+    /// The switches that change something for the story on screen.
+    pub offers: Vec<Offer>,
+    /// The switches the reader turned on.
+    pub switches: Vec<Switch>,
+    /// Where the search is.
+    pub status: Status,
+    /// The visualizer's actions (switches, loading and playing the counterexample).
+    pub on: Callback<Action>,
+    /// The panel's own actions (start, cancel).
+    pub on_explore: Callback<ExploreAction>,
+}
+
+/// `n` with thousands separators, as the README prints figures.
+fn count(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn counts(stats: &ExploreStats) -> String {
+    format!(
+        "{} unique states, {} transitions, max depth {}",
+        count(stats.unique_states),
+        count(stats.transitions),
+        stats.max_depth
+    )
+}
+
+fn switch_view(offer: Offer, switches: &[Switch], busy: bool, on: &Callback<Action>) -> Html {
+    let id = format!("switch-{}", switch_id(offer.switch));
+    let next = toggled(switches, offer.switch);
+    let onchange = on.reform(move |_: Event| Action::Switches(next.clone()));
+    html! {
+        <li class={classes!("switch", (offer.on || offer.built_in).then_some("on"))}>
+            <input type="checkbox" id={id.clone()} checked={offer.on || offer.built_in}
+                disabled={offer.built_in || busy} onchange={onchange}
+                aria-describedby={format!("{id}-help")} />
+            <label for={id.clone()}>
+                <span class="switch-label">{ offer.switch.label() }</span>
+                if offer.built_in {
+                    <span class="badge edited">{ "off in this scenario" }</span>
+                }
+                <span class="switch-help" id={format!("{id}-help")}>{ explain(offer.switch) }</span>
+            </label>
+        </li>
+    }
+}
+
+fn progress(stats: &ExploreStats, on_explore: &Callback<ExploreAction>) -> Html {
+    // Explored states out of all seen so far: it reaches the end as the frontier empties.
+    let done = stats.unique_states.saturating_sub(stats.frontier);
+    let max = stats.unique_states.max(1);
+    html! {
+        <div class="explore-progress" id="explore-progress">
+            <progress value={done.to_string()} max={max.to_string()} aria-label="Search progress" />
+            <p class="explore-counts" role="status">
+                { format!("Exploring: {}; {} waiting.", counts(stats), count(stats.frontier)) }
+            </p>
+            <button type="button" id="explore-cancel" class="chip"
+                onclick={on_explore.reform(|_: MouseEvent| ExploreAction::Cancel)}>
+                <Icon name="stopped" />{ "Cancel" }
+            </button>
+        </div>
+    }
+}
+
+fn broken_view(stats: &ExploreStats, found: &Rc<Counterexample>, on: &Callback<Action>) -> Html {
+    let step = found.step;
+    let steps = step + 1;
+    let replay = {
+        let on = on.clone();
+        Callback::from(move |_: MouseEvent| {
+            on.emit(Action::ToStart);
+            on.emit(Action::TogglePlay);
+        })
+    };
+    html! {
+        <div class="explore-result broken" id="explore-result" data-outcome="violation"
+            data-step={step.to_string()} data-invariant={format!("{:?}", found.invariant)} role="status">
+            <p class="explore-verdict">
+                <Icon name="violation" />
+                <span>
+                    <strong>{ format!("Breaks after {steps} steps: ") }</strong>
+                    { found.invariant.statement() }
+                </span>
+            </p>
+            <p class="detail">{ format!("At step {step}: {}", found.detail) }</p>
+            <p class="explore-counts">
+                { format!("A shortest interleaving, found after {}. It is loaded below, at the step that broke the invariant (the red warning mark).", counts(stats)) }
+            </p>
+            <div class="explore-actions">
+                <button type="button" id="explore-replay" class="chip" onclick={replay}>
+                    <Icon name="play" />{ "Play it from the start" }
+                </button>
+                <button type="button" id="explore-jump" class="chip"
+                    onclick={on.reform(move |_: MouseEvent| Action::Seek(steps))}>
+                    <Icon name="warn" />{ "Jump to the break" }
+                </button>
+            </div>
+        </div>
+    }
+}
+
+fn result(status: &Status, on: &Callback<Action>, on_explore: &Callback<ExploreAction>) -> Html {
+    match status {
+        Status::Idle => Html::default(),
+        Status::Running(stats) => progress(stats, on_explore),
+        Status::Cancelled(stats) => html! {
+            <p class="explore-result cancelled" id="explore-result" data-outcome="cancelled" role="status">
+                <Icon name="stopped" />
+                { format!("Cancelled after {}. Nothing was found so far.", counts(stats)) }
+            </p>
+        },
+        Status::Done(Outcome::Safe(stats)) => {
+            let limits = config();
+            let bound = format!(
+                "; a bound ({} states, runs of {} steps) cut the search short, so not every interleaving was tried.",
+                count(limits.max_states),
+                limits.max_depth
+            );
+            html! {
+            <p class="explore-result safe" id="explore-result" data-outcome="safe"
+                data-states={stats.unique_states.to_string()} role="status">
+                <Icon name="check" />
+                <span>
+                    <strong>{ "No violation within bounds: " }</strong>
+                    { counts(stats) }
+                    { if stats.bound_hit { bound } else { "; every interleaving was tried.".to_string() } }
+                </span>
+            </p>
+            }
+        }
+        Status::Done(Outcome::Broken(stats, found)) => broken_view(stats, found, on),
+        Status::Done(Outcome::Failed(stats, message)) => html! {
+            <p class="explore-result error" id="explore-result" data-outcome="error" role="alert">
+                { format!("The search stopped after {}: {message}", counts(stats)) }
+            </p>
+        },
+    }
+}
+
+#[component]
+pub fn ExplorePanel(props: &ExploreProps) -> Html {
+    let busy = matches!(props.status, Status::Running(_));
+    let find = props.on_explore.reform(|_: MouseEvent| ExploreAction::Start);
+    html! {
+        <section class="card explore" id="explore" aria-labelledby="explore-title">
+            <h2 id="explore-title"><Icon name="warn" />{ "Break the protocol" }</h2>
+            <p class="explore-intro">
+                { "Turn a protection off, then let the explorer try every interleaving (which of two simultaneous events goes first, whether a worker pauses, whether a message is late) until an invariant breaks." }
+            </p>
+            if props.offers.is_empty() {
+                <p class="explore-intro">{ "No switch changes anything in this story." }</p>
+            } else {
+                <ul class="switches">
+                    { for props.offers.iter().map(|o| switch_view(*o, &props.switches, busy, &props.on)) }
+                </ul>
+            }
+            <div class="explore-actions">
+                <button type="button" id="explore-find" class="primary" disabled={busy} onclick={find}>
+                    <Icon name="read" />{ "Find a counterexample" }
+                </button>
+            </div>
+            { result(&props.status, &props.on, &props.on_explore) }
+        </section>
+    }
+}

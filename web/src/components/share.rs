@@ -1,0 +1,194 @@
+//! The "Share and export" panel: the link to this view, the embed code, the run as JSON (and
+//! importing one), the diagram as SVG and the run as a Rust test. Files and the clipboard go
+//! through [`crate::io`]; importing dispatches [`Action::Import`]. Its only state is the
+//! transient status line and the last generated test.
+
+use std::rc::Rc;
+
+use fencelab_core::Scenario;
+use wasm_bindgen::JsCast;
+use web_sys::HtmlInputElement;
+use yew::prelude::*;
+
+use crate::components::icons::Icon;
+use crate::io;
+use crate::viz::run::RunRef;
+use crate::viz::state::Action;
+
+#[derive(Properties, PartialEq)]
+pub struct ShareProps {
+    /// The run on screen.
+    pub run: RunRef,
+    /// How many steps of it have played.
+    pub position: usize,
+    /// The fragment of this view (what the address bar holds).
+    pub fragment: AttrValue,
+    /// The fragment of this view embedded (diagram, controls and caption).
+    pub embed_fragment: AttrValue,
+    pub on: Callback<Action>,
+}
+
+/// A file name for this run: the scenario's name and variant.
+fn file_stem(scenario: &Scenario) -> String {
+    format!("{}-{}", scenario.name, scenario.variant)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .collect()
+}
+
+/// The iframe snippet that embeds `fragment` of the page at `url`.
+pub fn embed_code(url: &str, fragment: &str, title: &str) -> String {
+    let title = title.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;");
+    format!(
+        "<iframe src=\"{url}#{fragment}\" title=\"Fencelab: {title}\" width=\"100%\" height=\"560\" \
+         style=\"border:0;max-width:100%\" loading=\"lazy\"></iframe>"
+    )
+}
+
+#[component]
+pub fn ShareExport(props: &ShareProps) -> Html {
+    let status = use_state(String::new);
+    let rust = use_state(|| None::<Rc<String>>);
+    let url = io::page_url();
+    let link = format!("{url}#{}", props.fragment);
+    let embed = embed_code(&url, &props.embed_fragment, &props.run.scenario.title);
+
+    let copy = |id: &'static str, what: &'static str| {
+        let status = status.clone();
+        Callback::from(move |_: MouseEvent| {
+            let done = io::copy_from(id);
+            status.set(if done {
+                format!("Copied the {what}.")
+            } else {
+                format!("The {what} is selected: press Ctrl+C (⌘C) to copy it.")
+            });
+        })
+    };
+    let download_json = {
+        let (status, run, position) = (status.clone(), props.run.clone(), props.position);
+        Callback::from(move |_: MouseEvent| {
+            let result = run.export_json(position).and_then(|json| {
+                io::download(
+                    &format!("{}.fencelab-run.json", file_stem(&run.scenario)),
+                    "application/json",
+                    &json,
+                )
+            });
+            status.set(match result {
+                Ok(()) => format!("Downloaded the run up to step {position} as JSON."),
+                Err(e) => format!("Could not export the run: {e}."),
+            });
+        })
+    };
+    let download_svg = {
+        let (status, run) = (status.clone(), props.run.clone());
+        Callback::from(move |_: MouseEvent| {
+            let result = io::diagram_svg().and_then(|svg| {
+                io::download(&format!("{}.svg", file_stem(&run.scenario)), "image/svg+xml", &svg)
+            });
+            status.set(match result {
+                Ok(()) => "Downloaded the diagram as SVG.".to_string(),
+                Err(e) => format!("Could not export the diagram: {e}."),
+            });
+        })
+    };
+    let make_test = {
+        let (status, run, rust) = (status.clone(), props.run.clone(), rust.clone());
+        Callback::from(move |_: MouseEvent| match run.rust_test() {
+            Ok(text) => {
+                rust.set(Some(Rc::new(text)));
+                status.set(
+                    "The Rust test is below; copy it into any crate that depends on fencelab-core."
+                        .into(),
+                );
+            }
+            Err(e) => status.set(format!("Could not write a test: {e}.")),
+        })
+    };
+    let import = {
+        let (status, on) = (status.clone(), props.on.clone());
+        Callback::from(move |event: Event| {
+            let Some(input) = event.target().and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
+            else {
+                return;
+            };
+            let (status, on) = (status.clone(), on.clone());
+            io::read_file(&input, move |text| {
+                on.emit(Action::Import(Rc::new(text)));
+                status.set("Imported the run.".into());
+            });
+        })
+    };
+
+    html! {
+        <section class="card share" aria-labelledby="share-title">
+            <h2 id="share-title" class="card-title"><Icon name="compare" />{ "Share and export" }</h2>
+            <div class="share-row">
+                <label for="share-link">{ "Link to this view" }</label>
+                <div class="copy-field">
+                    <textarea id="share-link" class="mono" rows="1" readonly=true value={link} />
+                    <button id="copy-link" type="button" class="chip" onclick={copy("share-link", "link")}>{ "Copy link" }</button>
+                </div>
+            </div>
+            <div class="share-row">
+                <label for="embed-code">{ "Embed code" }</label>
+                <div class="copy-field">
+                    <textarea id="embed-code" class="mono" rows="2" readonly=true value={embed} />
+                    <button id="copy-embed" type="button" class="chip" onclick={copy("embed-code", "embed code")}>{ "Copy embed code" }</button>
+                </div>
+            </div>
+            <div class="share-actions">
+                <button id="export-json" type="button" class="chip" onclick={download_json}>{ "Download run (JSON)" }</button>
+                <input id="import-json" class="sr-only" type="file" accept=".json,application/json" onchange={import} />
+                <label class="chip file-chip" for="import-json">{ "Import run (JSON)" }</label>
+                <button id="export-svg" type="button" class="chip" onclick={download_svg}>{ "Download diagram (SVG)" }</button>
+                <button id="make-rust-test" type="button" class="chip" onclick={make_test}>{ "Copy as Rust test" }</button>
+            </div>
+            <p id="share-status" class="share-status" role="status" aria-live="polite">{ (*status).clone() }</p>
+            if let Some(text) = &*rust {
+                <div class="share-row">
+                    <label for="rust-test">{ "Rust test (replays this scenario and schedule, asserts the verdict)" }</label>
+                    <div class="copy-field">
+                        <textarea id="rust-test" class="mono" rows="10" readonly=true value={text.to_string()} />
+                        <button id="copy-rust-test" type="button" class="chip" onclick={copy("rust-test", "Rust test")}>{ "Copy" }</button>
+                    </div>
+                </div>
+            }
+        </section>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct LinkProblemProps {
+    /// What was wrong with the link.
+    pub error: AttrValue,
+    pub on: Callback<Action>,
+}
+
+/// Says what was wrong with the opening link and, if a custom scenario was saved in this
+/// browser, offers it back.
+#[component]
+pub fn LinkProblem(props: &LinkProblemProps) -> Html {
+    let saved = io::load(io::CUSTOM_KEY).and_then(|json| Scenario::from_json(&json).ok());
+    let restore = saved.map(|scenario| {
+        let title = scenario.title.clone();
+        let scenario = Box::new(scenario);
+        let onclick = props.on.reform(move |_: MouseEvent| Action::Load(scenario.clone()));
+        html! {
+            <button id="restore-custom" type="button" class="chip" onclick={onclick}>
+                { format!("Restore your last custom scenario (“{title}”)") }
+            </button>
+        }
+    });
+    html! {
+        <div id="link-error" class="error link-error" role="alert">
+            <p>{ "This link could not be opened: " }{ props.error.clone() }
+                { ". Showing the first story instead; pick any story below." }</p>
+            <div class="link-error-actions">
+                { for restore }
+                <button id="dismiss-link-error" type="button" class="chip"
+                    onclick={props.on.reform(|_: MouseEvent| Action::DismissLinkError)}>{ "Dismiss" }</button>
+            </div>
+        </div>
+    }
+}

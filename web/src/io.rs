@@ -1,0 +1,194 @@
+//! The browser's side of sharing and exporting: the address bar, local storage, downloads, the
+//! clipboard, reading a chosen file and the diagram as a standalone SVG. Plain functions the
+//! shell and the share panel call; none of them panics, and a failure is returned as a sentence.
+
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{Blob, BlobPropertyBag, Document, HtmlAnchorElement, HtmlTextAreaElement, Url};
+
+/// Where the last custom scenario is kept, so a bad link never loses it.
+pub const CUSTOM_KEY: &str = "fencelab.custom-scenario";
+
+fn document() -> Option<Document> {
+    web_sys::window()?.document()
+}
+
+/// The fragment of the page's address, without the `#`.
+pub fn fragment() -> String {
+    let hash = web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default();
+    hash.trim_start_matches('#').to_string()
+}
+
+/// The page's address without its fragment.
+pub fn page_url() -> String {
+    let href = web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default();
+    href.split('#').next().unwrap_or_default().to_string()
+}
+
+/// Puts `fragment` into the address bar without adding a history entry.
+pub fn replace_fragment(fragment: &str) {
+    if fragment == self::fragment() {
+        return;
+    }
+    if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
+        let url = format!("#{fragment}");
+        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+    }
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok().flatten()
+}
+
+/// Reads a value from local storage.
+pub fn load(key: &str) -> Option<String> {
+    storage()?.get_item(key).ok().flatten()
+}
+
+/// Writes a value to local storage (silently nothing when storage is unavailable or full).
+pub fn save(key: &str, value: &str) {
+    if let Some(storage) = storage() {
+        let _ = storage.set_item(key, value);
+    }
+}
+
+/// Offers `text` as a file download called `name`.
+pub fn download(name: &str, mime: &str, text: &str) -> Result<(), String> {
+    let parts = js_sys::Array::of1(&JsValue::from_str(text));
+    let options = BlobPropertyBag::new();
+    options.set_type(mime);
+    let blob = Blob::new_with_str_sequence_and_options(&parts, &options)
+        .map_err(|_| "the browser could not make the file".to_string())?;
+    let url = Url::create_object_url_with_blob(&blob)
+        .map_err(|_| "the browser could not make the file".to_string())?;
+    let anchor = document()
+        .and_then(|d| d.create_element("a").ok())
+        .and_then(|a| a.dyn_into::<HtmlAnchorElement>().ok())
+        .ok_or_else(|| "the browser could not start the download".to_string())?;
+    anchor.set_href(&url);
+    anchor.set_download(name);
+    anchor.click();
+    // Revoke after the download has started.
+    let revoke = Closure::once_into_js(move || {
+        let _ = Url::revoke_object_url(&url);
+    });
+    if let Some(window) = web_sys::window() {
+        let _ = window
+            .set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 1_000);
+    }
+    Ok(())
+}
+
+/// Selects the text of the text area with id `id` and copies it to the clipboard.
+pub fn copy_from(id: &str) -> bool {
+    let Some(document) = document() else { return false };
+    let Some(area) =
+        document.get_element_by_id(id).and_then(|e| e.dyn_into::<HtmlTextAreaElement>().ok())
+    else {
+        return false;
+    };
+    let _ = area.focus();
+    area.select();
+    document
+        .dyn_into::<web_sys::HtmlDocument>()
+        .ok()
+        .and_then(|d| d.exec_command("copy").ok())
+        .unwrap_or(false)
+}
+
+/// Reads the first file chosen in `input` as text and hands it to `done`.
+pub fn read_file(input: &web_sys::HtmlInputElement, done: impl FnOnce(String) + 'static) {
+    let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
+    let Ok(reader) = web_sys::FileReader::new() else { return };
+    let target = reader.clone();
+    let onload = Closure::once_into_js(move || {
+        if let Some(text) = target.result().ok().and_then(|r| r.as_string()) {
+            done(text);
+        }
+    });
+    reader.set_onload(Some(onload.unchecked_ref()));
+    let _ = reader.read_as_text(&file);
+    input.set_value("");
+}
+
+/// The page's own style rules, for a standalone copy of the diagram.
+fn page_css(document: &Document) -> String {
+    let mut css = String::new();
+    let sheets = document.style_sheets();
+    for i in 0..sheets.length() {
+        let Some(sheet) = sheets.item(i).and_then(|s| s.dyn_into::<web_sys::CssStyleSheet>().ok())
+        else {
+            continue;
+        };
+        let Ok(rules) = sheet.css_rules() else { continue };
+        for j in 0..rules.length() {
+            if let Some(rule) = rules.item(j) {
+                css.push_str(&rule.css_text());
+                css.push('\n');
+            }
+        }
+    }
+    css
+}
+
+/// Escapes text for XML.
+fn xml_text(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Height of the row of lane names above the exported diagram.
+const HEAD: f64 = 36.0;
+
+/// The diagram on screen as a standalone SVG document: the lane names (HTML on the page) as a
+/// row of text above it, and the page's styles inside, so it looks the same opened on its own.
+pub fn diagram_svg() -> Result<String, String> {
+    let document = document().ok_or_else(|| "no page".to_string())?;
+    let svg = document
+        .query_selector("svg.swimlanes")
+        .ok()
+        .flatten()
+        .ok_or_else(|| "there is no diagram on screen".to_string())?;
+    let markup = web_sys::XmlSerializer::new()
+        .and_then(|s| s.serialize_to_string(&svg))
+        .map_err(|_| "the browser could not copy the diagram".to_string())?;
+    let frame = svg.get_bounding_client_rect();
+    let (width, height) = (frame.width().round(), frame.height().round());
+    let mut names = String::new();
+    let heads = svg
+        .closest(".diagram")
+        .ok()
+        .flatten()
+        .and_then(|d| d.query_selector_all(".lane-head").ok());
+    if let Some(heads) = heads {
+        for i in 0..heads.length() {
+            let Some(head) = heads.item(i).and_then(|n| n.dyn_into::<web_sys::Element>().ok())
+            else {
+                continue;
+            };
+            let name = head
+                .query_selector(".lane-name")
+                .ok()
+                .flatten()
+                .and_then(|n| n.text_content())
+                .unwrap_or_default();
+            let rect = head.get_bounding_client_rect();
+            let x = rect.left() + rect.width() / 2.0 - frame.left();
+            names.push_str(&format!(
+                "<text class=\"export-lane\" x=\"{:.0}\" y=\"24\" text-anchor=\"middle\">{}</text>",
+                x,
+                xml_text(name.trim())
+            ));
+        }
+    }
+    let css = page_css(&document).replace("]]>", "]]]]><![CDATA[>");
+    let inner = markup.replacen("<svg ", &format!("<svg y=\"{HEAD}\" "), 1);
+    let total = height + HEAD;
+    Ok(format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{total}\" \
+         viewBox=\"0 0 {width} {total}\">\n<style><![CDATA[\n{css}\
+         .export-bg {{ fill: var(--surface); }}\n\
+         .export-lane {{ fill: var(--text); font: 600 12px system-ui, sans-serif; }}\n]]></style>\n\
+         <rect class=\"export-bg\" width=\"100%\" height=\"100%\" />\n{names}\n{inner}\n</svg>\n"
+    ))
+}
