@@ -114,7 +114,7 @@ pub fn check_store<S: FencedStore>(
         let store_error = |error| Divergence::Store { scenario: label.clone(), error };
         let mut stores: Vec<(String, S, MemoryStore)> = Vec::new();
         let writes = writes_of(scenario);
-        for (index, StoryWrite { at, request, spec, place }) in writes.iter().enumerate() {
+        for (index, StoryWrite { at, request, spec, .. }) in writes.iter().enumerate() {
             if !stores.iter().any(|(name, _, _)| *name == spec.name) {
                 let store = make(spec).map_err(store_error)?;
                 stores.push((
@@ -128,38 +128,43 @@ pub fn check_store<S: FencedStore>(
             let expected = reference.write(request, *at).unwrap_or_else(|never| match never {});
             let actual = store.write(request, *at).map_err(store_error)?;
             if actual != expected {
-                return Err(Divergence::Outcome {
-                    scenario: label,
-                    index,
-                    at: *at,
-                    place: place.clone(),
-                    request: Box::new(request.clone()),
-                    expected: describe(&expected),
-                    actual: describe(&actual),
-                });
+                let (expected, actual) = (describe(&expected), describe(&actual));
+                return Err(divergence(label, index, &writes[index], expected, actual));
             }
             report.writes += 1;
         }
-        for (index, StoryWrite { at, request, spec, place }) in writes.iter().enumerate() {
+        for (index, StoryWrite { request, spec, .. }) in writes.iter().enumerate() {
             let (_, store, reference) =
                 stores.iter_mut().find(|(name, _, _)| *name == spec.name).expect("created above");
             let expected = reference.read(&request.resource).unwrap_or_else(|never| match never {});
             let actual = store.read(&request.resource).map_err(store_error)?;
             if actual != expected {
-                return Err(Divergence::Outcome {
-                    scenario: label,
-                    index,
-                    at: *at,
-                    place: place.clone(),
-                    request: Box::new(request.clone()),
-                    expected: format!("final state {}", show_value(&expected)),
-                    actual: format!("final state {}", show_value(&actual)),
-                });
+                let expected = format!("final state {}", show_value(&expected));
+                let actual = format!("final state {}", show_value(&actual));
+                return Err(divergence(label, index, &writes[index], expected, actual));
             }
         }
         report.scenarios += 1;
     }
     Ok(report)
+}
+
+fn divergence<E: std::error::Error>(
+    scenario: String,
+    index: usize,
+    write: &StoryWrite,
+    expected: String,
+    actual: String,
+) -> Divergence<E> {
+    Divergence::Outcome {
+        scenario,
+        index,
+        at: write.at,
+        place: write.place.clone(),
+        request: Box::new(write.request.clone()),
+        expected,
+        actual,
+    }
 }
 
 fn describe(outcome: &WriteOutcome) -> String {

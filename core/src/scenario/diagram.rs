@@ -183,6 +183,14 @@ pub enum SpanKind {
     },
 }
 
+/// When and by which step a message left.
+struct Sent {
+    message: u64,
+    step: usize,
+    at: Tick,
+    arrives_at: Tick,
+}
+
 struct Builder {
     lanes: Vec<Lane>,
     index: BTreeMap<String, usize>,
@@ -364,19 +372,9 @@ impl Builder {
             } => {
                 let (from, to) = (self.worker(worker), self.store(store, path));
                 let verb = if *retry { "retry" } else { "write" };
-                self.diagram.arrows.push(Arrow {
-                    message: *message,
-                    kind: ArrowKind::Write,
-                    from,
-                    to,
-                    sent_at: at,
-                    arrives_at: *arrives_at,
-                    sent_step: step,
-                    arrived_step: None,
-                    generation: request.generation,
-                    token: *token,
-                    label: format!("{verb} \"{}\"", request.value),
-                });
+                let label = format!("{verb} \"{}\"", request.value);
+                let sent = Sent { message: *message, step, at, arrives_at: *arrives_at };
+                self.send(ArrowKind::Write, from, to, sent, request.generation, *token, label);
             }
             Event::WriteArrived { message, store, path, outcome, .. } => {
                 self.arrived(*message, step);
@@ -404,21 +402,10 @@ impl Builder {
                 self.mark(step, self.store(store, path), at, MarkKind::Applied, label);
             }
             Event::EffectSent { worker, message, request, token, arrives_at, retry } => {
-                let from = self.worker(worker);
-                let to = self.lane("gateway");
-                self.diagram.arrows.push(Arrow {
-                    message: *message,
-                    kind: ArrowKind::Effect,
-                    from,
-                    to,
-                    sent_at: at,
-                    arrives_at: *arrives_at,
-                    sent_step: step,
-                    arrived_step: None,
-                    generation: request.generation,
-                    token: *token,
-                    label: format!("{}{}", if *retry { "retry: " } else { "" }, request.effect),
-                });
+                let (from, to) = (self.worker(worker), self.lane("gateway"));
+                let label = format!("{}{}", if *retry { "retry: " } else { "" }, request.effect);
+                let sent = Sent { message: *message, step, at, arrives_at: *arrives_at };
+                self.send(ArrowKind::Effect, from, to, sent, request.generation, *token, label);
             }
             Event::EffectArrived { message, request, dropped, .. } => {
                 self.arrived(*message, step);
@@ -481,6 +468,32 @@ impl Builder {
                 self.mark(step, w, at, MarkKind::Stopped, reason.clone());
             }
         }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn send(
+        &mut self,
+        kind: ArrowKind,
+        from: usize,
+        to: usize,
+        sent: Sent,
+        generation: Generation,
+        token: TokenKind,
+        label: String,
+    ) {
+        self.diagram.arrows.push(Arrow {
+            message: sent.message,
+            kind,
+            from,
+            to,
+            sent_at: sent.at,
+            arrives_at: sent.arrives_at,
+            sent_step: sent.step,
+            arrived_step: None,
+            generation,
+            token,
+            label,
+        });
     }
 
     fn arrived(&mut self, message: u64, step: usize) {
