@@ -10,6 +10,10 @@ import { chromium } from 'playwright-core';
 import { serveStatic } from './static-server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
+/** The two widths every screenshot is taken at: a small phone and a desktop. */
+export const PHONE = { width: 360, height: 780 };
+export const DESKTOP = { width: 1440, height: 900 };
+
 export const DIST = resolve(process.env.FENCELAB_DIST ?? join(here, '..', 'dist'));
 /** Where the tests save their screenshots (gitignored; documented in the README). */
 export const SCREENSHOTS = join(here, 'screenshots');

@@ -4,10 +4,7 @@
 // under browser-tests/screenshots/ for a reviewer to look at.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, shot, text } from './harness.mjs';
-
-const PHONE = { width: 360, height: 780 };
-const DESKTOP = { width: 1440, height: 900 };
+import { DESKTOP, PHONE, launch, openPage, shot, text } from './harness.mjs';
 
 let env;
 

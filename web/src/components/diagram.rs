@@ -37,16 +37,7 @@ fn truncate(text: &str, max: usize) -> String {
     }
 }
 
-fn lane_icon(kind: LaneKind) -> &'static str {
-    match kind {
-        LaneKind::Authority => "authority",
-        LaneKind::Worker => "worker",
-        LaneKind::Store => "store",
-        LaneKind::Gateway => "gateway",
-        LaneKind::Partner => "partner",
-    }
-}
-
+/// A lane kind's short name, used both as its CSS class and as its icon's name.
 fn lane_class(kind: LaneKind) -> &'static str {
     match kind {
         LaneKind::Authority => "authority",
@@ -357,7 +348,7 @@ pub fn Diagram(props: &DiagramProps) -> Html {
                     html! {
                         <div class={classes!("lane-head", lane_class(lane.kind), frozen.then_some("frozen"))}
                             role="listitem" data-lane={lane.id.clone()}>
-                            <span class="lane-name"><Icon name={lane_icon(lane.kind)} />{ lane.label.clone() }</span>
+                            <span class="lane-name"><Icon name={lane_class(lane.kind)} />{ lane.label.clone() }</span>
                             { lane_status(&lane.id, &props.frame) }
                         </div>
                     }
