@@ -33,8 +33,8 @@ const PINNED: &[Pinned] = &[
         20,
     ),
     ("same-owner-updates", "expected-revision", &[], &[(RevisionConflict, 1)], 13),
-    ("same-owner-updates", "allow-same", &[(WritesReordered, 6)], &[], 12),
-    ("same-owner-updates", "strict", &[], &[(StaleGeneration, 2)], 12),
+    ("same-owner-updates", "allow-same", &[(WritesReordered, 6)], &[], 11),
+    ("same-owner-updates", "strict", &[], &[(StaleGeneration, 2)], 11),
     (
         "fresh-register",
         "fenced",

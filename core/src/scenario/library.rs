@@ -223,18 +223,18 @@ const CASES: &[Case] = &[
                 s.stores[0].policy = SameGenerationPolicy::StrictlyNewer;
             }
             let rev = |w: WriteStep, n: u64| if idempotent { w.expecting(ExpectedRevision::Exactly(n)) } else { w };
-            s.workers = vec![worker(
-                "A",
-                0,
-                vec![
-                    acquire("ledger"),
-                    rev(write("ledger", "step 1").op("step-1").delayed(3), 0).step(),
-                    rev(write("ledger", "step 2").op("step-2"), 1).step(),
-                    compute(5),
-                    if idempotent { Step::Retry { operation: "step-2".into() } } else { compute(0) },
-                    rev(write("ledger", "step 3").op("step-3"), 2).step(),
-                ],
-            )];
+            let mut script = vec![
+                acquire("ledger"),
+                rev(write("ledger", "step 1").op("step-1").delayed(3), 0).step(),
+                rev(write("ledger", "step 2").op("step-2"), 1).step(),
+                compute(5),
+            ];
+            // With expected revisions, step 2 is refused while step 1 is late, so A retries it.
+            if idempotent {
+                script.push(Step::Retry { operation: "step-2".into() });
+            }
+            script.push(rev(write("ledger", "step 3").op("step-3"), 2).step());
+            s.workers = vec![worker("A", 0, script)];
             match v {
                 "allow-same" => s.expect.violations = vec![WritesReordered],
                 "strict" => {
