@@ -15,6 +15,7 @@ mod properties;
 mod register;
 mod regressions;
 mod scenario_errors;
+mod scenario_parse;
 mod scenario_properties;
 mod scenarios;
 mod serde_json_round_trip;

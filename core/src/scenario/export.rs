@@ -82,8 +82,10 @@ impl RunExport {
             }
             None => return Err(RunError::Format("the \"format\" field is missing".into())),
         }
-        let scenario_json = value.get("scenario").map(|s| s.to_string()).unwrap_or_default();
-        let scenario = Scenario::from_json(&scenario_json).map_err(RunError::Scenario)?;
+        let scenario = value
+            .get("scenario")
+            .ok_or_else(|| RunError::Format("the \"scenario\" field is missing".into()))
+            .and_then(|s| Scenario::from_value(s).map_err(RunError::Scenario))?;
         let position = value
             .get("position")
             .and_then(|p| p.as_u64())

@@ -12,6 +12,7 @@ pub mod export;
 pub mod invariant;
 pub mod library;
 pub mod model;
+mod parse;
 pub mod state;
 pub mod switches;
 pub mod validate;

@@ -6,22 +6,19 @@ use crate::gateway::Effect;
 use crate::idempotency::Retention;
 use crate::register::SameGenerationPolicy;
 use crate::scenario::invariant::InvariantKind;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// One fencing story: who does what, against which protections, and what should go wrong.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Scenario {
     /// Short machine name, e.g. `paused-worker`.
     pub name: String,
     /// Which variant of the case this is, e.g. `fenced` or `broken`.
-    #[serde(default = "default_variant")]
     pub variant: String,
     /// One-line title for a picker.
     pub title: String,
     /// A short paragraph telling a learner what to watch for.
-    #[serde(default)]
     pub intro: String,
     /// The protected resources, by name.
     pub resources: Vec<String>,
@@ -30,31 +27,25 @@ pub struct Scenario {
     /// The stores holding the resources.
     pub stores: Vec<StoreSpec>,
     /// The side-effect gateway, if the story has irreversible effects.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gateway: Option<GatewaySpec>,
     /// The network between workers and stores.
-    #[serde(default)]
     pub network: NetworkSpec,
     /// The workers and their scripts.
     pub workers: Vec<WorkerSpec>,
     /// Things that go wrong at given ticks.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<FaultSpec>,
     /// Which invariant violations this run is expected to show (empty for a correct design).
-    #[serde(default)]
     pub expect: Expectations,
     /// Where several events are enabled at once, which one runs: an index into them, in order.
     /// When the list runs out, the first enabled event runs.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub schedule: Vec<usize>,
 }
 
-fn default_variant() -> String {
-    "custom".into()
-}
-
 /// Where generations come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TokenSource {
     /// The authority's counter, persisted across restarts: the correct design.
@@ -68,22 +59,19 @@ pub enum TokenSource {
 }
 
 /// The lease authority's settings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AuthoritySpec {
     /// Lease length in ticks.
     pub ttl: u64,
     /// Where fencing tokens come from.
-    #[serde(default)]
     pub token_source: TokenSource,
     /// Whether tokens carry a proof from the authority that stores and the gateway verify.
     /// Without it, anyone can present any number.
-    #[serde(default)]
     pub authenticated: bool,
 }
 
 /// How a store (or one of its write paths) protects its state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Enforcement {
     /// No check at all: every write applies.
@@ -105,47 +93,32 @@ impl Enforcement {
 }
 
 /// A store: a database, an object store, a file system.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StoreSpec {
     /// The store's name, e.g. `db`.
     pub name: String,
     /// How its default write path is protected.
     pub enforcement: Enforcement,
     /// Same-generation policy of its fence.
-    #[serde(default)]
     pub policy: SameGenerationPolicy,
     /// How long operation ids are remembered (idempotent enforcement only).
-    #[serde(default)]
     pub retention: Retention,
     /// Whether the highest accepted generation survives a store restart. It must live with the
     /// protected state, in the same transaction; keeping it elsewhere loses it.
-    #[serde(default = "yes")]
     pub persist_highest: bool,
     /// Whether the store holds correctness-critical state. Invariants are checked only for critical
     /// stores; duplicated work on a scratch store costs efficiency, not correctness.
-    #[serde(default = "yes")]
     pub critical: bool,
     /// Ticks between the check and the write of a check-then-write path.
-    #[serde(default = "one")]
     pub check_write_gap: u64,
     /// Further write paths (a metadata row and an object body, a bulk import, an admin tool),
     /// each with its own enforcement. The default path is called `primary`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<PathSpec>,
 }
 
-fn yes() -> bool {
-    true
-}
-
-fn one() -> u64 {
-    1
-}
-
 /// A secondary write path into a store.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PathSpec {
     /// The path's name, e.g. `object`.
     pub name: String,
@@ -154,27 +127,24 @@ pub struct PathSpec {
 }
 
 /// The side-effect gateway in front of a partner (a payment provider, a mail server).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GatewaySpec {
     /// The partner's name, e.g. `payments`.
     pub partner: String,
     /// Whether the gateway checks tokens (fenced) or passes everything on (unfenced).
     pub enforcement: Enforcement,
     /// Same-generation policy.
-    #[serde(default)]
     pub policy: SameGenerationPolicy,
 }
 
 /// Message delivery times.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NetworkSpec {
     /// Ticks a message takes from sender to receiver, unless a fault delays it.
     pub latency: u64,
     /// Up to this many extra ticks per message, chosen by the schedule (a normal run takes 0; the
     /// explorer tries every value), so messages can overtake each other.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub jitter: u64,
 }
 
@@ -185,24 +155,21 @@ impl Default for NetworkSpec {
 }
 
 /// A worker and its script.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WorkerSpec {
     /// The worker's name, e.g. `A`.
     pub name: String,
     /// When it starts its script.
-    #[serde(default)]
     pub start: u64,
     /// How far its wall clock is off, in ticks (positive: fast). Matters only where the worker
     /// reads its own clock: wall-clock tokens and local lease checks.
-    #[serde(default)]
     pub clock_offset: i64,
     /// What it does, in order.
     pub script: Vec<Step>,
 }
 
 /// Why a worker froze.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PauseReason {
     /// A stop-the-world garbage collection.
@@ -232,7 +199,7 @@ impl PauseReason {
 }
 
 /// The expected revision of a write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExpectedRevision {
     /// The revision this worker last read from the same store path and resource.
@@ -242,8 +209,8 @@ pub enum ExpectedRevision {
 }
 
 /// One step of a worker's script.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Step {
     /// Ask the authority for the lease; wait and ask again while someone else holds it.
     Acquire {
@@ -265,10 +232,10 @@ pub enum Step {
         /// The resource.
         resource: String,
         /// The store; the first store when omitted.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         store: Option<String>,
         /// The write path; `primary` when omitted.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         path: Option<String>,
     },
     /// Work for a while without touching shared state.
@@ -281,11 +248,10 @@ pub enum Step {
         /// How long.
         ticks: u64,
         /// Why.
-        #[serde(default)]
         reason: PauseReason,
         /// Whether the pause may or may not happen: a normal run takes it, the explorer tries
         /// both.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
         optional: bool,
     },
     /// Check the lease against the worker's own clock and stop if it has run out. The check and
@@ -306,49 +272,47 @@ pub enum Step {
 }
 
 /// A write step.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WriteStep {
     /// The resource.
     pub resource: String,
     /// The new value.
     pub value: String,
     /// The operation id; generated from the worker's name and step when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operation: Option<String>,
     /// Make the write conditional on a revision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expected_revision: Option<ExpectedRevision>,
     /// The store; the first store when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<String>,
     /// The write path; `primary` when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Extra network delay for this message, in ticks.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub delay: u64,
     /// Present this made-up token instead of the one the authority issued (a forged token).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub forge: Option<u64>,
 }
 
 /// An effect step.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EffectStep {
     /// The resource whose lease authorizes the effect.
     pub resource: String,
     /// The workflow key the gateway orders effects by; the resource name when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workflow: Option<String>,
     /// The effect.
     pub effect: Effect,
     /// The operation id; generated when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operation: Option<String>,
     /// Extra network delay for this message, in ticks.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub delay: u64,
 }
 
@@ -357,8 +321,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// Something that goes wrong at a given tick.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FaultSpec {
     /// When.
     pub at: u64,
@@ -367,8 +330,8 @@ pub struct FaultSpec {
 }
 
 /// The faults a scenario can inject.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Fault {
     /// Freeze a worker wherever it is in its script.
     PauseWorker {
@@ -377,7 +340,6 @@ pub enum Fault {
         /// For how long.
         ticks: u64,
         /// Why.
-        #[serde(default)]
         reason: PauseReason,
     },
     /// The network slows down for one worker: its next `count` messages take `ticks` longer.
@@ -401,13 +363,45 @@ pub enum Fault {
 }
 
 /// What a run is expected to show.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Expectations {
     /// The invariants this run is expected to break (empty: none).
-    #[serde(default)]
     pub violations: Vec<InvariantKind>,
     /// Exact rejection counts by reason, when the story is about monitoring them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rejections: Option<BTreeMap<crate::register::RejectionReason, u64>>,
 }
+
+/// Model types deserialize through the hand-written reader in `parse.rs`, so serde users and
+/// [`Scenario::from_json`](crate::Scenario::from_json) read files the same way.
+macro_rules! deserialize_via_reader {
+    ($($ty:ty),+) => {$(
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let value = serde_json::Value::deserialize(deserializer)?;
+                <$ty as crate::scenario::parse::FromJson>::from_json(&value, "")
+                    .map_err(serde::de::Error::custom)
+            }
+        }
+    )+};
+}
+
+deserialize_via_reader!(
+    Scenario,
+    TokenSource,
+    AuthoritySpec,
+    Enforcement,
+    StoreSpec,
+    PathSpec,
+    GatewaySpec,
+    NetworkSpec,
+    WorkerSpec,
+    PauseReason,
+    ExpectedRevision,
+    Step,
+    WriteStep,
+    EffectStep,
+    FaultSpec,
+    Fault,
+    Expectations
+);

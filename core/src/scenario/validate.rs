@@ -47,14 +47,14 @@ impl Scenario {
                 format!("the file is {} bytes; the limit is {MAX_SCENARIO_BYTES}", json.len()),
             ));
         }
-        let de = &mut serde_json::Deserializer::from_str(json);
-        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            ScenarioError::new(
-                if path.is_empty() { ".".into() } else { path },
-                e.into_inner().to_string(),
-            )
-        })?;
+        let value: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| ScenarioError::new(".", e.to_string()))?;
+        Scenario::from_value(&value)
+    }
+
+    /// Reads and checks a scenario already parsed as a JSON value.
+    pub fn from_value(value: &serde_json::Value) -> Result<Scenario, ScenarioError> {
+        let scenario = crate::scenario::parse::scenario(value)?;
         scenario.validate()?;
         Ok(scenario)
     }

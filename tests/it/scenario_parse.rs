@@ -1,0 +1,203 @@
+//! The scenario reader is hand-written (it keeps the web bundle small) while the writer is derived
+//! by serde: these tests hold the two to one file format.
+
+use fencelab_core::scenario::library;
+use fencelab_core::scenario::model::*;
+use fencelab_core::*;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+fn read(value: Value) -> Result<Scenario, ScenarioError> {
+    Scenario::from_json(&value.to_string())
+}
+
+/// A scenario that uses every variant of every named choice in the format, so each name is
+/// written by serde and read back by the reader.
+fn every_name() -> Scenario {
+    let mut s = library::scenario("payment-capture", None).expect("built-in");
+    s.authority.token_source = TokenSource::WallClock;
+    let kinds = [
+        Enforcement::Unfenced,
+        Enforcement::CheckThenWrite,
+        Enforcement::Fenced,
+        Enforcement::FencedIdempotent,
+    ];
+    s.stores[0].paths = kinds
+        .iter()
+        .enumerate()
+        .map(|(i, &enforcement)| PathSpec { name: format!("p{i}"), enforcement })
+        .collect();
+    s.stores[0].policy = SameGenerationPolicy::StrictlyNewer;
+    s.expect.violations = InvariantKind::ALL.to_vec();
+    let reasons = [
+        RejectionReason::StaleGeneration,
+        RejectionReason::InvalidToken,
+        RejectionReason::RevisionConflict,
+        RejectionReason::WrongResource,
+        RejectionReason::RevisionExhausted,
+        RejectionReason::DuplicateEffect,
+    ];
+    s.expect.rejections = Some(reasons.iter().map(|&r| (r, 1)).collect::<BTreeMap<_, _>>());
+    let pauses = [
+        PauseReason::GcPause,
+        PauseReason::Descheduled,
+        PauseReason::NetworkStall,
+        PauseReason::Rescheduled,
+        PauseReason::OverloadedEventLoop,
+    ];
+    let script = &mut s.workers[0].script;
+    for reason in pauses {
+        script.push(Step::Pause { ticks: 1, reason, optional: true });
+    }
+    for effect in [
+        Effect::CapturePayment { amount_cents: 5 },
+        Effect::SendEmail { to: "a".into(), subject: "b".into() },
+        Effect::CallWebhook { endpoint: "c".into(), payload: "d".into() },
+    ] {
+        let resource = s.resources[0].clone();
+        script.push(Step::Effect(EffectStep {
+            resource,
+            workflow: None,
+            effect,
+            operation: None,
+            delay: 0,
+        }));
+    }
+    s.faults.push(FaultSpec { at: 1, fault: Fault::RestartAuthority });
+    s
+}
+
+#[test]
+fn every_name_serde_writes_is_read_back_unchanged() {
+    let scenario = every_name();
+    let value: Value = serde_json::from_str(&scenario.to_json()).unwrap();
+    let back = Scenario::from_value(&value);
+    // Validation may object to the odd combination; the reader must not.
+    let parsed: Scenario =
+        serde_json::from_value(value).expect("the reader accepts serde's output");
+    assert_eq!(parsed, scenario);
+    if let Ok(back) = back {
+        assert_eq!(back, scenario);
+    }
+}
+
+#[test]
+fn every_built_in_story_round_trips_through_the_reader() {
+    for scenario in library::all() {
+        let back = Scenario::from_json(&scenario.to_json()).expect("built-in stories are valid");
+        assert_eq!(back, scenario, "{} / {}", scenario.name, scenario.variant);
+    }
+}
+
+#[test]
+fn shared_types_read_the_same_as_their_derived_deserializers() {
+    // Effect, policies, reasons and invariants also have derived deserializers (for logs); both
+    // readers must agree on every variant.
+    let scenario = every_name();
+    let value: Value = serde_json::from_str(&scenario.to_json()).unwrap();
+    let derived: Vec<InvariantKind> =
+        serde_json::from_value(value["expect"]["violations"].clone()).unwrap();
+    assert_eq!(derived, scenario.expect.violations);
+    let derived: BTreeMap<RejectionReason, u64> =
+        serde_json::from_value(value["expect"]["rejections"].clone()).unwrap();
+    assert_eq!(Some(derived), scenario.expect.rejections);
+    for (i, step) in scenario.workers[0].script.iter().enumerate() {
+        if let Step::Effect(e) = step {
+            let derived: Effect = serde_json::from_value(
+                value["workers"][0]["script"][i]["effect"]["effect"].clone(),
+            )
+            .unwrap();
+            assert_eq!(derived, e.effect);
+        }
+    }
+}
+
+#[test]
+fn defaults_fill_in_what_a_file_leaves_out() {
+    let s = read(json!({
+        "name": "tiny",
+        "title": "Tiny",
+        "resources": ["r"],
+        "authority": {"ttl": 5},
+        "stores": [{"name": "db", "enforcement": "fenced"}],
+        "workers": [{"name": "A", "script": [{"acquire": {"resource": "r"}}]}]
+    }))
+    .expect("a minimal scenario");
+    assert_eq!(s.variant, "custom");
+    assert_eq!(s.network, NetworkSpec { latency: 1, jitter: 0 });
+    assert!(s.stores[0].persist_highest && s.stores[0].critical);
+    assert_eq!(s.stores[0].check_write_gap, 1);
+    assert_eq!(s.authority.token_source, TokenSource::DurableCounter);
+}
+
+#[test]
+fn shape_errors_name_the_field_in_serde_words() {
+    let base = || -> Value {
+        serde_json::from_str(&library::scenario("paused-worker", None).unwrap().to_json()).unwrap()
+    };
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(Edit, &str, &str)> = vec![
+        (
+            Box::new(|v| drop(v.as_object_mut().unwrap().remove("title"))),
+            ".",
+            "missing field `title`",
+        ),
+        (
+            Box::new(|v| v["authority"]["ttl"] = json!("ten")),
+            "authority.ttl",
+            "invalid type: string \"ten\", expected u64",
+        ),
+        (
+            Box::new(|v| v["authority"]["ttl"] = json!(1.5)),
+            "authority.ttl",
+            "invalid type: floating point `1.5`",
+        ),
+        (
+            Box::new(|v| v["workers"][0]["script"][0] = json!({"teleport": {}})),
+            "workers[0].script[0]",
+            "unknown variant `teleport`",
+        ),
+        (
+            Box::new(|v| v["workers"][0]["script"][0] = json!({"acquire": {}, "renew": {}})),
+            "workers[0].script[0]",
+            "invalid type: map",
+        ),
+        (
+            Box::new(|v| v["workers"][0]["script"][0] = json!({"acquire": {"resource": 3}})),
+            "workers[0].script[0].acquire.resource",
+            "expected a string",
+        ),
+        (
+            Box::new(|v| v["workers"][0]["clock_offset"] = json!(u64::MAX)),
+            "workers[0].clock_offset",
+            "expected i64",
+        ),
+        (
+            Box::new(|v| v["stores"][0]["retention"] = json!({"max_entries": 0})),
+            "stores[0].retention.max_entries",
+            "expected a nonzero usize",
+        ),
+        (
+            Box::new(|v| v["expect"]["violations"] = json!(["nope"])),
+            "expect.violations[0]",
+            "unknown variant `nope`",
+        ),
+        (
+            Box::new(|v| v["workers"] = json!({})),
+            "workers",
+            "invalid type: map, expected a sequence",
+        ),
+        (
+            Box::new(|v| v["faults"] = json!([{"at": 1, "fault": {"restart_authority": 3}}])),
+            "faults[0].fault.restart_authority",
+            "expected null",
+        ),
+    ];
+    for (edit, path, problem) in cases {
+        let mut v = base();
+        edit(&mut v);
+        let err = read(v).expect_err("the edit breaks the file");
+        assert_eq!(err.path, path, "{err}");
+        assert!(err.problem.contains(problem), "{err}");
+    }
+}
