@@ -174,8 +174,8 @@ pub fn diagram_svg() -> Result<String, String> {
             let rect = head.get_bounding_client_rect();
             let x = rect.left() + rect.width() / 2.0 - frame.left();
             names.push_str(&format!(
-                "<text class=\"export-lane\" x=\"{:.0}\" y=\"24\" text-anchor=\"middle\">{}</text>",
-                x,
+                "<text class=\"export-lane\" x=\"{}\" y=\"24\" text-anchor=\"middle\">{}</text>",
+                crate::viz::layout::decimal(x, 0),
                 xml_text(name.trim())
             ));
         }

@@ -9,7 +9,7 @@ use yew::prelude::*;
 
 use crate::components::icons::{glyph, Icon};
 use crate::viz::frame::Frame;
-use crate::viz::layout::{ArrowGeom, MarkGeom, Settled, SpanGeom, GUTTER, LANE_W, ROW};
+use crate::viz::layout::{decimal, num, ArrowGeom, MarkGeom, Settled, SpanGeom, GUTTER, LANE_W, ROW};
 use crate::viz::run::RunRef;
 
 /// Extra room on the right for the last lane's labels.
@@ -147,9 +147,9 @@ fn Backdrop(props: &BackdropProps) -> Html {
             <g class="axis">
                 { for layout.ticks.iter().map(|(y, t)| html! {
                     <>
-                        <line class="tick-rule" x1={GUTTER.to_string()} x2={(layout.width).to_string()}
-                            y1={format!("{:.1}", y - ROW / 2.0 + 2.0)} y2={format!("{:.1}", y - ROW / 2.0 + 2.0)} />
-                        <text class="tick-label" x={(GUTTER - 8.0).to_string()} y={format!("{:.1}", y + 4.0)}
+                        <line class="tick-rule" x1={num(GUTTER)} x2={num(layout.width)}
+                            y1={num(y - ROW / 2.0 + 2.0)} y2={num(y - ROW / 2.0 + 2.0)} />
+                        <text class="tick-label" x={num(GUTTER - 8.0)} y={num(y + 4.0)}
                             text-anchor="end">{ format!("t={t}") }</text>
                     </>
                 }) }
@@ -157,7 +157,7 @@ fn Backdrop(props: &BackdropProps) -> Html {
             <g class="lane-lines">
                 { for props.run.diagram.lanes.iter().zip(&layout.lane_x).map(|(lane, x)| html! {
                     <line class={classes!("lane-line", lane_class(lane.kind))}
-                        x1={x.to_string()} x2={x.to_string()} y1="0" y2={bottom.to_string()} />
+                        x1={num(*x)} x2={num(*x)} y1="0" y2={num(bottom)} />
                 }) }
             </g>
         </>
@@ -178,22 +178,22 @@ fn span_view(span: &SpanGeom, shown_to: f64, id: &str) -> Html {
             <title>{ title }</title>
             if span.kind == "lease" {
                 // The whole validity the authority granted, faint; the elapsed part solid.
-                <rect class="validity" x={format!("{x:.1}")} y={format!("{:.1}", span.y1)}
-                    width={width.to_string()} height={format!("{:.1}", (span.y2 - span.y1).max(2.0))} rx="2" />
-                <line class="expiry" x1={format!("{:.1}", x - 4.0)} x2={format!("{:.1}", x + width + 4.0)}
-                    y1={format!("{:.1}", span.y2)} y2={format!("{:.1}", span.y2)} />
+                <rect class="validity" x={num(x)} y={num(span.y1)}
+                    width={num(width)} height={num((span.y2 - span.y1).max(2.0))} rx="2" />
+                <line class="expiry" x1={num(x - 4.0)} x2={num(x + width + 4.0)}
+                    y1={num(span.y2)} y2={num(span.y2)} />
             }
-            <rect class="fill" x={format!("{x:.1}")} y={format!("{:.1}", span.y1)} width={width.to_string()}
-                height={format!("{height:.1}")} rx="2"
+            <rect class="fill" x={num(x)} y={num(span.y1)} width={num(width)}
+                height={num(height)} rx="2"
                 fill={(span.kind == "pause").then(|| format!("url(#{id}-hatch)"))} />
             if span.kind == "pause" {
                 { glyph("pause", span.x, span.y1 + 9.0, 0.7) }
-                <text class="span-label" x={format!("{:.1}", span.x + 14.0)} y={format!("{:.1}", span.y1 + 13.0)}>
+                <text class="span-label" x={num(span.x + 14.0)} y={num(span.y1 + 13.0)}>
                     { span.label.clone() }
                 </text>
             } else if span.kind == "lease" {
-                <text class="span-label lease-label" x={format!("{:.1}", span.x - 6.0)}
-                    y={format!("{:.1}", span.y1 + 20.0)} text-anchor="end">{ span.label.replace("lease ", "") }</text>
+                <text class="span-label lease-label" x={num(span.x - 6.0)}
+                    y={num(span.y1 + 20.0)} text-anchor="end">{ span.label.replace("lease ", "") }</text>
             }
         </g>
     }
@@ -209,7 +209,7 @@ fn arrow_view(a: &ArrowGeom, progress: f64, id: &str) -> Html {
     let (x2, y2) = (a.x2 - dx * trim, a.y2 - dy * trim);
     let badge = if delivered { 0.72 } else { progress * 0.72 };
     let (bx, by) = (a.x1 + (x2 - a.x1) * badge, a.y1 + (y2 - a.y1) * badge);
-    let d = format!("M{:.1} {:.1}L{:.1} {:.1}", a.x1, a.y1, x2, y2);
+    let d = format!("M{} {}L{} {}", num(a.x1), num(a.y1), num(x2), num(y2));
     let forged = a.token != "lease";
     let label_x = if dx >= 0.0 { a.x1 + 8.0 } else { a.x1 - 8.0 };
     let anchor = if dx >= 0.0 { "start" } else { "end" };
@@ -220,13 +220,13 @@ fn arrow_view(a: &ArrowGeom, progress: f64, id: &str) -> Html {
             data-kind={a.kind.clone()} data-state={if delivered { "delivered" } else { "in-flight" }}>
             <title>{ title }</title>
             <path class="wire" d={d} pathLength="1" stroke-dasharray="1 1"
-                style={format!("stroke-dashoffset:{:.3}", 1.0 - progress)}
+                style={format!("stroke-dashoffset:{}", decimal(1.0 - progress, 3))}
                 marker-end={delivered.then(|| format!("url(#{id}-head-{})", a.kind))} />
             if a.kind != "grant" {
-                <text class="arrow-label" x={format!("{label_x:.1}")} y={format!("{:.1}", a.y1 - 5.0)}
+                <text class="arrow-label" x={num(label_x)} y={num(a.y1 - 5.0)}
                     text-anchor={anchor}>{ truncate(&a.label, 24) }</text>
             }
-            <g class="token" style={format!("transform:translate({bx:.1}px,{by:.1}px)")}>
+            <g class="token" style={format!("transform:translate({}px,{}px)", num(bx), num(by))}>
                 <rect x="-15" y="-9" width="30" height="18" rx="9" />
                 <text y="4" text-anchor="middle">{ format!("g{}", a.generation) }</text>
             </g>
@@ -247,17 +247,17 @@ fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>) -> Html {
         <g class={classes!("mark", m.kind.clone())} data-kind={m.kind.clone()} data-step={step.to_string()}
             onclick={onclick}>
             <title>{ format!("step {step}: {label}") }</title>
-            <circle cx={format!("{:.1}", m.x)} cy={format!("{:.1}", m.y)} r={if violation { "9" } else { "8" }} />
+            <circle cx={num(m.x)} cy={num(m.y)} r={if violation { "9" } else { "8" }} />
             { glyph(&m.kind, m.x, m.y, if violation { 0.72 } else { 0.62 }) }
             if let Some(note) = &m.note {
                 // What the store holds now, just above the decision.
-                <text class="mark-note" x={format!("{:.1}", m.x + 13.0)} y={format!("{:.1}", m.y - 8.0)}>
+                <text class="mark-note" x={num(m.x + 13.0)} y={num(m.y - 8.0)}>
                     { truncate(note, 28) }
                 </text>
             }
             // A grant's label sits above the row, clear of the arrow that leaves downwards.
-            <text class="mark-label" x={format!("{:.1}", m.x + 13.0)}
-                y={format!("{:.1}", if m.kind == "granted" { m.y - 6.0 } else { m.y + 4.0 })}>
+            <text class="mark-label" x={num(m.x + 13.0)}
+                y={num(if m.kind == "granted" { m.y - 6.0 } else { m.y + 4.0 })}>
                 { truncate(&label, 26) }
             </text>
         </g>
@@ -358,11 +358,11 @@ pub fn Diagram(props: &DiagramProps) -> Html {
                 <p class="long-run">{ "A long run: the diagram draws the steps near the current one; \
                     the scrubber, the keys and the log reach the rest." }</p>
             }
-            <svg class="swimlanes" width={width.to_string()} height={format!("{:.0}", layout.height)}
-                viewBox={format!("0 0 {width:.0} {:.0}", layout.height)} role="img" aria-label={summary}>
+            <svg class="swimlanes" width={num(width)} height={num(layout.height)}
+                viewBox={format!("0 0 {} {}", num(width), num(layout.height))} role="img" aria-label={summary}>
                 <Backdrop run={run.clone()} id={props.id.clone()} />
-                <rect class="now-band" x="0" y="0" width={width.to_string()} height={ROW.to_string()}
-                    style={format!("transform:translateY({:.1}px)", now_y - ROW / 2.0)}
+                <rect class="now-band" x="0" y="0" width={num(width)} height={num(ROW)}
+                    style={format!("transform:translateY({}px)", num(now_y - ROW / 2.0))}
                     visibility={if position == 0 { "hidden" } else { "visible" }} />
                 <g class="settled">
                     { for (0..run.len().div_ceil(BUCKET)).map(|index| {
@@ -394,8 +394,8 @@ pub fn Diagram(props: &DiagramProps) -> Html {
                         }) }
                     </g>
                     { for current_marks.map(|m| html! {
-                        <circle class={classes!("current-ring", m.kind.clone())} cx={format!("{:.1}", m.x)}
-                            cy={format!("{:.1}", m.y)} r="13" />
+                        <circle class={classes!("current-ring", m.kind.clone())} cx={num(m.x)}
+                            cy={num(m.y)} r="13" />
                     }) }
                 </g>
             </svg>

@@ -3,6 +3,8 @@
 
 use yew::prelude::*;
 
+use crate::viz::layout::num;
+
 /// The SVG path data of a glyph, by name. Unknown names get a dot.
 pub fn path(name: &str) -> &'static str {
     match name {
@@ -68,7 +70,7 @@ pub fn Icon(props: &IconProps) -> Html {
 /// A glyph as an SVG `<path>` inside a diagram, centred on (`x`, `y`).
 pub fn glyph(name: &str, x: f64, y: f64, scale: f64) -> Html {
     let fill = filled(name);
-    let transform = format!("translate({:.1} {:.1}) scale({scale}) translate(-8 -8)", x, y);
+    let transform = format!("translate({} {}) scale({}) translate(-8 -8)", num(x), num(y), num(scale));
     html! {
         <path class="glyph" d={path(name)} transform={transform}
             fill={if fill { "currentColor" } else { "none" }}

@@ -187,7 +187,25 @@ const PRIORITY: [&str; 9] = [
     "busy",
 ];
 
-/// The serde name of a unit enum variant, e.g. `rejected`; `other` if it has none.
+/// An SVG coordinate with at most one decimal, formatted through integers: the float formatter
+/// alone adds several kilobytes to the bundle.
+pub fn num(v: f64) -> String {
+    decimal(v, 1)
+}
+
+/// `v` rounded to `places` decimals (trailing zeros dropped), formatted through integers.
+pub fn decimal(v: f64, places: u32) -> String {
+    let scale = 10_i64.pow(places);
+    let n = (v * scale as f64).round() as i64;
+    let sign = if n < 0 { "-" } else { "" };
+    let (whole, frac) = (n.abs() / scale, n.abs() % scale);
+    if frac == 0 {
+        return format!("{sign}{whole}");
+    }
+    let digits = format!("{frac:0width$}", width = places as usize);
+    format!("{sign}{whole}.{}", digits.trim_end_matches('0'))
+}
+
 pub fn serde_name<T: Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {
         Ok(serde_json::Value::String(s)) => s,
