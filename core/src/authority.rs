@@ -3,8 +3,8 @@
 use crate::clock::Tick;
 use crate::generation::{Generation, TokenError};
 use crate::ids::{ResourceId, WorkerId};
+use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::num::NonZeroU64;
 
 /// One grant of authority over a resource.
@@ -90,13 +90,13 @@ pub struct ResourceRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Hash)]
 pub struct LeaseAuthority {
     ttl: NonZeroU64,
-    resources: BTreeMap<ResourceId, ResourceRecord>,
+    resources: LiteMap<ResourceId, ResourceRecord>,
 }
 
 impl LeaseAuthority {
     /// An authority whose leases last `ttl` ticks from grant or renewal.
     pub fn new(ttl: NonZeroU64) -> Self {
-        LeaseAuthority { ttl, resources: BTreeMap::new() }
+        LeaseAuthority { ttl, resources: LiteMap::new() }
     }
 
     /// How long a grant or renewal lasts, in ticks.
@@ -185,7 +185,7 @@ impl LeaseAuthority {
     /// driver can narrate each expiry. Counters are kept.
     pub fn expire(&mut self, now: Tick) -> Vec<Lease> {
         let mut expired = Vec::new();
-        for record in self.resources.values_mut() {
+        for (_, record) in self.resources.iter_mut() {
             if record.lease.as_ref().is_some_and(|l| !l.is_valid_at(now)) {
                 expired.extend(record.lease.take());
             }
@@ -220,8 +220,8 @@ impl LeaseAuthority {
     }
 
     /// Everything the authority remembers, per resource.
-    pub fn records(&self) -> &BTreeMap<ResourceId, ResourceRecord> {
-        &self.resources
+    pub fn records(&self) -> impl Iterator<Item = (&ResourceId, &ResourceRecord)> {
+        self.resources.iter()
     }
 
     /// Simulates a restart of an authority that kept its counters only in memory: every counter

@@ -4,6 +4,7 @@ use crate::clock::Tick;
 use crate::generation::Generation;
 use crate::ids::{OperationId, WorkflowKey};
 use crate::register::{RejectionReason, SameGenerationPolicy};
+use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -132,7 +133,7 @@ pub enum GatewayOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
 pub struct SideEffectGateway {
     policy: SameGenerationPolicy,
-    highest: BTreeMap<WorkflowKey, Generation>,
+    highest: LiteMap<WorkflowKey, Generation>,
     delivered_ops: BTreeMap<OperationId, Tick>,
     delivered: Vec<Delivery>,
 }

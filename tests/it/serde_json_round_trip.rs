@@ -55,7 +55,7 @@ fn every_public_type_round_trips() {
     let mut authority = LeaseAuthority::new(NonZeroU64::new(5).unwrap());
     let lease = authority.acquire(&res("ledger"), &worker("A"), Tick(1)).unwrap();
     round_trip(lease.clone());
-    round_trip(authority.records().values().next().unwrap().clone());
+    round_trip(authority.records().next().unwrap().1.clone());
     round_trip(authority.clone());
     round_trip(LeaseError::Held {
         resource: res("l"),

@@ -8,8 +8,8 @@ use crate::idempotency::WriteOutcome;
 use crate::scenario::event::{Event, StepRecord, TokenKind};
 use crate::scenario::invariant::Violation;
 use crate::scenario::model::{PauseReason, Scenario};
+use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// The whole diagram of a computed timeline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,12 +193,12 @@ struct Sent {
 
 struct Builder {
     lanes: Vec<Lane>,
-    index: BTreeMap<String, usize>,
+    index: LiteMap<String, usize>,
     diagram: Diagram,
     /// Open belief spans per worker lane.
-    beliefs: BTreeMap<usize, usize>,
+    beliefs: LiteMap<usize, usize>,
     /// Open lease spans per resource.
-    leases: BTreeMap<String, usize>,
+    leases: LiteMap<String, usize>,
 }
 
 impl Builder {
@@ -570,8 +570,8 @@ pub fn diagram(scenario: &Scenario, timeline: &[StepRecord], violations: &[Viola
         lanes: lanes.clone(),
         index,
         diagram: Diagram { lanes, end, arrows: Vec::new(), marks: Vec::new(), spans: Vec::new() },
-        beliefs: BTreeMap::new(),
-        leases: BTreeMap::new(),
+        beliefs: LiteMap::new(),
+        leases: LiteMap::new(),
     };
     for record in timeline {
         builder.add(record);

@@ -14,6 +14,7 @@ use crate::scenario::invariant::{InvariantKind, Violation};
 use crate::scenario::model::{Enforcement, ExpectedRevision, Fault, Scenario, Step, TokenSource};
 use crate::scenario::state::*;
 use crate::scenario::validate::ScenarioError;
+use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::num::NonZeroU64;
@@ -108,7 +109,7 @@ pub struct Engine {
     replaying: bool,
     /// Whether some events have several ways to go (optional pauses, network jitter).
     branching: bool,
-    resource_indices: BTreeMap<String, usize>,
+    resource_indices: LiteMap<String, usize>,
 }
 
 fn proof(resource: &str, generation: Generation) -> u64 {
@@ -531,7 +532,7 @@ impl Engine {
                 let s = self.store_index(Some(&store));
                 let kept = self.scenario.stores[s].persist_highest;
                 if !kept {
-                    for cell in self.state.stores[s].cells.values_mut() {
+                    for (_, cell) in self.state.stores[s].cells.iter_mut() {
                         Arc::make_mut(cell).resource.register.forget_highest();
                     }
                 }
@@ -1390,7 +1391,7 @@ fn scenario_branches(scenario: &Scenario) -> bool {
             .any(|s| matches!(s, Step::Pause { optional: true, .. }))
 }
 
-fn scenario_indices(names: &[String]) -> BTreeMap<String, usize> {
+fn scenario_indices(names: &[String]) -> LiteMap<String, usize> {
     names.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect()
 }
 
@@ -1409,7 +1410,7 @@ fn initial_state(scenario: &Scenario) -> SimState {
         .map(|spec| {
             let paths = std::iter::once(("primary".to_string(), spec.enforcement))
                 .chain(spec.paths.iter().map(|p| (p.name.clone(), p.enforcement)));
-            let mut cells = BTreeMap::new();
+            let mut cells = LiteMap::new();
             for (path, enforcement) in paths {
                 for resource in &scenario.resources {
                     let id = ResourceId::new(resource.clone()).expect("validated");
@@ -1444,10 +1445,10 @@ fn initial_state(scenario: &Scenario) -> SimState {
                     name: w.name.clone(),
                     status: WorkerStatus::NotStarted,
                     pc: 0,
-                    leases: BTreeMap::new(),
+                    leases: LiteMap::new(),
                     clock_offset: w.clock_offset,
-                    last_read: BTreeMap::new(),
-                    sent: BTreeMap::new(),
+                    last_read: LiteMap::new(),
+                    sent: LiteMap::new(),
                     send_seq: 0,
                     pending: None,
                     slowed: (0, 0),

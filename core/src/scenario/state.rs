@@ -9,6 +9,7 @@ use crate::register::{Revision, WriteRequest};
 use crate::scenario::event::TokenKind;
 use crate::scenario::invariant::Violation;
 use crate::scenario::model::{Enforcement, PauseReason};
+use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -58,11 +59,11 @@ pub struct WorkerState {
     /// The index of its next script step.
     pub pc: usize,
     /// The leases it *believes* it holds, by resource. Compare with the authority's view.
-    pub leases: BTreeMap<String, HeldLease>,
+    pub leases: LiteMap<String, HeldLease>,
     /// How far its clock is off.
     pub clock_offset: i64,
-    pub(crate) last_read: BTreeMap<(usize, String, String), Revision>,
-    pub(crate) sent: BTreeMap<String, (MessageBody, u64)>,
+    pub(crate) last_read: LiteMap<(usize, String, String), Revision>,
+    pub(crate) sent: LiteMap<String, (MessageBody, u64)>,
     pub(crate) send_seq: u64,
     pub(crate) pending: Option<AgendaKey>,
     /// Extra delay for the next messages this worker sends, and how many are left.
@@ -129,7 +130,7 @@ pub struct StoreState {
     /// Its name.
     pub name: String,
     /// The protected state, by (path, resource).
-    pub cells: BTreeMap<(String, String), Arc<Cell>>,
+    pub cells: LiteMap<(String, String), Arc<Cell>>,
 }
 
 /// One protected cell of a store.
@@ -262,11 +263,11 @@ pub(crate) struct Ghost {
     /// The lease the authority currently honours, per resource: (epoch, valid until).
     pub live: Vec<Option<(u64, Tick)>>,
     /// Per (store, path, resource).
-    pub cells: BTreeMap<(usize, String, String), Arc<CellGhost>>,
+    pub cells: LiteMap<(usize, String, String), Arc<CellGhost>>,
     /// Operations the partner received.
     pub partner_ops: BTreeSet<String>,
     /// The newest epoch the partner received per workflow.
-    pub partner_epoch: BTreeMap<String, u64>,
+    pub partner_epoch: LiteMap<String, u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -275,7 +276,7 @@ pub(crate) struct CellGhost {
     pub last: Option<(u64, String)>,
     pub applied_ops: BTreeSet<String>,
     pub max_attempted: Option<(u64, String)>,
-    pub last_seq: BTreeMap<String, (u64, u64)>,
+    pub last_seq: LiteMap<String, (u64, u64)>,
 }
 
 impl SimState {

@@ -9,7 +9,9 @@ use yew::prelude::*;
 
 use crate::components::icons::{glyph, Icon};
 use crate::viz::frame::Frame;
-use crate::viz::layout::{decimal, num, ArrowGeom, MarkGeom, Settled, SpanGeom, GUTTER, LANE_W, ROW};
+use crate::viz::layout::{
+    decimal, num, ArrowGeom, MarkGeom, Settled, SpanGeom, GUTTER, LANE_W, ROW,
+};
 use crate::viz::run::RunRef;
 
 /// Extra room on the right for the last lane's labels.

@@ -70,7 +70,8 @@ pub fn Icon(props: &IconProps) -> Html {
 /// A glyph as an SVG `<path>` inside a diagram, centred on (`x`, `y`).
 pub fn glyph(name: &str, x: f64, y: f64, scale: f64) -> Html {
     let fill = filled(name);
-    let transform = format!("translate({} {}) scale({}) translate(-8 -8)", num(x), num(y), num(scale));
+    let transform =
+        format!("translate({} {}) scale({}) translate(-8 -8)", num(x), num(y), num(scale));
     html! {
         <path class="glyph" d={path(name)} transform={transform}
             fill={if fill { "currentColor" } else { "none" }}
