@@ -565,7 +565,10 @@ pub fn diagram(scenario: &Scenario, timeline: &[StepRecord], violations: &[Viola
         });
     }
     let end = timeline.last().map_or(Tick::ZERO, |r| r.at);
-    let index = lanes.iter().enumerate().map(|(i, l)| (l.id.clone(), i)).collect();
+    let mut index = LiteMap::new();
+    for (i, lane) in lanes.iter().enumerate() {
+        index.insert(lane.id.clone(), i);
+    }
     let mut builder = Builder {
         lanes: lanes.clone(),
         index,

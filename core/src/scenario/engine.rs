@@ -16,7 +16,7 @@ use crate::scenario::state::*;
 use crate::scenario::validate::ScenarioError;
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
@@ -395,19 +395,19 @@ impl Engine {
 
     /// The verdict so far (final once the run has ended).
     pub fn verdict(&self) -> Verdict {
-        let broken: BTreeSet<InvariantKind> =
-            self.state.violations.iter().map(|v| v.invariant).collect();
-        let expected: BTreeSet<InvariantKind> =
-            self.scenario.expect.violations.iter().copied().collect();
+        // Sets of invariants are read off the fixed list, in report order, without sorting.
+        let broken = |k: &InvariantKind| self.state.violations.iter().any(|v| v.invariant == *k);
+        let expected = |k: &InvariantKind| self.scenario.expect.violations.contains(k);
+        let kinds = || InvariantKind::ALL.into_iter();
         let rejections = self.rejections();
         let rejections_mismatch =
             self.scenario.expect.rejections.as_ref().is_some_and(|want| *want != rejections);
-        let unexpected: Vec<_> = broken.difference(&expected).copied().collect();
-        let missing: Vec<_> = expected.difference(&broken).copied().collect();
+        let unexpected: Vec<_> = kinds().filter(|k| broken(k) && !expected(k)).collect();
+        let missing: Vec<_> = kinds().filter(|k| expected(k) && !broken(k)).collect();
         Verdict {
             finished: self.state.finished,
             violations: self.state.violations.clone(),
-            expected: expected.into_iter().collect(),
+            expected: kinds().filter(expected).collect(),
             met: unexpected.is_empty() && missing.is_empty() && !rejections_mismatch,
             unexpected,
             missing,
@@ -1392,7 +1392,12 @@ fn scenario_branches(scenario: &Scenario) -> bool {
 }
 
 fn scenario_indices(names: &[String]) -> LiteMap<String, usize> {
-    names.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect()
+    // Inserting one by one avoids compiling a sort for this one map; there are few resources.
+    let mut map = LiteMap::new();
+    for (i, n) in names.iter().enumerate() {
+        map.insert(n.clone(), i);
+    }
+    map
 }
 
 fn ids(resource: &str, worker: &str) -> (ResourceId, WorkerId) {

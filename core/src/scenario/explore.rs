@@ -13,7 +13,7 @@ use crate::scenario::model::Scenario;
 use crate::scenario::state::SimState;
 use crate::scenario::validate::ScenarioError;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 
 /// Limits and targets of an exploration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,7 +104,7 @@ struct Node {
 pub struct Explorer {
     engine: Engine,
     config: ExploreConfig,
-    targets: BTreeSet<InvariantKind>,
+    targets: Vec<InvariantKind>,
     frontier: VecDeque<Node>,
     seen: HashSet<u64>,
     stats: ExploreStats,

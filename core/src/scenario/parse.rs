@@ -599,14 +599,12 @@ impl FromJson for Expectations {
 impl FromJson for BTreeMap<RejectionReason, u64> {
     fn from_json(value: &Value, at: &str) -> R<Self> {
         let map = value.as_object().ok_or_else(|| invalid_type(value, at, "a map of counts"))?;
-        map.iter()
-            .map(|(k, v)| {
-                let here = field_path(at, k);
-                Ok((
-                    RejectionReason::from_json(&Value::String(k.clone()), &here)?,
-                    u64::from_json(v, &here)?,
-                ))
-            })
-            .collect()
+        let mut counts = BTreeMap::new();
+        for (k, v) in map {
+            let here = field_path(at, k);
+            let reason = RejectionReason::from_json(&Value::String(k.clone()), &here)?;
+            counts.insert(reason, u64::from_json(v, &here)?);
+        }
+        Ok(counts)
     }
 }

@@ -7,7 +7,7 @@ use crate::generation::Generation;
 use crate::idempotency::FencedResource;
 use crate::register::{Revision, WriteRequest};
 use crate::scenario::event::TokenKind;
-use crate::scenario::invariant::Violation;
+use crate::scenario::invariant::{InvariantKind, Violation};
 use crate::scenario::model::{Enforcement, PauseReason};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
@@ -324,7 +324,7 @@ impl SimState {
         self.finished.hash(&mut h);
         self.agenda.hash(&mut h);
         self.ghost.hash(&mut h);
-        let broken: BTreeSet<_> = self.violations.iter().map(|v| v.invariant).collect();
+        let broken = InvariantKind::ALL.map(|k| self.violations.iter().any(|v| v.invariant == k));
         broken.hash(&mut h);
         h.finish()
     }

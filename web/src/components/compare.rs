@@ -1,8 +1,6 @@
 //! Compare mode: the same scenario and schedule under two enforcement modes, side by side and in
 //! lockstep by logical time, with the final states next to each other.
 
-use std::collections::BTreeSet;
-
 use fencelab_core::scenario::model::Enforcement;
 use yew::prelude::*;
 
@@ -105,8 +103,14 @@ fn verdict(frame: &Frame) -> Html {
     if frame.violations.is_empty() {
         html! { <span class="verdict-ok"><Icon name="check" />{ "no invariant broken" }</span> }
     } else {
-        let names: BTreeSet<String> =
-            frame.violations.iter().map(|v| v.invariant.replace('_', " ")).collect();
+        // Each broken invariant once, in the order the run broke them.
+        let mut names: Vec<String> = Vec::new();
+        for v in &frame.violations {
+            let name = v.invariant.replace('_', " ");
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
         html! {
             <span class="verdict-bad"><Icon name="warn" />
                 { format!("{} broken: {}", names.len(), names.into_iter().collect::<Vec<_>>().join(", ")) }</span>
