@@ -118,7 +118,7 @@ impl Explorer {
         let root = engine.state().clone();
         let mut seen = HashSet::new();
         seen.insert(root.fingerprint());
-        let targets = config.invariants.iter().copied().collect();
+        let targets = config.invariants.to_vec();
         Ok(Explorer {
             engine,
             config,
