@@ -4,8 +4,9 @@
 use crate::generation::Generation;
 use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
 use crate::scenario::model::{Fault, Scenario, Step};
+use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The most workers a scenario may have.
 pub const MAX_WORKERS: usize = 10_000;
@@ -103,7 +104,7 @@ impl Scenario {
             WorkerId::new(n).map(|_| ()).map_err(|e| e.to_string())
         })?;
         let mut total = 0usize;
-        let mut workflows: BTreeMap<String, (String, String)> = BTreeMap::new();
+        let mut workflows: LiteMap<String, (String, String)> = LiteMap::new();
         for (w, worker) in self.workers.iter().enumerate() {
             let at = format!("workers[{w}]");
             check_count(&format!("{at}.script"), worker.script.len(), 0, MAX_SCRIPT_STEPS)?;
@@ -157,7 +158,7 @@ impl Scenario {
         at: &str,
         worker: &crate::scenario::model::WorkerSpec,
         resources: &BTreeSet<String>,
-        workflows: &mut BTreeMap<String, (String, String)>,
+        workflows: &mut LiteMap<String, (String, String)>,
     ) -> Result<(), ScenarioError> {
         let check_operation = |path: String, name: String| {
             OperationId::new(name).map(|id| id.as_str().to_string()).map_err(|e| {
@@ -167,10 +168,10 @@ impl Scenario {
                 )
             })
         };
-        let mut acquired: BTreeSet<&str> = BTreeSet::new();
+        let mut acquired: Vec<&str> = Vec::new();
         let mut operations: BTreeSet<String> = BTreeSet::new();
-        let needs_lease = |path: String, resource: &str, acquired: &BTreeSet<&str>| {
-            if acquired.contains(resource) {
+        let needs_lease = |path: String, resource: &str, acquired: &[&str]| {
+            if acquired.contains(&resource) {
                 Ok(())
             } else {
                 Err(ScenarioError::new(
@@ -186,7 +187,9 @@ impl Scenario {
             match step {
                 Step::Acquire { resource } => {
                     known(&format!("{here}.acquire.resource"), "resource", resource, resources)?;
-                    acquired.insert(resource);
+                    if !acquired.contains(&resource.as_str()) {
+                        acquired.push(resource);
+                    }
                 }
                 Step::Renew { resource }
                 | Step::Release { resource }

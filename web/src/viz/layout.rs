@@ -187,6 +187,14 @@ const PRIORITY: [&str; 9] = [
     "busy",
 ];
 
+/// The serde name of a unit enum variant, e.g. `rejected`; `other` if it has none.
+pub fn serde_name<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => "other".into(),
+    }
+}
+
 /// An SVG coordinate with at most one decimal, formatted through integers: the float formatter
 /// alone adds several kilobytes to the bundle.
 pub fn num(v: f64) -> String {
@@ -206,20 +214,13 @@ pub fn decimal(v: f64, places: u32) -> String {
     format!("{sign}{whole}.{}", digits.trim_end_matches('0'))
 }
 
-pub fn serde_name<T: Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => "other".into(),
-    }
-}
-
 impl Layout {
     /// Lays out `diagram`, whose steps are `timeline`.
     pub fn new(diagram: &Diagram, timeline: &[StepRecord]) -> Layout {
         let lane_x: Vec<f64> =
             (0..diagram.lanes.len()).map(|i| GUTTER + LANE_W * (i as f64 + 0.5)).collect();
         // A step with several marks on one lane gets room for the stack below its row.
-        let mut stacks: std::collections::BTreeMap<(usize, usize), usize> = Default::default();
+        let mut stacks: litemap::LiteMap<(usize, usize), usize> = Default::default();
         let mut extra = vec![0.0; timeline.len()];
         for m in &diagram.marks {
             let n = stacks.entry((m.step, m.lane)).or_insert(0);
@@ -277,7 +278,7 @@ impl Layout {
             });
         }
         // Several marks on one lane in one step stack downwards instead of overlapping.
-        let mut stacks: std::collections::BTreeMap<(usize, usize), usize> = Default::default();
+        let mut stacks: litemap::LiteMap<(usize, usize), usize> = Default::default();
         let mut marks: Vec<MarkGeom> = Vec::with_capacity(diagram.marks.len());
         for m in &diagram.marks {
             let stacked = stacks.entry((m.step, m.lane)).or_insert(0);
