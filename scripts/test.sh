@@ -31,13 +31,18 @@ trunk build --release --offline
 section "release transfer size (scripts/size.sh)"
 # The 250 KB budget is not met yet (issue 5 stays open until it is): the figure is printed on
 # every run, and FENCELAB_ENFORCE_SIZE=1 turns an overrun into a failure, as it will be by
-# default once the bundle fits.
+# default once the bundle fits. Meanwhile a ceiling just above today's figure (313.8 KB) keeps
+# the bundle from growing unnoticed: crossing it fails the run.
+SIZE_CEILING=320000
 size_ok=1
 if ! bash scripts/size.sh; then
   if [ "${FENCELAB_ENFORCE_SIZE:-0}" = "1" ]; then
     size_ok=0
+  elif ! SIZE_BUDGET="$SIZE_CEILING" bash scripts/size.sh > /dev/null 2>&1; then
+    echo "the bundle grew past the ceiling of $SIZE_CEILING bytes gzipped (see above)" >&2
+    size_ok=0
   else
-    echo "KNOWN GAP: the bundle is over its size budget (issue 5 is open for it); not failing this run."
+    echo "KNOWN GAP: the bundle is over its 250 KB budget but under the $SIZE_CEILING-byte ceiling (issue 5 is open for it); not failing this run."
   fi
 fi
 
