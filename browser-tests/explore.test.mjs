@@ -49,7 +49,7 @@ test('flip "unfenced store" on the paused worker, find the counterexample and wa
   assert.ok(await page.isChecked('#switch-unfenced_store'));
   const result = await find(page);
   assert.equal(await result.getAttribute('data-outcome'), 'violation');
-  assert.equal(await result.getAttribute('data-invariant'), 'StaleWriteAccepted');
+  assert.equal(await result.getAttribute('data-invariant'), 'stale_write_accepted');
   assert.match(await result.textContent(), /Breaks after \d+ steps/);
   const step = Number(await result.getAttribute('data-step'));
 
@@ -99,14 +99,14 @@ test('flip "unfenced store" on the paused worker, find the counterexample and wa
 test('every switch breaks the story that depends on it, and the break is marked in the diagram', async () => {
   const { page, problems } = await openPage(env);
   for (const [name, variant, id, invariant] of [
-    ['paused-worker', 'fenced', 'unfenced_store', 'StaleWriteAccepted'],
-    ['check-then-write', 'atomic', 'check_then_write', 'StaleWriteAccepted'],
-    ['secondary-path', 'fenced', 'unfenced_secondary_path', 'StaleWriteAccepted'],
-    ['wall-clock-tokens', 'fenced', 'wall_clock_tokens', 'FinalValueNotFromLatestOwner'],
-    ['authority-restart', 'fenced', 'volatile_counter', 'GenerationReissued'],
-    ['store-restart', 'fenced', 'highest_not_persisted', 'StaleWriteAccepted'],
-    ['forged-token', 'authenticated', 'unauthenticated_tokens', 'StaleWriteAccepted'],
-    ['payment-capture', 'fenced', 'unfenced_gateway', 'EffectDeliveredTwice'],
+    ['paused-worker', 'fenced', 'unfenced_store', 'stale_write_accepted'],
+    ['check-then-write', 'atomic', 'check_then_write', 'stale_write_accepted'],
+    ['secondary-path', 'fenced', 'unfenced_secondary_path', 'stale_write_accepted'],
+    ['wall-clock-tokens', 'fenced', 'wall_clock_tokens', 'final_value_not_from_latest_owner'],
+    ['authority-restart', 'fenced', 'volatile_counter', 'generation_reissued'],
+    ['store-restart', 'fenced', 'highest_not_persisted', 'stale_write_accepted'],
+    ['forged-token', 'authenticated', 'unauthenticated_tokens', 'stale_write_accepted'],
+    ['payment-capture', 'fenced', 'unfenced_gateway', 'effect_delivered_twice'],
   ]) {
     await pick(page, name, variant);
     await page.check(`#switch-${id}`);

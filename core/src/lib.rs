@@ -47,6 +47,7 @@ mod generation;
 mod idempotency;
 mod ids;
 mod log;
+mod names;
 mod register;
 pub mod scenario;
 pub mod share;
@@ -63,6 +64,7 @@ pub use idempotency::{
 };
 pub use ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey, MAX_ID_LEN};
 pub use log::{rejections_by_reason, Attempt, LogEntry, LogError, LoggedOutcome, OperationLog};
+pub use names::Named;
 pub use register::{
     Applied, FencedRegister, RejectionReason, Revision, SameGenerationPolicy, WriteRejection,
     WriteRequest,

@@ -2,6 +2,7 @@
 
 use crate::generation::{Generation, TokenError};
 use crate::ids::{OperationId, ResourceId};
+use crate::names::named;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -334,3 +335,17 @@ impl FencedRegister {
         self.highest = None;
     }
 }
+
+named!(SameGenerationPolicy {
+    AllowSame => "allow_same",
+    StrictlyNewer => "strictly_newer",
+});
+
+named!(RejectionReason {
+    StaleGeneration => "stale_generation",
+    InvalidToken => "invalid_token",
+    RevisionConflict => "revision_conflict",
+    WrongResource => "wrong_resource",
+    RevisionExhausted => "revision_exhausted",
+    DuplicateEffect => "duplicate_effect",
+});

@@ -2,6 +2,7 @@
 //! break switches, embed options) in a URL fragment, and back, with a clear error for a bad,
 //! truncated or oversized link.
 
+use crate::names::Named;
 use crate::register::SameGenerationPolicy;
 use crate::scenario::library;
 use crate::scenario::model::{Enforcement, Scenario};
@@ -148,7 +149,7 @@ impl ShareLink {
             put("step", &self.step.to_string());
         }
         if let Some((left, right)) = self.compare {
-            put("compare", &format!("{},{}", enum_name(&left), enum_name(&right)));
+            put("compare", &format!("{},{}", left.name(), right.name()));
         }
         if self.autoplay {
             put("play", "1");
@@ -157,7 +158,7 @@ impl ShareLink {
             put("speed", &self.speed.to_string());
         }
         if !self.switches.is_empty() {
-            let names: Vec<String> = self.switches.iter().map(enum_name).collect();
+            let names: Vec<&str> = self.switches.iter().map(|s| s.name()).collect();
             put("break", &names.join(","));
         }
         if let Some(embed) = self.embed {
@@ -208,8 +209,8 @@ impl ShareLink {
                         .split(',')
                         .filter(|s| !s.is_empty())
                         .map(|s| {
-                            serde_json::from_value(serde_json::Value::String(s.to_string()))
-                                .map_err(|_| bad("break", format!("unknown switch \"{s}\"")))
+                            Switch::from_name(s)
+                                .ok_or_else(|| bad("break", format!("unknown switch \"{s}\"")))
                         })
                         .collect::<Result<_, _>>()?
                 }
@@ -352,17 +353,15 @@ fn compact_json(json: &str) -> String {
 
 fn parse_compare(value: &str) -> Result<Option<(Enforcement, Enforcement)>, LinkError> {
     let mode = |name: &str| {
-        serde_json::from_value::<Enforcement>(serde_json::Value::String(name.to_string())).map_err(
-            |_| {
-                bad(
-                    "compare",
-                    format!(
-                        "\"{name}\" is not an enforcement mode (use unfenced, check_then_write, \
-                         fenced or fenced_idempotent)"
-                    ),
-                )
-            },
-        )
+        Enforcement::from_name(name).ok_or_else(|| {
+            bad(
+                "compare",
+                format!(
+                    "\"{name}\" is not an enforcement mode (use unfenced, check_then_write, \
+                     fenced or fenced_idempotent)"
+                ),
+            )
+        })
     };
     match value {
         "0" | "false" => Ok(None),
@@ -383,11 +382,4 @@ fn parse_flag(param: &str, value: &str) -> Result<bool, LinkError> {
         "0" | "false" => Ok(false),
         other => Err(bad(param, format!("\"{other}\" is not 0 or 1"))),
     }
-}
-
-fn enum_name<T: Serialize>(value: &T) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }

@@ -11,6 +11,7 @@ mod export;
 mod gateway;
 mod idempotency;
 mod log;
+mod names;
 mod properties;
 mod register;
 mod regressions;

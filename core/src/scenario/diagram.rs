@@ -5,6 +5,7 @@
 use crate::clock::Tick;
 use crate::generation::Generation;
 use crate::idempotency::WriteOutcome;
+use crate::names::named;
 use crate::scenario::event::{Event, StepRecord, TokenKind};
 use crate::scenario::invariant::Violation;
 use crate::scenario::model::{PauseReason, Scenario};
@@ -593,3 +594,29 @@ pub fn diagram(scenario: &Scenario, timeline: &[StepRecord], violations: &[Viola
     diagram.end = diagram.arrows.iter().map(|a| a.arrives_at).fold(end, Tick::max);
     diagram
 }
+
+named!(ArrowKind {
+    Grant => "grant",
+    Write => "write",
+    Effect => "effect",
+});
+
+named!(MarkKind {
+    Granted => "granted",
+    Busy => "busy",
+    Expired => "expired",
+    Renewed => "renewed",
+    Released => "released",
+    Applied => "applied",
+    Rejected => "rejected",
+    Replayed => "replayed",
+    Checked => "checked",
+    Delivered => "delivered",
+    Dropped => "dropped",
+    Read => "read",
+    LeaseChecked => "lease_checked",
+    Restarted => "restarted",
+    Slowed => "slowed",
+    Stopped => "stopped",
+    Violation => "violation",
+});

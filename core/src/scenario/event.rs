@@ -4,6 +4,7 @@ use crate::clock::Tick;
 use crate::gateway::{DropReason, EffectRequest};
 use crate::generation::Generation;
 use crate::idempotency::WriteOutcome;
+use crate::names::named;
 use crate::register::{Revision, WriteRequest};
 use crate::scenario::model::{Enforcement, PauseReason};
 use serde::{Deserialize, Serialize};
@@ -533,3 +534,9 @@ pub struct StepRecord {
     /// Which of them ran.
     pub chosen: usize,
 }
+
+named!(TokenKind {
+    Lease => "lease",
+    WallClock => "wall_clock",
+    Forged => "forged",
+});

@@ -1,5 +1,6 @@
 //! The properties a run is checked against after every step.
 
+use crate::names::named;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -80,8 +81,7 @@ impl InvariantKind {
 
 impl fmt::Display for InvariantKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = serde_json::to_value(self).ok();
-        f.write_str(name.as_ref().and_then(|v| v.as_str()).unwrap_or("invariant"))
+        f.write_str(crate::Named::name(*self))
     }
 }
 
@@ -98,3 +98,14 @@ pub struct Violation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
 }
+
+named!(InvariantKind {
+    StaleWriteAccepted => "stale_write_accepted",
+    OperationAppliedTwice => "operation_applied_twice",
+    EffectDeliveredTwice => "effect_delivered_twice",
+    EffectFromSupersededOwner => "effect_from_superseded_owner",
+    GenerationReissued => "generation_reissued",
+    FinalValueNotFromLatestOwner => "final_value_not_from_latest_owner",
+    WriteOutsideLease => "write_outside_lease",
+    WritesReordered => "writes_reordered",
+});

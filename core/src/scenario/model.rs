@@ -4,6 +4,7 @@
 
 use crate::gateway::Effect;
 use crate::idempotency::Retention;
+use crate::names::named;
 use crate::register::SameGenerationPolicy;
 use crate::scenario::invariant::InvariantKind;
 use serde::Serialize;
@@ -405,3 +406,24 @@ deserialize_via_reader!(
     Fault,
     Expectations
 );
+
+named!(TokenSource {
+    DurableCounter => "durable_counter",
+    VolatileCounter => "volatile_counter",
+    WallClock => "wall_clock",
+});
+
+named!(Enforcement {
+    Unfenced => "unfenced",
+    CheckThenWrite => "check_then_write",
+    Fenced => "fenced",
+    FencedIdempotent => "fenced_idempotent",
+});
+
+named!(PauseReason {
+    GcPause => "gc_pause",
+    Descheduled => "descheduled",
+    NetworkStall => "network_stall",
+    Rescheduled => "rescheduled",
+    OverloadedEventLoop => "overloaded_event_loop",
+});

@@ -8,8 +8,8 @@
 
 use crate::gateway::Effect;
 use crate::idempotency::Retention;
+use crate::names::Named;
 use crate::register::{RejectionReason, SameGenerationPolicy};
-use crate::scenario::invariant::InvariantKind;
 use crate::scenario::model::*;
 use crate::scenario::validate::ScenarioError;
 use serde_json::{Map, Value};
@@ -192,70 +192,16 @@ impl<T: FromJson> FromJson for Vec<T> {
     }
 }
 
-/// Unit enums are written as their snake_case names.
-macro_rules! names {
-    ($ty:ty { $($name:literal => $variant:expr),+ $(,)? }) => {
-        impl FromJson for $ty {
-            fn from_json(value: &Value, at: &str) -> R<Self> {
-                const NAMES: &[&str] = &[$($name),+];
-                let name = value.as_str().ok_or_else(|| invalid_type(value, at, "a variant name"))?;
-                match name {
-                    $($name => Ok($variant),)+
-                    other => Err(error(
-                        at,
-                        format!("unknown variant `{other}`, expected {}", one_of(NAMES)),
-                    )),
-                }
-            }
-        }
-    };
+/// Fieldless enums are written as their names.
+impl<T: Named> FromJson for T {
+    fn from_json(value: &Value, at: &str) -> R<Self> {
+        let name = value.as_str().ok_or_else(|| invalid_type(value, at, "a variant name"))?;
+        T::from_name(name).ok_or_else(|| {
+            let names: Vec<&str> = T::VARIANTS.iter().map(|v| v.name()).collect();
+            error(at, format!("unknown variant `{name}`, expected {}", one_of(&names)))
+        })
+    }
 }
-
-names!(TokenSource {
-    "durable_counter" => TokenSource::DurableCounter,
-    "volatile_counter" => TokenSource::VolatileCounter,
-    "wall_clock" => TokenSource::WallClock,
-});
-
-names!(Enforcement {
-    "unfenced" => Enforcement::Unfenced,
-    "check_then_write" => Enforcement::CheckThenWrite,
-    "fenced" => Enforcement::Fenced,
-    "fenced_idempotent" => Enforcement::FencedIdempotent,
-});
-
-names!(PauseReason {
-    "gc_pause" => PauseReason::GcPause,
-    "descheduled" => PauseReason::Descheduled,
-    "network_stall" => PauseReason::NetworkStall,
-    "rescheduled" => PauseReason::Rescheduled,
-    "overloaded_event_loop" => PauseReason::OverloadedEventLoop,
-});
-
-names!(SameGenerationPolicy {
-    "allow_same" => SameGenerationPolicy::AllowSame,
-    "strictly_newer" => SameGenerationPolicy::StrictlyNewer,
-});
-
-names!(RejectionReason {
-    "stale_generation" => RejectionReason::StaleGeneration,
-    "invalid_token" => RejectionReason::InvalidToken,
-    "revision_conflict" => RejectionReason::RevisionConflict,
-    "wrong_resource" => RejectionReason::WrongResource,
-    "revision_exhausted" => RejectionReason::RevisionExhausted,
-    "duplicate_effect" => RejectionReason::DuplicateEffect,
-});
-
-names!(InvariantKind {
-    "stale_write_accepted" => InvariantKind::StaleWriteAccepted,
-    "operation_applied_twice" => InvariantKind::OperationAppliedTwice,
-    "effect_delivered_twice" => InvariantKind::EffectDeliveredTwice,
-    "effect_from_superseded_owner" => InvariantKind::EffectFromSupersededOwner,
-    "generation_reissued" => InvariantKind::GenerationReissued,
-    "final_value_not_from_latest_owner" => InvariantKind::FinalValueNotFromLatestOwner,
-    "write_outside_lease" => InvariantKind::WriteOutsideLease,
-    "writes_reordered" => InvariantKind::WritesReordered,
-});
 
 impl FromJson for Scenario {
     fn from_json(value: &Value, at: &str) -> R<Self> {

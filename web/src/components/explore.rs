@@ -6,12 +6,11 @@ use std::rc::Rc;
 
 use fencelab_core::scenario::switches::Switch;
 use fencelab_core::ExploreStats;
+use fencelab_core::Named;
 use yew::prelude::*;
 
 use crate::components::icons::Icon;
-use crate::viz::explore::{
-    config, explain, switch_id, toggled, Counterexample, ExploreAction, Offer,
-};
+use crate::viz::explore::{config, explain, toggled, Counterexample, ExploreAction, Offer};
 use crate::viz::explore::{Outcome, Status};
 use crate::viz::state::Action;
 
@@ -52,7 +51,7 @@ fn counts(stats: &ExploreStats) -> String {
 }
 
 fn switch_view(offer: Offer, switches: &[Switch], busy: bool, on: &Callback<Action>) -> Html {
-    let id = format!("switch-{}", switch_id(offer.switch));
+    let id = format!("switch-{}", offer.switch.name());
     let next = toggled(switches, offer.switch);
     let onchange = on.reform(move |_: Event| Action::Switches(next.clone()));
     html! {
@@ -101,7 +100,7 @@ fn broken_view(stats: &ExploreStats, found: &Rc<Counterexample>, on: &Callback<A
     };
     html! {
         <div class="explore-result broken" id="explore-result" data-outcome="violation"
-            data-step={step.to_string()} data-invariant={format!("{:?}", found.invariant)} role="status">
+            data-step={step.to_string()} data-invariant={found.invariant.name()} role="status">
             <p class="explore-verdict">
                 <Icon name="violation" />
                 <span>

@@ -72,21 +72,6 @@ pub fn explain(switch: Switch) -> &'static str {
     }
 }
 
-/// The stable name of a switch (its name in scenario files and links), for element ids and tests.
-pub fn switch_id(switch: Switch) -> &'static str {
-    match switch {
-        Switch::UnfencedStore => "unfenced_store",
-        Switch::CheckThenWrite => "check_then_write",
-        Switch::StrictlyNewer => "strictly_newer",
-        Switch::VolatileCounter => "volatile_counter",
-        Switch::HighestNotPersisted => "highest_not_persisted",
-        Switch::UnfencedSecondaryPath => "unfenced_secondary_path",
-        Switch::WallClockTokens => "wall_clock_tokens",
-        Switch::UnauthenticatedTokens => "unauthenticated_tokens",
-        Switch::UnfencedGateway => "unfenced_gateway",
-    }
-}
-
 /// A switch as the panel offers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Offer {
@@ -428,15 +413,12 @@ mod tests {
     }
 
     #[test]
-    fn switches_toggle_in_display_order_and_each_has_an_id_and_an_explanation() {
+    fn switches_toggle_in_display_order_and_each_has_an_explanation() {
         let on = toggled(&[Switch::WallClockTokens], Switch::UnfencedStore);
         assert_eq!(on, vec![Switch::UnfencedStore, Switch::WallClockTokens]);
         assert_eq!(toggled(&on, Switch::WallClockTokens), vec![Switch::UnfencedStore]);
         for switch in Switch::ALL {
-            // The same name as in scenario files and links.
-            assert_eq!(serde_json::to_value(switch).unwrap(), switch_id(switch));
             assert!(explain(switch).ends_with('.'));
         }
-        assert_eq!(switch_id(Switch::UnfencedStore), "unfenced_store");
     }
 }

@@ -2,8 +2,8 @@
 //! per step, with extra room where logical time jumps. Pure geometry; nothing here knows HTML.
 
 use fencelab_core::scenario::diagram::{Diagram, SpanKind};
+use fencelab_core::Named;
 use fencelab_core::{Event, StepRecord, WriteOutcome};
-use serde::Serialize;
 
 /// Width of the time axis on the left.
 pub const GUTTER: f64 = 52.0;
@@ -187,14 +187,6 @@ const PRIORITY: [&str; 9] = [
     "busy",
 ];
 
-/// The serde name of a unit enum variant, e.g. `rejected`; `other` if it has none.
-pub fn serde_name<T: Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => "other".into(),
-    }
-}
-
 /// An SVG coordinate with at most one decimal, formatted through integers: the float formatter
 /// alone adds several kilobytes to the bundle.
 pub fn num(v: f64) -> String {
@@ -263,8 +255,8 @@ impl Layout {
                 None => layout.y_of_tick(timeline, a.arrives_at.0),
             };
             arrows.push(ArrowGeom {
-                kind: serde_name(&a.kind),
-                token: serde_name(&a.token),
+                kind: a.kind.name().into(),
+                token: a.token.name().into(),
                 generation: a.generation.get(),
                 label: a.label.clone(),
                 x1,
@@ -283,7 +275,7 @@ impl Layout {
         for m in &diagram.marks {
             let stacked = stacks.entry((m.step, m.lane)).or_insert(0);
             marks.push(MarkGeom {
-                kind: serde_name(&m.kind),
+                kind: m.kind.name().into(),
                 label: m.label.clone(),
                 x: x(m.lane),
                 y: layout.row(m.step) + STACK * *stacked as f64,
@@ -291,9 +283,7 @@ impl Layout {
                 note: (*stacked == 0)
                     .then(|| timeline.get(m.step).and_then(store_note))
                     .flatten()
-                    .filter(|_| {
-                        matches!(serde_name(&m.kind).as_str(), "applied" | "rejected" | "replayed")
-                    }),
+                    .filter(|_| matches!(m.kind.name(), "applied" | "rejected" | "replayed")),
             });
             *stacked += 1;
         }
@@ -304,7 +294,7 @@ impl Layout {
                 SpanKind::Belief { generation } => {
                     ("belief", format!("believes g{generation}"), 9.0)
                 }
-                SpanKind::Pause { reason } => ("pause", pause_label(&serde_name(reason)), 0.0),
+                SpanKind::Pause { reason } => ("pause", pause_label(reason.name()), 0.0),
             };
             let y1 = layout.row(s.start_step);
             let y2 = layout.y_of_tick(timeline, s.to.0).max(y1);
