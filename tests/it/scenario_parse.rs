@@ -201,3 +201,21 @@ fn shape_errors_name_the_field_in_serde_words() {
         assert!(err.problem.contains(problem), "{err}");
     }
 }
+
+#[test]
+fn a_key_written_twice_is_an_error_at_its_path() {
+    let text = library::scenario("paused-worker", None).unwrap().to_json();
+    let twice = |from: &str, to: &str| {
+        assert!(text.contains(from), "{from}");
+        Scenario::from_json(&text.replacen(from, to, 1)).expect_err("a duplicate key")
+    };
+    let err = twice("\"ttl\": 10", "\"ttl\": 10, \"ttl\": 3");
+    assert_eq!(
+        (err.path.as_str(), err.problem.as_str()),
+        ("authority.ttl", "duplicate field `ttl`")
+    );
+    let err = twice("\"name\": \"A\"", "\"name\": \"A\", \"name\": \"B\"");
+    assert_eq!(err.path, "workers[0].name");
+    // Broken text still reports serde_json's own message, and trailing junk is refused.
+    assert!(Scenario::from_json(&format!("{text} x")).unwrap_err().problem.contains("trailing"));
+}

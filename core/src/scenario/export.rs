@@ -73,8 +73,9 @@ impl RunExport {
     /// Reads an exported run and replays it, checking that the replay matches the file step for
     /// step. Returns the engine positioned where the export was taken.
     pub fn import(json: &str) -> Result<(RunExport, Engine), RunError> {
-        let value: serde_json::Value =
-            serde_json::from_str(json).map_err(|e| RunError::Format(e.to_string()))?;
+        // The same strict reader as scenario files: a key written twice is an error.
+        let value = crate::scenario::parse::json_text(json)
+            .map_err(|e| RunError::Format(if e.path == "." { e.problem } else { e.to_string() }))?;
         match value.get("format").and_then(|f| f.as_str()) {
             Some(RUN_FORMAT) => {}
             Some(other) => {
@@ -101,8 +102,7 @@ impl RunExport {
         };
         // The replay goes through the same serializer as `to_json`, so no second one is compiled.
         let replayed = RunExport::capture(&engine);
-        let again: serde_json::Value =
-            serde_json::from_str(&replayed.to_json()).unwrap_or_default();
+        let again = crate::scenario::parse::json_text(&replayed.to_json()).unwrap_or_default();
         let list = |key: &str| again.get(key).and_then(|v| v.as_array()).cloned();
         let (replayed_steps, replayed_log) = (list("steps").unwrap_or_default(), list("log"));
         let diverged = replayed_steps.iter().zip(steps).position(|(a, b)| a != b);

@@ -28,6 +28,117 @@ pub(crate) fn scenario(value: &Value) -> R<Scenario> {
     <Scenario as FromJson>::from_json(value, "")
 }
 
+/// Parses JSON text into a value, refusing a key that appears twice in one object (serde_json
+/// would silently keep the last, hiding a copy-paste mistake in a hand-edited file).
+pub(crate) fn json_text(json: &str) -> R<Value> {
+    let duplicate = std::cell::RefCell::new(None);
+    let seed = Strict { at: Segment::Root, duplicate: &duplicate };
+    let mut de = serde_json::Deserializer::from_str(json);
+    let parsed = serde::de::DeserializeSeed::deserialize(seed, &mut de).and_then(|v| {
+        de.end()?;
+        Ok(v)
+    });
+    match (parsed, duplicate.into_inner()) {
+        (_, Some(found)) => Err(found),
+        (Ok(value), None) => Ok(value),
+        (Err(e), None) => Err(error("", e.to_string())),
+    }
+}
+
+/// Where a value sits, built only when an error needs it.
+#[derive(Clone, Copy)]
+enum Segment<'a> {
+    Root,
+    Key(&'a Segment<'a>, &'a str),
+    Index(&'a Segment<'a>, usize),
+}
+
+impl Segment<'_> {
+    fn path(&self) -> String {
+        match *self {
+            Segment::Root => String::new(),
+            Segment::Key(parent, key) => field_path(&parent.path(), key),
+            Segment::Index(parent, i) => format!("{}[{i}]", parent.path()),
+        }
+    }
+}
+
+/// Builds a `Value` like serde_json's own, but notes the first duplicate key and where it was.
+struct Strict<'a> {
+    at: Segment<'a>,
+    duplicate: &'a std::cell::RefCell<Option<ScenarioError>>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Strict<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Strict<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        loop {
+            let at = Segment::Index(&self.at, items.len());
+            match seq.next_element_seed(Strict { at, duplicate: self.duplicate })? {
+                Some(item) => items.push(item),
+                None => return Ok(Value::Array(items)),
+            }
+        }
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut fields = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let at = Segment::Key(&self.at, &key);
+            if fields.contains_key(&key) {
+                let found = error(&at.path(), format!("duplicate field `{key}`"));
+                *self.duplicate.borrow_mut() = Some(found);
+                return Err(serde::de::Error::custom("duplicate field"));
+            }
+            let value = map.next_value_seed(Strict { at, duplicate: self.duplicate })?;
+            fields.insert(key, value);
+        }
+        Ok(Value::Object(fields))
+    }
+}
+
 fn error(at: &str, problem: String) -> ScenarioError {
     ScenarioError::new(if at.is_empty() { "." } else { at }, problem)
 }

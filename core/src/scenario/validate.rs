@@ -48,9 +48,7 @@ impl Scenario {
                 format!("the file is {} bytes; the limit is {MAX_SCENARIO_BYTES}", json.len()),
             ));
         }
-        let value: serde_json::Value =
-            serde_json::from_str(json).map_err(|e| ScenarioError::new(".", e.to_string()))?;
-        Scenario::from_value(&value)
+        Scenario::from_value(&crate::scenario::parse::json_text(json)?)
     }
 
     /// Reads and checks a scenario already parsed as a JSON value.
