@@ -219,3 +219,109 @@ fn a_key_written_twice_is_an_error_at_its_path() {
     // Broken text still reports serde_json's own message, and trailing junk is refused.
     assert!(Scenario::from_json(&format!("{text} x")).unwrap_err().problem.contains("trailing"));
 }
+
+mod generated {
+    //! Every step and fault shape, with optional fields present or not and any numbers and text:
+    //! what serde writes, the reader reads back unchanged.
+    use super::*;
+    use proptest::option::of;
+    use proptest::prelude::*;
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![Just(String::new()), "[a-z]{1,6}", any::<String>()]
+    }
+
+    fn pause_reason() -> impl Strategy<Value = PauseReason> {
+        prop::sample::select(PauseReason::VARIANTS.to_vec())
+    }
+
+    fn effect() -> impl Strategy<Value = Effect> {
+        prop_oneof![
+            any::<u64>().prop_map(|amount_cents| Effect::CapturePayment { amount_cents }),
+            (text(), text()).prop_map(|(to, subject)| Effect::SendEmail { to, subject }),
+            (text(), text())
+                .prop_map(|(endpoint, payload)| Effect::CallWebhook { endpoint, payload }),
+        ]
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        let revision = prop_oneof![
+            Just(ExpectedRevision::LastRead),
+            any::<u64>().prop_map(ExpectedRevision::Exactly)
+        ];
+        let write = (
+            text(),
+            text(),
+            of(text()),
+            of(revision),
+            of(text()),
+            of(text()),
+            any::<u64>(),
+            of(any::<u64>()),
+        )
+            .prop_map(
+                |(resource, value, operation, expected_revision, store, path, delay, forge)| {
+                    Step::Write(WriteStep {
+                        resource,
+                        value,
+                        operation,
+                        expected_revision,
+                        store,
+                        path,
+                        delay,
+                        forge,
+                    })
+                },
+            );
+        let effect = (text(), of(text()), effect(), of(text()), any::<u64>()).prop_map(
+            |(resource, workflow, effect, operation, delay)| {
+                Step::Effect(EffectStep { resource, workflow, effect, operation, delay })
+            },
+        );
+        prop_oneof![
+            text().prop_map(|resource| Step::Acquire { resource }),
+            text().prop_map(|resource| Step::Renew { resource }),
+            text().prop_map(|resource| Step::Release { resource }),
+            text().prop_map(|resource| Step::CheckLease { resource }),
+            (text(), of(text()), of(text())).prop_map(|(resource, store, path)| Step::Read {
+                resource,
+                store,
+                path
+            }),
+            any::<u64>().prop_map(|ticks| Step::Compute { ticks }),
+            (any::<u64>(), pause_reason(), any::<bool>())
+                .prop_map(|(ticks, reason, optional)| Step::Pause { ticks, reason, optional }),
+            text().prop_map(|operation| Step::Retry { operation }),
+            write,
+            effect,
+        ]
+    }
+
+    fn fault() -> impl Strategy<Value = Fault> {
+        prop_oneof![
+            (text(), any::<u64>(), pause_reason())
+                .prop_map(|(worker, ticks, reason)| Fault::PauseWorker { worker, ticks, reason }),
+            (text(), any::<u64>(), any::<u32>())
+                .prop_map(|(worker, ticks, count)| Fault::DelayMessages { worker, ticks, count }),
+            Just(Fault::RestartAuthority),
+            text().prop_map(|store| Fault::RestartStore { store }),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn steps_round_trip(steps in prop::collection::vec(step(), 0..6), offset in any::<i64>()) {
+            let worker = WorkerSpec { name: "A".into(), start: 0, clock_offset: offset, script: steps };
+            let text = serde_json::to_string(&worker).unwrap();
+            let back: WorkerSpec = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(back, worker);
+        }
+
+        #[test]
+        fn faults_round_trip(at in any::<u64>(), fault in fault()) {
+            let spec = FaultSpec { at, fault };
+            let back: FaultSpec = serde_json::from_value(serde_json::to_value(&spec).unwrap()).unwrap();
+            prop_assert_eq!(back, spec);
+        }
+    }
+}
