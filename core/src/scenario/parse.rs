@@ -264,29 +264,18 @@ fn bounded<T: TryFrom<i128>>(value: &Value, at: &str, expected: &str) -> R<T> {
         .map_err(|_| error(at, format!("invalid value: integer `{n}`, expected {expected}")))
 }
 
-impl FromJson for u64 {
-    fn from_json(value: &Value, at: &str) -> R<Self> {
-        bounded(value, at, "u64")
-    }
+/// Integers read through `i128`, so one range check serves every width.
+macro_rules! integers {
+    ($($ty:ty),+) => {$(
+        impl FromJson for $ty {
+            fn from_json(value: &Value, at: &str) -> R<Self> {
+                bounded(value, at, stringify!($ty))
+            }
+        }
+    )+};
 }
 
-impl FromJson for u32 {
-    fn from_json(value: &Value, at: &str) -> R<Self> {
-        bounded(value, at, "u32")
-    }
-}
-
-impl FromJson for i64 {
-    fn from_json(value: &Value, at: &str) -> R<Self> {
-        bounded(value, at, "i64")
-    }
-}
-
-impl FromJson for usize {
-    fn from_json(value: &Value, at: &str) -> R<Self> {
-        bounded(value, at, "usize")
-    }
-}
+integers!(u64, u32, i64, usize);
 
 impl FromJson for NonZeroUsize {
     fn from_json(value: &Value, at: &str) -> R<Self> {
