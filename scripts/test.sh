@@ -33,7 +33,7 @@ section "release transfer size (scripts/size.sh)"
 # every run, and FENCELAB_ENFORCE_SIZE=1 turns an overrun into a failure, as it will be by
 # default once the bundle fits. Meanwhile a ceiling just above today's figure (307.7 KB) keeps
 # the bundle from growing unnoticed: crossing it fails the run.
-SIZE_CEILING=315000
+SIZE_CEILING=312000
 size_ok=1
 if ! bash scripts/size.sh; then
   if [ "${FENCELAB_ENFORCE_SIZE:-0}" = "1" ]; then
