@@ -1468,7 +1468,7 @@ fn initial_state(scenario: &Scenario) -> SimState {
         violations: Vec::new(),
         finished: false,
         agenda: BTreeMap::new(),
-        per_tick: BTreeMap::new(),
+        due: (Tick::ZERO, 0),
         expiry: vec![None; n],
         next_message: 0,
         ghost: Ghost {

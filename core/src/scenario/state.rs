@@ -41,9 +41,10 @@ pub struct SimState {
     /// Whether nothing is left to happen.
     pub finished: bool,
     pub(crate) agenda: BTreeMap<AgendaKey, Pending>,
-    /// How many agenda entries fall on each tick, so the number of enabled events is known
-    /// without walking them (thousands can be tied in large scenarios).
-    pub(crate) per_tick: BTreeMap<Tick, usize>,
+    /// How many agenda entries fall on the earliest pending tick, so the number of enabled events
+    /// is known without walking them (thousands can be tied in large scenarios). Recounted only
+    /// when that tick runs out, so each entry is counted about once.
+    pub(crate) due: (Tick, usize),
     pub(crate) expiry: Vec<Option<AgendaKey>>,
     pub(crate) next_message: u64,
     pub(crate) ghost: Ghost,
@@ -282,16 +283,26 @@ pub(crate) struct CellGhost {
 impl SimState {
     pub(crate) fn agenda_insert(&mut self, key: AgendaKey, pending: Pending) {
         if self.agenda.insert(key, pending).is_none() {
-            *self.per_tick.entry(key.at).or_insert(0) += 1;
+            if self.due.1 == 0 || key.at < self.due.0 {
+                self.due = (key.at, 1);
+            } else if key.at == self.due.0 {
+                self.due.1 += 1;
+            }
         }
     }
 
     pub(crate) fn agenda_remove(&mut self, key: &AgendaKey) -> Option<Pending> {
         let pending = self.agenda.remove(key)?;
-        if let Some(count) = self.per_tick.get_mut(&key.at) {
-            *count -= 1;
-            if *count == 0 {
-                self.per_tick.remove(&key.at);
+        if key.at == self.due.0 {
+            self.due.1 -= 1;
+            if self.due.1 == 0 {
+                self.due = match self.agenda.keys().next() {
+                    Some(first) => {
+                        let at = first.at;
+                        (at, self.agenda.keys().take_while(|k| k.at == at).count())
+                    }
+                    None => (Tick::ZERO, 0),
+                };
             }
         }
         Some(pending)
@@ -299,7 +310,7 @@ impl SimState {
 
     /// How many events are enabled now: those due at the earliest pending tick.
     pub(crate) fn enabled_count(&self) -> usize {
-        self.per_tick.values().next().copied().unwrap_or(0)
+        self.due.1
     }
 
     /// The `n`-th enabled event's key, in schedule order.
