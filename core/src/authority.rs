@@ -90,6 +90,7 @@ pub struct ResourceRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Hash)]
 pub struct LeaseAuthority {
     ttl: NonZeroU64,
+    #[serde(serialize_with = "crate::maps::as_object")]
     resources: LiteMap<ResourceId, ResourceRecord>,
 }
 

@@ -133,6 +133,7 @@ pub enum GatewayOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
 pub struct SideEffectGateway {
     policy: SameGenerationPolicy,
+    #[serde(serialize_with = "crate::maps::as_object")]
     highest: LiteMap<WorkflowKey, Generation>,
     delivered_ops: BTreeMap<OperationId, Tick>,
     delivered: Vec<Delivery>,

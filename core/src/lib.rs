@@ -47,6 +47,7 @@ mod generation;
 mod idempotency;
 mod ids;
 mod log;
+mod maps;
 mod names;
 mod register;
 pub mod scenario;

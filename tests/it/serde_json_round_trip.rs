@@ -146,3 +146,17 @@ fn unknown_fields_and_empty_ids_are_refused() {
     let err = serde_json::from_str::<WriteRequest>(empty).unwrap_err().to_string();
     assert!(err.contains("resource id must not be empty"), "{err}");
 }
+
+#[test]
+fn durable_records_keep_one_shape_when_empty() {
+    // The authority and the gateway are their own durable records: an empty map is still an
+    // object, as when it has entries.
+    let authority = LeaseAuthority::new(std::num::NonZeroU64::new(10).unwrap());
+    let json = serde_json::to_value(&authority).unwrap();
+    assert_eq!(json["resources"], serde_json::json!({}));
+    let gateway = SideEffectGateway::default();
+    let json = serde_json::to_value(&gateway).unwrap();
+    assert_eq!(json["highest"], serde_json::json!({}));
+    let back: SideEffectGateway = serde_json::from_value(json).unwrap();
+    assert_eq!(back, gateway);
+}

@@ -60,10 +60,12 @@ pub struct WorkerState {
     /// The index of its next script step.
     pub pc: usize,
     /// The leases it *believes* it holds, by resource. Compare with the authority's view.
+    #[serde(serialize_with = "crate::maps::as_object")]
     pub leases: LiteMap<String, HeldLease>,
     /// How far its clock is off.
     pub clock_offset: i64,
     pub(crate) last_read: LiteMap<(usize, String, String), Revision>,
+    #[serde(serialize_with = "crate::maps::as_object")]
     pub(crate) sent: LiteMap<String, (MessageBody, u64)>,
     pub(crate) send_seq: u64,
     pub(crate) pending: Option<AgendaKey>,
@@ -268,6 +270,7 @@ pub(crate) struct Ghost {
     /// Operations the partner received.
     pub partner_ops: BTreeSet<String>,
     /// The newest epoch the partner received per workflow.
+    #[serde(serialize_with = "crate::maps::as_object")]
     pub partner_epoch: LiteMap<String, u64>,
 }
 
@@ -277,6 +280,7 @@ pub(crate) struct CellGhost {
     pub last: Option<(u64, String)>,
     pub applied_ops: BTreeSet<String>,
     pub max_attempted: Option<(u64, String)>,
+    #[serde(serialize_with = "crate::maps::as_object")]
     pub last_seq: LiteMap<String, (u64, u64)>,
 }
 
