@@ -18,7 +18,7 @@ use crate::components::editor::Editor;
 use crate::components::explore::ExplorePanel;
 use crate::components::icons::Icon;
 use crate::components::log::Log;
-use crate::components::panels::{Caption, Panels};
+use crate::components::panels::{Caption, Line, Panels};
 use crate::components::picker::Picker;
 use crate::components::register as view;
 use crate::components::share::{LinkProblem, ShareExport};
@@ -277,7 +277,7 @@ fn visualizer(
         None => ("step", state.run.tick_at(state.position)),
     };
     let compare_on = state.compare.is_some();
-    let steps: Vec<_> = state.current().cloned().into_iter().collect();
+    let steps: Vec<Line> = state.current().map(Line::from).into_iter().collect();
     let kind = state
         .current()
         .and_then(|r| state.run.layout.step_kinds.get(r.index))

@@ -7,7 +7,7 @@ use yew::prelude::*;
 use crate::components::controls::{event_number, when};
 use crate::components::diagram::Diagram;
 use crate::components::icons::Icon;
-use crate::components::panels::Caption;
+use crate::components::panels::{Caption, Line};
 use crate::viz::frame::{enforcement_name, Frame};
 use crate::viz::state::{Action, Compare, CompareSide, Side, MODES};
 
@@ -36,7 +36,7 @@ fn side_view(
     });
     let body = match &side.run {
         Ok(run) => {
-            let steps = side.steps_now().to_vec();
+            let steps: Vec<Line> = side.steps_now().iter().map(Line::from).collect();
             let kind = steps
                 .last()
                 .and_then(|r| run.layout.step_kinds.get(r.index))

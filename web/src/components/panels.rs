@@ -12,12 +12,29 @@ use crate::viz::frame::Frame;
 #[derive(Properties, PartialEq)]
 pub struct CaptionProps {
     /// The steps to narrate (the current one; in compare mode, every step of the current tick).
-    pub steps: Vec<StepRecord>,
+    pub steps: Vec<Line>,
     /// What the glyph should be: the most telling mark of the step, e.g. `rejected`.
     #[prop_or_default]
     pub kind: AttrValue,
     #[prop_or_default]
     pub id: AttrValue,
+}
+
+/// One narrated step: what the caption shows of a step record, and all that props compare.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// The step's index.
+    pub index: usize,
+    /// Its logical time.
+    pub at: u64,
+    /// The core's caption.
+    pub text: AttrValue,
+}
+
+impl From<&StepRecord> for Line {
+    fn from(r: &StepRecord) -> Self {
+        Line { index: r.index, at: r.at.0, text: r.caption.clone().into() }
+    }
 }
 
 /// The core's caption of the current step, announced to screen readers as it changes.
@@ -32,8 +49,8 @@ pub fn Caption(props: &CaptionProps) -> Html {
             } else {
                 { for props.steps.iter().map(|r| html! {
                     <p>
-                        <span class="step-no mono">{ format!("#{} · t={}", r.index, r.at.0) }</span>
-                        { r.caption.clone() }
+                        <span class="step-no mono">{ format!("#{} · t={}", r.index, r.at) }</span>
+                        { r.text.clone() }
                     </p>
                 }) }
             }
