@@ -3,8 +3,9 @@
 //! Serde's derived deserializers, plus the path tracking wrapped around them, were the largest
 //! single part of the web bundle. This reader walks a `serde_json::Value` instead: one small
 //! function per type, no generic visitor code. Its messages use serde's words ("missing field",
-//! "unknown variant", "invalid type"), and the serializers stay derived, so the file format has a
-//! single definition of its names: `tests/it/scenario_parse.rs` checks that both agree.
+//! "unknown variant", "invalid type", "duplicate field"). The writer stays serde's derive and the
+//! names of fieldless enums come from their `Named` tables; `tests/it/scenario_parse.rs` and
+//! `tests/it/names.rs` hold reader and writer to one format.
 
 use crate::gateway::Effect;
 use crate::idempotency::Retention;
