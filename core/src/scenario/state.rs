@@ -351,3 +351,41 @@ impl SimState {
         self.authority.holder(&resource, self.now).is_some_and(|h| h.as_str() == worker)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::engine::Engine;
+    use crate::scenario::library;
+    use proptest::prelude::*;
+
+    fn empty_state() -> SimState {
+        let engine = Engine::new(library::scenario("paused-worker", None).unwrap()).unwrap();
+        let mut state = engine.state().clone();
+        let keys: Vec<AgendaKey> = state.agenda.keys().copied().collect();
+        for key in keys {
+            state.agenda_remove(&key);
+        }
+        state
+    }
+
+    proptest! {
+        /// The cached count of events due at the earliest tick always equals a full count.
+        #[test]
+        fn the_due_count_matches_a_recount(ops in prop::collection::vec((any::<bool>(), 0u64..6, 0u64..4), 0..200)) {
+            let mut state = empty_state();
+            prop_assert_eq!(state.enabled_count(), 0);
+            for (insert, at, id) in ops {
+                let key = AgendaKey { at: Tick(at), rank: 0, id };
+                if insert {
+                    state.agenda_insert(key, Pending::Deliver(id));
+                } else {
+                    state.agenda_remove(&key);
+                }
+                let first = state.agenda.keys().next().map(|k| k.at);
+                let recount = state.agenda.keys().filter(|k| Some(k.at) == first).count();
+                prop_assert_eq!(state.enabled_count(), recount);
+            }
+        }
+    }
+}
