@@ -77,4 +77,11 @@ fn a_tampered_or_foreign_file_is_refused_with_a_reason() {
         RunExport::import("{\"format\": \"fencelab-run/1\""),
         Err(RunError::Format(_))
     ));
+
+    // The scenario inside an export has the same size limit as a scenario file.
+    value["scenario"]["authority"]["ttl"] = 10.into();
+    value["scenario"]["intro"] =
+        "x".repeat(fencelab_core::scenario::validate::MAX_SCENARIO_BYTES).into();
+    let err = RunExport::import(&value.to_string()).unwrap_err();
+    assert!(err.to_string().contains("the limit is"), "{err}");
 }

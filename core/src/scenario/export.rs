@@ -5,11 +5,15 @@ use crate::log::LogEntry;
 use crate::scenario::engine::{Engine, EngineError, Verdict};
 use crate::scenario::event::StepRecord;
 use crate::scenario::model::Scenario;
-use crate::scenario::validate::ScenarioError;
+use crate::scenario::validate::{ScenarioError, MAX_SCENARIO_BYTES};
 use serde::{Deserialize, Serialize};
 
 /// The format tag of exported runs; importing refuses other formats.
 pub const RUN_FORMAT: &str = "fencelab-run/1";
+
+/// The largest exported run accepted, in bytes: a run carries its steps and log besides the
+/// scenario, so it may be larger than a scenario file.
+pub const MAX_RUN_BYTES: usize = 4 * MAX_SCENARIO_BYTES;
 
 /// A run as a file: the scenario, the schedule that was followed, and what happened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,6 +77,12 @@ impl RunExport {
     /// Reads an exported run and replays it, checking that the replay matches the file step for
     /// step. Returns the engine positioned where the export was taken.
     pub fn import(json: &str) -> Result<(RunExport, Engine), RunError> {
+        if json.len() > MAX_RUN_BYTES {
+            let size = json.len();
+            return Err(RunError::Format(format!(
+                "the file is {size} bytes; the limit is {MAX_RUN_BYTES}"
+            )));
+        }
         // The same strict reader as scenario files: a key written twice is an error.
         let value = crate::scenario::parse::json_text(json)
             .map_err(|e| RunError::Format(if e.path == "." { e.problem } else { e.to_string() }))?;
@@ -86,7 +96,15 @@ impl RunExport {
         let scenario = value
             .get("scenario")
             .ok_or_else(|| RunError::Format("the \"scenario\" field is missing".into()))
-            .and_then(|s| Scenario::from_value(s).map_err(RunError::Scenario))?;
+            .and_then(|s| {
+                // The scenario inside gets the same size limit as a scenario file.
+                let size = serde_json::to_string(s).map_or(usize::MAX, |t| t.len());
+                if size > MAX_SCENARIO_BYTES {
+                    let problem = format!("{size} bytes; the limit is {MAX_SCENARIO_BYTES}");
+                    return Err(RunError::Scenario(ScenarioError::new("scenario", problem)));
+                }
+                Scenario::from_value(s).map_err(RunError::Scenario)
+            })?;
         let position = value
             .get("position")
             .and_then(|p| p.as_u64())

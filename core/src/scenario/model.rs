@@ -373,15 +373,20 @@ pub struct Expectations {
     pub rejections: Option<BTreeMap<crate::register::RejectionReason, u64>>,
 }
 
-/// Model types deserialize through the hand-written reader in `parse.rs`, so serde users and
-/// [`Scenario::from_json`](crate::Scenario::from_json) read files the same way.
+/// Model types deserialize through the hand-written reader in `parse.rs` and its strict value
+/// reader (duplicate keys refused), so serde users and
+/// [`Scenario::from_json`](crate::Scenario::from_json) accept the same files. Error paths start at
+/// the value being deserialized. The reader needs a self-describing format, such as JSON.
 macro_rules! deserialize_via_reader {
     ($($ty:ty),+) => {$(
         impl<'de> serde::Deserialize<'de> for $ty {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let value = serde_json::Value::deserialize(deserializer)?;
+                use serde::de::Error;
+                let value = crate::scenario::parse::strict_value(deserializer).map_err(|(at, e)| {
+                    if at.is_empty() { e } else { D::Error::custom(format_args!("{at}: {e}")) }
+                })?;
                 <$ty as crate::scenario::parse::FromJson>::from_json(&value, "")
-                    .map_err(serde::de::Error::custom)
+                    .map_err(D::Error::custom)
             }
         }
     )+};

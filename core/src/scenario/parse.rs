@@ -30,20 +30,24 @@ pub(crate) fn scenario(value: &Value) -> R<Scenario> {
 }
 
 /// Parses JSON text into a value, refusing a key that appears twice in one object (serde_json
-/// would silently keep the last, hiding a copy-paste mistake in a hand-edited file).
+/// would silently keep the last, hiding a copy-paste mistake in a hand-edited file) and text
+/// after the value. Errors carry the path of the value where parsing stopped.
 pub(crate) fn json_text(json: &str) -> R<Value> {
-    let duplicate = std::cell::RefCell::new(None);
-    let seed = Strict { at: Segment::Root, duplicate: &duplicate };
     let mut de = serde_json::Deserializer::from_str(json);
-    let parsed = serde::de::DeserializeSeed::deserialize(seed, &mut de).and_then(|v| {
-        de.end()?;
-        Ok(v)
-    });
-    match (parsed, duplicate.into_inner()) {
-        (_, Some(found)) => Err(found),
-        (Ok(value), None) => Ok(value),
-        (Err(e), None) => Err(error("", e.to_string())),
-    }
+    let value = strict_value(&mut de).map_err(|(at, e)| error(&at, e.to_string()))?;
+    de.end().map_err(|e| error("", e.to_string()))?;
+    Ok(value)
+}
+
+/// Reads one value from any self-describing deserializer the way [`json_text`] does. On failure
+/// it returns the path where reading stopped with the deserializer's error.
+pub(crate) fn strict_value<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Value, (String, D::Error)> {
+    let stopped = std::cell::RefCell::new(None);
+    let seed = Strict { at: Segment::Root, stopped: &stopped };
+    serde::de::DeserializeSeed::deserialize(seed, deserializer)
+        .map_err(|e| (stopped.into_inner().unwrap_or_default(), e))
 }
 
 /// Where a value sits, built only when an error needs it.
@@ -64,10 +68,19 @@ impl Segment<'_> {
     }
 }
 
-/// Builds a `Value` like serde_json's own, but notes the first duplicate key and where it was.
+/// Builds a `Value` like serde_json's own, but refuses duplicate keys and notes the path of the
+/// innermost value whose reading failed.
 struct Strict<'a> {
     at: Segment<'a>,
-    duplicate: &'a std::cell::RefCell<Option<ScenarioError>>,
+    stopped: &'a std::cell::RefCell<Option<String>>,
+}
+
+impl Strict<'_> {
+    /// Records `at` as where reading stopped, unless a deeper value already did.
+    fn stop_at<E>(&self, at: &Segment, e: E) -> E {
+        self.stopped.borrow_mut().get_or_insert_with(|| at.path());
+        e
+    }
 }
 
 impl<'de> serde::de::DeserializeSeed<'de> for Strict<'_> {
@@ -117,7 +130,8 @@ impl<'de> serde::de::Visitor<'de> for Strict<'_> {
         let mut items = Vec::new();
         loop {
             let at = Segment::Index(&self.at, items.len());
-            match seq.next_element_seed(Strict { at, duplicate: self.duplicate })? {
+            let seed = Strict { at, stopped: self.stopped };
+            match seq.next_element_seed(seed).map_err(|e| self.stop_at(&at, e))? {
                 Some(item) => items.push(item),
                 None => return Ok(Value::Array(items)),
             }
@@ -126,14 +140,14 @@ impl<'de> serde::de::Visitor<'de> for Strict<'_> {
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut fields = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(key) = map.next_key::<String>().map_err(|e| self.stop_at(&self.at, e))? {
             let at = Segment::Key(&self.at, &key);
             if fields.contains_key(&key) {
-                let found = error(&at.path(), format!("duplicate field `{key}`"));
-                *self.duplicate.borrow_mut() = Some(found);
-                return Err(serde::de::Error::custom("duplicate field"));
+                let e = serde::de::Error::custom(format_args!("duplicate field `{key}`"));
+                return Err(self.stop_at(&at, e));
             }
-            let value = map.next_value_seed(Strict { at, duplicate: self.duplicate })?;
+            let seed = Strict { at, stopped: self.stopped };
+            let value = map.next_value_seed(seed).map_err(|e| self.stop_at(&at, e))?;
             fields.insert(key, value);
         }
         Ok(Value::Object(fields))
@@ -296,7 +310,14 @@ impl<T: FromJson> FromJson for Vec<T> {
 /// Fieldless enums are written as their names.
 impl<T: Named> FromJson for T {
     fn from_json(value: &Value, at: &str) -> R<Self> {
-        let name = value.as_str().ok_or_else(|| invalid_type(value, at, "a variant name"))?;
+        // Serde also accepts a unit variant written as a one-key map with a null value.
+        let name = match value {
+            Value::String(name) => name.as_str(),
+            Value::Object(map) if map.len() == 1 && map.values().all(Value::is_null) => {
+                map.keys().next().map_or("", String::as_str)
+            }
+            _ => return Err(invalid_type(value, at, "a variant name")),
+        };
         T::from_name(name).ok_or_else(|| {
             let names: Vec<&str> = T::VARIANTS.iter().map(|v| v.name()).collect();
             error(at, format!("unknown variant `{name}`, expected {}", one_of(&names)))

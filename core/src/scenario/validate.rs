@@ -51,7 +51,8 @@ impl Scenario {
         Scenario::from_value(&crate::scenario::parse::json_text(json)?)
     }
 
-    /// Reads and checks a scenario already parsed as a JSON value.
+    /// Reads and checks a scenario already parsed as a JSON value. The byte limit of
+    /// [`Scenario::from_json`] is left to whoever parsed the text.
     pub fn from_value(value: &serde_json::Value) -> Result<Scenario, ScenarioError> {
         let scenario = crate::scenario::parse::scenario(value)?;
         scenario.validate()?;
