@@ -354,13 +354,10 @@ fn compact_json(json: &str) -> String {
 fn parse_compare(value: &str) -> Result<Option<(Enforcement, Enforcement)>, LinkError> {
     let mode = |name: &str| {
         Enforcement::from_name(name).ok_or_else(|| {
-            bad(
-                "compare",
-                format!(
-                    "\"{name}\" is not an enforcement mode (use unfenced, check_then_write, \
-                     fenced or fenced_idempotent)"
-                ),
-            )
+            let modes: Vec<&str> = Enforcement::VARIANTS.iter().map(|e| e.name()).collect();
+            let problem =
+                format!("\"{name}\" is not an enforcement mode (use {})", modes.join(", "));
+            bad("compare", problem)
         })
     };
     match value {

@@ -113,7 +113,7 @@ fn verdict(frame: &Frame) -> Html {
         }
         html! {
             <span class="verdict-bad"><Icon name="warn" />
-                { format!("{} broken: {}", names.len(), names.into_iter().collect::<Vec<_>>().join(", ")) }</span>
+                { format!("{} broken: {}", names.len(), names.join(", ")) }</span>
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Where everything in a diagram sits: time runs down the page, one column per lane, one row
 //! per step, with extra room where logical time jumps. Pure geometry; nothing here knows HTML.
 
-use fencelab_core::scenario::diagram::{Diagram, SpanKind};
+use fencelab_core::scenario::diagram::{Diagram, MarkKind, SpanKind};
+use fencelab_core::scenario::model::PauseReason;
 use fencelab_core::Named;
 use fencelab_core::{Event, StepRecord, WriteOutcome};
 
@@ -283,7 +284,12 @@ impl Layout {
                 note: (*stacked == 0)
                     .then(|| timeline.get(m.step).and_then(store_note))
                     .flatten()
-                    .filter(|_| matches!(m.kind.name(), "applied" | "rejected" | "replayed")),
+                    .filter(|_| {
+                        matches!(
+                            m.kind,
+                            MarkKind::Applied | MarkKind::Rejected | MarkKind::Replayed
+                        )
+                    }),
             });
             *stacked += 1;
         }
@@ -294,7 +300,7 @@ impl Layout {
                 SpanKind::Belief { generation } => {
                     ("belief", format!("believes g{generation}"), 9.0)
                 }
-                SpanKind::Pause { reason } => ("pause", pause_label(reason.name()), 0.0),
+                SpanKind::Pause { reason } => ("pause", pause_label(*reason), 0.0),
             };
             let y1 = layout.row(s.start_step);
             let y2 = layout.y_of_tick(timeline, s.to.0).max(y1);
@@ -425,14 +431,13 @@ impl Layout {
     }
 }
 
-fn pause_label(reason: &str) -> String {
+fn pause_label(reason: PauseReason) -> String {
     let why = match reason {
-        "gc_pause" => "GC pause",
-        "descheduled" => "descheduled",
-        "network_stall" => "network stall",
-        "rescheduled" => "rescheduled",
-        "overloaded_event_loop" => "busy event loop",
-        _ => "paused",
+        PauseReason::GcPause => "GC pause",
+        PauseReason::Descheduled => "descheduled",
+        PauseReason::NetworkStall => "network stall",
+        PauseReason::Rescheduled => "rescheduled",
+        PauseReason::OverloadedEventLoop => "busy event loop",
     };
     format!("frozen: {why}")
 }
