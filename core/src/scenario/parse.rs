@@ -310,18 +310,13 @@ impl<T: FromJson> FromJson for Vec<T> {
 /// Fieldless enums are written as their names.
 impl<T: Named> FromJson for T {
     fn from_json(value: &Value, at: &str) -> R<Self> {
-        // Serde also accepts a unit variant written as a one-key map with a null value.
-        let name = match value {
-            Value::String(name) => name.as_str(),
-            Value::Object(map) if map.len() == 1 && map.values().all(Value::is_null) => {
-                map.keys().next().map_or("", String::as_str)
-            }
-            _ => return Err(invalid_type(value, at, "a variant name")),
-        };
-        T::from_name(name).ok_or_else(|| {
-            let names: Vec<&str> = T::VARIANTS.iter().map(|v| v.name()).collect();
-            error(at, format!("unknown variant `{name}`, expected {}", one_of(&names)))
-        })
+        // Like serde, this accepts the one-key map form `{"name": null}` too.
+        let names: Vec<&str> = T::VARIANTS.iter().map(|v| v.name()).collect();
+        let (name, inner) = tagged(value, at, "a variant name", &names)?;
+        if !inner.is_null() {
+            return Err(invalid_type(inner, &field_path(at, name), "null"));
+        }
+        T::from_name(name).ok_or_else(|| error(at, format!("unknown variant `{name}`")))
     }
 }
 
