@@ -32,4 +32,7 @@ fn every_name_table_matches_serde() {
     check::<TokenKind>();
     check::<Switch>();
     assert_eq!(InvariantKind::StaleWriteAccepted.to_string(), "stale_write_accepted");
+    // The public arrays list the same variants, in the same order, as the name tables.
+    assert_eq!(InvariantKind::ALL.as_slice(), InvariantKind::VARIANTS);
+    assert_eq!(Switch::ALL.as_slice(), Switch::VARIANTS);
 }
