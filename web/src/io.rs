@@ -137,7 +137,7 @@ fn xml_text(text: &str) -> String {
 }
 
 /// Height of the row of lane names above the exported diagram.
-const HEAD: f64 = 36.0;
+const HEAD: u32 = 36;
 
 /// The diagram on screen as a standalone SVG document: the lane names (HTML on the page) as a
 /// row of text above it, and the page's styles inside, so it looks the same opened on its own.
@@ -152,7 +152,8 @@ pub fn diagram_svg() -> Result<String, String> {
         .and_then(|s| s.serialize_to_string(&svg))
         .map_err(|_| "the browser could not copy the diagram".to_string())?;
     let frame = svg.get_bounding_client_rect();
-    let (width, height) = (frame.width().round(), frame.height().round());
+    // Whole pixels, formatted as integers (the float formatter would add kilobytes to the wasm).
+    let (width, height) = (frame.width().round() as u32, frame.height().round() as u32);
     let mut names = String::new();
     let heads = svg
         .closest(".diagram")

@@ -11,7 +11,9 @@ use crate::scenario::invariant::{InvariantKind, Violation};
 use crate::scenario::model::{Enforcement, PauseReason};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+
+use crate::maps::StringSet;
 use std::sync::Arc;
 
 /// The state of a run between two steps.
@@ -268,7 +270,7 @@ pub(crate) struct Ghost {
     /// Per (store, path, resource).
     pub cells: LiteMap<(usize, String, String), Arc<CellGhost>>,
     /// Operations the partner received.
-    pub partner_ops: BTreeSet<String>,
+    pub partner_ops: StringSet,
     /// The newest epoch the partner received per workflow.
     #[serde(serialize_with = "crate::maps::as_object")]
     pub partner_epoch: LiteMap<String, u64>,
@@ -278,7 +280,7 @@ pub(crate) struct Ghost {
 pub(crate) struct CellGhost {
     pub max_epoch: u64,
     pub last: Option<(u64, String)>,
-    pub applied_ops: BTreeSet<String>,
+    pub applied_ops: StringSet,
     pub max_attempted: Option<(u64, String)>,
     #[serde(serialize_with = "crate::maps::as_object")]
     pub last_seq: LiteMap<String, (u64, u64)>,

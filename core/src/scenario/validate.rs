@@ -3,10 +3,10 @@
 
 use crate::generation::Generation;
 use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
+use crate::maps::StringSet;
 use crate::scenario::model::{Fault, Scenario, Step};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 
 /// The most workers a scenario may have.
 pub const MAX_WORKERS: usize = 10_000;
@@ -156,7 +156,7 @@ impl Scenario {
         &self,
         at: &str,
         worker: &crate::scenario::model::WorkerSpec,
-        resources: &BTreeSet<String>,
+        resources: &StringSet,
         workflows: &mut LiteMap<String, (String, String)>,
     ) -> Result<(), ScenarioError> {
         let check_operation = |path: String, name: String| {
@@ -168,7 +168,7 @@ impl Scenario {
             })
         };
         let mut acquired: Vec<&str> = Vec::new();
-        let mut operations: BTreeSet<String> = BTreeSet::new();
+        let mut operations: StringSet = StringSet::new();
         let needs_lease = |path: String, resource: &str, acquired: &[&str]| {
             if acquired.contains(&resource) {
                 Ok(())
@@ -324,8 +324,8 @@ fn unique_names<'a>(
     at: &str,
     names: impl Iterator<Item = &'a str>,
     check: impl Fn(&str) -> Result<(), String>,
-) -> Result<BTreeSet<String>, ScenarioError> {
-    let mut seen = BTreeSet::new();
+) -> Result<StringSet, ScenarioError> {
+    let mut seen = StringSet::new();
     for (i, name) in names.enumerate() {
         check(name).map_err(|p| ScenarioError::new(format!("{at}[{i}]"), p))?;
         if !seen.insert(name.to_string()) {
@@ -338,12 +338,7 @@ fn unique_names<'a>(
     Ok(seen)
 }
 
-fn known(
-    path: &str,
-    kind: &str,
-    name: &str,
-    names: &BTreeSet<String>,
-) -> Result<(), ScenarioError> {
+fn known(path: &str, kind: &str, name: &str, names: &StringSet) -> Result<(), ScenarioError> {
     if names.contains(name) {
         Ok(())
     } else {

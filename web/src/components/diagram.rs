@@ -386,13 +386,13 @@ pub fn Diagram(props: &DiagramProps) -> Html {
                 <g class="live">
                     <g class="live-spans">
                         { for ongoing.map(|s| html! {
-                            <g key={format!("s{}-{}", s.start_step, s.x)}>{ span_view(s, now_y, id) }</g>
+                            <g key={format!("s{}-{}", s.start_step, num(s.x))}>{ span_view(s, now_y, id) }</g>
                         }) }
                     </g>
                     <g class="live-arrows">
                         { for in_flight.map(|a| {
                             let progress = a.progress(position, now).unwrap_or(0.0);
-                            html! { <g key={format!("a{}-{}", a.sent_step, a.x2)}>{ arrow_view(a, progress, id) }</g> }
+                            html! { <g key={format!("a{}-{}", a.sent_step, num(a.x2))}>{ arrow_view(a, progress, id) }</g> }
                         }) }
                     </g>
                     { for current_marks.map(|m| html! {
