@@ -85,15 +85,17 @@ else
   as_root apt-get install -y chromium chromium-driver
 fi
 
-# --- npm packages of the browser tests (playwright-core only: it never downloads a browser) -----
-# npm records what it installed in node_modules/.package-lock.json; a newer lock file means the
-# dependencies changed since, so install again.
-if [ -f browser-tests/node_modules/.package-lock.json ] &&
-  [ ! browser-tests/package-lock.json -nt browser-tests/node_modules/.package-lock.json ]; then
-  say "browser-tests npm packages present"
-else
-  say "installing browser-tests npm packages"
-  (cd browser-tests && npm ci --no-audit --no-fund)
-fi
+# --- npm packages: the browser tests' (playwright-core only: it never downloads a browser) and the
+# release build's (terser, tools/js). npm records what it installed in node_modules/.package-lock.json;
+# a newer lock file means the dependencies changed since, so install again.
+for dir in browser-tests tools/js; do
+  if [ -f "$dir/node_modules/.package-lock.json" ] &&
+    [ ! "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    say "$dir npm packages present"
+  else
+    say "installing $dir npm packages"
+    (cd "$dir" && npm ci --no-audit --no-fund)
+  fi
+done
 
 say "done"

@@ -1,0 +1,43 @@
+// Trunk post_build hook: minifies wasm-bindgen's JS glue on release builds and rewrites the
+// integrity hash Trunk put on its <link>, so the browser still accepts the file.
+// Trunk's built-in JS minifier fails on the glue's `export { ... as default }` and leaves it
+// whole; terser handles it. Without terser installed (`bash scripts/setup.sh` installs it) the
+// build goes on with the glue unminified and says so.
+import { createHash } from 'node:crypto';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+if (process.env.TRUNK_PROFILE !== 'release') process.exit(0);
+const staging = process.env.TRUNK_STAGING_DIR;
+if (!staging) {
+  console.error('minify-glue: TRUNK_STAGING_DIR is not set; run it as a Trunk hook');
+  process.exit(1);
+}
+
+let minify;
+try {
+  ({ minify } = await import('terser'));
+} catch {
+  console.warn('minify-glue: terser is not installed (bash scripts/setup.sh); JS left unminified');
+  process.exit(0);
+}
+
+const htmlPath = join(staging, 'index.html');
+let html = await readFile(htmlPath, 'utf8');
+for (const name of (await readdir(staging)).filter((f) => f.endsWith('.js'))) {
+  const path = join(staging, name);
+  const source = await readFile(path, 'utf8');
+  // Module scope: top-level names are private to the glue, so they can be renamed too.
+  const { code } = await minify(source, { module: true, compress: true, mangle: true });
+  await writeFile(path, code);
+  const digest = createHash('sha384').update(code).digest('base64');
+  // Trunk writes `href=./NAME integrity=sha384-...` (quoted or not, depending on minification).
+  const link = new RegExp(`(href="?\\./${name.replace(/[.]/g, '\\.')}"? integrity="?)sha384-[A-Za-z0-9+/=]+`);
+  if (!link.test(html)) {
+    console.error(`minify-glue: no integrity attribute for ${name} in index.html`);
+    process.exit(1);
+  }
+  html = html.replace(link, `$1sha384-${digest}`);
+  console.log(`minify-glue: ${name} ${source.length} -> ${code.length} bytes`);
+}
+await writeFile(htmlPath, html);
