@@ -13,10 +13,10 @@ use yew::prelude::*;
 
 use crate::components::compare::CompareView;
 use crate::components::controls::Controls;
-use crate::components::diagram::{Diagram, Legend};
+use crate::components::diagram::{legend, Diagram};
 use crate::components::editor::Editor;
 use crate::components::explore::ExplorePanel;
-use crate::components::icons::Icon;
+use crate::components::icons::icon;
 use crate::components::log::Log;
 use crate::components::panels::{Caption, Line, Panels};
 use crate::components::picker::Picker;
@@ -295,7 +295,7 @@ fn visualizer(
                     <Diagram run={state.run.clone()} position={state.position} frame={state.frame.clone()}
                         id="main" on_seek={on_seek.clone()} node={diagram_ref.clone()} />
                     if state.shows("legend") {
-                        <Legend />
+                        { legend() }
                     }
                 </section>
                 if state.shows("panels") {
@@ -325,11 +325,11 @@ fn visualizer(
                 <div class="modes">
                     <button id="compare-toggle" type="button" class={classes!("chip", compare_on.then_some("on"))}
                         aria-pressed={compare_on.to_string()} onclick={on.reform(move |_: MouseEvent| Action::Compare(!compare_on))}>
-                        <Icon name="compare" />{ "Compare enforcement" }
+                        { icon("compare") }{ "Compare enforcement" }
                     </button>
                     <button id="editor-toggle" type="button" class={classes!("chip", state.editor.open.then_some("on"))}
                         aria-pressed={state.editor.open.to_string()} onclick={on.reform(|_: MouseEvent| Action::ToggleEditor)}>
-                        <Icon name="edit" />{ "Edit scenario JSON" }
+                        { icon("edit") }{ "Edit scenario JSON" }
                     </button>
                 </div>
                 if let Some(error) = &state.link_error {

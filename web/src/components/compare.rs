@@ -6,7 +6,7 @@ use yew::prelude::*;
 
 use crate::components::controls::{event_number, when};
 use crate::components::diagram::Diagram;
-use crate::components::icons::Icon;
+use crate::components::icons::icon;
 use crate::components::panels::{Caption, Line};
 use crate::viz::frame::{enforcement_name, Frame};
 use crate::viz::state::{Action, Compare, CompareSide, Side, MODES};
@@ -101,7 +101,7 @@ fn final_cell(frame: &Frame, place: &str, mode: Enforcement, testid: &str) -> Ht
 
 fn verdict(frame: &Frame) -> Html {
     if frame.violations.is_empty() {
-        html! { <span class="verdict-ok"><Icon name="check" />{ "no invariant broken" }</span> }
+        html! { <span class="verdict-ok">{ icon("check") }{ "no invariant broken" }</span> }
     } else {
         // Each broken invariant once, in the order the run broke them.
         let mut names: Vec<String> = Vec::new();
@@ -112,7 +112,7 @@ fn verdict(frame: &Frame) -> Html {
             }
         }
         html! {
-            <span class="verdict-bad"><Icon name="warn" />
+            <span class="verdict-bad">{ icon("warn") }
                 { format!("{} broken: {}", names.len(), names.join(", ")) }</span>
         }
     }
@@ -139,7 +139,7 @@ pub fn CompareView(props: &CompareProps) -> Html {
                 { side_view(&c.right, Side::Right, &props.on, &props.on_seek, &props.nodes.1) }
             </div>
             <section class="card final" aria-labelledby="final-title" data-testid="final-states">
-                <h2 id="final-title"><Icon name="compare" />{ "Final states" }</h2>
+                <h2 id="final-title">{ icon("compare") }{ "Final states" }</h2>
                 <div class="table-scroll">
                     <table class="final-table">
                         <thead>

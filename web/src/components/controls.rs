@@ -5,7 +5,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
-use crate::components::icons::Icon;
+use crate::components::icons::icon;
 use crate::viz::state::{Action, SPEEDS};
 
 #[derive(Properties, PartialEq)]
@@ -24,7 +24,7 @@ pub struct ControlsProps {
 
 fn button(
     id: &str,
-    icon: &str,
+    glyph: &str,
     label: &str,
     disabled: bool,
     action: Action,
@@ -34,7 +34,7 @@ fn button(
     html! {
         <button id={id.to_string()} type="button" class="tool" aria-label={label.to_string()} title={label.to_string()}
             disabled={disabled} onclick={onclick}>
-            <Icon name={icon.to_string()} />
+            { icon(glyph) }
         </button>
     }
 }
@@ -77,7 +77,7 @@ pub fn Controls(props: &ControlsProps) -> Html {
                 <button id="play" type="button" class={classes!("tool", "play", props.playing.then_some("on"))}
                     aria-label={play_label} title={play_label} aria-pressed={props.playing.to_string()}
                     disabled={end == 0} onclick={on.reform(|_: MouseEvent| Action::TogglePlay)}>
-                    <Icon name={if props.playing { "pause" } else { "play" }} />
+                    { icon(if props.playing { "pause" } else { "play" }) }
                 </button>
                 { button("step-forward", "forward", "Step forward (Right arrow)", at >= end, Action::Forward, on) }
                 { button("to-end", "end", "Jump to end (End)", at >= end, Action::ToEnd, on) }

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use fencelab_core::scenario::diagram::LaneKind;
 use yew::prelude::*;
 
-use crate::components::icons::{glyph, Icon};
+use crate::components::icons::{glyph, icon};
 use crate::viz::frame::Frame;
 use crate::viz::layout::{
     decimal, num, ArrowGeom, MarkGeom, Settled, SpanGeom, GUTTER, LANE_W, ROW,
@@ -63,7 +63,7 @@ fn lane_status(id: &str, frame: &Frame) -> Html {
     }
     if let Some(name) = id.strip_prefix("worker:") {
         let Some(w) = frame.workers.iter().find(|w| w.name == name) else { return html! {} };
-        let (icon, word) = match w.status {
+        let (glyph_name, word) = match w.status {
             "paused" => ("frozen", "frozen"),
             "finished" => ("check", "done"),
             "stopped" => ("stopped", "stopped"),
@@ -73,7 +73,7 @@ fn lane_status(id: &str, frame: &Frame) -> Html {
         return html! {
             <>
                 <span class={classes!("pill", w.status)} data-testid="worker-status">
-                    <Icon name={icon} />{ word }
+                    { icon(glyph_name) }{ word }
                 </span>
                 { for w.beliefs.iter().map(|b| html! {
                     <span class={classes!("status-line", (!b.authority_agrees).then_some("stale"))}>
@@ -350,7 +350,7 @@ pub fn Diagram(props: &DiagramProps) -> Html {
                     html! {
                         <div class={classes!("lane-head", lane_class(lane.kind), frozen.then_some("frozen"))}
                             role="listitem" data-lane={lane.id.clone()}>
-                            <span class="lane-name"><Icon name={lane_class(lane.kind)} />{ lane.label.clone() }</span>
+                            <span class="lane-name">{ icon(lane_class(lane.kind)) }{ lane.label.clone() }</span>
                             { lane_status(&lane.id, &props.frame) }
                         </div>
                     }
@@ -405,13 +405,13 @@ pub fn Diagram(props: &DiagramProps) -> Html {
     }
 }
 
-/// What the diagram's shapes mean; each has a glyph or a pattern, never colour alone.
-#[component]
-pub fn Legend() -> Html {
-    let item = |class: &str, icon: &str, text: &str| {
+/// What the diagram's shapes mean; each has a glyph or a pattern, never colour alone. A plain
+/// function: it has no props or state, so a component would only add Yew's per-component code.
+pub fn legend() -> Html {
+    let item = |class: &str, name: &str, text: &str| {
         html! {
             <li class={classes!("legend-item", class.to_string())}>
-                <span class="swatch"><Icon name={icon.to_string()} /></span>{ text.to_string() }
+                <span class="swatch">{ icon(name) }</span>{ text.to_string() }
             </li>
         }
     };

@@ -9,7 +9,7 @@ use web_sys::HtmlTextAreaElement;
 use yew::prelude::*;
 
 use crate::components::controls::when;
-use crate::components::icons::Icon;
+use crate::components::icons::icon;
 use crate::viz::state::Action;
 
 #[derive(Properties, PartialEq)]
@@ -29,7 +29,7 @@ pub fn Editor(props: &EditorProps) -> Html {
     let status = match &props.error {
         Some(error) => html! {
             <div class="edit-error" role="alert" data-testid="editor-error">
-                <Icon name="cross" />
+                { icon("cross") }
                 <div>
                     <code class="path" data-testid="error-path">{ error.path.clone() }</code>
                     <span>{ format!(": {}", error.problem) }</span>
@@ -38,14 +38,14 @@ pub fn Editor(props: &EditorProps) -> Html {
             </div>
         },
         None => html! {
-            <p class="edit-ok" data-testid="editor-ok"><Icon name="check" />
+            <p class="edit-ok" data-testid="editor-ok">{ icon("check") }
                 { if props.edited { "Valid: the diagram shows your edit." } else { "Valid. Edit anything; the run replays as you type." } }
             </p>
         },
     };
     html! {
         <section class="card editor" aria-labelledby="editor-title">
-            <h2 id="editor-title"><Icon name="edit" />{ "Scenario JSON" }</h2>
+            <h2 id="editor-title">{ icon("edit") }{ "Scenario JSON" }</h2>
             { status }
             <textarea id="scenario-json" aria-label="Scenario JSON" spellcheck="false" autocomplete="off"
                 aria-invalid={props.error.is_some().to_string()}

@@ -9,7 +9,7 @@ use fencelab_core::ExploreStats;
 use fencelab_core::Named;
 use yew::prelude::*;
 
-use crate::components::icons::Icon;
+use crate::components::icons::icon;
 use crate::viz::explore::{config, explain, toggled, Counterexample, ExploreAction, Offer};
 use crate::viz::explore::{Outcome, Status};
 use crate::viz::state::Action;
@@ -82,7 +82,7 @@ fn progress(stats: &ExploreStats, on_explore: &Callback<ExploreAction>) -> Html 
             </p>
             <button type="button" id="explore-cancel" class="chip"
                 onclick={on_explore.reform(|_: MouseEvent| ExploreAction::Cancel)}>
-                <Icon name="stopped" />{ "Cancel" }
+                { icon("stopped") }{ "Cancel" }
             </button>
         </div>
     }
@@ -102,7 +102,7 @@ fn broken_view(stats: &ExploreStats, found: &Rc<Counterexample>, on: &Callback<A
         <div class="explore-result broken" id="explore-result" data-outcome="violation"
             data-step={step.to_string()} data-invariant={found.invariant.name()} role="status">
             <p class="explore-verdict">
-                <Icon name="violation" />
+                { icon("violation") }
                 <span>
                     <strong>{ format!("Breaks after {steps} steps: ") }</strong>
                     { found.invariant.statement() }
@@ -114,11 +114,11 @@ fn broken_view(stats: &ExploreStats, found: &Rc<Counterexample>, on: &Callback<A
             </p>
             <div class="explore-actions">
                 <button type="button" id="explore-replay" class="chip" onclick={replay}>
-                    <Icon name="play" />{ "Play it from the start" }
+                    { icon("play") }{ "Play it from the start" }
                 </button>
                 <button type="button" id="explore-jump" class="chip"
                     onclick={on.reform(move |_: MouseEvent| Action::Seek(steps))}>
-                    <Icon name="warn" />{ "Jump to the break" }
+                    { icon("warn") }{ "Jump to the break" }
                 </button>
             </div>
         </div>
@@ -131,7 +131,7 @@ fn result(status: &Status, on: &Callback<Action>, on_explore: &Callback<ExploreA
         Status::Running(stats) => progress(stats, on_explore),
         Status::Cancelled(stats) => html! {
             <p class="explore-result cancelled" id="explore-result" data-outcome="cancelled" role="status">
-                <Icon name="stopped" />
+                { icon("stopped") }
                 { format!("Cancelled after {}. Nothing was found so far.", counts(stats)) }
             </p>
         },
@@ -145,7 +145,7 @@ fn result(status: &Status, on: &Callback<Action>, on_explore: &Callback<ExploreA
             html! {
             <p class="explore-result safe" id="explore-result" data-outcome="safe"
                 data-states={stats.unique_states.to_string()} role="status">
-                <Icon name="check" />
+                { icon("check") }
                 <span>
                     <strong>{ "No violation within bounds: " }</strong>
                     { counts(stats) }
@@ -169,7 +169,7 @@ pub fn ExplorePanel(props: &ExploreProps) -> Html {
     let find = props.on_explore.reform(|_: MouseEvent| ExploreAction::Start);
     html! {
         <section class="card explore" id="explore" aria-labelledby="explore-title">
-            <h2 id="explore-title"><Icon name="warn" />{ "Break the protocol" }</h2>
+            <h2 id="explore-title">{ icon("warn") }{ "Break the protocol" }</h2>
             <p class="explore-intro">
                 { "Turn a protection off, then let the explorer try every interleaving (which of two simultaneous events goes first, whether a worker pauses, whether a message is late) until an invariant breaks." }
             </p>
@@ -182,7 +182,7 @@ pub fn ExplorePanel(props: &ExploreProps) -> Html {
             }
             <div class="explore-actions">
                 <button type="button" id="explore-find" class="primary" disabled={busy} onclick={find}>
-                    <Icon name="read" />{ "Find a counterexample" }
+                    { icon("read") }{ "Find a counterexample" }
                 </button>
             </div>
             { result(&props.status, &props.on, &props.on_explore) }

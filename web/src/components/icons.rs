@@ -45,21 +45,15 @@ fn filled(name: &str) -> bool {
     matches!(name, "play" | "pause" | "back" | "forward" | "start" | "end" | "stopped")
 }
 
-#[derive(Properties, PartialEq)]
-pub struct IconProps {
-    pub name: AttrValue,
-    #[prop_or_default]
-    pub class: Classes,
-}
-
 /// An inline icon, hidden from screen readers: the control or text next to it carries the name.
-#[component]
-pub fn Icon(props: &IconProps) -> Html {
-    let fill = filled(&props.name);
+/// A plain function rather than a component: icons have no state, and a component per icon would
+/// cost a props allocation at each of its many call sites and its own copy of Yew's lifecycle.
+pub fn icon(name: &str) -> Html {
+    let fill = filled(name);
     html! {
-        <svg class={classes!("icon", props.class.clone())} viewBox="0 0 16 16" width="16" height="16"
+        <svg class="icon" viewBox="0 0 16 16" width="16" height="16"
             aria-hidden="true" focusable="false">
-            <path d={path(&props.name)}
+            <path d={path(name)}
                 fill={if fill { "currentColor" } else { "none" }}
                 stroke={if fill { "none" } else { "currentColor" }}
                 stroke-width="1.7" stroke-linecap="round" stroke-linejoin="round" />

@@ -3,7 +3,7 @@
 use yew::prelude::*;
 
 use crate::components::diagram::LONG_RUN;
-use crate::components::icons::Icon;
+use crate::components::icons::icon;
 use crate::viz::run::RunRef;
 
 #[derive(Properties, PartialEq)]
@@ -50,7 +50,7 @@ fn Rows(props: &RowsProps) -> Html {
                         <span class="step-no mono">{ format!("#{index}") }</span>
                         <span class="at mono">{ format!("t={}", record.at.0) }</span>
                         <span class="glyph-slot">
-                            if !kind.is_empty() { <Icon name={kind} /> }
+                            if !kind.is_empty() { { icon(kind) } }
                         </span>
                         <span class="text">{ record.caption.clone() }</span>
                     </button>
@@ -68,7 +68,7 @@ pub fn Log(props: &LogProps) -> Html {
     let here = position.saturating_sub(1) / BUCKET;
     html! {
         <section class="card log-card" aria-labelledby="log-title">
-            <h2 id="log-title"><Icon name="list" />{ "Event log" }
+            <h2 id="log-title">{ icon("list") }{ "Event log" }
                 <span class="count">{ format!("{} steps", props.run.len()) }</span></h2>
             <p class="hint">
                 { "Click a step to jump to it. Steps still to come are faded." }

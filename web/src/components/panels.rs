@@ -6,7 +6,7 @@ use std::rc::Rc;
 use fencelab_core::StepRecord;
 use yew::prelude::*;
 
-use crate::components::icons::Icon;
+use crate::components::icons::icon;
 use crate::viz::frame::Frame;
 
 #[derive(Properties, PartialEq)]
@@ -79,7 +79,7 @@ pub fn Panels(props: &PanelsProps) -> Html {
     html! {
         <div class={classes!("panels", props.compact.then_some("compact"))}>
             <section class="panel" aria-label="Lease authority" data-testid="authority-panel">
-                <h3><Icon name="authority" />{ "Lease authority" }</h3>
+                <h3>{ icon("authority") }{ "Lease authority" }</h3>
                 <table class="kv">
                     <thead><tr><th>{ "resource" }</th><th>{ "holder" }</th><th>{ "gen" }</th><th>{ "valid until" }</th></tr></thead>
                     <tbody>
@@ -95,12 +95,12 @@ pub fn Panels(props: &PanelsProps) -> Html {
                 </table>
             </section>
             <section class="panel" aria-label="Workers" data-testid="workers-panel">
-                <h3><Icon name="worker" />{ "Workers" }</h3>
+                <h3>{ icon("worker") }{ "Workers" }</h3>
                 <ul class="workers">
                     { for f.workers.iter().map(|w| html! {
                         <li class={classes!("worker", w.status, w.stale().then_some("stale"))} data-worker={w.name.clone()}>
                             <span class="who">
-                                <Icon name={if w.paused() { "frozen" } else { "worker" }} />
+                                { icon(if w.paused() { "frozen" } else { "worker" }) }
                                 <strong>{ w.name.clone() }</strong>
                                 <span class="muted">{ w.status_text.clone() }</span>
                             </span>
@@ -108,7 +108,7 @@ pub fn Panels(props: &PanelsProps) -> Html {
                                 <span class={classes!("belief", (!b.authority_agrees).then_some("wrong"))}>
                                     { format!("believes g{} on {} (until t={})", b.generation, b.resource, b.valid_until) }
                                     <span class="says">
-                                        <Icon name={if b.authority_agrees { "check" } else { "cross" }} />
+                                        { icon(if b.authority_agrees { "check" } else { "cross" }) }
                                         { if b.authority_agrees {
                                             "authority agrees".to_string()
                                         } else {
@@ -126,7 +126,7 @@ pub fn Panels(props: &PanelsProps) -> Html {
             </section>
             { for f.stores.iter().map(|s| html! {
                 <section class="panel store" aria-label={format!("Store {}", s.name)} data-testid="store-panel" data-store={s.name.clone()}>
-                    <h3><Icon name="store" />{ format!("Store {}", s.name) }</h3>
+                    <h3>{ icon("store") }{ format!("Store {}", s.name) }</h3>
                     if s.cells.is_empty() {
                         <p class="muted">{ "nothing written yet" }</p>
                     }
@@ -155,21 +155,21 @@ pub fn Panels(props: &PanelsProps) -> Html {
             }) }
             if let Some(g) = &f.gateway {
                 <section class="panel" aria-label="Gateway" data-testid="gateway-panel">
-                    <h3><Icon name="gateway" />{ format!("Gateway → {}", g.partner) }
+                    <h3>{ icon("gateway") }{ format!("Gateway → {}", g.partner) }
                         <span class={classes!("badge", if g.enforcement == "unfenced" { "bad" } else { "ok" })}>{ g.enforcement }</span></h3>
                     if g.received.is_empty() {
                         <p class="muted">{ format!("{} has received nothing yet", g.partner) }</p>
                     } else {
                         <ol class="received">
                             { for g.received.iter().map(|(gen, effect, at)| html! {
-                                <li><Icon name="delivered" /><span class="mono">{ format!("t={at} g{gen}") }</span>{ format!(" {effect}") }</li>
+                                <li>{ icon("delivered") }<span class="mono">{ format!("t={at} g{gen}") }</span>{ format!(" {effect}") }</li>
                             }) }
                         </ol>
                     }
                 </section>
             }
             <section class="panel" aria-label="Rejections" data-testid="rejections-panel">
-                <h3><Icon name="rejected" />{ "Rejections" }<span class="count">{ total }</span></h3>
+                <h3>{ icon("rejected") }{ "Rejections" }<span class="count">{ total }</span></h3>
                 if f.rejections.is_empty() {
                     <p class="muted">{ "none so far" }</p>
                 } else {
@@ -182,7 +182,7 @@ pub fn Panels(props: &PanelsProps) -> Html {
             </section>
             <section class={classes!("panel", (!f.violations.is_empty()).then_some("alarm"))} aria-label="Invariants"
                 data-testid="violations-panel">
-                <h3><Icon name={if f.violations.is_empty() { "check" } else { "warn" }} />{ "Invariants" }</h3>
+                <h3>{ icon(if f.violations.is_empty() { "check" } else { "warn" }) }{ "Invariants" }</h3>
                 if f.violations.is_empty() {
                     <p class="ok-text">{ "all hold so far" }</p>
                 } else {

@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use crate::components::icons::Icon;
+use crate::components::icons::icon;
 use crate::io;
 use crate::viz::run::RunRef;
 use crate::viz::state::Action;
@@ -122,7 +122,7 @@ pub fn ShareExport(props: &ShareProps) -> Html {
 
     html! {
         <section class="card share" aria-labelledby="share-title">
-            <h2 id="share-title" class="card-title"><Icon name="compare" />{ "Share and export" }</h2>
+            <h2 id="share-title" class="card-title">{ icon("compare") }{ "Share and export" }</h2>
             <div class="share-row">
                 <label for="share-link">{ "Link to this view" }</label>
                 <div class="copy-field">
