@@ -94,8 +94,9 @@ impl RegisterView {
     /// An empty register for [`RESOURCE`] that lets the current owner write again with the same
     /// generation ([`SameGenerationPolicy::AllowSame`]).
     pub fn new() -> Self {
-        let resource =
-            ResourceId::new(RESOURCE).expect("the constant resource name is a valid resource id");
+        // `Display`, not `expect`'s `Debug`: the wasm then carries no `Debug` code for names.
+        let resource = ResourceId::new(RESOURCE)
+            .unwrap_or_else(|e| unreachable!("the constant resource name is valid, yet {e}"));
         Self {
             register: FencedRegister::new(resource.clone(), SameGenerationPolicy::AllowSame),
             resource,

@@ -6,7 +6,7 @@ use crate::clock::Tick;
 use crate::gateway::{EffectRequest, GatewayOutcome, SideEffectGateway};
 use crate::generation::{Generation, TokenError};
 use crate::idempotency::{FencedResource, WriteOutcome};
-use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
+use crate::ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey};
 use crate::log::{Attempt, LogEntry, OperationLog};
 use crate::register::{FencedRegister, RejectionReason, Revision, WriteRejection, WriteRequest};
 use crate::scenario::event::{Event, StepRecord, TokenKind};
@@ -549,7 +549,7 @@ impl Engine {
         self.state.expiry[r] = None;
         self.state.ghost.live[r] = None;
         let resource = self.scenario.resources[r].clone();
-        let id = ResourceId::new(resource.clone()).expect("validated");
+        let id = validated(ResourceId::new(resource.clone()));
         // The expiry agenda is kept in step with grants, renewals and releases, so the lease is
         // there; the fallback only keeps a corrupted state from panicking.
         let (worker, generation) = self
@@ -1174,7 +1174,7 @@ impl Engine {
         if outcome.is_applied() {
             self.check_accepted_write(s, &path, &resource, &request, &message, ghost);
         }
-        let actor = WorkerId::new(message.worker.clone()).expect("validated");
+        let actor = validated(WorkerId::new(message.worker.clone()));
         if !self.replaying {
             self.log.record(
                 self.state.now,
@@ -1298,7 +1298,7 @@ impl Engine {
             Ok(()) => Ok(gw.gateway.submit(request.clone(), now)),
         };
         let partner = gw.partner.clone();
-        let actor = WorkerId::new(message.worker.clone()).expect("validated");
+        let actor = validated(WorkerId::new(message.worker.clone()));
         let attempt = Attempt::Effect(request.clone());
         let dropped = match outcome {
             Err(error) => {
@@ -1401,10 +1401,7 @@ fn scenario_indices(names: &[String]) -> LiteMap<String, usize> {
 }
 
 fn ids(resource: &str, worker: &str) -> (ResourceId, WorkerId) {
-    (
-        ResourceId::new(resource).expect("validated resource"),
-        WorkerId::new(worker).expect("validated worker"),
-    )
+    (validated(ResourceId::new(resource)), validated(WorkerId::new(worker)))
 }
 
 fn initial_state(scenario: &Scenario) -> SimState {
@@ -1418,7 +1415,7 @@ fn initial_state(scenario: &Scenario) -> SimState {
             let mut cells = LiteMap::new();
             for (path, enforcement) in paths {
                 for resource in &scenario.resources {
-                    let id = ResourceId::new(resource.clone()).expect("validated");
+                    let id = validated(ResourceId::new(resource.clone()));
                     let register = FencedRegister::new(id, spec.policy);
                     let resource_state = FencedResource::new(register, spec.retention);
                     cells.insert(
@@ -1492,4 +1489,10 @@ fn initial_state(scenario: &Scenario) -> SimState {
         state.finished = true;
     }
     state
+}
+
+/// Unwraps a name the scenario's validation has already accepted. A failure is a bug in
+/// validation; the message uses `Display`, so the page's wasm needs no `Debug` for names.
+fn validated<T>(name: Result<T, IdError>) -> T {
+    name.unwrap_or_else(|e| unreachable!("validated by Scenario::validate, yet {e}"))
 }

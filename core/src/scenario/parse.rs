@@ -173,7 +173,9 @@ fn describe(value: &Value) -> String {
         Value::Bool(b) => format!("boolean `{b}`"),
         Value::Number(n) if n.is_f64() => format!("floating point `{n}`"),
         Value::Number(n) => format!("integer `{n}`"),
-        Value::String(s) => format!("string {s:?}"),
+        // JSON quoting reads the same as serde's `{:?}` for ordinary text and keeps Rust's
+        // `Debug` string escaping (and its Unicode tables) out of the page's wasm.
+        Value::String(s) => format!("string {}", serde_json::to_string(s).unwrap_or_default()),
         Value::Array(_) => "sequence".into(),
         Value::Object(_) => "map".into(),
     }

@@ -167,7 +167,8 @@ fn Backdrop(props: &BackdropProps) -> Html {
 }
 
 fn span_view(span: &SpanGeom, shown_to: f64, id: &str) -> Html {
-    let shown = shown_to.clamp(span.y1, span.y2);
+    // Not `clamp`: its assertion message would link the float formatter into the wasm.
+    let shown = shown_to.max(span.y1).min(span.y2);
     let (width, x) = match span.kind {
         "pause" => (20.0, span.x - 10.0),
         _ => (5.0, span.x - 2.5),
@@ -322,8 +323,11 @@ pub fn Diagram(props: &DiagramProps) -> Html {
     let lanes = &run.diagram.lanes;
     let id = props.id.as_str();
     let head_style = format!(
-        "grid-template-columns:{GUTTER}px repeat({}, {LANE_W}px) {RIGHT_ROOM}px",
-        lanes.len()
+        "grid-template-columns:{}px repeat({}, {}px) {}px",
+        num(GUTTER),
+        lanes.len(),
+        num(LANE_W),
+        num(RIGHT_ROOM)
     );
     let summary = format!(
         "Swimlane diagram of {} steps across {} lanes: {}. Step {} of {} is shown; the event log lists every step in words.",

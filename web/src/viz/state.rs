@@ -476,7 +476,7 @@ impl Viz {
 
     fn pick(&mut self, case: String) {
         let Some(scenario) = load(&case, None) else {
-            self.error = Some(format!("there is no built-in story called {case:?}"));
+            self.error = Some(format!("there is no built-in story called “{case}”"));
             return;
         };
         self.case = case;
@@ -494,7 +494,7 @@ impl Viz {
 
     fn switch_variant(&mut self, variant: String) {
         let Some(mut scenario) = load(&self.case, Some(&variant)) else {
-            self.error = Some(format!("{} has no variant {variant:?}", self.case));
+            self.error = Some(format!("{} has no variant “{variant}”", self.case));
             return;
         };
         // The run restarts with the schedule of the one on screen.
