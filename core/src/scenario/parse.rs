@@ -277,8 +277,12 @@ fn integer(value: &Value, at: &str, expected: &str) -> R<i128> {
 
 fn bounded<T: TryFrom<i128>>(value: &Value, at: &str, expected: &str) -> R<T> {
     let n = integer(value, at, expected)?;
-    T::try_from(n)
-        .map_err(|_| error(at, format!("invalid value: integer `{n}`, expected {expected}")))
+    // `n` came from an i64 or a u64, so it prints through those (the page's wasm then needs no
+    // `i128` formatting).
+    T::try_from(n).map_err(|_| {
+        let text = if n < 0 { (n as i64).to_string() } else { (n as u64).to_string() };
+        error(at, format!("invalid value: integer `{text}`, expected {expected}"))
+    })
 }
 
 /// Integers read through `i128`, so one range check serves every width.
