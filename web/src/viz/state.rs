@@ -179,10 +179,7 @@ impl Compare {
     }
 
     fn retick(&mut self) {
-        let mut ticks: Vec<u64> = self.left.ticks().chain(self.right.ticks()).collect();
-        ticks.sort_unstable();
-        ticks.dedup();
-        self.ticks = Rc::new(ticks);
+        self.ticks = Rc::new(merge_ticks(self.left.ticks(), self.right.ticks()));
         self.cursor = self.cursor.min(self.ticks.len());
         self.seek(self.cursor);
     }
@@ -197,6 +194,25 @@ impl Compare {
     /// The logical time shown.
     pub fn now(&self) -> u64 {
         self.cursor.checked_sub(1).and_then(|i| self.ticks.get(i)).copied().unwrap_or(0)
+    }
+}
+
+/// The distinct ticks of two ascending sequences, ascending. A merge, not a sort: timelines are
+/// already in time order (and the page's wasm then carries no sort routine for this).
+fn merge_ticks(a: impl Iterator<Item = u64>, b: impl Iterator<Item = u64>) -> Vec<u64> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    let mut ticks = Vec::new();
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(&x), Some(&y)) if x <= y => a.next(),
+            (Some(_), Some(_)) => b.next(),
+            (Some(_), None) => a.next(),
+            (None, _) => b.next(),
+        };
+        let Some(t) = next else { return ticks };
+        if ticks.last() != Some(&t) {
+            ticks.push(t);
+        }
     }
 }
 
@@ -667,6 +683,23 @@ impl Reducible for Viz {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn merged_ticks_are_the_sorted_distinct_union() {
+        let cases: [(&[u64], &[u64]); 5] = [
+            (&[], &[]),
+            (&[1, 1, 3], &[]),
+            (&[], &[0, 2, 2]),
+            (&[1, 4, 4, 9], &[0, 4, 5, 9, 12]),
+            (&[7], &[7]),
+        ];
+        for (a, b) in cases {
+            let mut want: Vec<u64> = a.iter().chain(b).copied().collect();
+            want.sort_unstable();
+            want.dedup();
+            assert_eq!(merge_ticks(a.iter().copied(), b.iter().copied()), want, "{a:?} + {b:?}");
+        }
+    }
     use super::*;
     use fencelab_core::scenario::library;
 
