@@ -18,7 +18,7 @@ FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-e
 cargo build -q --release --target wasm32-unknown-unknown -p fencelab-web
 WASM=target/wasm32-unknown-unknown/release/fencelab-web.wasm
 wasm-bindgen --target web --no-typescript --keep-debug --out-dir "$OUT" "$WASM"
-wasm-opt -Oz "${FEATURES[@]}" --strip-debug "$OUT/fencelab-web_bg.wasm" -o "$OUT/plain.wasm"
+wasm-opt -Oz "${FEATURES[@]}" --reorder-functions-by-name --strip-debug "$OUT/fencelab-web_bg.wasm" -o "$OUT/plain.wasm"
 wasm-opt -Oz -g "${FEATURES[@]}" "$OUT/fencelab-web_bg.wasm" -o "$OUT/named.wasm"
 echo "wasm after wasm-opt -Oz: $(wc -c < "$OUT/plain.wasm") bytes, $(gzip -9c "$OUT/plain.wasm" | wc -c) gzipped"
 twiggy top -n 1000000 -f csv "$OUT/named.wasm" > "$OUT/top.csv"
