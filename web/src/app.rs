@@ -12,13 +12,13 @@ use web_sys::{Element, HtmlElement, HtmlInputElement, KeyboardEvent};
 use yew::prelude::*;
 
 use crate::components::compare::CompareView;
-use crate::components::controls::Controls;
+use crate::components::controls::{controls, ControlsProps};
 use crate::components::diagram::{legend, Diagram};
 use crate::components::editor::Editor;
 use crate::components::explore::ExplorePanel;
 use crate::components::icons::icon;
 use crate::components::log::Log;
-use crate::components::panels::{Caption, Line, Panels};
+use crate::components::panels::{caption, Panels};
 use crate::components::picker::Picker;
 use crate::components::register as view;
 use crate::components::share::{LinkProblem, ShareExport};
@@ -277,7 +277,6 @@ fn visualizer(
         None => ("step", state.run.tick_at(state.position)),
     };
     let compare_on = state.compare.is_some();
-    let steps: Vec<Line> = state.current().map(Line::from).into_iter().collect();
     let kind = state
         .current()
         .and_then(|r| state.run.layout.step_kinds.get(r.index))
@@ -352,10 +351,10 @@ fn visualizer(
             }
             <div class={classes!("player", embedded.then_some("static"))}>
                 if state.shows("controls") {
-                    <Controls at={at} end={end} unit={unit} now={now} playing={state.playing} speed={state.speed} on={on.clone()} />
+                    { controls(&ControlsProps { at, end, unit, now, playing: state.playing, speed: state.speed, on: on.clone() }) }
                 }
                 if !compare_on && state.shows("caption") {
-                    <Caption steps={steps} kind={kind} id="caption" />
+                    { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption") }
                 }
             </div>
             { main }

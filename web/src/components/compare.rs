@@ -7,7 +7,7 @@ use yew::prelude::*;
 use crate::components::controls::{event_number, when};
 use crate::components::diagram::Diagram;
 use crate::components::icons::icon;
-use crate::components::panels::{Caption, Line};
+use crate::components::panels::caption;
 use crate::viz::frame::{enforcement_name, Frame};
 use crate::viz::state::{Action, Compare, CompareSide, Side, MODES};
 
@@ -36,7 +36,7 @@ fn side_view(
     });
     let body = match &side.run {
         Ok(run) => {
-            let steps: Vec<Line> = side.steps_now().iter().map(Line::from).collect();
+            let steps = side.steps_now();
             let kind = steps
                 .last()
                 .and_then(|r| run.layout.step_kinds.get(r.index))
@@ -44,7 +44,7 @@ fn side_view(
                 .unwrap_or("");
             html! {
                 <>
-                    <Caption steps={steps} kind={kind} id={format!("{id}-caption")} />
+                    { caption(steps, kind, &format!("{id}-caption")) }
                     <Diagram run={run.clone()} position={side.position} frame={side.frame.clone()}
                         id={id} on_seek={on_seek.clone()} node={node.clone()} />
                 </>

@@ -8,13 +8,14 @@ use yew::prelude::*;
 use crate::components::icons::icon;
 use crate::viz::state::{Action, SPEEDS};
 
-#[derive(Properties, PartialEq)]
+/// What the transport bar shows. Not a component's props: the bar changes with every step, so a
+/// component would re-render every time anyway and only add Yew's per-component code.
 pub struct ControlsProps {
     /// Where the run is and how far it goes.
     pub at: usize,
     pub end: usize,
     /// What the position counts, e.g. `step` or `tick`.
-    pub unit: AttrValue,
+    pub unit: &'static str,
     /// Logical time now.
     pub now: u64,
     pub playing: bool,
@@ -62,8 +63,8 @@ pub fn event_number(event: &Event) -> Option<usize> {
     text.parse().ok()
 }
 
-#[component]
-pub fn Controls(props: &ControlsProps) -> Html {
+/// The transport bar.
+pub fn controls(props: &ControlsProps) -> Html {
     let on = &props.on;
     let (at, end) = (props.at, props.end);
     let play_label = if props.playing { "Pause (Space)" } else { "Play (Space)" };

@@ -9,48 +9,22 @@ use yew::prelude::*;
 use crate::components::icons::icon;
 use crate::viz::frame::Frame;
 
-#[derive(Properties, PartialEq)]
-pub struct CaptionProps {
-    /// The steps to narrate (the current one; in compare mode, every step of the current tick).
-    pub steps: Vec<Line>,
-    /// What the glyph should be: the most telling mark of the step, e.g. `rejected`.
-    #[prop_or_default]
-    pub kind: AttrValue,
-    #[prop_or_default]
-    pub id: AttrValue,
-}
-
-/// One narrated step: what the caption shows of a step record, and all that props compare.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Line {
-    /// The step's index.
-    pub index: usize,
-    /// Its logical time.
-    pub at: u64,
-    /// The core's caption.
-    pub text: AttrValue,
-}
-
-impl From<&StepRecord> for Line {
-    fn from(r: &StepRecord) -> Self {
-        Line { index: r.index, at: r.at.0, text: r.caption.clone().into() }
-    }
-}
-
-/// The core's caption of the current step, announced to screen readers as it changes.
-#[component]
-pub fn Caption(props: &CaptionProps) -> Html {
-    let kind = if props.kind.is_empty() { "plain" } else { props.kind.as_str() };
+/// The core's caption of the steps shown (the current one; in compare mode, every step of the
+/// current tick), announced to screen readers as it changes. `kind` picks the glyph: the most
+/// telling mark of the step, e.g. `rejected`. A plain function rather than a component: the
+/// caption changes with every step, so a component would re-render each time anyway.
+pub fn caption(steps: &[StepRecord], kind: &str, id: &str) -> Html {
+    let kind = if kind.is_empty() { "plain" } else { kind };
     html! {
-        <div id={props.id.clone()} class={classes!("caption", kind.to_string())} data-testid="caption"
+        <div id={id.to_string()} class={classes!("caption", kind.to_string())} data-testid="caption"
             data-kind={kind.to_string()} aria-live="polite" aria-atomic="true">
-            if props.steps.is_empty() {
+            if steps.is_empty() {
                 <p class="muted">{ "Press play, or step forward with the → key, to start the story." }</p>
             } else {
-                { for props.steps.iter().map(|r| html! {
+                { for steps.iter().map(|r| html! {
                     <p>
-                        <span class="step-no mono">{ format!("#{} · t={}", r.index, r.at) }</span>
-                        { r.text.clone() }
+                        <span class="step-no mono">{ format!("#{} · t={}", r.index, r.at.0) }</span>
+                        { r.caption.clone() }
                     </p>
                 }) }
             }
