@@ -38,7 +38,9 @@ test('a link restores story, policy, step, compare modes and speed, and round-tr
 });
 
 test('autoplay from a link plays, and moving updates the address without adding history', async () => {
-  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&play=1&speed=400');
+  // 2× (400 ms a step): slow enough that a loaded machine cannot finish the 20 steps before the
+  // first check, fast enough to move within the wait below.
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&play=1&speed=200');
   assert.equal(await page.locator('#play').getAttribute('aria-pressed'), 'true');
   await page.waitForFunction(() => /step=[3-9]|step=1\d/.test(location.hash), null, { timeout: 10_000 });
   await page.click('#play');

@@ -11,14 +11,14 @@ use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlElement, HtmlInputElement, KeyboardEvent};
 use yew::prelude::*;
 
-use crate::components::compare::CompareView;
+use crate::components::compare::{compare_view, CompareProps};
 use crate::components::controls::{controls, ControlsProps};
-use crate::components::diagram::{legend, Diagram};
+use crate::components::diagram::{diagram_view, legend, DiagramProps};
 use crate::components::editor::Editor;
-use crate::components::explore::ExplorePanel;
+use crate::components::explore::{explore_panel, ExploreProps};
 use crate::components::icons::icon;
-use crate::components::log::Log;
-use crate::components::panels::{caption, Panels};
+use crate::components::log::{log, LogProps};
+use crate::components::panels::{caption, panels};
 use crate::components::picker::Picker;
 use crate::components::register as view;
 use crate::components::share::{LinkProblem, ShareExport};
@@ -284,22 +284,23 @@ fn visualizer(
         .unwrap_or("");
     let main = match &state.compare {
         Some(compare) => html! {
-            <CompareView compare={compare.clone()} on={on.clone()} on_seek={on_seek.clone()}
-                nodes={compare_refs.clone()} />
+            { compare_view(&CompareProps { compare, on: on.clone(), on_seek: on_seek.clone(),
+                nodes: compare_refs.clone() }) }
         },
         None => html! {
             <div class={classes!("stage", (!state.shows("panels")).then_some("alone"))}>
                 <section class="card diagram-card" aria-labelledby="diagram-title">
                     <h2 id="diagram-title" class="sr-only">{ "Swimlane diagram" }</h2>
-                    <Diagram run={state.run.clone()} position={state.position} frame={state.frame.clone()}
-                        id="main" on_seek={on_seek.clone()} node={diagram_ref.clone()} />
+                    { diagram_view(&DiagramProps { run: &state.run, position: state.position,
+                        frame: &state.frame, id: "main".into(), on_seek: on_seek.clone(),
+                        node: diagram_ref.clone() }) }
                     if state.shows("legend") {
                         { legend() }
                     }
                 </section>
                 if state.shows("panels") {
                     <aside class="side-panels" aria-label="State at this step">
-                        <Panels frame={state.frame.clone()} />
+                        { panels(&state.frame) }
                     </aside>
                 }
             </div>
@@ -364,7 +365,7 @@ fn visualizer(
                         edited={state.edited} on={on.clone()} />
                 }
                 if !compare_on && state.shows("log") {
-                    <Log run={state.run.clone()} position={state.position} on_seek={on_seek.clone()} node={log_ref.clone()} />
+                    { log(&LogProps { run: state.run.clone(), position: state.position, on_seek: on_seek.clone(), node: log_ref.clone() }) }
                 }
             </div>
             if !embedded {
@@ -507,10 +508,13 @@ fn Explore(props: &ExploreShellProps) -> Html {
         let dispatcher = state.dispatcher();
         Callback::from(move |action: ExploreAction| dispatcher.dispatch(action))
     };
-    html! {
-        <ExplorePanel offers={offers} switches={props.switches.clone()} status={state.status.clone()}
-            on={props.on.clone()} on_explore={on_explore} />
-    }
+    explore_panel(&ExploreProps {
+        offers,
+        switches: props.switches.clone(),
+        status: state.status.clone(),
+        on: props.on.clone(),
+        on_explore,
+    })
 }
 
 /// Browser benchmark hook (`window.wasmBindings.explore_bench(workers)`): explores the

@@ -5,15 +5,16 @@ use fencelab_core::scenario::model::Enforcement;
 use yew::prelude::*;
 
 use crate::components::controls::{event_number, when};
-use crate::components::diagram::Diagram;
+use crate::components::diagram::{diagram_view, DiagramProps};
 use crate::components::icons::icon;
 use crate::components::panels::caption;
 use crate::viz::frame::{enforcement_name, Frame};
 use crate::viz::state::{Action, Compare, CompareSide, Side, MODES};
 
-#[derive(Properties, PartialEq)]
-pub struct CompareProps {
-    pub compare: Compare,
+/// What compare mode shows. Not a component's props: the compared runs move with every tick, so a
+/// component would re-render each time anyway.
+pub struct CompareProps<'a> {
+    pub compare: &'a Compare,
     pub on: Callback<Action>,
     pub on_seek: Callback<usize>,
     /// The two diagrams' scrolling boxes, so the shell can keep the current time in view.
@@ -45,8 +46,8 @@ fn side_view(
             html! {
                 <>
                     { caption(steps, kind, &format!("{id}-caption")) }
-                    <Diagram run={run.clone()} position={side.position} frame={side.frame.clone()}
-                        id={id} on_seek={on_seek.clone()} node={node.clone()} />
+                    { diagram_view(&DiagramProps { run, position: side.position, frame: &side.frame,
+                        id: id.into(), on_seek: on_seek.clone(), node: node.clone() }) }
                 </>
             }
         }
@@ -118,9 +119,9 @@ fn verdict(frame: &Frame) -> Html {
     }
 }
 
-#[component]
-pub fn CompareView(props: &CompareProps) -> Html {
-    let c = &props.compare;
+/// Both sides in lockstep and their final states side by side.
+pub fn compare_view(props: &CompareProps) -> Html {
+    let c = props.compare;
     let (left, right) = (&c.left.last, &c.right.last);
     let places: Vec<String> = {
         let mut seen = Vec::new();

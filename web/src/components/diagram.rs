@@ -2,8 +2,6 @@
 //! down the page. Items are small components with cheap props, so a step re-renders only what
 //! changed (a mark appearing, a message moving, the current row).
 
-use std::rc::Rc;
-
 use fencelab_core::scenario::diagram::LaneKind;
 use yew::prelude::*;
 
@@ -17,16 +15,17 @@ use crate::viz::run::RunRef;
 /// Extra room on the right for the last lane's labels.
 const RIGHT_ROOM: f64 = 96.0;
 
-#[derive(Properties, PartialEq)]
-pub struct DiagramProps {
-    pub run: RunRef,
+/// What a diagram shows. Not a component's props: the position moves with every step, so a
+/// component would re-render each time anyway; the costly parts below (the backdrop and the
+/// buckets of settled items) are components and are reused.
+pub struct DiagramProps<'a> {
+    pub run: &'a RunRef,
     pub position: usize,
-    pub frame: Rc<Frame>,
+    pub frame: &'a Frame,
     /// Makes SVG ids unique when two diagrams share the page.
     pub id: AttrValue,
     /// Seeks to a position (a mark's step + 1) when a mark is clicked.
     pub on_seek: Callback<usize>,
-    #[prop_or_default]
     pub node: NodeRef,
 }
 
@@ -312,9 +311,8 @@ fn Bucket(props: &BucketProps) -> Html {
 }
 
 /// The diagram of one run at one position.
-#[component]
-pub fn Diagram(props: &DiagramProps) -> Html {
-    let run = &props.run;
+pub fn diagram_view(props: &DiagramProps) -> Html {
+    let run = props.run;
     let layout = &run.layout;
     let position = props.position;
     let now = run.tick_at(position);
@@ -355,7 +353,7 @@ pub fn Diagram(props: &DiagramProps) -> Html {
                         <div class={classes!("lane-head", lane_class(lane.kind), frozen.then_some("frozen"))}
                             role="listitem" data-lane={lane.id.clone()}>
                             <span class="lane-name">{ icon(lane_class(lane.kind)) }{ lane.label.clone() }</span>
-                            { lane_status(&lane.id, &props.frame) }
+                            { lane_status(&lane.id, props.frame) }
                         </div>
                     }
                 }) }

@@ -14,7 +14,8 @@ use crate::viz::explore::{config, explain, toggled, Counterexample, ExploreActio
 use crate::viz::explore::{Outcome, Status};
 use crate::viz::state::Action;
 
-#[derive(Properties, PartialEq)]
+/// What the explorer panel shows. Not a component's props: the panel is drawn by the explorer's
+/// own component whenever its search moves, so a second component would only add Yew's code.
 pub struct ExploreProps {
     /// The switches that change something for the story on screen.
     pub offers: Vec<Offer>,
@@ -163,8 +164,8 @@ fn result(status: &Status, on: &Callback<Action>, on_explore: &Callback<ExploreA
     }
 }
 
-#[component]
-pub fn ExplorePanel(props: &ExploreProps) -> Html {
+/// The "break the protocol" panel: switches, the search and its outcome.
+pub fn explore_panel(props: &ExploreProps) -> Html {
     let busy = matches!(props.status, Status::Running(_));
     let find = props.on_explore.reform(|_: MouseEvent| ExploreAction::Start);
     html! {

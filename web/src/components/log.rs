@@ -6,12 +6,12 @@ use crate::components::diagram::LONG_RUN;
 use crate::components::icons::icon;
 use crate::viz::run::RunRef;
 
-#[derive(Properties, PartialEq)]
+/// What the event log shows. Not a component's props: the position changes with every step, so a
+/// component would re-render each time anyway; the rows below it are components and are reused.
 pub struct LogProps {
     pub run: RunRef,
     pub position: usize,
     pub on_seek: Callback<usize>,
-    #[prop_or_default]
     pub node: NodeRef,
 }
 
@@ -60,8 +60,8 @@ fn Rows(props: &RowsProps) -> Html {
     }
 }
 
-#[component]
-pub fn Log(props: &LogProps) -> Html {
+/// The event log: every step in words, the ones still to come faded.
+pub fn log(props: &LogProps) -> Html {
     let position = props.position;
     let current = position.checked_sub(1).map_or_else(|| "none".to_string(), |c| c.to_string());
     let long = props.run.len() > LONG_RUN;

@@ -1,8 +1,6 @@
 //! The caption and the state panels: authority, workers, stores, gateway, rejections and
 //! invariants, all read from a [`Frame`].
 
-use std::rc::Rc;
-
 use fencelab_core::StepRecord;
 use yew::prelude::*;
 
@@ -32,26 +30,19 @@ pub fn caption(steps: &[StepRecord], kind: &str, id: &str) -> Html {
     }
 }
 
-#[derive(Properties, PartialEq)]
-pub struct PanelsProps {
-    pub frame: Rc<Frame>,
-    #[prop_or_default]
-    pub compact: bool,
-}
-
 fn gen(g: Option<u64>) -> String {
     g.map_or_else(|| "none".into(), |g| g.to_string())
 }
 
-#[component]
-pub fn Panels(props: &PanelsProps) -> Html {
-    let f = &props.frame;
+/// The state panels after a step, read from its frame. A plain function: the frame is new at
+/// every step, so a component would re-render each time anyway.
+pub fn panels(f: &Frame) -> Html {
     if let Some(error) = &f.error {
         return html! { <p class="error">{ error.clone() }</p> };
     }
     let total: u64 = f.rejections.iter().map(|(_, n)| n).sum();
     html! {
-        <div class={classes!("panels", props.compact.then_some("compact"))}>
+        <div class="panels">
             <section class="panel" aria-label="Lease authority" data-testid="authority-panel">
                 <h3>{ icon("authority") }{ "Lease authority" }</h3>
                 <table class="kv">
