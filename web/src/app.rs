@@ -12,7 +12,7 @@ use web_sys::{Element, HtmlElement, HtmlInputElement, KeyboardEvent};
 use yew::prelude::*;
 
 use crate::components::compare::{compare_view, CompareProps};
-use crate::components::controls::{controls, ControlsProps};
+use crate::components::controls::{click, controls, ControlsProps};
 use crate::components::diagram::{diagram_view, legend, DiagramProps};
 use crate::components::editor::Editor;
 use crate::components::explore::{explore_panel, ExploreProps};
@@ -221,7 +221,7 @@ pub fn App() -> Html {
                 .into_iter().map(|(t, id, label)| html! {
                     <button id={id} type="button" class={classes!("tab", (state.tab == t).then_some("on"))}
                         aria-current={(state.tab == t).then_some("page")}
-                        onclick={on.reform(move |_: MouseEvent| Action::Tab(t))}>{ label }</button>
+                        onclick={click(&on, Action::Tab(t))}>{ label }</button>
                 }) }
         </nav>
     };
@@ -324,11 +324,11 @@ fn visualizer(
                 </div>
                 <div class="modes">
                     <button id="compare-toggle" type="button" class={classes!("chip", compare_on.then_some("on"))}
-                        aria-pressed={compare_on.to_string()} onclick={on.reform(move |_: MouseEvent| Action::Compare(!compare_on))}>
+                        aria-pressed={compare_on.to_string()} onclick={click(on, Action::Compare(!compare_on))}>
                         { icon("compare") }{ "Compare enforcement" }
                     </button>
                     <button id="editor-toggle" type="button" class={classes!("chip", state.editor.open.then_some("on"))}
-                        aria-pressed={state.editor.open.to_string()} onclick={on.reform(|_: MouseEvent| Action::ToggleEditor)}>
+                        aria-pressed={state.editor.open.to_string()} onclick={click(on, Action::ToggleEditor)}>
                         { icon("edit") }{ "Edit scenario JSON" }
                     </button>
                 </div>

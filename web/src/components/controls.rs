@@ -31,13 +31,19 @@ fn button(
     action: Action,
     on: &Callback<Action>,
 ) -> Html {
-    let onclick = on.reform(move |_: MouseEvent| action.clone());
+    let onclick = click(on, action);
     html! {
         <button id={id.to_string()} type="button" class="tool" aria-label={label.to_string()} title={label.to_string()}
             disabled={disabled} onclick={onclick}>
             { icon(glyph) }
         </button>
     }
+}
+
+/// A click handler that dispatches `action`. One closure type serves every such button, so the
+/// wasm carries one copy of the callback plumbing instead of one per button.
+pub fn click(on: &Callback<Action>, action: Action) -> Callback<MouseEvent> {
+    on.reform(move |_: MouseEvent| action.clone())
 }
 
 /// A callback that turns an event into an action when it can, and ignores it otherwise.
@@ -77,7 +83,7 @@ pub fn controls(props: &ControlsProps) -> Html {
                 { button("step-back", "back", "Step back (Left arrow)", at == 0, Action::Back, on) }
                 <button id="play" type="button" class={classes!("tool", "play", props.playing.then_some("on"))}
                     aria-label={play_label} title={play_label} aria-pressed={props.playing.to_string()}
-                    disabled={end == 0} onclick={on.reform(|_: MouseEvent| Action::TogglePlay)}>
+                    disabled={end == 0} onclick={click(on, Action::TogglePlay)}>
                     { icon(if props.playing { "pause" } else { "play" }) }
                 </button>
                 { button("step-forward", "forward", "Step forward (Right arrow)", at >= end, Action::Forward, on) }

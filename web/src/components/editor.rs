@@ -8,7 +8,7 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlTextAreaElement;
 use yew::prelude::*;
 
-use crate::components::controls::when;
+use crate::components::controls::{click, when};
 use crate::components::icons::icon;
 use crate::viz::state::Action;
 
@@ -51,7 +51,7 @@ pub fn Editor(props: &EditorProps) -> Html {
                 aria-invalid={props.error.is_some().to_string()}
                 value={props.text.to_string()} oninput={on_input} />
             <div class="editor-actions">
-                <button type="button" class="secondary" onclick={props.on.reform(|_: MouseEvent| Action::RevertEdit)}>
+                <button type="button" class="secondary" onclick={click(&props.on, Action::RevertEdit)}>
                     { "Reset to the scenario on screen" }
                 </button>
             </div>

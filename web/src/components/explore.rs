@@ -9,6 +9,7 @@ use fencelab_core::ExploreStats;
 use fencelab_core::Named;
 use yew::prelude::*;
 
+use crate::components::controls::click;
 use crate::components::icons::icon;
 use crate::viz::explore::{config, explain, toggled, Counterexample, ExploreAction, Offer};
 use crate::viz::explore::{Outcome, Status};
@@ -118,7 +119,7 @@ fn broken_view(stats: &ExploreStats, found: &Rc<Counterexample>, on: &Callback<A
                     { icon("play") }{ "Play it from the start" }
                 </button>
                 <button type="button" id="explore-jump" class="chip"
-                    onclick={on.reform(move |_: MouseEvent| Action::Seek(steps))}>
+                    onclick={click(on, Action::Seek(steps))}>
                     { icon("warn") }{ "Jump to the break" }
                 </button>
             </div>

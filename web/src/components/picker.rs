@@ -9,7 +9,7 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::components::controls::when;
+use crate::components::controls::{click, when};
 
 use crate::viz::state::{Action, PolicyChoice, GENERATED, GENERATED_SIZE};
 
@@ -75,7 +75,7 @@ pub fn Picker(props: &PickerProps) -> Html {
                             html! {
                                 <button type="button" role="radio" aria-checked={checked.to_string()}
                                     class={classes!("seg", checked.then_some("on"))} data-variant={v.clone()}
-                                    onclick={on.reform(move |_: MouseEvent| Action::Variant(value.clone()))}>
+                                    onclick={click(on, Action::Variant(value.clone()))}>
                                     { v.clone() }
                                 </button>
                             }

@@ -10,6 +10,7 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
+use crate::components::controls::click;
 use crate::components::icons::icon;
 use crate::io;
 use crate::viz::run::RunRef;
@@ -173,7 +174,7 @@ pub fn LinkProblem(props: &LinkProblemProps) -> Html {
     let restore = saved.map(|scenario| {
         let title = scenario.title.clone();
         let scenario = Box::new(scenario);
-        let onclick = props.on.reform(move |_: MouseEvent| Action::Load(scenario.clone()));
+        let onclick = click(&props.on, Action::Load(scenario));
         html! {
             <button id="restore-custom" type="button" class="chip" onclick={onclick}>
                 { format!("Restore your last custom scenario (“{title}”)") }
@@ -187,7 +188,7 @@ pub fn LinkProblem(props: &LinkProblemProps) -> Html {
             <div class="link-error-actions">
                 { for restore }
                 <button id="dismiss-link-error" type="button" class="chip"
-                    onclick={props.on.reform(|_: MouseEvent| Action::DismissLinkError)}>{ "Dismiss" }</button>
+                    onclick={click(&props.on, Action::DismissLinkError)}>{ "Dismiss" }</button>
             </div>
         </div>
     }
