@@ -31,7 +31,7 @@ trunk build --release --offline
 section "release transfer size (scripts/size.sh)"
 # The 250 KB budget is not met yet (issue 5 stays open until it is): the figure is printed on
 # every run, and FENCELAB_ENFORCE_SIZE=1 turns an overrun into a failure, as it will be by
-# default once the bundle fits. Meanwhile a ceiling just above today's figure (278.3 KB) keeps
+# default once the bundle fits. Meanwhile a ceiling just above today's figure (278.1 KB) keeps
 # the bundle from growing unnoticed: crossing it fails the run.
 SIZE_CEILING=281000
 size_ok=1
