@@ -12,6 +12,16 @@ pub(crate) fn as_object<K: Serialize, V: Serialize, S: Serializer>(
     serializer.collect_map(map.iter())
 }
 
+/// Each name mapped to its position in `names`: the lookup from a name in a scenario to the index
+/// of its lane, resource or store. Inserted one by one, so no sort routine is compiled for it.
+pub(crate) fn index_by_name<'a>(names: impl Iterator<Item = &'a str>) -> LiteMap<String, usize> {
+    let mut index = LiteMap::new();
+    for (i, name) in names.enumerate() {
+        index.insert(name.to_string(), i);
+    }
+    index
+}
+
 /// A set of strings kept as a sorted vector. Scenarios hold a handful of names and operation
 /// ids, so a binary search beats a B-tree here, and the wasm page avoids one more B-tree copy.
 /// It serializes as a sorted JSON list, as `BTreeSet<String>` did.

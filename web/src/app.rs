@@ -365,7 +365,7 @@ fn visualizer(
                         edited={state.edited} on={on.clone()} />
                 }
                 if !compare_on && state.shows("log") {
-                    { log(&LogProps { run: state.run.clone(), position: state.position, on_seek: on_seek.clone(), node: log_ref.clone() }) }
+                    { log(&LogProps { run: &state.run, position: state.position, on_seek: on_seek.clone(), node: log_ref.clone() }) }
                 }
             </div>
             if !embedded {

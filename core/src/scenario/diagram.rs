@@ -566,10 +566,7 @@ pub fn diagram(scenario: &Scenario, timeline: &[StepRecord], violations: &[Viola
         });
     }
     let end = timeline.last().map_or(Tick::ZERO, |r| r.at);
-    let mut index = LiteMap::new();
-    for (i, lane) in lanes.iter().enumerate() {
-        index.insert(lane.id.clone(), i);
-    }
+    let index = crate::maps::index_by_name(lanes.iter().map(|l| l.id.as_str()));
     let mut builder = Builder {
         lanes: lanes.clone(),
         index,

@@ -145,7 +145,9 @@ impl Engine {
             log_lens: Vec::new(),
             replaying: false,
             branching: scenario_branches(&scenario_copy),
-            resource_indices: scenario_indices(&scenario_resources),
+            resource_indices: crate::maps::index_by_name(
+                scenario_resources.iter().map(String::as_str),
+            ),
         })
     }
 
@@ -1389,15 +1391,6 @@ fn scenario_branches(scenario: &Scenario) -> bool {
             .iter()
             .flat_map(|w| &w.script)
             .any(|s| matches!(s, Step::Pause { optional: true, .. }))
-}
-
-fn scenario_indices(names: &[String]) -> LiteMap<String, usize> {
-    // Inserting one by one avoids compiling a sort for this one map; there are few resources.
-    let mut map = LiteMap::new();
-    for (i, n) in names.iter().enumerate() {
-        map.insert(n.clone(), i);
-    }
-    map
 }
 
 fn ids(resource: &str, worker: &str) -> (ResourceId, WorkerId) {

@@ -5,6 +5,7 @@ use crate::clock::Tick;
 use crate::gateway::{Delivery, EffectRequest, SideEffectGateway};
 use crate::generation::Generation;
 use crate::idempotency::FencedResource;
+use crate::maps::StringSet;
 use crate::register::{Revision, WriteRequest};
 use crate::scenario::event::TokenKind;
 use crate::scenario::invariant::{InvariantKind, Violation};
@@ -12,8 +13,6 @@ use crate::scenario::model::{Enforcement, PauseReason};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-use crate::maps::StringSet;
 use std::sync::Arc;
 
 /// The state of a run between two steps.

@@ -8,8 +8,8 @@ use crate::viz::run::RunRef;
 
 /// What the event log shows. Not a component's props: the position changes with every step, so a
 /// component would re-render each time anyway; the rows below it are components and are reused.
-pub struct LogProps {
-    pub run: RunRef,
+pub struct LogProps<'a> {
+    pub run: &'a RunRef,
     pub position: usize,
     pub on_seek: Callback<usize>,
     pub node: NodeRef,

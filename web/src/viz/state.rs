@@ -683,6 +683,8 @@ impl Reducible for Viz {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use fencelab_core::scenario::library;
 
     #[test]
     fn merged_ticks_are_the_sorted_distinct_union() {
@@ -700,8 +702,6 @@ mod tests {
             assert_eq!(merge_ticks(a.iter().copied(), b.iter().copied()), want, "{a:?} + {b:?}");
         }
     }
-    use super::*;
-    use fencelab_core::scenario::library;
 
     fn apply(state: Rc<Viz>, actions: impl IntoIterator<Item = Action>) -> Rc<Viz> {
         actions.into_iter().fold(state, Reducible::reduce)
