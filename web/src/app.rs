@@ -25,10 +25,12 @@ use crate::components::share::{LinkProblem, ShareExport};
 use crate::components::transcript::Transcript;
 use crate::io;
 use crate::playground::{Action as PlaygroundAction, RegisterView};
+use crate::viz::explore::Status;
 use crate::viz::explore::{self as explore, ExploreAction, ExploreView, Job};
 use crate::viz::layout::ROW;
 use crate::viz::run::RunRef;
 use crate::viz::state::{Action, Tab, Viz};
+use crate::TOOLS;
 use fencelab_core::share::{Embed, ShareLink};
 
 /// How long a fresh playground outcome stays highlighted, in milliseconds.
@@ -89,6 +91,14 @@ fn keep_in_view_x(container: &Element, (from, to): (f64, f64)) {
     }
 }
 
+/// Where the viewer is with loading the tools module.
+#[derive(Clone, PartialEq)]
+enum ToolsLoad {
+    Idle,
+    Loading,
+    Failed(String),
+}
+
 #[component]
 pub fn App() -> Html {
     // The fragment holds the whole view (core's `ShareLink`); an empty one is the first story.
@@ -109,7 +119,13 @@ pub fn App() -> Html {
         ..link
     }
     .to_fragment();
-    use_effect_with(fragment.clone(), |fragment| io::replace_fragment(fragment));
+    // A link the viewer hands to the tools stays as it was, so they open the view it names.
+    let wants_tools = state.wants_tools;
+    use_effect_with(fragment.clone(), move |fragment| {
+        if !wants_tools {
+            io::replace_fragment(fragment);
+        }
+    });
     // Keep the last custom scenario in this browser, so a bad link never loses it.
     use_effect_with((state.edited, state.base.clone()), |(edited, base)| {
         if *edited {
@@ -205,9 +221,39 @@ pub fn App() -> Html {
         });
     }
 
+    // The viewer loads the tools module when the reader asks for a tool it lacks; once loaded,
+    // the tools take the page over, so only a failure comes back here.
+    let tools = use_state(|| ToolsLoad::Idle);
+    let load_tools = {
+        let tools = tools.clone();
+        // The loader itself loads once, however often it is asked.
+        use_callback((), move |control: &'static str, _| {
+            if TOOLS {
+                return;
+            }
+            tools.set(ToolsLoad::Loading);
+            let tools = tools.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                if let Err(e) = io::load_tools(control).await {
+                    tools.set(ToolsLoad::Failed(e));
+                }
+            });
+        })
+    };
+    {
+        let load_tools = load_tools.clone();
+        use_effect_with((), move |_| {
+            if wants_tools {
+                load_tools.emit("");
+            }
+        });
+    }
     let on = {
         let dispatcher = state.dispatcher();
-        use_callback((), move |action: Action, _| dispatcher.dispatch(action))
+        use_callback(load_tools, move |action: Action, load_tools| match action.tool_control() {
+            Some(control) => load_tools.emit(control),
+            None => dispatcher.dispatch(action),
+        })
     };
     let on_seek = {
         let dispatcher = state.dispatcher();
@@ -237,23 +283,34 @@ pub fn App() -> Html {
             { tabs }
         </header>
     };
+    let tools_status = match &*tools {
+        ToolsLoad::Idle => Html::default(),
+        ToolsLoad::Loading => html! {
+            <p id="tools-status" class="tools-status" role="status">{ "Loading the tools…" }</p>
+        },
+        ToolsLoad::Failed(e) => html! {
+            <p id="tools-status" class="tools-status error" role="alert">
+                { format!("The tools could not load: {e}. Reload the page to try again.") }
+            </p>
+        },
+    };
     if state.embed.is_some() {
         return html! {
             <main class="embed">
                 { visualizer(&state, &share, &on, &on_seek, (&diagram_ref, &log_ref), &compare_refs) }
+                { tools_status }
             </main>
         };
     }
     let body = match state.tab {
-        Tab::Playground => html! { <Playground /> },
-        Tab::Visualizer => {
-            visualizer(&state, &share, &on, &on_seek, (&diagram_ref, &log_ref), &compare_refs)
-        }
+        Tab::Playground if TOOLS => html! { <Playground /> },
+        _ => visualizer(&state, &share, &on, &on_seek, (&diagram_ref, &log_ref), &compare_refs),
     };
     html! {
         <div class="app">
             { header }
             <main class="page wide">{ body }</main>
+            { tools_status }
             <footer class="footer">
                 { "Runs entirely in your browser: every step is " }<code>{ "fencelab-core" }</code>
                 { " compiled to WebAssembly. Nothing is sent anywhere." }
@@ -273,21 +330,21 @@ fn visualizer(
     let scenario = &state.run.scenario;
     let (at, end) = state.cursor();
     let (unit, now) = match &state.compare {
-        Some(c) => ("tick", c.now()),
-        None => ("step", state.run.tick_at(state.position)),
+        Some(c) if TOOLS => ("tick", c.now()),
+        _ => ("step", state.run.tick_at(state.position)),
     };
-    let compare_on = state.compare.is_some();
+    let compare_on = TOOLS && state.compare.is_some();
     let kind = state
         .current()
         .and_then(|r| state.run.layout.step_kinds.get(r.index))
         .copied()
         .unwrap_or("");
     let main = match &state.compare {
-        Some(compare) => html! {
+        Some(compare) if TOOLS => html! {
             { compare_view(&CompareProps { compare, on: on.clone(), on_seek: on_seek.clone(),
                 nodes: compare_refs.clone() }) }
         },
-        None => html! {
+        _ => html! {
             <div class={classes!("stage", (!state.shows("panels")).then_some("alone"))}>
                 <section class="card diagram-card" aria-labelledby="diagram-title">
                     <h2 id="diagram-title" class="sr-only">{ "Swimlane diagram" }</h2>
@@ -347,8 +404,19 @@ fn visualizer(
                     <span class={classes!("badge", "variant")}>{ scenario.variant.clone() }</span></h1>
             }
             if !embedded {
-                <Explore run={state.run.clone()} switches={state.switches.clone()}
-                    comparing={compare_on} on={on.clone()} />
+                if TOOLS {
+                    <Explore run={state.run.clone()} switches={state.switches.clone()}
+                        comparing={compare_on} on={on.clone()} />
+                } else {
+                    // The switches work here; the search itself is one of the tools.
+                    { explore_panel(&ExploreProps {
+                        offers: explore::offers(&state.run.scenario, &state.switches),
+                        switches: state.switches.clone(),
+                        status: Status::Idle,
+                        on: on.clone(),
+                        on_explore: on.reform(|_| Action::Tools("explore-find")),
+                    }) }
+                }
             }
             <div class={classes!("player", embedded.then_some("static"))}>
                 if state.shows("controls") {
@@ -360,7 +428,7 @@ fn visualizer(
             </div>
             { main }
             <div class={classes!("lower", state.editor.open.then_some("with-editor"))}>
-                if state.editor.open && !embedded {
+                if TOOLS && state.editor.open && !embedded {
                     <Editor text={state.editor.text.clone()} error={state.editor.error.clone()}
                         edited={state.edited} on={on.clone()} />
                 }
@@ -517,6 +585,7 @@ fn Explore(props: &ExploreShellProps) -> Html {
     })
 }
 
+#[cfg(feature = "tools")]
 /// Browser benchmark hook (`window.wasmBindings.explore_bench(workers)`): explores the
 /// contention scenario with `workers` workers to the end in one go and returns JSON with the
 /// counts and the wasm linear memory in bytes afterwards (it only grows, so it is the peak).
@@ -533,6 +602,7 @@ pub fn explore_bench(workers: usize) -> String {
     )
 }
 
+#[cfg(feature = "tools")]
 /// Test hook (`window.wasmBindings.explore_pace(steps, ms)`): explorer steps per timer tick and
 /// milliseconds between ticks, so a browser test can make a search slow enough to cancel;
 /// `explore_pace(0, 0)` restores the default.

@@ -14,6 +14,7 @@ use crate::components::icons::icon;
 use crate::viz::explore::{config, explain, toggled, Counterexample, ExploreAction, Offer};
 use crate::viz::explore::{Outcome, Status};
 use crate::viz::state::Action;
+use crate::TOOLS;
 
 /// What the explorer panel shows. Not a component's props: the panel is drawn by the explorer's
 /// own component whenever its search moves, so a second component would only add Yew's code.
@@ -187,7 +188,9 @@ pub fn explore_panel(props: &ExploreProps) -> Html {
                     { icon("read") }{ "Find a counterexample" }
                 </button>
             </div>
-            { result(&props.status, &props.on, &props.on_explore) }
+            if TOOLS {
+                { result(&props.status, &props.on, &props.on_explore) }
+            }
         </section>
     }
 }

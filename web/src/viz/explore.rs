@@ -36,7 +36,8 @@ pub fn pace() -> (usize, u32) {
 }
 
 /// Sets the explorer steps per slice (0: the default) and the milliseconds between slices, so
-/// a browser test can make a search slow enough to cancel.
+/// a browser test can make a search slow enough to cancel. The hook is the tools module's.
+#[cfg(feature = "tools")]
 pub fn set_pace(budget: usize, ms: u32) {
     PACE.with(|p| p.set((if budget == 0 { SLICE } else { budget }, ms)));
 }
@@ -291,6 +292,7 @@ impl Job {
 
 /// Figures from exploring `library::contention(workers)` to the end in one go, for the browser
 /// benchmark: the counts, and whether no schedule broke anything.
+#[cfg(feature = "tools")]
 pub fn bench(workers: usize) -> (ExploreStats, bool) {
     use fencelab_core::scenario::library::contention;
     use fencelab_core::scenario::model::Enforcement;

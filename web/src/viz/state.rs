@@ -14,6 +14,7 @@ use yew::Reducible;
 
 use crate::viz::frame::Frame;
 use crate::viz::run::{Run, RunRef};
+use crate::TOOLS;
 
 /// The picker's entry for the generated benchmark scenario (links name it the same way).
 pub use fencelab_core::share::{GENERATED, GENERATED_SIZE};
@@ -105,6 +106,25 @@ pub enum Action {
     DismissLinkError,
     /// Replay an exported run file (JSON) to the step it was exported at.
     Import(Rc<String>),
+    /// The reader pressed the control with this id, whose tool the viewer does not carry: the
+    /// shell loads the tools module, which takes the page over and presses it again.
+    Tools(&'static str),
+}
+
+impl Action {
+    /// The control to press again in the tools module, when the viewer cannot do this itself.
+    pub fn tool_control(&self) -> Option<&'static str> {
+        if TOOLS {
+            return None;
+        }
+        match self {
+            Action::Compare(true) => Some("compare-toggle"),
+            Action::ToggleEditor => Some("editor-toggle"),
+            Action::Tab(Tab::Playground) => Some("tab-playground"),
+            Action::Tools(id) => Some(id),
+            _ => None,
+        }
+    }
 }
 
 /// One side of compare mode.
@@ -266,6 +286,9 @@ pub struct Viz {
     pub switches: Vec<Switch>,
     /// What was wrong with the link the page was opened with, if anything.
     pub link_error: Option<String>,
+    /// The viewer opened a link that needs the tools (compare mode): the shell loads them at
+    /// once and leaves the address as the link had it.
+    pub wants_tools: bool,
 }
 
 /// `scenario` with one same-generation policy everywhere.
@@ -350,6 +373,7 @@ impl Viz {
             embed: None,
             switches: Vec::new(),
             link_error: None,
+            wants_tools: false,
         }
     }
 
@@ -381,7 +405,7 @@ impl Viz {
         if !link.switches.is_empty() {
             actions.push(Action::Switches(link.switches.clone()));
         }
-        if let Some((left, right)) = link.compare {
+        if let Some((left, right)) = link.compare.filter(|_| TOOLS) {
             actions.push(Action::Compare(true));
             actions.push(Action::CompareMode(Side::Left, left));
             actions.push(Action::CompareMode(Side::Right, right));
@@ -396,6 +420,7 @@ impl Viz {
             state = state.reduce(action);
         }
         let mut state = Rc::unwrap_or_clone(state);
+        state.wants_tools = !TOOLS && link.compare.is_some();
         state.link_error = state.error.take();
         if state.link_error.is_none() {
             state.embed = link.embed;
@@ -437,8 +462,8 @@ impl Viz {
     /// Where the controls are and how far they go: steps in single mode, ticks in compare mode.
     pub fn cursor(&self) -> (usize, usize) {
         match &self.compare {
-            Some(c) => (c.cursor, c.ticks.len()),
-            None => (self.position, self.run.len()),
+            Some(c) if TOOLS => (c.cursor, c.ticks.len()),
+            _ => (self.position, self.run.len()),
         }
     }
 
@@ -449,8 +474,8 @@ impl Viz {
 
     fn seek(&mut self, to: usize) {
         match &mut self.compare {
-            Some(c) => c.seek(to),
-            None => {
+            Some(c) if TOOLS => c.seek(to),
+            _ => {
                 self.position = to.min(self.run.len());
                 self.frame = Rc::new(self.run.frame(self.position));
             }
@@ -465,7 +490,7 @@ impl Viz {
             Ok(run) => {
                 self.run = RunRef(Rc::new(run));
                 self.error = None;
-                if let Some(c) = &self.compare {
+                if let Some(c) = self.compare.as_ref().filter(|_| TOOLS) {
                     let scenario = self.played();
                     let mut next = Compare::new(&scenario, c.left.mode, c.right.mode);
                     next.seek(c.cursor);
@@ -484,7 +509,7 @@ impl Viz {
     }
 
     fn sync_editor(&mut self) {
-        if self.editor.open {
+        if TOOLS && self.editor.open {
             self.editor.text = Rc::new(self.base.to_json());
         }
         self.editor.error = None;
@@ -607,7 +632,8 @@ impl Reducible for Viz {
                 }
             }
             Action::Speed(speed) => next.speed = speed,
-            Action::Compare(on) => {
+            // The tools' actions; the viewer hands them to the tools module (`tool_control`).
+            Action::Compare(on) if TOOLS => {
                 next.playing = false;
                 next.compare = on.then(|| {
                     let scenario = next.played();
@@ -623,7 +649,7 @@ impl Reducible for Viz {
                     next.seek(next.position);
                 }
             }
-            Action::CompareMode(side, mode) => {
+            Action::CompareMode(side, mode) if TOOLS => {
                 let scenario = next.played();
                 if let Some(c) = &mut next.compare {
                     let fresh = CompareSide::new(&scenario, mode);
@@ -634,16 +660,16 @@ impl Reducible for Viz {
                     c.retick();
                 }
             }
-            Action::ToggleEditor => {
+            Action::ToggleEditor if TOOLS => {
                 next.editor.open = !next.editor.open;
                 next.sync_editor();
             }
-            Action::Edit(text) => next.edit(text),
-            Action::RevertEdit => {
+            Action::Edit(text) if TOOLS => next.edit(text),
+            Action::RevertEdit if TOOLS => {
                 next.editor.open = true;
                 next.sync_editor();
             }
-            Action::Tab(tab) => {
+            Action::Tab(tab) if TOOLS => {
                 next.tab = tab;
                 next.playing = false;
             }
@@ -665,7 +691,7 @@ impl Reducible for Viz {
                 next.replay();
             }
             Action::DismissLinkError => next.link_error = None,
-            Action::Import(json) => match RunExport::import(&json) {
+            Action::Import(json) if TOOLS => match RunExport::import(&json) {
                 Ok((export, _)) => {
                     let position = export.position;
                     let mut state = Rc::new(next).reduce(Action::Load(Box::new(export.scenario)));
@@ -676,6 +702,14 @@ impl Reducible for Viz {
                 }
                 Err(e) => next.error = Some(format!("That file could not be imported: {e}")),
             },
+            Action::Compare(_)
+            | Action::CompareMode(..)
+            | Action::ToggleEditor
+            | Action::Edit(_)
+            | Action::RevertEdit
+            | Action::Tab(_)
+            | Action::Import(_)
+            | Action::Tools(_) => return self,
         }
         Rc::new(next)
     }
