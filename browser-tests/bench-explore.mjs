@@ -5,13 +5,13 @@
 //
 // In headless Chromium it explores the contention scenario (the paused worker with 2, 3 and 4
 // workers; the same scenario as `cargo bench -p fencelab-core --bench explore`) to the end with
-// the core's explorer compiled to wasm, through the page's `explore_bench` hook, each run in a
+// the core's explorer compiled to wasm, through the tools module's `explore_bench` hook, each run in a
 // fresh page so memory starts from the same point. Per worker count it prints unique states,
 // transitions, states per second (median of RUNS), the growth of the wasm linear memory during
 // the search (wasm memory only grows, so this is the search's peak) and the page's
 // `performance.memory.usedJSHeapSize` after the search (the JS heap, which holds the wasm memory
 // only as one buffer), then how the cost grows with each added worker.
-import { launch, openPage } from './harness.mjs';
+import { launch, loadTools, openPage } from './harness.mjs';
 
 const RUNS = 3;
 const WORKERS = [2, 3, 4];
@@ -27,6 +27,8 @@ try {
     const runs = [];
     for (let i = 0; i < RUNS; i++) {
       const { page, problems } = await openPage(env);
+      // The hook is the tools module's.
+      await loadTools(page);
       const figures = await page.evaluate((n) => {
         const bindings = window.wasmBindings;
         const before = bindings.wasm_memory();

@@ -4,7 +4,7 @@
 // exception or failed request fails a test. Screenshots: browser-tests/screenshots/explore-*.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DESKTOP, PHONE, launch, openPage, shot, text } from './harness.mjs';
+import { DESKTOP, PHONE, launch, loadTools, openPage, shot, text } from './harness.mjs';
 
 let env;
 
@@ -153,7 +153,9 @@ test('fenced stories: no violation within bounds, with the pinned unique-state c
 test('a running search can be cancelled', async () => {
   const { page, problems } = await openPage(env);
   await pick(page, 'check-then-write', 'atomic');
-  // One explorer step every 40 ms: slow enough to catch mid-run.
+  // One explorer step every 40 ms: slow enough to catch mid-run. The pace is the tools
+  // module's, so it loads first.
+  await loadTools(page);
   await page.evaluate(() => window.wasmBindings.explore_pace(1, 40));
   await page.click('#explore-find');
   await page.locator('#explore-progress').waitFor({ state: 'visible' });

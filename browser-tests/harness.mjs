@@ -76,6 +76,12 @@ export async function openPage(env, path = '/', ready = '#play') {
   return { page, problems };
 }
 
+/**
+ * Loads the tools module now (compare, editor, explorer search, export, playground), as pressing
+ * any tool does, for tests that talk to its test hooks (`explore_pace`) first.
+ */
+export const loadTools = (page) => page.evaluate(() => window.fencelabTools(''));
+
 /** The trimmed text of the first element matching `selector`. */
 export const text = async (page, selector) => (await page.locator(selector).first().textContent())?.trim();
 

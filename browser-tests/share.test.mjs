@@ -150,9 +150,14 @@ test('export the run as JSON, import it: the same step and caption', async () =>
   assert.equal(run.position, 17);
   assert.equal(run.steps.length, 17);
   assert.ok(run.log.length > 0);
-  // Import it into a fresh page showing something else.
+  // Import it into a fresh page showing something else, as a reader does: the button loads the
+  // tools module, which opens the file chooser.
   const other = await openPage(env, '/#scenario=idempotent-retry');
-  await other.page.setInputFiles('#import-json', file);
+  const [chooser] = await Promise.all([
+    other.page.waitForEvent('filechooser'),
+    other.page.click('label[for="import-json"]'),
+  ]);
+  await chooser.setFiles(file);
   await other.page.waitForFunction(() => document.querySelector('[data-testid="position"] .mono')?.textContent.startsWith('17/'));
   assert.equal(await text(other.page, '#caption'), caption);
   assert.match(await text(other.page, '#story-title'), /edited$/);

@@ -284,6 +284,7 @@ pub fn App() -> Html {
         </header>
     };
     let tools_status = match &*tools {
+        _ if TOOLS => Html::default(),
         ToolsLoad::Idle => Html::default(),
         ToolsLoad::Loading => html! {
             <p id="tools-status" class="tools-status" role="status">{ "Loading the tools…" }</p>
