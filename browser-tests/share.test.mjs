@@ -24,7 +24,8 @@ const hash = (page) => page.evaluate(() => location.hash);
 test('a link restores story, policy, step, compare modes and speed, and round-trips', async () => {
   const fragment =
     'scenario=check-then-write&variant=check-then-write&policy=strict&step=4&compare=unfenced,fenced_idempotent&speed=400';
-  const { page, problems } = await openPage(env, `/#${fragment}`);
+  // Compare mode is the tools module's: the page opens straight into it.
+  const { page, problems } = await openPage(env, `/#${fragment}`, '[data-testid="compare"]');
   assert.equal(await page.locator('#case').inputValue(), 'check-then-write');
   assert.equal(await page.locator('#compare-toggle').getAttribute('aria-pressed'), 'true');
   assert.equal((await position(page))[0], 4);

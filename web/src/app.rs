@@ -291,27 +291,34 @@ pub fn App() -> Html {
         },
         ToolsLoad::Failed(e) => html! {
             <p id="tools-status" class="tools-status error" role="alert">
-                { format!("The tools could not load: {e}. Reload the page to try again.") }
+                { format!("The tools could not load: {e}. Press it again to retry.") }
             </p>
         },
     };
-    if state.embed.is_some() {
-        return html! {
-            <main class="embed">
+    // A link that needs the tools shows only a notice until they take over, rather than its
+    // view flashing by without them; if they fail, the viewer shows what it can.
+    let handing_over = state.wants_tools && !matches!(*tools, ToolsLoad::Failed(_));
+    let view = if handing_over {
+        html! { <p id="tools-status" class="tools-status" role="status">{ "Opening this link’s view…" }</p> }
+    } else {
+        html! {
+            <>
                 { visualizer(&state, &share, &on, &on_seek, (&diagram_ref, &log_ref), &compare_refs) }
                 { tools_status }
-            </main>
-        };
+            </>
+        }
+    };
+    if state.embed.is_some() {
+        return html! { <main class="embed">{ view }</main> };
     }
     let body = match state.tab {
         Tab::Playground if TOOLS => html! { <Playground /> },
-        _ => visualizer(&state, &share, &on, &on_seek, (&diagram_ref, &log_ref), &compare_refs),
+        _ => view,
     };
     html! {
         <div class="app">
             { header }
             <main class="page wide">{ body }</main>
-            { tools_status }
             <footer class="footer">
                 { "Runs entirely in your browser: every step is " }<code>{ "fencelab-core" }</code>
                 { " compiled to WebAssembly. Nothing is sent anywhere." }
