@@ -25,6 +25,9 @@ cargo clippy -p fencelab-web --no-default-features --all-targets -- -D warnings
 section "cargo test --workspace"
 cargo test --workspace
 
+section "cargo test -p fencelab-web --no-default-features (the viewer module)"
+cargo test -p fencelab-web --no-default-features
+
 section "cargo doc (broken doc links are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p fencelab-core -p fencelab-sqlite
 

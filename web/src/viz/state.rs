@@ -715,10 +715,63 @@ impl Reducible for Viz {
     }
 }
 
-#[cfg(test)]
+/// The viewer's side of the hand-over (`cargo test -p fencelab-web --no-default-features`).
+#[cfg(all(test, not(feature = "tools")))]
+mod viewer_tests {
+    use super::*;
+
+    #[test]
+    fn the_viewer_names_the_control_for_each_tool_and_changes_nothing_itself() {
+        let start = Rc::new(Viz::new());
+        let tools = [
+            (Action::Compare(true), Some("compare-toggle")),
+            (Action::ToggleEditor, Some("editor-toggle")),
+            (Action::Tab(Tab::Playground), Some("tab-playground")),
+            (Action::Tools("export-json"), Some("export-json")),
+            (Action::Compare(false), None),
+            (Action::Edit("{}".into()), None),
+            (Action::RevertEdit, None),
+            (Action::Import(Rc::new("{}".into())), None),
+        ];
+        for (action, control) in tools {
+            assert_eq!(action.tool_control(), control, "{action:?}");
+            let after = Rc::clone(&start).reduce(action.clone());
+            assert!(Rc::ptr_eq(&after, &start), "{action:?} changed the viewer's state");
+        }
+        // What the viewer does itself stays its own.
+        for action in [Action::Forward, Action::Switches(vec![]), Action::Speed(2)] {
+            assert_eq!(action.tool_control(), None, "{action:?}");
+        }
+        assert!(start.compare.is_none() && !start.editor.open);
+    }
+
+    #[test]
+    fn a_compare_link_waits_for_the_tools_and_keeps_the_rest_of_the_view() {
+        let state = Viz::from_link(ShareLink::parse(
+            "scenario=paused-worker&variant=broken&step=5&compare=unfenced,fenced",
+        ));
+        assert!(state.wants_tools);
+        assert!(state.compare.is_none());
+        assert_eq!((state.variant.as_str(), state.position), ("broken", 5));
+        assert!(state.link_error.is_none());
+        let plain = Viz::from_link(ShareLink::parse("scenario=paused-worker&step=5"));
+        assert!(!plain.wants_tools);
+    }
+}
+
+#[cfg(all(test, feature = "tools"))]
 mod tests {
     use super::*;
     use fencelab_core::scenario::library;
+
+    #[test]
+    fn with_the_tools_every_action_is_handled_here() {
+        for action in [Action::Compare(true), Action::ToggleEditor, Action::Tools("export-json")] {
+            assert_eq!(action.tool_control(), None, "{action:?}");
+        }
+        let state = Viz::from_link(ShareLink::parse("scenario=paused-worker&compare=1"));
+        assert!(!state.wants_tools && state.compare.is_some());
+    }
 
     #[test]
     fn merged_ticks_are_the_sorted_distinct_union() {
