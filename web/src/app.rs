@@ -25,8 +25,7 @@ use crate::components::share::{LinkProblem, ShareExport};
 use crate::components::transcript::Transcript;
 use crate::io;
 use crate::playground::{Action as PlaygroundAction, RegisterView};
-use crate::viz::explore::Status;
-use crate::viz::explore::{self as explore, ExploreAction, ExploreView, Job};
+use crate::viz::explore::{self as explore, ExploreAction, ExploreView, Job, Status};
 use crate::viz::layout::ROW;
 use crate::viz::run::RunRef;
 use crate::viz::state::{Action, Tab, Viz};
@@ -226,7 +225,7 @@ pub fn App() -> Html {
     let tools = use_state(|| ToolsLoad::Idle);
     let load_tools = {
         let tools = tools.clone();
-        // The loader itself loads once, however often it is asked.
+        // Asking again while it loads is harmless: the page's loader fetches the module once.
         use_callback((), move |control: &'static str, _| {
             if TOOLS {
                 return;
@@ -291,7 +290,7 @@ pub fn App() -> Html {
         },
         ToolsLoad::Failed(e) => html! {
             <p id="tools-status" class="tools-status error" role="alert">
-                { format!("The tools could not load: {e}. Press it again to retry.") }
+                { format!("The tools could not load: {e}. Pressing a tool again retries.") }
             </p>
         },
     };
@@ -593,10 +592,11 @@ fn Explore(props: &ExploreShellProps) -> Html {
     })
 }
 
-#[cfg(feature = "tools")]
 /// Browser benchmark hook (`window.wasmBindings.explore_bench(workers)`): explores the
 /// contention scenario with `workers` workers to the end in one go and returns JSON with the
 /// counts and the wasm linear memory in bytes afterwards (it only grows, so it is the peak).
+/// The tools module's, like the explorer it drives.
+#[cfg(feature = "tools")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn explore_bench(workers: usize) -> String {
     let (stats, safe) = explore::bench(workers);
@@ -610,10 +610,10 @@ pub fn explore_bench(workers: usize) -> String {
     )
 }
 
-#[cfg(feature = "tools")]
 /// Test hook (`window.wasmBindings.explore_pace(steps, ms)`): explorer steps per timer tick and
 /// milliseconds between ticks, so a browser test can make a search slow enough to cancel;
-/// `explore_pace(0, 0)` restores the default.
+/// `explore_pace(0, 0)` restores the default. The tools module's.
+#[cfg(feature = "tools")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn explore_pace(steps: usize, ms: u32) {
     explore::set_pace(steps, ms);
