@@ -114,6 +114,7 @@ try {
         const t0 = performance.now();
         document.getElementById('compare-toggle').click();
         while (!document.querySelector('[data-testid="compare"]')) {
+          if (performance.now() - t0 > 30_000) throw new Error('the tools did not open compare mode');
           await new Promise(requestAnimationFrame);
         }
         return performance.now() - t0;

@@ -3,6 +3,7 @@
 # serves), in two parts:
 # - the first load, what every visit and every embed downloads: index.html (with the tools
 #   loader), the viewer's wasm and JS glue, and the CSS. Budget: 250 KB (SIZE_BUDGET overrides).
+#   A link or embed in compare mode loads the tools module at once as well.
 # - the tools module, fetched only when a reader first uses a tool (compare, editor, explorer
 #   search, export, playground): its wasm and JS glue. A ceiling (TOOLS_CEILING) catches growth.
 # Fails when either is over. KB here means 1,000 bytes (KiB = 1,024 bytes is printed beside it).
@@ -59,6 +60,6 @@ part() {
   fi
 }
 
-part "first load (every visit and embed: page, viewer, styles)" "$BUDGET" "${viewer[@]}"
+part "first load (page, viewer, styles)" "$BUDGET" "${viewer[@]}"
 part "tools module (fetched on first use of a tool)" "$TOOLS_CEILING" "${tools[@]}"
 exit "$status"

@@ -2,7 +2,7 @@
 //! the playground's flash) and keeps the current step in view. Everything it renders comes from
 //! `components/`.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use gloo_timers::callback::{Interval, Timeout};
@@ -90,6 +90,23 @@ fn keep_in_view_x(container: &Element, (from, to): (f64, f64)) {
     }
 }
 
+thread_local! {
+    /// The address of the view on screen, for [`flush_address`]. `None` while a link waits for
+    /// the tools, whose view is the link's own.
+    static ADDRESS: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// Where the mounted page shows how loading the tools went.
+    static TOOLS_STATUS: RefCell<Option<UseStateSetter<ToolsLoad>>> = const { RefCell::new(None) };
+}
+
+/// Writes the address of the view on screen now. Yew writes it from an effect, on its own
+/// schedule; a page about to be unmounted (for the tools module to open the same view) may not
+/// have run that effect yet.
+pub fn flush_address() {
+    if let Some(fragment) = ADDRESS.with(|a| a.borrow_mut().take()) {
+        io::replace_fragment(&fragment);
+    }
+}
+
 /// Where the viewer is with loading the tools module.
 #[derive(Clone, PartialEq)]
 enum ToolsLoad {
@@ -118,13 +135,6 @@ pub fn App() -> Html {
         ..link
     }
     .to_fragment();
-    // A link the viewer hands to the tools stays as it was, so they open the view it names.
-    let wants_tools = state.wants_tools;
-    use_effect_with(fragment.clone(), move |fragment| {
-        if !wants_tools {
-            io::replace_fragment(fragment);
-        }
-    });
     // Keep the last custom scenario in this browser, so a bad link never loses it.
     use_effect_with((state.edited, state.base.clone()), |(edited, base)| {
         if *edited {
@@ -223,18 +233,35 @@ pub fn App() -> Html {
     // The viewer loads the tools module when the reader asks for a tool it lacks; once loaded,
     // the tools take the page over, so only a failure comes back here.
     let tools = use_state(|| ToolsLoad::Idle);
+    TOOLS_STATUS.with(|s| *s.borrow_mut() = Some(tools.setter()));
+    // A link that needs the tools shows only a notice until they take over, rather than its
+    // view flashing by without them; if they fail, the viewer shows what it can.
+    let wants_tools = state.wants_tools;
+    let handing_over = wants_tools && !matches!(*tools, ToolsLoad::Failed(_));
+    // Meanwhile the address stays as the link had it, so the tools open the view it names.
+    ADDRESS.with(|a| *a.borrow_mut() = (!handing_over).then(|| fragment.clone()));
+    use_effect_with((fragment.clone(), handing_over), |(fragment, handing_over)| {
+        if !handing_over {
+            io::replace_fragment(fragment);
+        }
+    });
     let load_tools = {
-        let tools = tools.clone();
-        // Asking again while it loads is harmless: the page's loader fetches the module once.
+        let tools = tools.setter();
+        // Asking again while it loads is harmless: the loader fetches the module once and
+        // presses only the control pressed last.
         use_callback((), move |control: &'static str, _| {
             if TOOLS {
                 return;
             }
             tools.set(ToolsLoad::Loading);
-            let tools = tools.clone();
             wasm_bindgen_futures::spawn_local(async move {
                 if let Err(e) = io::load_tools(control).await {
-                    tools.set(ToolsLoad::Failed(e));
+                    // Told to the page mounted now: if the tools failed after the viewer had
+                    // stepped aside, the loader has mounted a fresh viewer.
+                    let status = TOOLS_STATUS.with(|s| s.borrow().clone());
+                    if let Some(status) = status {
+                        status.set(ToolsLoad::Failed(e));
+                    }
                 }
             });
         })
@@ -294,9 +321,6 @@ pub fn App() -> Html {
             </p>
         },
     };
-    // A link that needs the tools shows only a notice until they take over, rather than its
-    // view flashing by without them; if they fail, the viewer shows what it can.
-    let handing_over = state.wants_tools && !matches!(*tools, ToolsLoad::Failed(_));
     let view = if handing_over {
         html! { <p id="tools-status" class="tools-status" role="status">{ "Opening this link’s view…" }</p> }
     } else {
@@ -391,10 +415,13 @@ fn visualizer(
                         aria-pressed={compare_on.to_string()} onclick={click(on, Action::Compare(!compare_on))}>
                         { icon("compare") }{ "Compare enforcement" }
                     </button>
-                    <button id="editor-toggle" type="button" class={classes!("chip", state.editor.open.then_some("on"))}
-                        aria-pressed={state.editor.open.to_string()} onclick={click(on, Action::ToggleEditor)}>
-                        { icon("edit") }{ "Edit scenario JSON" }
-                    </button>
+                    // Embeds have no room for the editor.
+                    if !embedded {
+                        <button id="editor-toggle" type="button" class={classes!("chip", state.editor.open.then_some("on"))}
+                            aria-pressed={state.editor.open.to_string()} onclick={click(on, Action::ToggleEditor)}>
+                            { icon("edit") }{ "Edit scenario JSON" }
+                        </button>
+                    }
                 </div>
                 if let Some(error) = &state.link_error {
                     <LinkProblem error={error.clone()} on={on.clone()} />

@@ -16,6 +16,8 @@ mod viz;
 
 use std::cell::RefCell;
 
+use wasm_bindgen::prelude::wasm_bindgen;
+use web_sys::Element;
 use yew::AppHandle;
 
 /// Whether this build carries the tools. A constant rather than `cfg` attributes, so both builds
@@ -28,21 +30,36 @@ pub const TOOLS: bool = cfg!(feature = "tools");
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 thread_local! {
-    /// The mounted page, so the viewer can step aside for the tools module.
-    static PAGE: RefCell<Option<AppHandle<app::App>>> = const { RefCell::new(None) };
+    /// The mounted page and its host element, so the viewer can step aside for the tools.
+    static PAGE: RefCell<Option<(AppHandle<app::App>, Element)>> = const { RefCell::new(None) };
 }
 
-/// Mounts the page into `<body>`; both binaries' `main`.
-pub fn start() {
-    let handle = yew::Renderer::<app::App>::new().render();
-    PAGE.with(|page| *page.borrow_mut() = Some(handle));
+/// Mounts the page into a host element of its own at the end of `<body>`, so that [`stop`]
+/// takes away everything the page attached, Yew's event listeners on the host included. The
+/// viewer's `main` calls it; the tools module's loader calls it once the viewer has stopped.
+#[wasm_bindgen]
+pub fn mount() {
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let (Some(body), Ok(host)) = (document.body(), document.create_element("div")) else {
+        return;
+    };
+    host.set_class_name("fencelab-page");
+    if body.append_child(&host).is_err() {
+        return;
+    }
+    let handle = yew::Renderer::<app::App>::with_root(host.clone()).render();
+    PAGE.with(|page| *page.borrow_mut() = Some((handle, host)));
 }
 
-/// Unmounts the page (its timers and listeners go with it). The loader calls this on the viewer
-/// once the tools module is ready to take over.
-#[wasm_bindgen::prelude::wasm_bindgen]
+/// Unmounts the page (its timers and listeners go with it) after writing the address of the
+/// view on screen, which the next page to mount opens.
+#[wasm_bindgen]
 pub fn stop() {
-    if let Some(handle) = PAGE.with(|page| page.borrow_mut().take()) {
+    app::flush_address();
+    if let Some((handle, host)) = PAGE.with(|page| page.borrow_mut().take()) {
         handle.destroy();
+        host.remove();
     }
 }

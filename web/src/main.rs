@@ -1,5 +1,5 @@
 //! The viewer: the first (and, for most readers, only) wasm module the page loads.
 
 fn main() {
-    fencelab_web::start();
+    fencelab_web::mount();
 }
