@@ -235,3 +235,33 @@ test('the transcript lists every step of the run in words', async () => {
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('a link pasted into an open page, Back and Forward open their views', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=fenced&step=2');
+  await page.evaluate(() => {
+    location.hash = '#scenario=paused-worker&variant=broken&step=5';
+  });
+  await page.waitForFunction(() => document.querySelector('[data-testid="position"] .mono')?.textContent.startsWith('5/'));
+  assert.equal(await page.locator('[data-variant="broken"]').getAttribute('aria-checked'), 'true');
+  await page.goBack();
+  await page.waitForFunction(() => document.querySelector('[data-testid="position"] .mono')?.textContent.startsWith('2/'));
+  assert.equal(await page.locator('[data-variant="fenced"]').getAttribute('aria-checked'), 'true');
+  await page.goForward();
+  await page.waitForFunction(() => document.querySelector('[data-testid="position"] .mono')?.textContent.startsWith('5/'));
+  // A pasted link in compare mode brings the tools in, on that view.
+  await page.evaluate(() => {
+    location.hash = '#scenario=check-then-write&variant=atomic&step=2&compare=unfenced,fenced';
+  });
+  await page.locator('[data-testid="compare"]').waitFor({ timeout: 20_000 });
+  assert.equal(await page.locator('#case').inputValue(), 'check-then-write');
+  assert.equal((await position(page))[0], 2);
+  assert.equal(await hash(page), '#scenario=check-then-write&variant=atomic&step=2&compare=unfenced,fenced');
+  // And a bad one says what is wrong, as on opening.
+  await page.evaluate(() => {
+    location.hash = '#scenario=paused-worker&step=lots';
+  });
+  await page.locator('#link-error').waitFor();
+  assert.match(await text(page, '#link-error'), /step/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -178,3 +178,24 @@ export function mount() { real.mount(); throw new Error('the tools page failed t
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('import after a slow load: the chooser waits for a fresh press instead of failing silently', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=fenced&step=2');
+  // Slower than the browser's activation window (5 s in Chromium): the original press has expired.
+  await page.route(toolsWasm, async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    await route.continue();
+  });
+  let choosers = 0;
+  page.on('filechooser', () => choosers++);
+  await page.click('label[for="import-json"]');
+  await page.locator('[data-testid="position"]').waitFor();
+  await page.waitForFunction(() => typeof window.wasmBindings?.explore_pace === 'function', null, { timeout: 30_000 });
+  await page.waitForFunction(() => document.activeElement?.id === 'import-json');
+  assert.equal(choosers, 0, 'no chooser without a live press');
+  // The control has the focus: one key opens the chooser.
+  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.keyboard.press('Space')]);
+  assert.ok(chooser);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -173,10 +173,14 @@ test('autoplay reaches the end; keys step, jump and play', async () => {
   await page.keyboard.press('End');
   assert.deepEqual(await position(page), [20, 20]);
   await page.keyboard.press('Home');
+  // The page handles these keys instead of scrolling (Space and End would scroll it).
+  const scrolled = await page.evaluate(() => window.scrollY);
   await page.keyboard.press('Space');
   assert.equal(await page.locator('#play').getAttribute('aria-pressed'), 'true');
   await page.keyboard.press('Space');
   assert.equal(await page.locator('#play').getAttribute('aria-pressed'), 'false');
+  await page.keyboard.press('End');
+  assert.equal(await page.evaluate(() => window.scrollY), scrolled);
 
   assert.deepEqual(problems, []);
   await page.close();

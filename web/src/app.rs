@@ -5,8 +5,8 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use gloo_events::{EventListener, EventListenerOptions};
 use gloo_timers::callback::{Interval, Timeout};
-use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlElement, HtmlInputElement, KeyboardEvent};
 use yew::prelude::*;
@@ -118,14 +118,7 @@ enum ToolsLoad {
 #[component]
 pub fn App() -> Html {
     // The fragment holds the whole view (core's `ShareLink`); an empty one is the first story.
-    let state = use_reducer(|| {
-        let fragment = io::fragment();
-        if fragment.is_empty() {
-            Viz::new()
-        } else {
-            Viz::from_link(ShareLink::parse(&fragment))
-        }
-    });
+    let state = use_reducer(|| Viz::open(&io::fragment()));
     // The address follows the view, replacing the current history entry (no flood of entries).
     let link = state.to_link();
     let fragment = link.to_fragment();
@@ -149,29 +142,39 @@ pub fn App() -> Html {
         let dispatcher = state.dispatcher();
         let tab = Rc::clone(&tab);
         use_effect_with((), move |_| {
-            let listener = Closure::<dyn Fn(KeyboardEvent)>::new(move |event: KeyboardEvent| {
-                if tab.borrow().get() != Tab::Visualizer {
-                    return;
-                }
-                if let Some(action) = key_action(&event) {
-                    event.prevent_default();
-                    dispatcher.dispatch(action);
-                }
-            });
             let document = web_sys::window().and_then(|w| w.document());
-            if let Some(document) = &document {
-                let _ = document
-                    .add_event_listener_with_callback("keydown", listener.as_ref().unchecked_ref());
-            }
-            move || {
-                if let Some(document) = document {
-                    let _ = document.remove_event_listener_with_callback(
-                        "keydown",
-                        listener.as_ref().unchecked_ref(),
-                    );
-                }
-                drop(listener);
-            }
+            let listener = document.map(|document| {
+                // Not passive: a handled key must not also scroll the page.
+                let options = EventListenerOptions::enable_prevent_default();
+                EventListener::new_with_options(&document, "keydown", options, move |event| {
+                    let Some(event) = event.dyn_ref::<KeyboardEvent>() else {
+                        return;
+                    };
+                    if tab.borrow().get() != Tab::Visualizer {
+                        return;
+                    }
+                    if let Some(action) = key_action(event) {
+                        event.prevent_default();
+                        dispatcher.dispatch(action);
+                    }
+                })
+            });
+            move || drop(listener)
+        });
+    }
+
+    // A new address from outside the page (a link pasted into the address bar, Back, Forward)
+    // opens its view. The page's own address writes use `replaceState`, which fires no
+    // `hashchange`.
+    {
+        let dispatcher = state.dispatcher();
+        use_effect_with((), move |_| {
+            let listener = web_sys::window().map(|window| {
+                EventListener::new(&window, "hashchange", move |_| {
+                    dispatcher.dispatch(Action::Open(io::fragment()));
+                })
+            });
+            move || drop(listener)
         });
     }
 
@@ -268,8 +271,8 @@ pub fn App() -> Html {
     };
     {
         let load_tools = load_tools.clone();
-        use_effect_with((), move |_| {
-            if wants_tools {
+        use_effect_with(wants_tools, move |wants_tools| {
+            if *wants_tools {
                 load_tools.emit("");
             }
         });

@@ -39,6 +39,10 @@ thread_local! {
 /// viewer's `main` calls it; the tools module's loader calls it once the viewer has stopped.
 #[wasm_bindgen]
 pub fn mount() {
+    // One page at a time: a second mount would leave the first running unseen.
+    if PAGE.with(|page| page.borrow().is_some()) {
+        return;
+    }
     let Some(document) = web_sys::window().and_then(|w| w.document()) else {
         return;
     };

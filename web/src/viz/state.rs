@@ -106,6 +106,8 @@ pub enum Action {
     DismissLinkError,
     /// Replay an exported run file (JSON) to the step it was exported at.
     Import(Rc<String>),
+    /// The address changed under the page (a pasted link, Back, Forward): open that view.
+    Open(String),
     /// The reader pressed the control with this id, whose tool the viewer does not carry: the
     /// shell loads the tools module, which takes the page over and presses it again.
     Tools(&'static str),
@@ -374,6 +376,15 @@ impl Viz {
             switches: Vec::new(),
             link_error: None,
             wants_tools: false,
+        }
+    }
+
+    /// The page an address fragment (without `#`) asks for; an empty one is the first story.
+    pub fn open(fragment: &str) -> Viz {
+        if fragment.is_empty() {
+            Viz::new()
+        } else {
+            Viz::from_link(ShareLink::parse(fragment))
         }
     }
 
@@ -691,6 +702,7 @@ impl Reducible for Viz {
                 next.replay();
             }
             Action::DismissLinkError => next.link_error = None,
+            Action::Open(fragment) => return Rc::new(Viz::open(&fragment)),
             Action::Import(json) if TOOLS => match RunExport::import(&json) {
                 Ok((export, _)) => {
                     let position = export.position;
@@ -763,6 +775,24 @@ mod viewer_tests {
 mod tests {
     use super::*;
     use fencelab_core::scenario::library;
+
+    #[test]
+    fn a_new_address_opens_its_view_whatever_was_on_screen() {
+        let before = apply(Rc::new(Viz::new()), [Action::Pick("check-then-write".into())]);
+        let after = apply(
+            before,
+            [Action::Open("scenario=paused-worker&variant=broken&step=5&compare=1".into())],
+        );
+        assert_eq!((after.case.as_str(), after.variant.as_str()), ("paused-worker", "broken"));
+        assert!(after.compare.is_some());
+        assert_eq!(after.cursor().0, 5);
+        let first = apply(after, [Action::Open(String::new())]);
+        let fresh = Viz::new();
+        assert_eq!((&first.case, &first.variant, first.position), (&fresh.case, &fresh.variant, 0));
+        assert!(first.compare.is_none() && first.link_error.is_none());
+        let bad = apply(first, [Action::Open("scenario=paused-worker&step=lots".into())]);
+        assert!(bad.link_error.as_deref().is_some_and(|e| e.contains("step")));
+    }
 
     #[test]
     fn with_the_tools_every_action_is_handled_here() {
