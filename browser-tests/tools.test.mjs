@@ -21,6 +21,12 @@ const hash = (page) => page.evaluate(() => location.hash);
 const isTools = (url) => /\/fencelab-tools[^/]*$/.test(new URL(url).pathname);
 const toolsWasm = (url) => isTools(url.href) && url.pathname.endsWith('.wasm');
 const toolsGlue = (url) => isTools(url.href) && url.pathname.endsWith('.js');
+/** A slow network: the tools' wasm arrives `ms` milliseconds late. */
+const slowTools = (page, ms) =>
+  page.route(toolsWasm, async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    await route.continue();
+  });
 /** `keydown` listeners on the document, through the DevTools protocol. */
 async function keyListeners(page) {
   const cdp = await page.context().newCDPSession(page);
@@ -107,11 +113,7 @@ test('when the tools cannot load, the viewer says why, keeps working, and can tr
 
 test('pressing tools while they load: only the last press counts, and only once', async () => {
   const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=fenced&step=4');
-  // A slow network: the tools' wasm arrives after a second.
-  await page.route(toolsWasm, async (route) => {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    await route.continue();
-  });
+  await slowTools(page, 1000);
   await page.click('#compare-toggle');
   await page.locator('#tools-status').filter({ hasText: 'Loading the tools' }).waitFor();
   await page.click('#compare-toggle');
@@ -182,10 +184,7 @@ export function mount() { real.mount(); throw new Error('the tools page failed t
 test('import after a slow load: the chooser waits for a fresh press instead of failing silently', async () => {
   const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=fenced&step=2');
   // Slower than the browser's activation window (5 s in Chromium): the original press has expired.
-  await page.route(toolsWasm, async (route) => {
-    await new Promise((resolve) => setTimeout(resolve, 6000));
-    await route.continue();
-  });
+  await slowTools(page, 6000);
   let choosers = 0;
   page.on('filechooser', () => choosers++);
   await page.click('label[for="import-json"]');
