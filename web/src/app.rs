@@ -315,17 +315,14 @@ pub fn App() -> Html {
     let tools_status = match &*tools {
         _ if TOOLS => Html::default(),
         ToolsLoad::Idle => Html::default(),
-        ToolsLoad::Loading => html! {
-            <p id="tools-status" class="tools-status" role="status">{ "Loading the tools…" }</p>
-        },
-        ToolsLoad::Failed(e) => html! {
-            <p id="tools-status" class="tools-status error" role="alert">
-                { format!("The tools could not load: {e}. Pressing a tool again retries.") }
-            </p>
-        },
+        ToolsLoad::Loading => tools_notice("Loading the tools…".into(), false),
+        ToolsLoad::Failed(e) => tools_notice(
+            format!("The tools could not load: {e}. Pressing a tool again retries."),
+            true,
+        ),
     };
     let view = if handing_over {
-        html! { <p id="tools-status" class="tools-status" role="status">{ "Opening this link’s view…" }</p> }
+        tools_notice("Opening this link’s view…".into(), false)
     } else {
         html! {
             <>
@@ -350,6 +347,14 @@ pub fn App() -> Html {
                 { " compiled to WebAssembly. Nothing is sent anywhere." }
             </footer>
         </div>
+    }
+}
+
+/// The line that says how loading the tools goes: a polite status, or an alert on failure.
+fn tools_notice(text: String, failed: bool) -> Html {
+    html! {
+        <p id="tools-status" class={classes!("tools-status", failed.then_some("error"))}
+            role={if failed { "alert" } else { "status" }}>{ text }</p>
     }
 }
 

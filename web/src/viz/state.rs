@@ -595,6 +595,8 @@ impl Reducible for Viz {
             Action::Seek(n) if *n == at && !self.playing => return self,
             Action::Tab(tab) if *tab == self.tab => return self,
             Action::Speed(s) if *s == self.speed || *s >= SPEEDS.len() => return self,
+            // A new address replaces the whole view, so nothing of this one is copied.
+            Action::Open(fragment) => return Rc::new(Viz::open(fragment)),
             _ => {}
         }
         let mut next = (*self).clone();
@@ -702,7 +704,6 @@ impl Reducible for Viz {
                 next.replay();
             }
             Action::DismissLinkError => next.link_error = None,
-            Action::Open(fragment) => return Rc::new(Viz::open(&fragment)),
             Action::Import(json) if TOOLS => match RunExport::import(&json) {
                 Ok((export, _)) => {
                     let position = export.position;
@@ -721,7 +722,8 @@ impl Reducible for Viz {
             | Action::RevertEdit
             | Action::Tab(_)
             | Action::Import(_)
-            | Action::Tools(_) => return self,
+            | Action::Tools(_)
+            | Action::Open(_) => return self,
         }
         Rc::new(next)
     }
