@@ -3,7 +3,7 @@
 use crate::clock::Tick;
 use crate::generation::Generation;
 use crate::ids::{OperationId, WorkflowKey};
-use crate::register::{RejectionReason, SameGenerationPolicy};
+use crate::register::{stale_message, stale_short, Fence, RejectionReason, SameGenerationPolicy};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -73,8 +73,9 @@ pub struct Delivery {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum DropReason {
-    /// A newer generation has acted on this workflow.
-    #[error("stale owner: generation {presented} < highest accepted {highest} for this workflow")]
+    /// A newer generation has been presented for this workflow (or, under the strict policy, this
+    /// generation has already delivered an effect).
+    #[error("{} for this workflow", stale_message(*.presented, *.highest))]
     Stale {
         /// The generation presented.
         presented: Generation,
@@ -87,7 +88,8 @@ pub enum DropReason {
         /// What is wrong with it.
         error: crate::generation::TokenError,
     },
-    /// This operation was delivered already; delivering it again would repeat the effect.
+    /// This operation was delivered already for this workflow; delivering it again would repeat
+    /// the effect.
     #[error("duplicate: operation {operation} was delivered at {delivered_at}")]
     Duplicate {
         /// The operation.
@@ -101,7 +103,7 @@ impl DropReason {
     /// A few words for a diagram label, e.g. `stale: 1 < 2`.
     pub fn short(&self) -> String {
         match self {
-            DropReason::Stale { presented, highest } => format!("stale: {presented} < {highest}"),
+            DropReason::Stale { presented, highest } => stale_short(*presented, *highest),
             DropReason::InvalidToken { .. } => "invalid token".into(),
             DropReason::Duplicate { .. } => "duplicate".into(),
         }
@@ -127,15 +129,21 @@ pub enum GatewayOutcome {
     Dropped(DropReason),
 }
 
-/// Keeps the highest accepted generation per workflow and drops stale or repeated effects before
-/// the irreversible call. Same-generation effects (one owner's several steps) are allowed by
-/// default.
+/// Keeps a fence per workflow and drops stale or repeated effects before the irreversible call.
+/// Same-generation effects (one owner's several steps) are allowed by default.
+///
+/// Checks run in this order: the generation against the workflow's fence (a stale effect is
+/// dropped and changes nothing); then the fence is raised to the presented generation, because
+/// the request passed it; then the operation id, scoped to the workflow (a repeat is dropped as a
+/// duplicate, but a newer owner's repeat has still fenced older owners out); then delivery.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
 pub struct SideEffectGateway {
     policy: SameGenerationPolicy,
     #[serde(serialize_with = "crate::maps::as_object")]
-    highest: LiteMap<WorkflowKey, Generation>,
-    delivered_ops: BTreeMap<OperationId, Tick>,
+    fences: LiteMap<WorkflowKey, Fence>,
+    /// Delivered operations per workflow: the same operation id in two workflows is two
+    /// operations, as it is for two resources of a store.
+    delivered_ops: BTreeMap<WorkflowKey, BTreeMap<OperationId, Tick>>,
     delivered: Vec<Delivery>,
 }
 
@@ -148,30 +156,36 @@ impl SideEffectGateway {
     /// Decides on one effect: stale generations and already delivered operations are dropped;
     /// anything else is recorded as delivered and handed back for the driver to perform.
     pub fn submit(&mut self, request: EffectRequest, now: Tick) -> GatewayOutcome {
-        let highest = self.highest.get(&request.workflow).copied();
-        if let Some(highest) = highest.filter(|_| !self.policy.admits(highest, request.generation))
+        let fence = self.fences.get(&request.workflow).copied().unwrap_or_default();
+        if let Some(highest) =
+            fence.highest.filter(|_| !self.policy.admits(fence, request.generation))
         {
             return GatewayOutcome::Dropped(DropReason::Stale {
                 presented: request.generation,
                 highest,
             });
         }
-        if let Some(&delivered_at) = self.delivered_ops.get(&request.operation) {
+        let mut fence = fence;
+        fence.pass(request.generation);
+        self.fences.insert(request.workflow.clone(), fence);
+        let ops = self.delivered_ops.entry(request.workflow.clone()).or_default();
+        if let Some(&delivered_at) = ops.get(&request.operation) {
             return GatewayOutcome::Dropped(DropReason::Duplicate {
                 operation: request.operation,
                 delivered_at,
             });
         }
-        self.highest.insert(request.workflow.clone(), request.generation);
-        self.delivered_ops.insert(request.operation.clone(), now);
+        ops.insert(request.operation.clone(), now);
+        fence.act(request.generation);
+        self.fences.insert(request.workflow.clone(), fence);
         let delivery = Delivery { request, at: now };
         self.delivered.push(delivery.clone());
         GatewayOutcome::Delivered(delivery)
     }
 
-    /// The highest generation accepted for `workflow`.
+    /// The highest generation that has passed the fence for `workflow`.
     pub fn highest(&self, workflow: &WorkflowKey) -> Option<Generation> {
-        self.highest.get(workflow).copied()
+        self.fences.get(workflow).and_then(|f| f.highest)
     }
 
     /// Every effect delivered so far, in order: what the partner has seen.

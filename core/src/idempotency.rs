@@ -196,9 +196,11 @@ impl IdempotencyStore {
 pub enum WriteOutcome {
     /// The write passed every check and changed the register.
     Applied(Applied),
-    /// The operation had been applied before; its stored result is returned and nothing changes.
+    /// The operation had been applied before; its stored result is returned and value and
+    /// revision are unchanged (the request has still raised the fence to its generation).
     Replayed(StoredResult),
-    /// The write failed a check; nothing changes.
+    /// The write failed a check; value and revision are unchanged (a request that passed the
+    /// generation check has still raised the fence).
     Rejected(WriteRejection),
 }
 
@@ -212,12 +214,21 @@ impl WriteOutcome {
 /// A fenced register with an idempotency store in front of it: the complete write boundary.
 ///
 /// Checks run in this order, all inside one call:
-/// 1. the generation (a stale owner is rejected even when its operation id is new or remembered;
-///    the one exception is the strict policy's own retry, which presents the generation that is
-///    now the highest and gets its stored result back);
-/// 2. the operation id (a remembered operation returns its stored result and applies nothing);
-/// 3. the expected revision, if given;
-/// 4. then the write applies and its result is remembered.
+/// 1. the resource and the generation: a stale owner is refused even when its operation id is
+///    new or remembered, and the refusal changes nothing at all. The one exception is the strict
+///    policy's own retry, which presents the generation that has already written and gets its
+///    stored result back;
+/// 2. the request has now passed the fence, so the fence is raised to its generation (see
+///    [`Fence`](crate::Fence)), whatever happens next: a newer owner's replay or refused write
+///    still supersedes every older generation;
+/// 3. operation ids past their retention are forgotten;
+/// 4. the operation id: a remembered operation returns its stored result and applies nothing;
+/// 5. the expected revision, if given;
+/// 6. then the write applies and its result is remembered.
+///
+/// The generation comes before the operation id so that a stale owner cannot use a remembered
+/// id to learn anything or to slip past the fence, and the fence is raised before the replay so
+/// that a newer owner's retry of an old operation still fences the old owner out.
 ///
 /// A retry that arrives after its operation id was forgotten is indistinguishable from a new
 /// operation. With an expected revision it fails with a revision conflict (the first attempt moved
@@ -239,13 +250,12 @@ impl FencedResource {
 
     /// Runs every check and applies the write if all pass; see the type's documentation.
     pub fn write(&mut self, request: &WriteRequest, now: Tick) -> WriteOutcome {
-        self.idempotency.expire(now);
         let fence = self.register.check_resource(&request.resource);
         if let Err(rejection) =
             fence.and_then(|()| self.register.check_generation(request.generation))
         {
-            // Under the strict policy the owner's own retry presents the generation that is now
-            // the highest. It is a retry, not a second write: return what the first one got.
+            // Under the strict policy the owner's own retry presents the generation that has
+            // already written. It is a retry, not a second write: return what the first one got.
             let own_retry = matches!(rejection, WriteRejection::Stale { presented, highest } if presented == highest);
             match self.idempotency.lookup(&request.operation) {
                 Some(stored) if own_retry && stored.generation == request.generation => {
@@ -254,10 +264,12 @@ impl FencedResource {
                 _ => return WriteOutcome::Rejected(rejection),
             }
         }
+        self.register.pass_fence(request.generation);
+        self.idempotency.expire(now);
         if let Some(stored) = self.idempotency.lookup(&request.operation) {
             return WriteOutcome::Replayed(*stored);
         }
-        match self.register.write(request) {
+        match self.register.check_revision(request).and_then(|()| self.register.apply(request)) {
             Ok(applied) => {
                 let stored =
                     StoredResult { generation: request.generation, applied, recorded_at: now };

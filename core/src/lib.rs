@@ -67,8 +67,8 @@ pub use ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey, MAX_ID_LE
 pub use log::{rejections_by_reason, Attempt, LogEntry, LogError, LoggedOutcome, OperationLog};
 pub use names::Named;
 pub use register::{
-    Applied, FencedRegister, RejectionReason, Revision, SameGenerationPolicy, WriteRejection,
-    WriteRequest,
+    Applied, Fence, FencedRegister, RejectionReason, Revision, SameGenerationPolicy,
+    WriteRejection, WriteRequest,
 };
 pub use scenario::engine::{Engine, EngineError, ScheduleMode, Verdict};
 pub use scenario::event::{Event, StepRecord, TokenKind};

@@ -33,14 +33,57 @@ pub enum SameGenerationPolicy {
 }
 
 impl SameGenerationPolicy {
-    /// The fencing rule itself: may a request carrying `presented` act, given the highest
-    /// generation accepted so far? The register and the side-effect gateway both ask this one
+    /// The fencing rule itself: may a request carrying `presented` act, given what the fence
+    /// remembers? The register, the side-effect gateway and the SQLite store all ask this one
     /// function, so the rule exists in one place.
-    pub fn admits(self, highest: Option<Generation>, presented: Generation) -> bool {
-        match (self, highest) {
-            (_, None) => true,
-            (SameGenerationPolicy::AllowSame, Some(highest)) => presented >= highest,
-            (SameGenerationPolicy::StrictlyNewer, Some(highest)) => presented > highest,
+    ///
+    /// A generation newer than the fence's highest is always admitted. The highest generation
+    /// itself is admitted under [`AllowSame`](Self::AllowSame), and under
+    /// [`StrictlyNewer`](Self::StrictlyNewer) only until a request under it has acted: its owner
+    /// may have raised the fence with a replayed or refused request and still be owed its one
+    /// write. Anything older is refused.
+    pub fn admits(self, fence: Fence, presented: Generation) -> bool {
+        match fence.highest {
+            None => true,
+            Some(highest) => {
+                presented > highest
+                    || (presented == highest
+                        && (self == SameGenerationPolicy::AllowSame || !fence.acted))
+            }
+        }
+    }
+}
+
+/// What a fenced boundary remembers about generations: the highest one that has passed its
+/// check, and whether a request under that generation has acted (a write applied, an effect
+/// delivered).
+///
+/// The fence is raised by every request that passes the generation check, even one that is then
+/// answered from the replay record or refused for a revision conflict: the newer owner has shown
+/// its generation, so every older one is superseded from that moment on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct Fence {
+    /// The highest generation that has passed the check, if any.
+    pub highest: Option<Generation>,
+    /// Whether a request under `highest` has acted.
+    #[serde(default)]
+    pub acted: bool,
+}
+
+impl Fence {
+    /// Records that a request under `generation` passed the check: the highest becomes the
+    /// larger of the two, and a newer highest has not acted yet.
+    pub fn pass(&mut self, generation: Generation) {
+        if self.highest.is_none_or(|highest| generation > highest) {
+            *self = Fence { highest: Some(generation), acted: false };
+        }
+    }
+
+    /// Records that a request under `generation` acted after passing the check.
+    pub fn act(&mut self, generation: Generation) {
+        self.pass(generation);
+        if self.highest == Some(generation) {
+            self.acted = true;
         }
     }
 }
@@ -97,12 +140,14 @@ pub struct Applied {
     pub revision: Revision,
 }
 
-/// Why a write was not applied. Every variant leaves the register exactly as it was.
+/// Why a write was not applied. No variant changes the value or the revision; a request refused
+/// for a revision conflict has passed the generation check, so it has raised the fence (see
+/// [`Fence`]), and every other refusal changes nothing at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum WriteRejection {
-    /// The writer's generation has been superseded: a newer owner has written (or, under the
-    /// strict policy, this generation has written already).
+    /// The writer's generation has been superseded: a newer owner has presented its generation
+    /// (or, under the strict policy, this generation has written already).
     #[error("{}", stale_message(*.presented, *.highest))]
     Stale {
         /// The generation the writer presented.
@@ -138,11 +183,21 @@ pub enum WriteRejection {
     },
 }
 
-fn stale_message(presented: Generation, highest: Generation) -> String {
+/// The words for a generation the fence refused, shared by the register and the gateway.
+pub(crate) fn stale_message(presented: Generation, highest: Generation) -> String {
     if presented < highest {
         format!("stale owner: generation {presented} < highest accepted {highest}")
     } else {
-        format!("stale owner: generation {presented} has already written (strictly-newer policy)")
+        format!("already written with generation {presented} (strictly-newer policy)")
+    }
+}
+
+/// The diagram label for a generation the fence refused, shared by the register and the gateway.
+pub(crate) fn stale_short(presented: Generation, highest: Generation) -> String {
+    if presented < highest {
+        format!("stale: {presented} < {highest}")
+    } else {
+        format!("{presented} already wrote")
     }
 }
 
@@ -156,10 +211,7 @@ impl WriteRejection {
     /// A few words for a diagram label, e.g. `stale: 7 < 8`.
     pub fn short(&self) -> String {
         match self {
-            WriteRejection::Stale { presented, highest } if presented < highest => {
-                format!("stale: {presented} < {highest}")
-            }
-            WriteRejection::Stale { presented, .. } => format!("stale: {presented} already wrote"),
+            WriteRejection::Stale { presented, highest } => stale_short(*presented, *highest),
             WriteRejection::InvalidToken(TokenError::Forged { .. }) => "forged token".into(),
             WriteRejection::InvalidToken(_) => "invalid token".into(),
             WriteRejection::RevisionConflict { expected, actual } => {
@@ -213,7 +265,7 @@ impl fmt::Display for RejectionReason {
     }
 }
 
-/// The protected resource: a value guarded by the highest generation it has accepted.
+/// The protected resource: a value guarded by the highest generation that has passed its fence.
 ///
 /// [`FencedRegister::write`] compares and mutates in one call, so within one owner of the register
 /// (a `&mut` borrow, or the lock in [`Shared`](crate::Shared)) no other write can slip between
@@ -226,7 +278,7 @@ impl fmt::Display for RejectionReason {
 pub struct FencedRegister {
     resource: ResourceId,
     policy: SameGenerationPolicy,
-    highest: Option<Generation>,
+    fence: Fence,
     value: Option<String>,
     revision: Revision,
 }
@@ -234,23 +286,44 @@ pub struct FencedRegister {
 impl FencedRegister {
     /// An empty register for `resource` that has accepted nothing yet.
     pub fn new(resource: ResourceId, policy: SameGenerationPolicy) -> Self {
-        FencedRegister { resource, policy, highest: None, value: None, revision: Revision(0) }
+        FencedRegister {
+            resource,
+            policy,
+            fence: Fence::default(),
+            value: None,
+            revision: Revision(0),
+        }
     }
 
     /// Checks the generation and the expected revision and, only if both pass, applies the write,
-    /// all in one step.
+    /// all in one step. A request that passes the generation check raises the fence even when its
+    /// expected revision is then refused.
     pub fn write(&mut self, request: &WriteRequest) -> Result<Applied, WriteRejection> {
-        self.check(request)?;
+        self.check_resource(&request.resource)?;
+        self.check_generation(request.generation)?;
+        self.fence.pass(request.generation);
+        self.check_revision(request)?;
+        self.apply(request)
+    }
+
+    /// Applies a write that has passed every check: the value, the next revision, and the fence
+    /// marked as acted.
+    pub(crate) fn apply(&mut self, request: &WriteRequest) -> Result<Applied, WriteRejection> {
         let revision = Revision(
             self.revision
                 .0
                 .checked_add(1)
                 .ok_or(WriteRejection::RevisionExhausted { revision: self.revision })?,
         );
-        self.highest = Some(request.generation);
+        self.fence.act(request.generation);
         self.value = Some(request.value.clone());
         self.revision = revision;
         Ok(Applied { generation: request.generation, revision })
+    }
+
+    /// Records that a request passed the generation check, without applying it (see [`Fence`]).
+    pub fn pass_fence(&mut self, generation: Generation) {
+        self.fence.pass(generation);
     }
 
     /// Applies a write without any check: the deliberately broken path of an unfenced or
@@ -258,7 +331,7 @@ impl FencedRegister {
     /// generation as the highest, even when that moves the record backwards, as such stores do.
     /// Nothing that claims to be fenced calls this.
     pub fn write_unchecked(&mut self, request: &WriteRequest) -> Applied {
-        self.highest = Some(request.generation);
+        self.fence = Fence { highest: Some(request.generation), acted: true };
         self.value = Some(request.value.clone());
         self.revision = Revision(self.revision.0.saturating_add(1));
         Applied { generation: request.generation, revision: self.revision }
@@ -268,6 +341,12 @@ impl FencedRegister {
     pub fn check(&self, request: &WriteRequest) -> Result<(), WriteRejection> {
         self.check_resource(&request.resource)?;
         self.check_generation(request.generation)?;
+        self.check_revision(request)
+    }
+
+    /// The expected-revision rule alone: does the request expect the current revision, if it
+    /// expects any?
+    pub fn check_revision(&self, request: &WriteRequest) -> Result<(), WriteRejection> {
         match request.expected_revision {
             Some(expected) if expected != self.revision => {
                 Err(WriteRejection::RevisionConflict { expected, actual: self.revision })
@@ -288,10 +367,10 @@ impl FencedRegister {
         }
     }
 
-    /// The generation rule alone: is `presented` at least as new as everything accepted so far?
+    /// The generation rule alone: does the policy admit `presented` at this fence?
     pub fn check_generation(&self, presented: Generation) -> Result<(), WriteRejection> {
-        match self.highest {
-            Some(highest) if !self.policy.admits(Some(highest), presented) => {
+        match self.fence.highest {
+            Some(highest) if !self.policy.admits(self.fence, presented) => {
                 Err(WriteRejection::Stale { presented, highest })
             }
             _ => Ok(()),
@@ -313,9 +392,14 @@ impl FencedRegister {
         self.policy = policy;
     }
 
-    /// The highest generation accepted so far, if any.
+    /// The highest generation that has passed the fence so far, if any.
     pub fn highest(&self) -> Option<Generation> {
-        self.highest
+        self.fence.highest
+    }
+
+    /// What the fence remembers.
+    pub fn fence(&self) -> Fence {
+        self.fence
     }
 
     /// The current value, if anything was written.
@@ -332,7 +416,7 @@ impl FencedRegister {
     /// happens when the record lives outside the protected state. Stale owners are re-authorized
     /// until a newer generation writes again. A failure to demonstrate, not a feature.
     pub fn forget_highest(&mut self) {
-        self.highest = None;
+        self.fence = Fence::default();
     }
 }
 

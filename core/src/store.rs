@@ -13,7 +13,7 @@ use std::convert::Infallible;
 /// What a store holds for one resource.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredValue {
-    /// The highest generation accepted.
+    /// The highest generation that has passed the fence.
     pub highest: Option<Generation>,
     /// The current value.
     pub value: Option<String>,
@@ -34,7 +34,7 @@ pub trait FencedStore {
     /// Checks and, if every check passes, applies `request` at logical time `now`.
     fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Self::Error>;
 
-    /// The current state of `resource`, or `None` if it was never written.
+    /// The current state of `resource`, or `None` if no request ever passed its fence.
     fn read(&mut self, resource: &ResourceId) -> Result<Option<StoredValue>, Self::Error>;
 
     /// The stored result of `operation` on `resource`, if it is still remembered.
@@ -72,12 +72,11 @@ impl FencedStore for MemoryStore {
     }
 
     fn read(&mut self, resource: &ResourceId) -> Result<Option<StoredValue>, Infallible> {
-        Ok(self.resources.get(resource).filter(|r| r.register.revision() > Revision(0)).map(|r| {
-            StoredValue {
-                highest: r.register.highest(),
-                value: r.register.value().map(str::to_string),
-                revision: r.register.revision(),
-            }
+        let touched = |r: &&FencedResource| r.register.highest().is_some();
+        Ok(self.resources.get(resource).filter(touched).map(|r| StoredValue {
+            highest: r.register.highest(),
+            value: r.register.value().map(str::to_string),
+            revision: r.register.revision(),
         }))
     }
 

@@ -8,6 +8,7 @@ mod diagram;
 mod emitted;
 mod explore;
 mod export;
+mod fence_raise;
 mod gateway;
 mod idempotency;
 mod log;

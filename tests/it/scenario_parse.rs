@@ -25,7 +25,7 @@ fn every_name() -> Scenario {
     s.stores[0].paths = kinds
         .iter()
         .enumerate()
-        .map(|(i, &enforcement)| PathSpec { name: format!("p{i}"), enforcement })
+        .map(|(i, &enforcement)| PathSpec { name: format!("p{i}"), enforcement, data: None })
         .collect();
     s.stores[0].policy = SameGenerationPolicy::StrictlyNewer;
     s.expect.violations = InvariantKind::ALL.to_vec();

@@ -230,7 +230,10 @@ fn the_unfenced_paused_worker_corrupts_the_value() {
     let cell = &engine.state().stores[0].cells[&("primary".to_string(), "totals".to_string())];
     assert_eq!(cell.resource.register.value(), Some("A: total=90 (from stale inputs)"));
     let v = &engine.state().violations[0];
-    assert_eq!(v.detail, "totals in db accepted A's write from an older lease after B's newer one");
+    assert_eq!(
+        v.detail,
+        "totals in db accepted A's write from an older lease after B presented a newer one"
+    );
 }
 
 #[test]
@@ -284,14 +287,22 @@ fn stepping_a_different_choice_after_seeking_back_forgets_the_old_future() {
     let scenario = library::scenario("check-then-write", Some("check-then-write")).unwrap();
     let mut engine = Engine::new(scenario.clone()).unwrap();
     engine.run().unwrap();
-    assert!(engine.verdict().violations.iter().any(|v| v.invariant == StaleWriteAccepted));
+    assert!(engine
+        .verdict()
+        .violations
+        .iter()
+        .any(|v| v.invariant == FinalValueNotFromLatestOwner));
     // Go back to the choice at t=13 (B's deferred write first) and take the other branch.
     let branch = engine.timeline().iter().position(|r| r.at == Tick(13) && r.enabled == 2).unwrap();
     engine.seek(branch).unwrap();
     assert_eq!(engine.timeline()[branch].chosen, 1);
     engine.step_choice(0).unwrap();
     while engine.step().unwrap().is_some() {}
-    assert!(engine.verdict().violations.iter().all(|v| v.invariant != StaleWriteAccepted));
+    assert!(engine
+        .verdict()
+        .violations
+        .iter()
+        .all(|v| v.invariant != FinalValueNotFromLatestOwner));
     assert_eq!(engine.timeline().len(), engine.position());
     // The same branch from a fresh engine gives the same log.
     let mut fresh = Engine::new(scenario).unwrap();

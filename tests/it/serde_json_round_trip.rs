@@ -156,7 +156,7 @@ fn durable_records_keep_one_shape_when_empty() {
     assert_eq!(json["resources"], serde_json::json!({}));
     let gateway = SideEffectGateway::default();
     let json = serde_json::to_value(&gateway).unwrap();
-    assert_eq!(json["highest"], serde_json::json!({}));
+    assert_eq!(json["fences"], serde_json::json!({}));
     let back: SideEffectGateway = serde_json::from_value(json).unwrap();
     assert_eq!(back, gateway);
 }

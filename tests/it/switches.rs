@@ -10,7 +10,7 @@ const FLIPS: &[(&str, &str, Switch, InvariantKind)] = &[
     ("paused-worker", "fenced", Switch::UnfencedStore, StaleWriteAccepted),
     ("check-then-write", "atomic", Switch::CheckThenWrite, StaleWriteAccepted),
     ("secondary-path", "fenced", Switch::UnfencedSecondaryPath, StaleWriteAccepted),
-    ("wall-clock-tokens", "fenced", Switch::WallClockTokens, FinalValueNotFromLatestOwner),
+    ("wall-clock-tokens", "fenced", Switch::WallClockTokens, StaleWriteAccepted),
     ("authority-restart", "fenced", Switch::VolatileCounter, GenerationReissued),
     ("store-restart", "fenced", Switch::HighestNotPersisted, StaleWriteAccepted),
     ("forged-token", "authenticated", Switch::UnauthenticatedTokens, StaleWriteAccepted),

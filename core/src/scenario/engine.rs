@@ -473,6 +473,15 @@ impl Engine {
         (text, crate::scenario::diagram::store_lane_id(store, path))
     }
 
+    /// The data a write path reaches and how that path is protected. Validation guarantees the
+    /// path exists; an unknown one falls back to the primary data rather than panicking.
+    fn route(&self, s: usize, path: &str) -> (String, Enforcement) {
+        let store = &self.scenario.stores[s];
+        store
+            .route(path)
+            .map_or(("primary".to_string(), store.enforcement), |(d, e)| (d.to_string(), e))
+    }
+
     fn resource_index(&self, name: &str) -> usize {
         self.resource_indices.get(name).copied().unwrap_or(0)
     }
@@ -673,14 +682,15 @@ impl Engine {
             Step::Read { resource, store, path } => {
                 let s = self.store_index(store.as_deref());
                 let path = path.unwrap_or_else(|| "primary".into());
-                let cell = &self.state.stores[s].cells[&(path.clone(), resource.clone())];
+                let (data, _) = self.route(s, &path);
+                let cell = &self.state.stores[s].cells[&(data.clone(), resource.clone())];
                 let (value, revision) = (
                     cell.resource.register.value().map(str::to_string),
                     cell.resource.register.revision(),
                 );
                 Arc::make_mut(&mut self.state.workers[w])
                     .last_read
-                    .insert((s, path.clone(), resource.clone()), revision);
+                    .insert((s, data, resource.clone()), revision);
                 advance(self, now);
                 Event::ReadValue {
                     worker: name,
@@ -739,11 +749,12 @@ impl Engine {
                         Ok(t) => t,
                         Err(reason) => return self.stop(w, reason),
                     };
+                let (data, _) = self.route(s, &path);
                 let expected_revision = write.expected_revision.map(|e| match e {
                     ExpectedRevision::Exactly(n) => Revision(n),
                     ExpectedRevision::LastRead => self.state.workers[w]
                         .last_read
-                        .get(&(s, path.clone(), write.resource.clone()))
+                        .get(&(s, data.clone(), write.resource.clone()))
                         .copied()
                         .unwrap_or_default(),
                 });
@@ -1060,8 +1071,8 @@ impl Engine {
     ) -> Event {
         let now = self.state.now;
         let resource = request.resource.to_string();
-        let key = (path.clone(), resource.clone());
-        let enforcement = self.state.stores[s].cells[&key].enforcement;
+        let (data, enforcement) = self.route(s, &path);
+        let key = (data.clone(), resource.clone());
         let verified = if enforcement == Enforcement::Unfenced {
             Ok(())
         } else {
@@ -1071,7 +1082,7 @@ impl Engine {
             .cells
             .get_mut(&key)
             .map(Arc::make_mut)
-            .expect("cells exist for every path and resource");
+            .expect("cells exist for every data and resource");
         let outcome = match (verified, enforcement) {
             (Err(error), _) => WriteOutcome::Rejected(WriteRejection::InvalidToken(error)),
             (Ok(()), Enforcement::Unfenced) => {
@@ -1082,6 +1093,7 @@ impl Engine {
                 Ok(()) => {
                     let highest_seen = cell.resource.register.highest();
                     let writes_at = now.after(self.scenario.stores[s].check_write_gap);
+                    self.note_presented(s, &data, &resource, ghost.epoch, &message.worker);
                     let event = Event::CheckPassed {
                         worker: message.worker.clone(),
                         message: message.id,
@@ -1118,12 +1130,13 @@ impl Engine {
                 reason: format!("message {id} is not a write"),
             };
         };
-        let key = (path.clone(), request.resource.to_string());
+        let (data, _) = self.route(s, &path);
+        let key = (data, request.resource.to_string());
         let cell = self.state.stores[s]
             .cells
             .get_mut(&key)
             .map(Arc::make_mut)
-            .expect("cells exist for every path and resource");
+            .expect("cells exist for every data and resource");
         let highest_before = cell.resource.register.highest();
         let outcome = WriteOutcome::Applied(cell.resource.register.write_unchecked(&request));
         let settled = self.settle_write(
@@ -1163,19 +1176,21 @@ impl Engine {
         ghost: MessageGhost,
     ) -> Event {
         let resource = request.resource.to_string();
-        // A write counts as the latest owner's attempt when it applied or was refused by the
-        // fence. A replay or a revision conflict is the fence working as designed and says
-        // nothing about whose value should win.
+        let (data, _) = self.route(s, &path);
+        // For the final value, a write counts as the latest owner's attempt when it applied or
+        // was refused by the fence. A replay or a revision conflict is the store working as
+        // designed and says nothing about whose value should win.
         let fenced_out = matches!(
             outcome,
             WriteOutcome::Rejected(WriteRejection::Stale { .. } | WriteRejection::InvalidToken(_))
         );
         if outcome.is_applied() || fenced_out {
-            self.note_attempt(s, &path, &resource, ghost.epoch, &message.worker);
+            self.note_attempt(s, &data, &resource, ghost.epoch, &message.worker);
         }
         if outcome.is_applied() {
-            self.check_accepted_write(s, &path, &resource, &request, &message, ghost);
+            self.check_accepted_write(s, &path, &data, &request, &message, ghost);
         }
+        self.note_presented(s, &data, &resource, ghost.epoch, &message.worker);
         let actor = validated(WorkerId::new(message.worker.clone()));
         if !self.replaying {
             self.log.record(
@@ -1185,7 +1200,7 @@ impl Engine {
                 outcome.clone(),
             );
         }
-        let register = &self.state.stores[s].cells[&(path.clone(), resource)].resource.register;
+        let register = &self.state.stores[s].cells[&(data, resource)].resource.register;
         Event::WriteArrived {
             worker: message.worker,
             message: message.id,
@@ -1199,12 +1214,23 @@ impl Engine {
         }
     }
 
-    fn note_attempt(&mut self, s: usize, path: &str, resource: &str, epoch: u64, worker: &str) {
+    fn note_attempt(&mut self, s: usize, data: &str, resource: &str, epoch: u64, worker: &str) {
         let cell = Arc::make_mut(
-            self.state.ghost.cells.entry((s, path.to_string(), resource.to_string())).or_default(),
+            self.state.ghost.cells.entry((s, data.to_string(), resource.to_string())).or_default(),
         );
         if cell.max_attempted.as_ref().is_none_or(|(e, _)| epoch > *e) {
             cell.max_attempted = Some((epoch, worker.to_string()));
+        }
+    }
+
+    /// Records that a request under lease `epoch` reached the boundary of `data`, whatever the
+    /// boundary then did with it: from now on every older lease is superseded there.
+    fn note_presented(&mut self, s: usize, data: &str, resource: &str, epoch: u64, worker: &str) {
+        let cell = Arc::make_mut(
+            self.state.ghost.cells.entry((s, data.to_string(), resource.to_string())).or_default(),
+        );
+        if cell.max_presented.as_ref().is_none_or(|(e, _)| epoch > *e) {
+            cell.max_presented = Some((epoch, worker.to_string()));
         }
     }
 
@@ -1212,7 +1238,7 @@ impl Engine {
         &mut self,
         s: usize,
         path: &str,
-        resource: &str,
+        data: &str,
         request: &WriteRequest,
         message: &Message,
         ghost: MessageGhost,
@@ -1220,20 +1246,20 @@ impl Engine {
         if !self.scenario.stores[s].critical {
             return;
         }
+        let resource = request.resource.as_str();
         let (place, lane) = self.place(s, path, resource);
         let who = &message.worker;
         let cell = Arc::make_mut(
-            self.state.ghost.cells.entry((s, path.to_string(), resource.to_string())).or_default(),
+            self.state.ghost.cells.entry((s, data.to_string(), resource.to_string())).or_default(),
         );
         let mut found = Vec::new();
-        if ghost.epoch < cell.max_epoch {
-            let newer = cell.last.as_ref().map_or("a newer owner", |(_, w)| w.as_str()).to_string();
-            found.push((
-                InvariantKind::StaleWriteAccepted,
-                format!(
-                    "{place} accepted {who}'s write from an older lease after {newer}'s newer one"
-                ),
-            ));
+        if let Some((_, newer)) = cell.max_presented.as_ref().filter(|(e, _)| ghost.epoch < *e) {
+            let detail = if ghost.epoch == 0 {
+                format!("{place} accepted {who}'s write, which no lease backs, after {newer} presented one under a lease")
+            } else {
+                format!("{place} accepted {who}'s write from an older lease after {newer} presented a newer one")
+            };
+            found.push((InvariantKind::StaleWriteAccepted, detail));
         }
         if !cell.applied_ops.insert(request.operation.to_string()) {
             found.push((
@@ -1242,9 +1268,14 @@ impl Engine {
             ));
         }
         if !ghost.lease_valid_at_send {
+            let when = if ghost.epoch == 0 {
+                "sent without any lease"
+            } else {
+                "sent when its lease was no longer valid"
+            };
             found.push((
                 InvariantKind::WriteOutsideLease,
-                format!("{place} accepted {who}'s write, sent when its lease was no longer valid"),
+                format!("{place} accepted {who}'s write, {when}"),
             ));
         }
         if let Some((epoch, seq)) = cell.last_seq.get(who) {
@@ -1262,7 +1293,6 @@ impl Engine {
         if (ghost.epoch, message.seq) > *newest {
             *newest = (ghost.epoch, message.seq);
         }
-        cell.max_epoch = cell.max_epoch.max(ghost.epoch);
         cell.last = Some((ghost.epoch, who.clone()));
         for (kind, detail) in found {
             self.violation(kind, detail, &lane);
@@ -1304,6 +1334,7 @@ impl Engine {
         let attempt = Attempt::Effect(request.clone());
         let dropped = match outcome {
             Err(error) => {
+                self.note_effect_presented(&request, ghost);
                 let reason = crate::gateway::DropReason::InvalidToken { error };
                 if !self.replaying {
                     self.log.record(now, actor, attempt, GatewayOutcome::Dropped(reason.clone()));
@@ -1315,6 +1346,7 @@ impl Engine {
                     gw.received.push(delivery.clone());
                     self.check_delivered_effect(&request, &message.worker, ghost);
                 }
+                self.note_effect_presented(&request, ghost);
                 let dropped = match &outcome {
                     GatewayOutcome::Dropped(reason) => Some(reason.clone()),
                     GatewayOutcome::Delivered(_) => None,
@@ -1338,39 +1370,51 @@ impl Engine {
     fn check_delivered_effect(&mut self, request: &EffectRequest, who: &str, ghost: MessageGhost) {
         let g = &mut self.state.ghost;
         let mut found = Vec::new();
-        if !g.partner_ops.insert(request.operation.to_string()) {
+        let workflow = request.workflow.to_string();
+        let delivered = g.partner_ops.entry(workflow.clone()).or_default();
+        if !delivered.insert(request.operation.to_string()) {
             found.push((
                 InvariantKind::EffectDeliveredTwice,
                 format!(
-                    "the partner received operation {} ({}) a second time",
+                    "the partner received operation {} ({}) of {workflow} a second time",
                     request.operation, request.effect
                 ),
             ));
         }
-        let newest = g.partner_epoch.entry(request.workflow.to_string()).or_insert(ghost.epoch);
-        if ghost.epoch < *newest {
+        if g.effect_presented.get(&workflow).is_some_and(|newest| ghost.epoch < *newest) {
+            let from =
+                if ghost.epoch == 0 { "which no lease backs" } else { "from a superseded lease" };
             found.push((
                 InvariantKind::EffectFromSupersededOwner,
-                format!("the partner received {who}'s {} from a superseded lease", request.effect),
+                format!(
+                    "the partner received {who}'s {}, {from}, after a newer lease's request for {workflow} reached the gateway",
+                    request.effect
+                ),
             ));
         }
-        *newest = (*newest).max(ghost.epoch);
         for (kind, detail) in found {
             self.violation(kind, detail, "partner");
         }
     }
 
+    /// Records that an effect under lease `epoch` reached the gateway, whatever it then did.
+    fn note_effect_presented(&mut self, request: &EffectRequest, ghost: MessageGhost) {
+        let newest =
+            self.state.ghost.effect_presented.entry(request.workflow.to_string()).or_insert(0);
+        *newest = (*newest).max(ghost.epoch);
+    }
+
     fn finish(&mut self) {
         self.state.finished = true;
         let mut found = Vec::new();
-        for ((s, path, resource), cell) in &self.state.ghost.cells {
+        for ((s, data, resource), cell) in &self.state.ghost.cells {
             if !self.scenario.stores[*s].critical {
                 continue;
             }
             if let (Some((last, writer)), Some((latest, owner))) = (&cell.last, &cell.max_attempted)
             {
                 if last < latest {
-                    let (place, lane) = self.place(*s, path, resource);
+                    let (place, lane) = self.place(*s, data, resource);
                     found.push((
                         format!("{place} ends with {writer}'s value, but {owner} held a newer lease and wrote too"),
                         lane,
@@ -1403,8 +1447,12 @@ fn initial_state(scenario: &Scenario) -> SimState {
         .stores
         .iter()
         .map(|spec| {
-            let paths = std::iter::once(("primary".to_string(), spec.enforcement))
-                .chain(spec.paths.iter().map(|p| (p.name.clone(), p.enforcement)));
+            // One cell per data and resource, so paths into the same data share its fence; a
+            // cell shows the enforcement of the path that owns the data.
+            let paths = spec.data_names().map(|d| {
+                let enforcement = spec.route(d).map_or(spec.enforcement, |(_, e)| e);
+                (d.to_string(), enforcement)
+            });
             let mut cells = LiteMap::new();
             for (path, enforcement) in paths {
                 for resource in &scenario.resources {
@@ -1488,4 +1536,54 @@ fn initial_state(scenario: &Scenario) -> SimState {
 /// validation; the message uses `Display`, so the page's wasm needs no `Debug` for names.
 fn validated<T>(name: Result<T, IdError>) -> T {
     name.unwrap_or_else(|e| unreachable!("validated by Scenario::validate, yet {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::library;
+
+    /// Plays `name/fenced` up to the step after the newer owner's request reached the boundary,
+    /// lets `forget` undo what that request raised (the boundary as it was before requests that
+    /// passed the fence raised it), and plays on.
+    fn with_a_forgetful_boundary(name: &str, forget: impl FnOnce(&mut SimState)) -> Verdict {
+        let mut engine = Engine::new(library::scenario(name, Some("fenced")).unwrap()).unwrap();
+        while engine.state.now < Tick(13) {
+            engine.step().unwrap();
+        }
+        let mut state = engine.state.clone();
+        forget(&mut state);
+        engine.set_state(state);
+        engine.run().unwrap()
+    }
+
+    fn broken(verdict: &Verdict) -> Vec<InvariantKind> {
+        verdict.violations.iter().map(|v| v.invariant).collect()
+    }
+
+    #[test]
+    fn the_checker_flags_an_effect_let_through_after_a_newer_duplicate_was_dropped() {
+        let verdict = with_a_forgetful_boundary("duplicate-capture", |state| {
+            let gateway = state.gateway.as_mut().unwrap();
+            let mut old = SideEffectGateway::new(gateway.gateway.policy());
+            let first = gateway.received[0].clone();
+            old.submit(first.request, first.at);
+            gateway.gateway = old;
+        });
+        assert_eq!(broken(&verdict), [InvariantKind::EffectFromSupersededOwner]);
+    }
+
+    #[test]
+    fn the_checker_flags_a_write_let_through_after_a_newer_replay() {
+        let verdict = with_a_forgetful_boundary("newer-owner-retry", |state| {
+            let key = state.stores[0].cells.iter().next().map(|(k, _)| k.clone()).unwrap();
+            let cell = Arc::make_mut(state.stores[0].cells.get_mut(&key).unwrap());
+            let mut register = cell.resource.register.clone();
+            register.forget_highest();
+            let mut old = FencedResource::new(register, cell.resource.idempotency.retention());
+            old.idempotency = cell.resource.idempotency.clone();
+            cell.resource = old;
+        });
+        assert!(broken(&verdict).contains(&InvariantKind::StaleWriteAccepted), "{verdict:?}");
+    }
 }

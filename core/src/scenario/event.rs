@@ -5,7 +5,7 @@ use crate::gateway::{DropReason, EffectRequest};
 use crate::generation::Generation;
 use crate::idempotency::WriteOutcome;
 use crate::names::named;
-use crate::register::{Revision, WriteRequest};
+use crate::register::{Revision, WriteRejection, WriteRequest};
 use crate::scenario::model::{Enforcement, PauseReason};
 use serde::{Deserialize, Serialize};
 
@@ -445,8 +445,20 @@ impl Event {
                         a.generation, value(value_after), a.revision
                     ),
                     WriteOutcome::Replayed(stored) => format!(
-                        "{place} recognises operation {} as a retry and returns the stored result (revision {}); nothing is applied twice.",
-                        request.operation, stored.applied.revision
+                        "{place} recognises operation {} as a retry and returns the stored result (revision {}); nothing is applied twice.{}",
+                        request.operation,
+                        stored.applied.revision,
+                        if request.generation > stored.generation {
+                            format!(" Its token passed the check first, so generation {} is now the highest and older owners are refused.", request.generation)
+                        } else {
+                            String::new()
+                        }
+                    ),
+                    WriteOutcome::Rejected(rejection @ WriteRejection::RevisionConflict { .. }) => format!(
+                        "{place} rejects {worker}'s write \"{}\": {rejection}. The value stays {}; the token passed the check first, so the highest generation is {}.",
+                        request.value,
+                        value(value_after),
+                        gen(*highest_after)
                     ),
                     WriteOutcome::Rejected(rejection) => format!(
                         "{place} rejects {worker}'s write \"{}\": {rejection}. The value stays {} and the highest generation stays {}.",
@@ -487,8 +499,13 @@ impl Event {
                 request.effect
             ),
             Event::EffectArrived { worker, partner, request, dropped: Some(reason), .. } => format!(
-                "The gateway drops {worker}'s request ({}) before calling {partner}: {reason}.",
-                request.effect
+                "The gateway drops {worker}'s request ({}) before calling {partner}: {reason}.{}",
+                request.effect,
+                if matches!(reason, DropReason::Duplicate { .. }) {
+                    format!(" Its token passed the check first, so generations below {} are now refused for {}.", request.generation, request.workflow)
+                } else {
+                    String::new()
+                }
             ),
             Event::PauseIgnored { worker, ticks } => format!(
                 "A {ticks}-tick pause hits {worker}, which has already stopped: nothing changes."

@@ -321,6 +321,36 @@ const CASES: &[Case] = &[
         },
     },
     Case {
+        name: "newer-owner-retry",
+        title: "A newer owner's retry still fences the old owner out",
+        intro: "A runs job-1 and then freezes. B takes over and, not knowing whether job-1 finished, sends it again under generation 2. The store recognises the operation and returns the stored result, but it also remembers that generation 2 has shown up. When A wakes and sends new work under generation 1, it is refused: a replayed request still raises the fence.",
+        variants: &["fenced", "broken"],
+        build: |v, mut s| {
+            s.resources = vec!["jobs".into()];
+            let enforcement = if v == "broken" { Enforcement::Unfenced } else { Enforcement::FencedIdempotent };
+            s.stores = vec![store("db", enforcement)];
+            s.workers = vec![
+                worker(
+                    "A",
+                    0,
+                    vec![
+                        acquire("jobs"),
+                        write("jobs", "job-1 done by A").op("job-1").step(),
+                        pause(15, PauseReason::GcPause),
+                        write("jobs", "job-2 done by A (stale)").op("job-2").step(),
+                    ],
+                ),
+                worker("B", 2, vec![acquire("jobs"), write("jobs", "job-1 done by B").op("job-1").step()]),
+            ];
+            expect(
+                &mut s,
+                v == "broken",
+                &[OperationAppliedTwice, StaleWriteAccepted, FinalValueNotFromLatestOwner, WriteOutsideLease],
+            );
+            s
+        },
+    },
+    Case {
         name: "retention-window",
         title: "A retry after the retention window",
         intro: "The store remembers operation ids for 5 ticks only. A's retry comes much later, after the id was forgotten, so the store treats it as new. With an expected revision the late retry fails harmlessly: the first attempt already moved the revision on. Without one it applies a second time.",
@@ -360,6 +390,33 @@ const CASES: &[Case] = &[
         },
     },
     Case {
+        name: "duplicate-capture",
+        title: "A newer owner's duplicate capture still fences the old owner out",
+        intro: "A captures the payment for order 7 and freezes. B takes over and, unsure whether the capture went through, sends the same capture again under generation 2. The gateway drops it as a duplicate, and remembers generation 2 for the order. When A wakes and sends the receipt under generation 1, the gateway drops it too: a dropped duplicate still raises the fence.",
+        variants: &["fenced", "broken"],
+        build: |v, mut s| {
+            s.resources = vec!["order-7".into()];
+            s.gateway = Some(GatewaySpec { partner: "payments".into(), enforcement: fence(v), policy: SameGenerationPolicy::AllowSame });
+            let capture = Effect::CapturePayment { amount_cents: 2500 };
+            let receipt = Effect::SendEmail { to: "customer@example.org".into(), subject: "Receipt for order 7".into() };
+            s.workers = vec![
+                worker(
+                    "A",
+                    0,
+                    vec![
+                        acquire("order-7"),
+                        effect("order-7", "capture-7", capture.clone()),
+                        pause(15, PauseReason::GcPause),
+                        effect("order-7", "receipt-7", receipt),
+                    ],
+                ),
+                worker("B", 2, vec![acquire("order-7"), effect("order-7", "capture-7", capture)]),
+            ];
+            expect(&mut s, v == "broken", &[EffectDeliveredTwice, EffectFromSupersededOwner]);
+            s
+        },
+    },
+    Case {
         name: "email-webhook",
         title: "Side effects: emails and webhooks from a stale worker",
         intro: "An email cannot be unsent and a partner acts on a webhook at once. B has taken over the shipment workflow and notified the customer and the partner. A stale A resumes and sends its own notifications. Only a token check in the gateway stops them.",
@@ -385,7 +442,7 @@ const CASES: &[Case] = &[
         build: |v, mut s| {
             s.resources = vec!["report".into()];
             let mut st = store("storage", Enforcement::Fenced);
-            st.paths = vec![PathSpec { name: "object".into(), enforcement: fence(v) }];
+            st.paths = vec![PathSpec { name: "object".into(), enforcement: fence(v), data: None }];
             s.stores = vec![st];
             let both = |who: &str| {
                 vec![
@@ -398,6 +455,32 @@ const CASES: &[Case] = &[
             let mut b = vec![acquire("report")];
             b.extend(both("B"));
             s.workers = vec![worker("A", 0, a), worker("B", 2, b)];
+            expect(&mut s, v == "broken", STALE_OVERWRITE);
+            s
+        },
+    },
+    Case {
+        name: "admin-path",
+        title: "A second path into the same ledger needs the same fence",
+        intro: "The ledger is written by the service's main path and by an admin endpoint. B, the new owner, writes through the main path. Stale A then writes through the admin endpoint. Both paths reach the same rows, so they share one fencing record: when the admin path checks tokens too, A is refused; when it does not, A's old value replaces B's.",
+        variants: &["fenced", "broken"],
+        build: |v, mut s| {
+            let mut st = store("db", Enforcement::Fenced);
+            st.paths = vec![PathSpec { name: "admin".into(), enforcement: fence(v), data: Some("primary".into()) }];
+            s.stores = vec![st];
+            s.workers = vec![
+                worker(
+                    "A",
+                    0,
+                    vec![
+                        acquire("ledger"),
+                        write("ledger", "A: balance=100").step(),
+                        pause(15, PauseReason::GcPause),
+                        write("ledger", "A: balance=100 (admin fix, stale)").on_path("admin").step(),
+                    ],
+                ),
+                worker("B", 2, vec![acquire("ledger"), write("ledger", "B: balance=80").step()]),
+            ];
             expect(&mut s, v == "broken", STALE_OVERWRITE);
             s
         },
@@ -418,9 +501,9 @@ const CASES: &[Case] = &[
             );
             a.clock_offset = 30;
             s.workers = vec![a, worker("B", 2, vec![acquire("ledger"), write("ledger", "B: current").step()])];
-            // B's write never lands, so no stale write lands "after" it; the damage shows as the
-            // wrong final value and a write from an expired lease.
-            expect(&mut s, v == "broken", &[FinalValueNotFromLatestOwner, WriteOutsideLease]);
+            // B's write is refused, yet it showed the store a newer lease: A's later write is a
+            // stale write accepted, and its value is the final one.
+            expect(&mut s, v == "broken", &[StaleWriteAccepted, FinalValueNotFromLatestOwner, WriteOutsideLease]);
             s
         },
     },

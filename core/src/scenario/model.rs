@@ -113,7 +113,8 @@ pub struct StoreSpec {
     /// Ticks between the check and the write of a check-then-write path.
     pub check_write_gap: u64,
     /// Further write paths (a metadata row and an object body, a bulk import, an admin tool),
-    /// each with its own enforcement. The default path is called `primary`.
+    /// each with its own enforcement. The default path is called `primary` and writes the data
+    /// called `primary`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<PathSpec>,
 }
@@ -125,6 +126,36 @@ pub struct PathSpec {
     pub name: String,
     /// How this path is protected.
     pub enforcement: Enforcement,
+    /// The data this path writes: `primary` (the default path's data) or the name of a path of
+    /// the same store. Paths into the same data share one value and one fencing record, so a
+    /// fenced admin endpoint into the ledger sees the generations the main path has seen. Absent,
+    /// the path writes data of its own, named after it (an object body beside a metadata row).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+}
+
+impl PathSpec {
+    /// The data this path writes (see [`PathSpec::data`]).
+    pub fn data(&self) -> &str {
+        self.data.as_deref().unwrap_or(&self.name)
+    }
+}
+
+impl StoreSpec {
+    /// The data a write path of this store writes and how that path is protected, or `None`
+    /// for a path the store does not have.
+    pub fn route(&self, path: &str) -> Option<(&str, Enforcement)> {
+        if path == "primary" {
+            return Some(("primary", self.enforcement));
+        }
+        self.paths.iter().find(|p| p.name == path).map(|p| (p.data(), p.enforcement))
+    }
+
+    /// The data this store keeps: `primary`, then each path's own data, each once.
+    pub fn data_names(&self) -> impl Iterator<Item = &str> {
+        let own = self.paths.iter().filter(|p| p.data.as_deref().is_none_or(|d| d == p.name));
+        std::iter::once("primary").chain(own.map(|p| p.name.as_str()))
+    }
 }
 
 /// The side-effect gateway in front of a partner (a payment provider, a mail server).

@@ -421,8 +421,12 @@ impl FromJson for Retention {
 
 impl FromJson for PathSpec {
     fn from_json(value: &Value, at: &str) -> R<Self> {
-        let f = Fields::new(value, at, "a path object", &["name", "enforcement"])?;
-        Ok(PathSpec { name: f.req("name")?, enforcement: f.req("enforcement")? })
+        let f = Fields::new(value, at, "a path object", &["name", "enforcement", "data"])?;
+        Ok(PathSpec {
+            name: f.req("name")?,
+            enforcement: f.req("enforcement")?,
+            data: f.opt("data")?,
+        })
     }
 }
 

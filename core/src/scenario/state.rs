@@ -266,18 +266,23 @@ pub(crate) struct Ghost {
     pub max_issued: Vec<Option<Generation>>,
     /// The lease the authority currently honours, per resource: (epoch, valid until).
     pub live: Vec<Option<(u64, Tick)>>,
-    /// Per (store, path, resource).
+    /// Per (store, data, resource).
     pub cells: LiteMap<(usize, String, String), Arc<CellGhost>>,
-    /// Operations the partner received.
-    pub partner_ops: StringSet,
-    /// The newest epoch the partner received per workflow.
+    /// Operations the partner received, per workflow.
     #[serde(serialize_with = "crate::maps::as_object")]
-    pub partner_epoch: LiteMap<String, u64>,
+    pub partner_ops: LiteMap<String, StringSet>,
+    /// The newest lease epoch whose effect reached the gateway, per workflow, whatever the
+    /// gateway then did with it.
+    #[serde(serialize_with = "crate::maps::as_object")]
+    pub effect_presented: LiteMap<String, u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub(crate) struct CellGhost {
-    pub max_epoch: u64,
+    /// The newest lease epoch whose write reached this data's boundary, and whose it was,
+    /// whatever the boundary then did with it (applied, refused, replayed, waiting to commit).
+    pub max_presented: Option<(u64, String)>,
+    /// The epoch and writer of the last applied write.
     pub last: Option<(u64, String)>,
     pub applied_ops: StringSet,
     pub max_attempted: Option<(u64, String)>,

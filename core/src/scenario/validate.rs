@@ -4,7 +4,7 @@
 use crate::generation::Generation;
 use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
 use crate::maps::StringSet;
-use crate::scenario::model::{Fault, Scenario, Step};
+use crate::scenario::model::{Enforcement, Fault, Scenario, Step};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 
@@ -95,8 +95,35 @@ impl Scenario {
                 std::iter::once("primary").chain(store.paths.iter().map(|p| p.name.as_str())),
                 plain,
             )?;
+            for (p, path) in store.paths.iter().enumerate() {
+                let Some(data) = &path.data else { continue };
+                // Data is named after the path that owns it; a path into another path's data
+                // must name data that is really kept, not a chain of borrowed names.
+                if !store.data_names().any(|d| d == data) {
+                    return err(
+                        format!("stores[{i}].paths[{p}].data"),
+                        format!("unknown data \"{data}\": use \"primary\" or the name of a path of this store that writes its own data"),
+                    );
+                }
+            }
             if let Some(age) = store.retention.max_age {
                 check_ticks(&format!("stores[{i}].retention.max_age"), age)?;
+            }
+        }
+        if let Some(gateway) = &self.gateway {
+            // The gateway's fence is atomic by construction and it has no revisions to compare, so
+            // the two store-only modes would run a check the caption says is not there.
+            if matches!(
+                gateway.enforcement,
+                Enforcement::CheckThenWrite | Enforcement::FencedIdempotent
+            ) {
+                return err(
+                    "gateway.enforcement".into(),
+                    format!(
+                        "\"{}\" is a store mode; a gateway is \"fenced\" (it drops stale and repeated effects) or \"unfenced\"",
+                        crate::Named::name(gateway.enforcement)
+                    ),
+                );
             }
         }
         let workers = unique_names("workers", self.workers.iter().map(|w| w.name.as_str()), |n| {
