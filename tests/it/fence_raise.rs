@@ -180,7 +180,7 @@ fn paths_into_the_same_data_share_one_fence_and_other_paths_keep_their_own() {
 fn a_path_into_unknown_data_is_refused_with_its_field() {
     let json = r#"{"name":"t","title":"t","resources":["ledger"],"authority":{"ttl":10},
         "stores":[{"name":"db","enforcement":"fenced","paths":[{"name":"admin","enforcement":"fenced","data":"ledgr"}]}],
-        "workers":[]}"#;
+        "workers":[{"name":"A","script":[{"acquire":{"resource":"ledger"}}]}]}"#;
     let err = Scenario::from_json(json).unwrap_err();
     assert_eq!(err.path, "stores[0].paths[0].data");
     assert!(err.problem.contains("unknown data \"ledgr\""), "{err}");
@@ -191,7 +191,7 @@ fn a_gateway_in_a_store_only_mode_is_refused_with_its_field() {
     for mode in ["check_then_write", "fenced_idempotent"] {
         let json = format!(
             r#"{{"name":"t","title":"t","resources":["r"],"authority":{{"ttl":10}},
-            "stores":[{{"name":"db","enforcement":"fenced"}}],"gateway":{{"partner":"p","enforcement":"{mode}"}},"workers":[]}}"#
+            "stores":[{{"name":"db","enforcement":"fenced"}}],"gateway":{{"partner":"p","enforcement":"{mode}"}},"workers":[{{"name":"A","script":[{{"acquire":{{"resource":"r"}}}}]}}]}}"#
         );
         let err = Scenario::from_json(&json).unwrap_err();
         assert_eq!(err.path, "gateway.enforcement", "{mode}");

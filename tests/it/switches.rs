@@ -15,6 +15,9 @@ const FLIPS: &[(&str, &str, Switch, InvariantKind)] = &[
     ("store-restart", "fenced", Switch::HighestNotPersisted, StaleWriteAccepted),
     ("forged-token", "authenticated", Switch::UnauthenticatedTokens, StaleWriteAccepted),
     ("payment-capture", "fenced", Switch::UnfencedGateway, EffectDeliveredTwice),
+    ("admin-path", "fenced", Switch::UnfencedSecondaryPath, StaleWriteAccepted),
+    ("duplicate-capture", "fenced", Switch::UnfencedGateway, EffectDeliveredTwice),
+    ("newer-owner-retry", "fenced", Switch::UnfencedStore, OperationAppliedTwice),
 ];
 
 #[test]

@@ -10,18 +10,26 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InvariantKind {
-    /// A store accepted a write from an older lease after a newer lease's write to the same place.
+    /// A store accepted a write from an older lease after a write under a newer lease had reached
+    /// the same data, whatever the store did with that newer write (applied it, refused it,
+    /// answered it from the replay record, or was about to apply it). Writes that no lease backs
+    /// count as the oldest.
     StaleWriteAccepted,
     /// One operation changed a store twice.
     OperationAppliedTwice,
     /// The partner received the same irreversible effect twice.
     EffectDeliveredTwice,
-    /// The partner received an effect from an older lease after a newer lease's effect.
+    /// The partner received an effect from an older lease after an effect under a newer lease had
+    /// reached the gateway for the same workflow, whether the gateway delivered or dropped it.
     EffectFromSupersededOwner,
     /// The authority issued a generation at or below one it had issued before.
     GenerationReissued,
-    /// When the run ended, a resource's value came from someone other than its latest owner to
-    /// write it.
+    /// When the run ended, the value of a critical store's data was last written under an older
+    /// lease than the newest lease whose write to that data was applied or refused by the fence
+    /// (a stale generation or an invalid token). Writes refused for a revision conflict, answered
+    /// from the replay record, or never delivered do not count: there the store worked as
+    /// designed, and the writer's value either is already there or was conditional on a state
+    /// that had moved on.
     FinalValueNotFromLatestOwner,
     /// A write was accepted from a worker whose lease had already expired. Fencing does not
     /// prevent this when no newer owner has written yet: the documented limit.
@@ -58,18 +66,18 @@ impl InvariantKind {
     pub fn statement(self) -> &'static str {
         match self {
             InvariantKind::StaleWriteAccepted => {
-                "no write is accepted from a generation older than one already accepted"
+                "no write is accepted from an older lease once a newer lease's write has reached the same data"
             }
             InvariantKind::OperationAppliedTwice => "no operation is applied twice",
             InvariantKind::EffectDeliveredTwice => "no irreversible effect is delivered twice",
             InvariantKind::EffectFromSupersededOwner => {
-                "no irreversible effect is delivered by a superseded generation"
+                "no irreversible effect is delivered from an older lease once a newer lease's request has reached the gateway"
             }
             InvariantKind::GenerationReissued => {
                 "the authority never issues a generation at or below one it issued before"
             }
             InvariantKind::FinalValueNotFromLatestOwner => {
-                "the final value comes from the latest owner"
+                "the final value comes from the newest lease whose write was applied or fenced out"
             }
             InvariantKind::WriteOutsideLease => {
                 "every accepted write was sent under a lease that was still valid (fencing alone does not promise this)"
