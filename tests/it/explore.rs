@@ -13,7 +13,7 @@ const SAFE: &[(&str, &str, usize)] = &[
     ("same-owner-updates", "expected-revision", 15),
     ("same-owner-updates", "allow-same", 11),
     ("same-owner-updates", "strict", 11),
-    ("fresh-register", "fenced", 19),
+    ("fresh-register", "fenced", 21),
     ("check-then-write", "atomic", 35),
     ("idempotent-retry", "fenced", 9),
     ("newer-owner-retry", "fenced", 18),

@@ -85,3 +85,26 @@ fn a_tampered_or_foreign_file_is_refused_with_a_reason() {
     let err = RunExport::import(&value.to_string()).unwrap_err();
     assert!(err.to_string().contains("the limit is"), "{err}");
 }
+
+/// A run exported part-way carries the schedule of the whole run, so importing it and playing on
+/// ends exactly where the original ends, at every step of every story.
+#[test]
+fn a_run_exported_at_any_step_replays_to_the_same_end() {
+    for scenario in library::all() {
+        let label = format!("{}/{}", scenario.name, scenario.variant);
+        let mut whole = Engine::new(scenario.clone()).unwrap();
+        whole.run().unwrap();
+        let end = whole.position();
+        for step in 0..=end {
+            let mut engine = whole.clone();
+            engine.seek(step).unwrap();
+            let json = RunExport::capture(&engine).to_json();
+            let (_, mut imported) =
+                RunExport::import(&json).unwrap_or_else(|e| panic!("{label} at {step}: {e}"));
+            assert_eq!(imported.position(), step, "{label}");
+            imported.seek(usize::MAX).unwrap();
+            assert!(imported.records() == whole.records(), "{label} exported at step {step}");
+            assert_eq!(imported.verdict(), whole.verdict(), "{label} exported at step {step}");
+        }
+    }
+}

@@ -55,10 +55,17 @@ pub enum RunError {
 }
 
 impl RunExport {
-    /// Captures `engine`'s run up to its current position.
+    /// Captures `engine`'s run up to its current position. The scenario carries the schedule of
+    /// the whole run, not only of the steps taken so far, so the file replays identically to the
+    /// end and not just to the exported step.
     pub fn capture(engine: &Engine) -> RunExport {
         let mut scenario = engine.scenario().clone();
-        scenario.schedule = engine.schedule_so_far();
+        let mut whole = engine.clone();
+        scenario.schedule = match whole.seek(usize::MAX) {
+            Ok(()) => whole.schedule_so_far(),
+            // A schedule that stops fitting later on: keep what was played, as far as it goes.
+            Err(_) => engine.schedule_so_far(),
+        };
         RunExport {
             format: RUN_FORMAT.into(),
             scenario,

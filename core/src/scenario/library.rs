@@ -263,7 +263,9 @@ const CASES: &[Case] = &[
                         write("ledger", "A: stale again").step(),
                     ],
                 ),
-                worker("B", 2, vec![acquire("ledger"), compute(10), write("ledger", "B: current").step()]),
+                // B computes for six ticks, well inside its lease (t=11 to t=20), so its write is
+                // the current owner's and arrives just after A's stale one.
+                worker("B", 2, vec![acquire("ledger"), compute(6), write("ledger", "B: current").step()]),
             ];
             s.expect.violations = vec![WriteOutsideLease];
             s
@@ -740,4 +742,19 @@ pub fn contention(workers: usize, enforcement: Enforcement) -> Scenario {
         .collect();
     s.expect = Expectations::default();
     s
+}
+
+/// The generated load with all `workers` workers starting at once on one resource whose lease
+/// lasts a single tick: every tick each waiting worker asks again, so a run takes about `workers`
+/// steps per tick and millions of steps in all, and a search has `workers` choices at every
+/// step. The memory budget's tests and benchmarks use it.
+pub fn stampede(workers: usize) -> Scenario {
+    let mut scenario = generated(workers, 1, 1);
+    scenario.name = "stampede".into();
+    scenario.title = format!("{} workers rush for one lease that lasts one tick", scenario.workers.len());
+    scenario.authority.ttl = 1;
+    for worker in &mut scenario.workers {
+        worker.start = 0;
+    }
+    scenario
 }
