@@ -1,1 +1,8 @@
-//! This crate only hosts the integration tests in `it/`; it has no library code of its own.
+//! The integration tests live in `it/`. The library holds what the tests share with the `soak`
+//! and `fuzz` binaries: the random scenario generator and runner (`soak`), the input generators
+//! and checks of the scenario reader and share-link fuzzer (`fuzz`), and the panic capture both
+//! binaries use (`capture`). The binaries run them at full size; `it/` runs them small.
+
+pub mod capture;
+pub mod fuzz;
+pub mod soak;

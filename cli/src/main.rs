@@ -1,14 +1,38 @@
-//! `fencelab`: list, show and run fencing scenarios from the terminal.
+//! `fencelab`: list, show, run and check fencing scenarios from the terminal.
 //!
-//! Exit codes: 0 when a run met its scenario's expectations, 1 when it did not, 2 for bad input
-//! (an unknown name, an unreadable or invalid file, a schedule that does not fit).
+//! Exit codes: 0 when a run met its scenario's expectations (or a check found no violation and
+//! checked every schedule), 1 when it did not (or a check found a violation), 2 for bad input (an
+//! unknown name, an unreadable or invalid file, a schedule that does not fit, a bad size), 3 when
+//! a limit cut the run or the search short, so that it shows nothing either way.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use fencelab_core::memory::{Bytes, DEFAULT_MEMORY_BUDGET};
 use fencelab_core::scenario::library;
 use fencelab_core::{
-    Engine, ExploreConfig, ExploreResult, Explorer, Scenario, StepRecord, Verdict,
+    Bound, Engine, EngineError, ExploreConfig, ExploreResult, Explorer, Scenario, StepRecord,
+    Verdict,
 };
 use std::process::ExitCode;
+
+const RUN_EXIT_CODES: &str = "\
+Exit codes:
+  0  the run met the scenario's expectations
+  1  it did not
+  2  bad input: an unknown name, an unreadable or invalid file, a schedule that does not fit,
+     a size that is not one
+  3  the run was cut short before it ended, by the memory limit or by the limit of 5,000,000
+     steps, so it shows nothing either way";
+
+const CHECK_EXIT_CODES: &str = "\
+Exit codes:
+  0  no violation, and every schedule was checked
+  1  a schedule breaks a safety invariant (printed with a shortest counterexample)
+  2  bad input: an unknown name, an unreadable or invalid file, a size that is not one
+  3  inconclusive: no violation found, but the depth, state or memory bound cut the search
+     short, so it proves nothing about the schedules it did not reach";
+
+/// The exit code for a run or a search that a limit cut short.
+const CUT_SHORT: u8 = 3;
 
 #[derive(Parser)]
 #[command(
@@ -34,6 +58,7 @@ enum Command {
         variant: Option<String>,
     },
     /// Run a scenario and print its transcript and verdict.
+    #[command(after_help = RUN_EXIT_CODES)]
     Run {
         /// A scenario file, or a built-in NAME or NAME/VARIANT.
         scenario: String,
@@ -43,9 +68,16 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// The most memory the run may take for its step records (with their captions), the
+        /// operation log, the snapshots kept for seeking and the current state, as the engine
+        /// estimates them from their contents. A run that would need more stops with exit code 3.
+        /// A size such as 256MiB, 2GiB or 512MB.
+        #[arg(long, value_name = "SIZE", default_value_t = Bytes(DEFAULT_MEMORY_BUDGET))]
+        memory_limit: Bytes,
     },
     /// Explore every interleaving of a scenario, breadth first, and report a shortest schedule
     /// that breaks a safety invariant, or that none does within the bounds.
+    #[command(after_help = CHECK_EXIT_CODES)]
     Check {
         /// A scenario file, or a built-in NAME or NAME/VARIANT.
         scenario: String,
@@ -58,6 +90,12 @@ enum Command {
         /// The most distinct states visited.
         #[arg(long, default_value_t = ExploreConfig::default().max_states)]
         max_states: usize,
+        /// The most memory the search may take for the states waiting to be explored (what each
+        /// holds beyond the state it came from), the set of states seen and the scenario, as
+        /// estimated from their contents. A search that would need more stops, inconclusive
+        /// (exit code 3). A size such as 256MiB, 2GiB or 512MB.
+        #[arg(long, value_name = "SIZE", default_value_t = Bytes(DEFAULT_MEMORY_BUDGET))]
+        memory_limit: Bytes,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -92,11 +130,16 @@ fn main() -> ExitCode {
             say!("{}", s.to_json());
             ExitCode::SUCCESS
         }),
-        Command::Run { scenario, variant, format } => {
-            load(&scenario, variant.as_deref()).and_then(|s| run(s, format))
+        Command::Run { scenario, variant, format, memory_limit } => {
+            load(&scenario, variant.as_deref()).and_then(|s| run(s, format, memory_limit))
         }
-        Command::Check { scenario, variant, max_depth, max_states, format } => {
-            let config = ExploreConfig { max_depth, max_states, ..ExploreConfig::default() };
+        Command::Check { scenario, variant, max_depth, max_states, memory_limit, format } => {
+            let config = ExploreConfig {
+                max_depth,
+                max_states,
+                max_memory: memory_limit.0,
+                ..ExploreConfig::default()
+            };
             load(&scenario, variant.as_deref()).and_then(|s| check(s, config, format))
         }
     };
@@ -141,9 +184,41 @@ fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInput> {
     })
 }
 
-fn run(scenario: Scenario, format: Format) -> Result<ExitCode, BadInput> {
-    let mut engine = Engine::new(scenario).map_err(|e| BadInput(e.to_string()))?;
-    let verdict = engine.run().map_err(|e| BadInput(e.to_string()))?;
+/// The process's peak resident memory, as Linux reports it; `None` elsewhere.
+fn peak_rss() -> Option<Bytes> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(Bytes(kib * 1024))
+}
+
+/// ", peak RSS 590 MiB" where the system says, else nothing.
+fn peak_rss_note() -> String {
+    peak_rss().map_or_else(String::new, |rss| format!("; peak RSS {rss}"))
+}
+
+fn run(scenario: Scenario, format: Format, memory_limit: Bytes) -> Result<ExitCode, BadInput> {
+    let label = format!("{} ({})", scenario.name, scenario.variant);
+    let mut engine = Engine::new(scenario)
+        .map_err(|e| BadInput(e.to_string()))?
+        .with_memory_budget(memory_limit.0);
+    let verdict = match engine.run() {
+        Ok(verdict) => verdict,
+        Err(error @ EngineError::MemoryBudget { .. }) => {
+            eprintln!(
+                "error: {label} {error}{}. The run had not ended, so it shows nothing either way; give it more with --memory-limit (e.g. --memory-limit 2GiB) or shorten the scenario.",
+                peak_rss_note()
+            );
+            return Ok(ExitCode::from(CUT_SHORT));
+        }
+        Err(error @ EngineError::TooLong) => {
+            eprintln!(
+                "error: {label}: {error} without ending, so it shows nothing either way; a scenario that never settles (workers waiting on each other forever) needs changing."
+            );
+            return Ok(ExitCode::from(CUT_SHORT));
+        }
+        Err(error) => return Err(BadInput(error.to_string())),
+    };
     match format {
         Format::Text => print_text(&engine, &verdict),
         Format::Json => {
@@ -161,27 +236,52 @@ fn run(scenario: Scenario, format: Format) -> Result<ExitCode, BadInput> {
     Ok(if verdict.met { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-/// Explores the scenario; exit 0 when no schedule breaks a safety invariant, 1 when one does.
+/// What cut a search short, with its limit, and the option that moves it.
+fn cut_short(bound: Bound, config: &ExploreConfig) -> (String, &'static str) {
+    let stopped = "stopped the search before every schedule was checked";
+    match bound {
+        Bound::Depth => (
+            format!(
+                "{} (runs of {} steps) cut runs short before every schedule was checked",
+                bound.describe(),
+                config.max_depth
+            ),
+            "--max-depth",
+        ),
+        Bound::States => {
+            (format!("{} ({} states) {stopped}", bound.describe(), config.max_states), "--max-states")
+        }
+        Bound::Memory => (
+            format!("{} ({}) {stopped}", bound.describe(), Bytes(config.max_memory)),
+            "--memory-limit",
+        ),
+    }
+}
+
+/// Explores the scenario; exit 0 when no schedule breaks a safety invariant and every schedule
+/// was checked, 1 when one breaks it, 3 when a bound cut the search short.
 fn check(scenario: Scenario, config: ExploreConfig, format: Format) -> Result<ExitCode, BadInput> {
     let label = format!("{} ({})", scenario.name, scenario.variant);
-    let explorer = Explorer::new(scenario.clone(), config).map_err(|e| BadInput(e.to_string()))?;
+    let explorer =
+        Explorer::new(scenario.clone(), config.clone()).map_err(|e| BadInput(e.to_string()))?;
     let result = explorer.run();
     if let Format::Json = format {
         say!("{}", serde_json::to_string_pretty(&result).unwrap_or_default());
     } else {
         let s = result.stats();
         let counts = format!(
-            "{} unique states, {} transitions, max depth {}, {} finished runs{}",
-            s.unique_states,
-            s.transitions,
-            s.max_depth,
-            s.finished_runs,
-            if s.bound_hit { " (a bound was hit: the search is not exhaustive)" } else { "" }
+            "{} unique states, {} transitions, max depth {}, {} finished runs",
+            s.unique_states, s.transitions, s.max_depth, s.finished_runs,
         );
         match &result {
-            ExploreResult::NoViolation { .. } => {
-                say!("{label}: no violation within bounds; {counts}");
-            }
+            ExploreResult::NoViolation { stats } => match stats.cut_by {
+                None => say!("{label}: no violation within bounds; {counts}"),
+                Some(bound) => {
+                    let (why, option) = cut_short(bound, &config);
+                    let rss = if bound == Bound::Memory { peak_rss_note() } else { String::new() };
+                    say!("{label}: inconclusive: no violation found, but {why}; {counts}{rss}. To search further, raise {option}.");
+                }
+            },
             ExploreResult::Violation { violation, schedule, steps, .. } => {
                 say!("{label}: {} breaks after {steps} steps; {counts}", violation.invariant);
                 say!("  {}", violation.detail);
@@ -212,6 +312,7 @@ fn check(scenario: Scenario, config: ExploreConfig, format: Format) -> Result<Ex
         }
     }
     Ok(match result {
+        ExploreResult::NoViolation { .. } if result.is_inconclusive() => ExitCode::from(CUT_SHORT),
         ExploreResult::NoViolation { .. } => ExitCode::SUCCESS,
         ExploreResult::Violation { .. } => ExitCode::FAILURE,
         ExploreResult::Error { .. } => ExitCode::from(2),

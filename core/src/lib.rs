@@ -48,6 +48,7 @@ mod idempotency;
 mod ids;
 mod log;
 mod maps;
+pub mod memory;
 mod names;
 mod register;
 pub mod scenario;
@@ -72,7 +73,7 @@ pub use register::{
 };
 pub use scenario::engine::{Engine, EngineError, ScheduleMode, Verdict};
 pub use scenario::event::{Event, StepRecord, TokenKind};
-pub use scenario::explore::{ExploreConfig, ExploreResult, ExploreStats, Explorer};
+pub use scenario::explore::{Bound, ExploreConfig, ExploreResult, ExploreStats, Explorer};
 pub use scenario::invariant::{InvariantKind, Violation};
 pub use scenario::model::Scenario;
 pub use scenario::validate::ScenarioError;

@@ -129,6 +129,17 @@ impl OperationLog {
         self.entries.is_empty()
     }
 
+    /// How many entries the log can hold before it must grow.
+    pub fn capacity(&self) -> usize {
+        self.entries.capacity()
+    }
+
+    /// Makes room for exactly `additional` more entries, so a driver that keeps a memory budget
+    /// decides when and by how much the log grows.
+    pub fn reserve_exact(&mut self, additional: usize) {
+        self.entries.reserve_exact(additional);
+    }
+
     /// How many attempts failed, per reason. Reasons that never occurred are absent.
     pub fn rejections_by_reason(&self) -> BTreeMap<RejectionReason, u64> {
         rejections_by_reason(&self.entries)

@@ -52,6 +52,12 @@ impl StringSet {
     }
 }
 
+impl crate::memory::HeapSize for StringSet {
+    fn heap_bytes(&self) -> usize {
+        self.0.heap_bytes()
+    }
+}
+
 impl<'de> serde::Deserialize<'de> for StringSet {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut names = Vec::<String>::deserialize(deserializer)?;

@@ -1,12 +1,48 @@
 //! A [`FencedStore`] on SQLite.
 //!
-//! One table, `fenced`, keeps each resource's highest accepted generation, value and revision in
-//! the same row, so the fencing record is persisted with the protected state in the same
-//! transaction. A write is one conditional `UPDATE` whose `WHERE` clause carries the generation
-//! rule and the expected revision (or an `INSERT` for a new resource); the number of affected
-//! rows tells applied from rejected. Operation ids and their stored results live in
-//! `fenced_ops`, with the same retention policy as the in-memory reference, and every forgotten
-//! id is recorded in `fenced_forgotten`.
+//! One table, `fenced`, keeps each resource's fence record (the highest generation that has
+//! passed the fence, and whether a write under it has been applied), its value and its revision
+//! in one row, so the fencing record is persisted with the protected state in the same
+//! transaction. Operation ids and their stored results live in `fenced_ops`, under the same
+//! retention policy as the in-memory reference, and every forgotten id is recorded in
+//! `fenced_forgotten`.
+//!
+//! # One write
+//!
+//! Every write is one `IMMEDIATE` transaction that checks in the order of the reference,
+//! [`FencedResource::write`](fencelab_core::FencedResource::write):
+//!
+//! 1. **The generation.** A request the policy does not admit
+//!    ([`SameGenerationPolicy::admits`]) is refused as stale. The one exception is the strict
+//!    policy's own retry (the highest generation, with an operation id remembered under it),
+//!    which gets its stored result back. Either way the transaction is rolled back: a request
+//!    refused by the fence changes nothing, not even expired operation ids.
+//! 2. **The fence is raised.** The row's highest becomes the larger of it and the presented
+//!    generation, and a newer highest has not acted yet. This is committed even if the next
+//!    steps answer from the replay record or refuse a revision conflict: the newer owner has
+//!    shown its generation, so every older one is superseded from then on.
+//! 3. Operation ids past the retention are forgotten.
+//! 4. A remembered operation id returns its stored result.
+//! 5. An expected revision that does not match is a revision conflict.
+//! 6. Otherwise the write applies: value, revision + 1, the fence marked as acted, and the
+//!    operation id recorded.
+//!
+//! Value and revision change only in step 6. The fence (steps 2 and 6) is written by
+//! conditional statements whose `WHERE` clauses carry the generation rule and the expected
+//! revision, so each statement is safe on its own; the transaction makes the whole write one
+//! serial step.
+//!
+//! # Durability and configuration
+//!
+//! The database runs in WAL mode with `synchronous=FULL`: a commit is on disk before it is
+//! acknowledged. With `NORMAL`, a commit acknowledged just before a power loss can vanish, and a
+//! lost fence record re-admits the generation it had fenced out.
+//!
+//! The same-generation policy and the retention are stored in `fenced_meta` when the tables are
+//! created, and a connection asking for different ones is refused
+//! ([`StoreError::PolicyMismatch`], [`StoreError::RetentionMismatch`]): two connections must
+//! never enforce different rules on the same rows. A database from the previous schema (no fence
+//! flag) is migrated by the first read-write open, which records that connection's options.
 //!
 //! ```
 //! use fencelab_core::{FencedStore, Generation, OperationId, ResourceId, Tick, WriteOutcome, WriteRequest};
@@ -23,20 +59,22 @@
 //! ```
 
 use fencelab_core::{
-    Applied, FencedStore, ForgetReason, Generation, OperationId, ResourceId, Retention, Revision,
-    SameGenerationPolicy, StoredResult, StoredValue, Tick, WriteOutcome, WriteRejection,
-    WriteRequest,
+    Applied, Fence, FencedStore, ForgetReason, Generation, Named, OperationId, ResourceId,
+    Retention, Revision, SameGenerationPolicy, StoredResult, StoredValue, Tick, WriteOutcome,
+    WriteRejection, WriteRequest,
 };
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
+use std::num::NonZeroUsize;
 use std::path::Path;
 use std::time::Duration;
 
 /// How to open the database.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
-    /// The same-generation policy of the fence.
+    /// The same-generation policy of the fence. Stored in the database when its tables are
+    /// created; opening with a different one is an error.
     pub policy: SameGenerationPolicy,
-    /// How long operation ids are remembered.
+    /// How long operation ids are remembered. Stored like the policy.
     pub retention: Retention,
     /// Create the tables if they are missing (otherwise a missing table is an error).
     pub create: bool,
@@ -59,6 +97,9 @@ impl Default for Options {
     }
 }
 
+/// The schema this build writes, kept in SQLite's `user_version` header field.
+pub const SCHEMA_VERSION: i64 = 2;
+
 /// What went wrong, in terms a user can act on. A failed write changes nothing: every write is
 /// one transaction, rolled back on any error.
 #[derive(Debug, thiserror::Error)]
@@ -75,12 +116,59 @@ pub enum StoreError {
     /// A table the store needs does not exist.
     #[error("table {0} is missing; open with `create: true` or restore the schema")]
     MissingTable(String),
+    /// The database has an older schema, and this connection is read-only so cannot migrate it.
+    #[error(
+        "the database has schema version {found}, older than this build's {SCHEMA_VERSION}; \
+         a read-only connection cannot migrate it, so open it read-write once"
+    )]
+    NeedsMigration {
+        /// The schema version found in the file.
+        found: i64,
+    },
+    /// The database has a schema this build does not know, probably from a newer version.
+    #[error(
+        "the database has schema version {found}, which this build (schema \
+         {SCHEMA_VERSION}) does not know; open it with the version that created it"
+    )]
+    UnknownSchema {
+        /// The schema version found in the file.
+        found: i64,
+    },
+    /// The database enforces another same-generation policy than the one asked for.
+    #[error(
+        "the database enforces policy {}, but this connection asked for policy {}; every \
+         connection to one database must enforce the same rule, so open it with the stored policy",
+        .stored.name(), .requested.name()
+    )]
+    PolicyMismatch {
+        /// The policy stored in the database.
+        stored: SameGenerationPolicy,
+        /// The policy in this connection's options.
+        requested: SameGenerationPolicy,
+    },
+    /// The database keeps operation ids for another retention than the one asked for.
+    #[error(
+        "the database enforces retention {}, but this connection asked for retention {}; every \
+         connection to one database must enforce the same rule, so open it with the stored \
+         retention",
+        show_retention(.stored), show_retention(.requested)
+    )]
+    RetentionMismatch {
+        /// The retention stored in the database.
+        stored: Retention,
+        /// The retention in this connection's options.
+        requested: Retention,
+    },
     /// A stored value is outside what the store ever writes (edited by hand?).
     #[error("stored data is invalid: {0}")]
     InvalidData(String),
-    /// Anything else SQLite reported.
+    /// Anything else SQLite reported; the SQLite error is also the `source()`. The message
+    /// repeats it because the conformance kit and most callers print only the top message.
+    ///
+    /// There is deliberately no `From<rusqlite::Error>`: every conversion goes through one
+    /// classifier, so a locked or read-only database is never reported as a generic failure.
     #[error("SQLite error: {0}")]
-    Sqlite(rusqlite::Error),
+    Sqlite(#[source] rusqlite::Error),
 }
 
 impl StoreError {
@@ -105,12 +193,27 @@ impl StoreError {
     }
 }
 
+/// Retention as the scenario format spells its fields, for messages.
+fn show_retention(retention: &Retention) -> String {
+    let show = |v: Option<String>| v.unwrap_or_else(|| "none".into());
+    format!(
+        "max_entries={}, max_age={}",
+        show(retention.max_entries.map(|n| n.to_string())),
+        show(retention.max_age.map(|n| n.to_string()))
+    )
+}
+
+/// The current schema. Value and revision are empty (`NULL`, 0) until a write applies, because a
+/// request that only passed the fence still creates the row that records it.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS fenced (
     resource TEXT PRIMARY KEY,
     highest  INTEGER NOT NULL CHECK (highest > 0),
-    value    TEXT NOT NULL,
-    revision INTEGER NOT NULL CHECK (revision > 0)
+    acted    INTEGER NOT NULL CHECK (acted IN (0, 1)),
+    value    TEXT,
+    revision INTEGER NOT NULL CHECK (revision >= 0),
+    CHECK ((value IS NULL) = (revision = 0)),
+    CHECK (acted = 0 OR revision > 0)
 );
 CREATE TABLE IF NOT EXISTS fenced_ops (
     seq         INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -130,6 +233,30 @@ CREATE TABLE IF NOT EXISTS fenced_forgotten (
     forgotten_at INTEGER NOT NULL,
     reason      TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS fenced_meta (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    policy      TEXT NOT NULL,
+    max_entries INTEGER CHECK (max_entries > 0),
+    max_age     INTEGER CHECK (max_age >= 0)
+);
+";
+
+/// From schema 1 (no `acted` column, value and revision always set). Every schema-1 row was
+/// created or raised by an applied write, so each has acted under its highest generation.
+const MIGRATE_FROM_1: &str = "
+ALTER TABLE fenced RENAME TO fenced_schema_1;
+CREATE TABLE fenced (
+    resource TEXT PRIMARY KEY,
+    highest  INTEGER NOT NULL CHECK (highest > 0),
+    acted    INTEGER NOT NULL CHECK (acted IN (0, 1)),
+    value    TEXT,
+    revision INTEGER NOT NULL CHECK (revision >= 0),
+    CHECK ((value IS NULL) = (revision = 0)),
+    CHECK (acted = 0 OR revision > 0)
+);
+INSERT INTO fenced (resource, highest, acted, value, revision)
+    SELECT resource, highest, 1, value, revision FROM fenced_schema_1;
+DROP TABLE fenced_schema_1;
 ";
 
 /// A fenced store in one SQLite database file. Each instance owns one connection; open one per
@@ -159,8 +286,17 @@ fn revision_from_sql(value: i64) -> Result<Revision, StoreError> {
         .map_err(|_| StoreError::InvalidData(format!("stored revision {value} is negative")))
 }
 
+/// A count or age from the options as SQLite's INTEGER, refused rather than wrapped.
+fn sql_integer(what: &str, value: u64) -> Result<i64, StoreError> {
+    i64::try_from(value).map_err(|_| {
+        StoreError::InvalidData(format!("{what} {value} does not fit SQLite's INTEGER"))
+    })
+}
+
 impl SqliteStore {
-    /// Opens (and, with `create`, prepares) the database at `path`, in WAL mode.
+    /// Opens the database at `path` in WAL mode with `synchronous=FULL`. A read-write
+    /// connection creates the tables (with `create`) or migrates an older schema; every
+    /// connection is refused if the database stores another policy or retention than `options`.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<SqliteStore, StoreError> {
         let busy = options.busy_timeout;
         let err = |e| StoreError::from_sqlite(e, busy);
@@ -169,17 +305,18 @@ impl SqliteStore {
         } else {
             OpenFlags::default()
         };
-        let conn = Connection::open_with_flags(path, flags).map_err(err)?;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(err)?;
         conn.busy_timeout(busy).map_err(err)?;
         // Touch the file header now, so a corrupt file is reported at open, not at first write.
         conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())).map_err(err)?;
         if !options.read_only {
             conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
-            conn.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
-            if options.create {
-                conn.execute_batch(SCHEMA).map_err(err)?;
-            }
+            // FULL syncs the WAL at every commit: an acknowledged fence record survives a
+            // power loss, so a lost commit can never re-admit the generation it fenced out.
+            conn.pragma_update(None, "synchronous", "FULL").map_err(err)?;
         }
+        prepare_schema(&mut conn, &options).map_err(|e| e.into_store(busy))?;
+        check_stored_options(&conn, &options).map_err(|e| e.into_store(busy))?;
         Ok(SqliteStore { conn, options })
     }
 
@@ -194,19 +331,23 @@ impl SqliteStore {
     }
 
     fn try_write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, StoreError> {
-        let err = self.err();
+        let busy = self.options.busy_timeout;
         let options = self.options;
-        // IMMEDIATE takes the write lock up front, so the reads below and the write are one
+        // IMMEDIATE takes the write lock up front, so the reads below and the writes are one
         // serial step with respect to every other writer. Any error drops the transaction,
         // which rolls everything back: nothing is ever half-written.
-        let tx =
-            self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&err)?;
-        let outcome = decide(&tx, options, request, now).map_err(|e| match e {
-            Failure::Sql(e) | Failure::Store(StoreError::Sqlite(e)) => err(e),
-            Failure::Store(e) => e,
-        })?;
-        tx.commit().map_err(&err)?;
-        Ok(outcome)
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| StoreError::from_sqlite(e, busy))?;
+        let decision = decide(&tx, options, request, now).map_err(|e| e.into_store(busy))?;
+        if decision.passed_fence {
+            tx.commit().map_err(|e| StoreError::from_sqlite(e, busy))?;
+        } else {
+            // A request refused by the fence leaves the database exactly as it was.
+            tx.rollback().map_err(|e| StoreError::from_sqlite(e, busy))?;
+        }
+        Ok(decision.outcome)
     }
 
     /// How many operation ids have been forgotten, and why, oldest first.
@@ -221,6 +362,106 @@ impl SqliteStore {
             .map_err(&err)?;
         rows.map(|r| r.map(|(op, reason)| (op, ForgetReasonLabel(reason))).map_err(&err)).collect()
     }
+}
+
+/// Creates or migrates the schema if this database needs it. The common case, a current schema,
+/// only reads the header, so opening never waits for another connection's write lock.
+fn prepare_schema(conn: &mut Connection, options: &Options) -> Result<(), Failure> {
+    let found = schema_version(conn)?;
+    if found == SCHEMA_VERSION {
+        return Ok(());
+    }
+    if found != 0 {
+        return Err(StoreError::UnknownSchema { found }.into());
+    }
+    let old = has_table(conn, "fenced")?;
+    if options.read_only {
+        return Err(if old {
+            StoreError::NeedsMigration { found: 1 }
+        } else {
+            StoreError::MissingTable("fenced".into())
+        }
+        .into());
+    }
+    if !old && !options.create {
+        return Err(StoreError::MissingTable("fenced".into()).into());
+    }
+    let (policy, max_entries, max_age) = sql_options(options)?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // Another connection may have prepared the file while this one waited for the lock.
+    if schema_version(&tx)? == 0 {
+        if has_table(&tx, "fenced")? {
+            tx.execute_batch(MIGRATE_FROM_1)?;
+        }
+        tx.execute_batch(SCHEMA)?;
+        tx.execute(
+            "INSERT INTO fenced_meta (id, policy, max_entries, max_age) VALUES (1, ?1, ?2, ?3)",
+            params![policy, max_entries, max_age],
+        )?;
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+fn schema_version(conn: &Connection) -> Result<i64, Failure> {
+    Ok(conn.pragma_query_value(None, "user_version", |r| r.get(0))?)
+}
+
+fn has_table(conn: &Connection, name: &str) -> Result<bool, Failure> {
+    let found = conn
+        .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", [name], |_| {
+            Ok(())
+        })
+        .optional()?;
+    Ok(found.is_some())
+}
+
+/// The policy and retention as `fenced_meta` stores them.
+fn sql_options(options: &Options) -> Result<(&'static str, Option<i64>, Option<i64>), Failure> {
+    let retention = options.retention;
+    let max_entries = retention
+        .max_entries
+        .map(|n| sql_integer("retention max_entries", n.get() as u64))
+        .transpose()?;
+    let max_age = retention.max_age.map(|n| sql_integer("retention max_age", n)).transpose()?;
+    Ok((options.policy.name(), max_entries, max_age))
+}
+
+/// Refuses a connection whose policy or retention differs from the database's.
+fn check_stored_options(conn: &Connection, options: &Options) -> Result<(), Failure> {
+    let (policy, max_entries, max_age): (String, Option<i64>, Option<i64>) = conn.query_row(
+        "SELECT policy, max_entries, max_age FROM fenced_meta WHERE id = 1",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    let invalid = |what: String| Failure::Store(StoreError::InvalidData(what));
+    let stored_policy = SameGenerationPolicy::from_name(&policy)
+        .ok_or_else(|| invalid(format!("stored policy {policy:?} is not a policy")))?;
+    let max_entries = max_entries
+        .map(|n| {
+            usize::try_from(n)
+                .ok()
+                .and_then(NonZeroUsize::new)
+                .ok_or_else(|| invalid(format!("stored retention max_entries {n} is not positive")))
+        })
+        .transpose()?;
+    let max_age = max_age
+        .map(|n| {
+            u64::try_from(n)
+                .map_err(|_| invalid(format!("stored retention max_age {n} is negative")))
+        })
+        .transpose()?;
+    let stored_retention = Retention { max_entries, max_age };
+    if stored_policy != options.policy {
+        let requested = options.policy;
+        return Err(StoreError::PolicyMismatch { stored: stored_policy, requested }.into());
+    }
+    if stored_retention != options.retention {
+        let requested = options.retention;
+        return Err(StoreError::RetentionMismatch { stored: stored_retention, requested }.into());
+    }
+    Ok(())
 }
 
 /// Why an operation id was forgotten, as stored (`age` or `capacity N`); the in-memory
@@ -244,28 +485,45 @@ fn stored_result(
     conn: &Connection,
     resource: &str,
     operation: &str,
-) -> Result<Option<StoredResult>, StoreError> {
+) -> Result<Option<StoredResult>, Failure> {
     let row: Option<(i64, i64, i64)> = conn
-        .query_row(
+        .prepare_cached(
             "SELECT generation, revision, recorded_at FROM fenced_ops WHERE resource = ?1 AND operation = ?2",
+        )?
+        .query_row(
             [resource, operation],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
-        .optional()
-        .map_err(StoreError::Sqlite)?;
-    row.map(|(g, rev, at)| {
-        let generation = generation_from_sql(g)?;
-        let applied = Applied { generation, revision: revision_from_sql(rev)? };
-        let recorded_at = Tick(u64::try_from(at).unwrap_or(0));
-        Ok(StoredResult { generation, applied, recorded_at })
-    })
-    .transpose()
+        .optional()?;
+    let Some((g, rev, at)) = row else { return Ok(None) };
+    let generation = generation_from_sql(g)?;
+    let applied = Applied { generation, revision: revision_from_sql(rev)? };
+    let recorded_at = Tick(
+        u64::try_from(at)
+            .map_err(|_| StoreError::InvalidData(format!("stored time {at} is negative")))?,
+    );
+    Ok(Some(StoredResult { generation, applied, recorded_at }))
 }
 
-/// A SQL failure, or a store-level one, inside a write.
+/// Runs one of a write's statements, prepared once per connection and cached.
+fn run(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+    conn.prepare_cached(sql)?.execute(params)
+}
+
+/// A SQL failure, or a store-level one, inside a write. SQL failures are classified once, at
+/// the boundary, by [`StoreError::from_sqlite`].
 enum Failure {
     Sql(rusqlite::Error),
     Store(StoreError),
+}
+
+impl Failure {
+    fn into_store(self, busy: Duration) -> StoreError {
+        match self {
+            Failure::Sql(e) => StoreError::from_sqlite(e, busy),
+            Failure::Store(e) => e,
+        }
+    }
 }
 
 impl From<rusqlite::Error> for Failure {
@@ -280,124 +538,146 @@ impl From<StoreError> for Failure {
     }
 }
 
-/// Everything one write does, inside its transaction. The order of checks is the reference's:
-/// generation, then operation id, then expected revision.
+/// What one write decided, and whether it passed the fence (and so must be committed).
+struct Decision {
+    outcome: WriteOutcome,
+    passed_fence: bool,
+}
+
+/// The SQL and the reference rule disagreed about a write: a bug, or a hand-edited row.
+fn disagreement(step: &str) -> Failure {
+    let why = format!("the {step} changed nothing although the fencing rule admitted the write");
+    Failure::Store(StoreError::InvalidData(why))
+}
+
+/// Raises the fence: a missing row is created with no value, a lower highest is replaced (and
+/// its `acted` cleared). The `WHERE` clause is the fencing rule, so a request the rule refuses
+/// affects zero rows even without the transaction's lock.
+const RAISE_FENCE: &str = "
+INSERT INTO fenced (resource, highest, acted, value, revision) VALUES (?1, ?2, 0, NULL, 0)
+ON CONFLICT (resource) DO UPDATE
+    SET highest = excluded.highest, acted = acted AND highest = excluded.highest
+    WHERE highest < excluded.highest OR (highest = excluded.highest AND (NOT ?3 OR NOT acted))";
+
+/// Applies a write whose request passed every check, carrying the same rule and the expected
+/// revision in its `WHERE` clause.
+const APPLY: &str = "
+UPDATE fenced SET highest = ?2, value = ?3, revision = revision + 1, acted = 1
+    WHERE resource = ?1
+      AND (highest < ?2 OR (highest = ?2 AND (NOT ?4 OR NOT acted)))
+      AND (?5 IS NULL OR revision = ?5)";
+
+/// Remembers an applied operation id with its result.
+const RECORD: &str = "
+INSERT INTO fenced_ops (resource, operation, generation, revision, recorded_at)
+    VALUES (?1, ?2, ?3, ?4, ?5)";
+
+/// Records, then deletes, the resource's operation ids beyond the newest `?2`, the capacity.
+const FORGET_OVER_CAPACITY: &str = "
+INSERT INTO fenced_forgotten
+    SELECT resource, operation, generation, revision, recorded_at, ?3, ?4 FROM fenced_ops
+    WHERE resource = ?1 AND seq NOT IN
+        (SELECT seq FROM fenced_ops WHERE resource = ?1 ORDER BY seq DESC LIMIT ?2)";
+const DELETE_OVER_CAPACITY: &str = "
+DELETE FROM fenced_ops WHERE resource = ?1 AND seq NOT IN
+    (SELECT seq FROM fenced_ops WHERE resource = ?1 ORDER BY seq DESC LIMIT ?2)";
+
+/// Records, then deletes, the resource's operation ids recorded at or before the cutoff `?2`.
+const FORGET_EXPIRED: &str = "
+INSERT INTO fenced_forgotten
+    SELECT resource, operation, generation, revision, recorded_at, ?3, 'age' FROM fenced_ops
+    WHERE resource = ?1 AND recorded_at <= ?2 ORDER BY seq";
+const DELETE_EXPIRED: &str = "DELETE FROM fenced_ops WHERE resource = ?1 AND recorded_at <= ?2";
+
+/// Everything one write does, inside its transaction, in the reference's order of checks (see
+/// the crate documentation).
 fn decide(
     tx: &rusqlite::Transaction<'_>,
     options: Options,
     request: &WriteRequest,
     now: Tick,
-) -> Result<WriteOutcome, Failure> {
+) -> Result<Decision, Failure> {
     let resource = request.resource.as_str();
-    let generation = sql_generation(request.generation)?;
-    let now_sql = i64::try_from(now.0)
-        .map_err(|_| StoreError::InvalidData(format!("time {now} too large")))?;
+    let operation = request.operation.as_str();
+    let presented = request.generation;
+    let generation = sql_generation(presented)?;
+    let now_sql = sql_integer("time", now.0)?;
+    let strict = options.policy == SameGenerationPolicy::StrictlyNewer;
 
-    if let Some(max_age) = options.retention.max_age {
-        let cutoff = now.0.saturating_sub(max_age);
-        let expired = now.0 >= max_age;
-        if expired {
-            let cutoff = i64::try_from(cutoff).unwrap_or(i64::MAX);
-            tx.execute(
-                    "INSERT INTO fenced_forgotten SELECT resource, operation, generation, revision, recorded_at, ?3, 'age'
-                     FROM fenced_ops WHERE resource = ?1 AND recorded_at <= ?2 ORDER BY seq",
-                    params![resource, cutoff, now_sql],
-                )
-                ?;
-            tx.execute(
-                "DELETE FROM fenced_ops WHERE resource = ?1 AND recorded_at <= ?2",
-                params![resource, cutoff],
-            )?;
-        }
-    }
-
-    let row: Option<(i64, i64)> = tx
-        .query_row("SELECT highest, revision FROM fenced WHERE resource = ?1", [resource], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+    let row: Option<(i64, bool, i64)> = tx
+        .prepare_cached("SELECT highest, acted, revision FROM fenced WHERE resource = ?1")?
+        .query_row([resource], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
-    let current = match row {
-        Some((highest, revision)) => {
-            Some((generation_from_sql(highest)?, revision_from_sql(revision)?))
-        }
-        None => None,
+    let (fence, revision) = match row {
+        Some((highest, acted, revision)) => (
+            Fence { highest: Some(generation_from_sql(highest)?), acted },
+            revision_from_sql(revision)?,
+        ),
+        None => (Fence::default(), Revision(0)),
     };
-    let highest = current.map(|(h, _)| h);
-    let stored = stored_result(tx, resource, request.operation.as_str())?;
-    if let Some(h) = highest.filter(|_| !options.policy.admits(highest, request.generation)) {
-        // The strict policy's own retry: the same reference rule as `FencedResource::write`.
-        return Ok(match stored {
-            Some(s) if h == request.generation && s.generation == request.generation => {
-                WriteOutcome::Replayed(s)
-            }
-            _ => WriteOutcome::Rejected(WriteRejection::Stale {
-                presented: request.generation,
-                highest: h,
-            }),
-        });
-    }
-    if let Some(stored) = stored {
-        return Ok(WriteOutcome::Replayed(stored));
+
+    if let Some(highest) = fence.highest.filter(|_| !options.policy.admits(fence, presented)) {
+        // Under the strict policy the owner's own retry presents the generation that has
+        // already written. It is a retry, not a second write: return what the first one got.
+        let own_retry = if presented == highest {
+            stored_result(tx, resource, operation)?.filter(|s| s.generation == presented)
+        } else {
+            None
+        };
+        let outcome = match own_retry {
+            Some(stored) => WriteOutcome::Replayed(stored),
+            None => WriteOutcome::Rejected(WriteRejection::Stale { presented, highest }),
+        };
+        return Ok(Decision { outcome, passed_fence: false });
     }
 
-    // The fence itself: one conditional statement carries the generation rule and the
-    // expected revision. Zero affected rows means it was refused.
-    let expected = request.expected_revision.map(|r| r.0 as i64);
-    let strict = matches!(options.policy, SameGenerationPolicy::StrictlyNewer);
-    let changed = if current.is_some() {
-        tx.execute(
-            "UPDATE fenced SET highest = ?2, value = ?3, revision = revision + 1
-                 WHERE resource = ?1
-                   AND (highest < ?2 OR (highest = ?2 AND NOT ?4))
-                   AND (?5 IS NULL OR revision = ?5)",
-            params![resource, generation, request.value, strict, expected],
-        )?
-    } else {
-        tx.execute(
-            "INSERT INTO fenced (resource, highest, value, revision)
-                 SELECT ?1, ?2, ?3, 1 WHERE ?4 IS NULL OR ?4 = 0
-                 ON CONFLICT (resource) DO NOTHING",
-            params![resource, generation, request.value, expected],
-        )?
-    };
-    if changed == 0 {
-        let actual = current.map_or(Revision(0), |(_, r)| r);
-        let rejection = match (highest, request.expected_revision) {
-            (Some(h), _) if !options.policy.admits(Some(h), request.generation) => {
-                WriteRejection::Stale { presented: request.generation, highest: h }
-            }
-            (_, Some(expected)) => WriteRejection::RevisionConflict { expected, actual },
-            _ => {
-                let why = "a conditional write changed nothing without a reason";
-                return Err(StoreError::InvalidData(why.into()).into());
-            }
-        };
-        return Ok(WriteOutcome::Rejected(rejection));
+    if run(tx, RAISE_FENCE, params![resource, generation, strict])? != 1 {
+        return Err(disagreement("fence update"));
     }
-    let revision = Revision(current.map_or(1, |(_, r)| r.0 + 1));
-    let applied = Applied { generation: request.generation, revision };
-    tx.execute(
-            "INSERT INTO fenced_ops (resource, operation, generation, revision, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![resource, request.operation.as_str(), generation, revision.0 as i64, now_sql],
-        )
-        ?;
+    let passed = |outcome| Ok(Decision { outcome, passed_fence: true });
+
+    expire(tx, options.retention, resource, now_sql)?;
+
+    if let Some(stored) = stored_result(tx, resource, operation)? {
+        return passed(WriteOutcome::Replayed(stored));
+    }
+    if let Some(expected) = request.expected_revision.filter(|&e| e != revision) {
+        let conflict = WriteRejection::RevisionConflict { expected, actual: revision };
+        return passed(WriteOutcome::Rejected(conflict));
+    }
+
+    let expected = request.expected_revision.map(|r| sql_integer("revision", r.0)).transpose()?;
+    let params = params![resource, generation, request.value, strict, expected];
+    if run(tx, APPLY, params)? != 1 {
+        return Err(disagreement("conditional write"));
+    }
+    let revision = Revision(revision.0 + 1);
+    let revision_sql = sql_integer("revision", revision.0)?;
+    run(tx, RECORD, params![resource, operation, generation, revision_sql, now_sql])?;
     if let Some(max) = options.retention.max_entries {
         let keep = i64::try_from(max.get()).unwrap_or(i64::MAX);
         let reason = format!("capacity {max}");
-        tx.execute(
-                "INSERT INTO fenced_forgotten SELECT resource, operation, generation, revision, recorded_at, ?3, ?4
-                 FROM fenced_ops WHERE resource = ?1 AND seq NOT IN
-                   (SELECT seq FROM fenced_ops WHERE resource = ?1 ORDER BY seq DESC LIMIT ?2)",
-                params![resource, keep, now_sql, reason],
-            )
-            ?;
-        tx.execute(
-            "DELETE FROM fenced_ops WHERE resource = ?1 AND seq NOT IN
-                   (SELECT seq FROM fenced_ops WHERE resource = ?1 ORDER BY seq DESC LIMIT ?2)",
-            params![resource, keep],
-        )?;
+        run(tx, FORGET_OVER_CAPACITY, params![resource, keep, now_sql, reason])?;
+        run(tx, DELETE_OVER_CAPACITY, params![resource, keep])?;
     }
-    Ok(WriteOutcome::Applied(applied))
+    passed(WriteOutcome::Applied(Applied { generation: presented, revision }))
+}
+
+/// Forgets the resource's operation ids that are at least `max_age` old at `now`, recording
+/// each one. Ids recorded "after" `now` (a caller whose clock went back) are kept, as in the
+/// reference.
+fn expire(
+    tx: &rusqlite::Transaction<'_>,
+    retention: Retention,
+    resource: &str,
+    now: i64,
+) -> Result<(), Failure> {
+    let Some(max_age) = retention.max_age else { return Ok(()) };
+    let max_age = sql_integer("retention max_age", max_age)?;
+    let Some(cutoff) = now.checked_sub(max_age).filter(|c| *c >= 0) else { return Ok(()) };
+    run(tx, FORGET_EXPIRED, params![resource, cutoff, now])?;
+    run(tx, DELETE_EXPIRED, params![resource, cutoff])?;
+    Ok(())
 }
 
 impl FencedStore for SqliteStore {
@@ -407,21 +687,23 @@ impl FencedStore for SqliteStore {
         self.try_write(request, now)
     }
 
+    /// A resource whose fence was raised is `Some` even if no write has applied to it yet
+    /// (`value: None`, revision 0), as in the reference.
     fn read(&mut self, resource: &ResourceId) -> Result<Option<StoredValue>, StoreError> {
         let err = self.err();
-        let row: Option<(i64, String, i64)> = self
+        let row: Option<(i64, Option<String>, i64)> = self
             .conn
-            .query_row(
-                "SELECT highest, value, revision FROM fenced WHERE resource = ?1",
-                [resource.as_str()],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()
+            .prepare_cached("SELECT highest, value, revision FROM fenced WHERE resource = ?1")
+            .and_then(|mut statement| {
+                statement
+                    .query_row([resource.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .optional()
+            })
             .map_err(&err)?;
         row.map(|(h, value, rev)| {
             Ok(StoredValue {
                 highest: Some(generation_from_sql(h)?),
-                value: Some(value),
+                value,
                 revision: revision_from_sql(rev)?,
             })
         })
@@ -434,9 +716,7 @@ impl FencedStore for SqliteStore {
         operation: &OperationId,
     ) -> Result<Option<StoredResult>, StoreError> {
         let busy = self.options.busy_timeout;
-        stored_result(&self.conn, resource.as_str(), operation.as_str()).map_err(|e| match e {
-            StoreError::Sqlite(e) => StoreError::from_sqlite(e, busy),
-            other => other,
-        })
+        stored_result(&self.conn, resource.as_str(), operation.as_str())
+            .map_err(|e| e.into_store(busy))
     }
 }

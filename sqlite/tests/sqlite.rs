@@ -121,12 +121,12 @@ fn the_two_client_race_is_fenced_by_the_conditional_update() {
         let mut store = open(&path);
         let seen = value_of(&mut store).unwrap();
         pause.after_read();
-        // The same conditional statement the store uses, run by hand: zero rows.
+        // The fencing rule the store's conditional statements carry, run by hand: zero rows.
         let rows = store
             .connection()
             .execute(
                 "UPDATE fenced SET highest = 7, value = 'A stale', revision = revision + 1
-                 WHERE resource = 'ledger' AND (highest < 7 OR (highest = 7 AND NOT 0))",
+                 WHERE resource = 'ledger' AND (highest < 7 OR (highest = 7 AND (NOT 0 OR NOT acted)))",
                 [],
             )
             .unwrap();
@@ -200,7 +200,7 @@ impl HighestOutside {
         }
         self.conn
             .execute(
-                "INSERT INTO fenced (resource, highest, value, revision) VALUES ('ledger', ?1, ?2, 1)
+                "INSERT INTO fenced (resource, highest, acted, value, revision) VALUES ('ledger', ?1, 1, ?2, 1)
                  ON CONFLICT (resource) DO UPDATE SET value = excluded.value, revision = revision + 1",
                 rusqlite::params![token as i64, value],
             )
@@ -287,14 +287,17 @@ fn a_corrupt_file_is_a_clear_error_at_open() {
 fn a_missing_table_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("empty.db");
-    let mut store =
-        SqliteStore::open(&path, Options { create: false, ..Options::default() }).unwrap();
-    let err = store.write(&write(1, "w", "v"), Tick(0)).unwrap_err();
-    assert!(
-        matches!(err, StoreError::MissingTable(ref t) if t == "fenced_ops" || t == "fenced"),
-        "{err}"
-    );
+    let err = SqliteStore::open(&path, Options { create: false, ..Options::default() })
+        .err()
+        .expect("refused");
+    assert!(matches!(err, StoreError::MissingTable(ref t) if t == "fenced"), "{err}");
     assert!(err.to_string().contains("is missing"), "{err}");
+    // A table dropped after the schema was made is named at the write that needs it.
+    let path = dir.path().join("dropped.db");
+    let mut store = open(&path);
+    store.connection().execute_batch("DROP TABLE fenced_ops").unwrap();
+    let err = store.write(&write(1, "w", "v"), Tick(0)).unwrap_err();
+    assert!(matches!(err, StoreError::MissingTable(ref t) if t == "fenced_ops"), "{err}");
 }
 
 #[test]
@@ -388,4 +391,427 @@ fn odd_sequences_match_the_reference() {
         }
         assert_eq!(sqlite.read(&ledger()).unwrap(), memory.read(&ledger()).unwrap());
     }
+}
+
+fn request(token: u64, op: &str, value: &str, expected: Option<u64>) -> WriteRequest {
+    WriteRequest::new(
+        ledger(),
+        g(token),
+        OperationId::new(op).unwrap(),
+        expected.map(Revision),
+        value,
+    )
+}
+
+fn stale(presented: u64, highest: u64) -> WriteOutcome {
+    WriteOutcome::Rejected(WriteRejection::Stale { presented: g(presented), highest: g(highest) })
+}
+
+fn open_with(path: &Path, policy: SameGenerationPolicy, retention: Retention) -> SqliteStore {
+    SqliteStore::open(path, Options { policy, retention, ..Options::default() }).unwrap()
+}
+
+fn state(highest: u64, value: Option<&str>, revision: u64) -> Option<StoredValue> {
+    Some(StoredValue {
+        highest: Some(g(highest)),
+        value: value.map(str::to_string),
+        revision: Revision(revision),
+    })
+}
+
+const POLICIES: [SameGenerationPolicy; 2] =
+    [SameGenerationPolicy::AllowSame, SameGenerationPolicy::StrictlyNewer];
+
+/// The newer owner's retry of an operation the old owner applied is answered from the replay
+/// record, but it has shown generation 2: from then on the old owner is stale, and that survives
+/// a reopen because the raised fence was committed.
+#[test]
+fn a_replay_under_a_newer_generation_fences_out_the_older_owner() {
+    let dir = tempfile::tempdir().unwrap();
+    for policy in POLICIES {
+        let path = dir.path().join(format!("replay-{policy:?}.db"));
+        let mut store = open_with(&path, policy, Retention::FOREVER);
+        let first = store.write(&write(1, "job-1", "A"), Tick(0)).unwrap();
+        let WriteOutcome::Applied(applied) = first else { panic!("{first:?}") };
+        let retry = store.write(&write(2, "job-1", "B's retry"), Tick(1)).unwrap();
+        let stored = StoredResult { generation: g(1), applied, recorded_at: Tick(0) };
+        assert_eq!(retry, WriteOutcome::Replayed(stored), "{policy:?}");
+        let late = store.write(&write(1, "job-2", "A again"), Tick(2)).unwrap();
+        assert_eq!(late, stale(1, 2), "{policy:?}");
+        let WriteOutcome::Rejected(rejection) = late else { unreachable!() };
+        assert_eq!(rejection.to_string(), "stale owner: generation 1 < highest accepted 2");
+        assert_eq!(value_of(&mut store), state(2, Some("A"), 1), "{policy:?}");
+        drop(store);
+        let mut reopened = open_with(&path, policy, Retention::FOREVER);
+        assert_eq!(reopened.write(&write(1, "job-3", "A"), Tick(3)).unwrap(), stale(1, 2));
+    }
+}
+
+/// A revision conflict under a newer generation still raises the fence; under the strict
+/// policy the newer owner is still owed its one write.
+#[test]
+fn a_revision_conflict_under_a_newer_generation_raises_the_fence() {
+    let dir = tempfile::tempdir().unwrap();
+    for policy in POLICIES {
+        let mut store = open_with(
+            &dir.path().join(format!("conflict-{policy:?}.db")),
+            policy,
+            Retention::FOREVER,
+        );
+        assert!(store.write(&request(1, "a-1", "A", None), Tick(0)).unwrap().is_applied());
+        let conflict = store.write(&request(2, "b-1", "B", Some(0)), Tick(1)).unwrap();
+        let expected =
+            WriteRejection::RevisionConflict { expected: Revision(0), actual: Revision(1) };
+        assert_eq!(conflict, WriteOutcome::Rejected(expected), "{policy:?}");
+        assert_eq!(value_of(&mut store), state(2, Some("A"), 1), "{policy:?}");
+        assert_eq!(store.write(&request(1, "a-2", "A", None), Tick(2)).unwrap(), stale(1, 2));
+        let retried = store.write(&request(2, "b-2", "B", Some(1)), Tick(3)).unwrap();
+        assert!(retried.is_applied(), "{policy:?}: {retried:?}");
+        assert_eq!(value_of(&mut store), state(2, Some("B"), 2), "{policy:?}");
+    }
+}
+
+/// Under the strict policy a generation that only raised the fence (by a replay) has not acted:
+/// it may write once, then its second new operation is stale and its retry is replayed.
+#[test]
+fn under_the_strict_policy_a_generation_that_only_raised_the_fence_writes_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let strict = SameGenerationPolicy::StrictlyNewer;
+    let mut store = open_with(&dir.path().join("strict.db"), strict, Retention::FOREVER);
+    assert!(store.write(&write(1, "job-1", "A"), Tick(0)).unwrap().is_applied());
+    let replay = store.write(&write(2, "job-1", "B"), Tick(1)).unwrap();
+    assert!(matches!(replay, WriteOutcome::Replayed(_)), "{replay:?}");
+    assert_eq!(value_of(&mut store), state(2, Some("A"), 1), "the replay raised the fence");
+    let own = store.write(&write(2, "job-2", "B"), Tick(2)).unwrap();
+    let WriteOutcome::Applied(applied) = own else { panic!("{own:?}") };
+    assert_eq!(applied, Applied { generation: g(2), revision: Revision(2) });
+    assert_eq!(store.write(&write(2, "job-3", "B twice"), Tick(3)).unwrap(), stale(2, 2));
+    let stored = StoredResult { generation: g(2), applied, recorded_at: Tick(2) };
+    let retry = store.write(&write(2, "job-2", "B"), Tick(4)).unwrap();
+    assert_eq!(retry, WriteOutcome::Replayed(stored));
+    assert_eq!(value_of(&mut store), state(2, Some("B"), 2));
+}
+
+/// A request that passes the fence on a resource never written creates its row: `read` then
+/// shows the raised fence with no value and revision 0.
+#[test]
+fn a_raised_fence_on_a_resource_never_written_reads_as_raised_and_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = open(&dir.path().join("fence-only.db"));
+    assert_eq!(value_of(&mut store), None);
+    let conflict = store.write(&request(3, "c-1", "C", Some(5)), Tick(0)).unwrap();
+    let expected = WriteRejection::RevisionConflict { expected: Revision(5), actual: Revision(0) };
+    assert_eq!(conflict, WriteOutcome::Rejected(expected));
+    assert_eq!(value_of(&mut store), state(3, None, 0));
+    assert_eq!(store.write(&request(2, "b-1", "B", None), Tick(1)).unwrap(), stale(2, 3));
+    let applied = store.write(&request(3, "c-2", "C", Some(0)), Tick(2)).unwrap();
+    assert_eq!(applied, WriteOutcome::Applied(Applied { generation: g(3), revision: Revision(1) }));
+    assert_eq!(value_of(&mut store), state(3, Some("C"), 1));
+}
+
+fn data_version(observer: &Connection) -> i64 {
+    observer.pragma_query_value(None, "data_version", |r| r.get(0)).unwrap()
+}
+
+/// A request refused by the fence commits nothing, not even the expiry of old operation ids
+/// (another connection sees no commit at all); the strict policy's own retry is refused the
+/// same way. The next request that passes the fence does expire them, even though it is
+/// answered from the replay record.
+#[test]
+fn a_request_refused_by_the_fence_commits_nothing_not_even_expiry() {
+    let dir = tempfile::tempdir().unwrap();
+    let retention = Retention { max_entries: None, max_age: Some(10) };
+    for policy in POLICIES {
+        let path = dir.path().join(format!("refused-{policy:?}.db"));
+        let mut store = open_with(&path, policy, retention);
+        assert!(store.write(&write(1, "old", "A"), Tick(0)).unwrap().is_applied());
+        assert!(store.write(&write(2, "kept", "B"), Tick(5)).unwrap().is_applied());
+        let observer = Connection::open(&path).unwrap();
+        let before = data_version(&observer);
+        assert_eq!(store.write(&write(1, "late", "A"), Tick(12)).unwrap(), stale(1, 2));
+        if policy == SameGenerationPolicy::StrictlyNewer {
+            let retry = store.write(&write(2, "kept", "B"), Tick(12)).unwrap();
+            assert!(matches!(retry, WriteOutcome::Replayed(_)), "{retry:?}");
+        }
+        assert_eq!(data_version(&observer), before, "{policy:?}: something was committed");
+        assert!(store.lookup(&ledger(), &OperationId::new("old").unwrap()).unwrap().is_some());
+        assert_eq!(store.forgotten().unwrap(), vec![], "{policy:?}");
+
+        // Under the strict policy generation 2 has acted, so only generation 3 passes the fence.
+        let next = if policy == SameGenerationPolicy::StrictlyNewer { 3 } else { 2 };
+        let replay = store.write(&write(next, "kept", "B"), Tick(12)).unwrap();
+        assert!(matches!(replay, WriteOutcome::Replayed(_)), "{policy:?}: {replay:?}");
+        assert_ne!(data_version(&observer), before, "{policy:?}: the raised fence was committed");
+        assert!(store.lookup(&ledger(), &OperationId::new("old").unwrap()).unwrap().is_none());
+        let forgotten = store.forgotten().unwrap();
+        assert_eq!(forgotten.len(), 1, "{policy:?}");
+        assert_eq!(forgotten[0].0, "old");
+        assert!(forgotten[0].1.matches(&ForgetReason::Age { max_age: 10 }));
+        assert_eq!(value_of(&mut store), state(next, Some("B"), 2), "{policy:?}");
+    }
+}
+
+/// Every sequence of three writes from a small alphabet (three generations, two operation ids,
+/// with and without an expected revision), under both policies and three retentions, gives the
+/// reference's outcomes, states and remembered ids. Each sequence writes a resource of its own,
+/// so one database per configuration serves them all.
+#[test]
+fn every_short_sequence_matches_the_reference() {
+    let mut alphabet = Vec::new();
+    for generation in 1..=3 {
+        for op in ["a", "b"] {
+            for expected in [None, Some(1)] {
+                alphabet.push((generation, op, expected));
+            }
+        }
+    }
+    let retentions = [
+        Retention::FOREVER,
+        Retention { max_entries: None, max_age: Some(8) },
+        Retention { max_entries: NonZeroUsize::new(1), max_age: None },
+    ];
+    let n = alphabet.len();
+    let mut sequences = 0;
+    for policy in POLICIES {
+        for retention in retentions {
+            let options = Options { policy, retention, ..Options::default() };
+            let mut sqlite = SqliteStore::open(":memory:", options).unwrap();
+            let mut memory = MemoryStore::new(policy, retention);
+            for index in 0..n * n * n {
+                let steps = [index % n, index / n % n, index / (n * n)].map(|i| alphabet[i]);
+                let resource = ResourceId::new(format!("seq-{index}")).unwrap();
+                for (i, (generation, op, expected)) in steps.into_iter().enumerate() {
+                    let write = WriteRequest::new(
+                        resource.clone(),
+                        g(generation),
+                        OperationId::new(op).unwrap(),
+                        expected.map(Revision),
+                        format!("{op}{i}"),
+                    );
+                    let now = Tick(5 * i as u64);
+                    let want = memory.write(&write, now).unwrap();
+                    let context = format!("{steps:?}, step {i}, {policy:?}, {retention:?}");
+                    assert_eq!(sqlite.write(&write, now).unwrap(), want, "{context}");
+                    let (got, want) = (sqlite.read(&resource), memory.read(&resource));
+                    assert_eq!(got.unwrap(), want.unwrap(), "{context}");
+                    for op in ["a", "b"] {
+                        let op = OperationId::new(op).unwrap();
+                        let (got, want) =
+                            (sqlite.lookup(&resource, &op), memory.lookup(&resource, &op));
+                        assert_eq!(got.unwrap(), want.unwrap(), "{context}, lookup {op}");
+                    }
+                }
+                sequences += 1;
+            }
+        }
+    }
+    assert_eq!(sequences, 2 * 3 * 12 * 12 * 12);
+}
+
+/// Durability: every commit is synced (`synchronous=FULL`, 2) in WAL mode, so an acknowledged
+/// fence record survives a power loss.
+#[test]
+fn every_commit_is_synced_before_it_is_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir.path().join("durable.db"));
+    let conn = store.connection();
+    let synchronous: i64 = conn.pragma_query_value(None, "synchronous", |r| r.get(0)).unwrap();
+    let journal: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
+    assert_eq!((synchronous, journal.as_str()), (2, "wal"));
+}
+
+/// The policy is stored with the data: a second connection asking for another one is refused,
+/// read-only or not, and a connection with the stored one enforces it.
+#[test]
+fn a_connection_with_another_policy_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("policy.db");
+    let strict = SameGenerationPolicy::StrictlyNewer;
+    let mut first = open_with(&path, strict, Retention::FOREVER);
+    assert!(first.write(&write(1, "a", "A"), Tick(0)).unwrap().is_applied());
+    for read_only in [false, true] {
+        let options = Options { read_only, ..Options::default() };
+        let err = SqliteStore::open(&path, options).err().expect("refused");
+        assert!(
+            matches!(
+                err,
+                StoreError::PolicyMismatch {
+                    stored: SameGenerationPolicy::StrictlyNewer,
+                    requested: SameGenerationPolicy::AllowSame
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().starts_with(
+            "the database enforces policy strictly_newer, but this connection asked for policy allow_same"
+        ), "{err}");
+    }
+    let mut second = open_with(&path, strict, Retention::FOREVER);
+    assert_eq!(second.write(&write(1, "b", "A twice"), Tick(1)).unwrap(), stale(1, 1));
+}
+
+#[test]
+fn a_connection_with_another_retention_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("retention.db");
+    let stored = Retention { max_entries: None, max_age: Some(10) };
+    drop(open_with(&path, SameGenerationPolicy::AllowSame, stored));
+    let requested = Retention { max_entries: NonZeroUsize::new(3), max_age: None };
+    let options = Options { retention: requested, ..Options::default() };
+    let err = SqliteStore::open(&path, options).err().expect("refused");
+    assert!(
+        matches!(err, StoreError::RetentionMismatch { stored: s, requested: r } if s == stored && r == requested),
+        "{err}"
+    );
+    assert!(
+        err.to_string().starts_with(
+            "the database enforces retention max_entries=none, max_age=10, but this connection \
+             asked for retention max_entries=3, max_age=none"
+        ),
+        "{err}"
+    );
+    open_with(&path, SameGenerationPolicy::AllowSame, stored);
+}
+
+/// Two connections creating one database at the same moment: the options are written once, and
+/// the one asking for the other policy is refused rather than enforcing it.
+#[test]
+fn two_connections_creating_one_database_at_once_agree_on_its_options() {
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..5 {
+        let path = dir.path().join(format!("together-{round}.db"));
+        let start = Arc::new(Barrier::new(2));
+        let handles: Vec<_> = POLICIES
+            .into_iter()
+            .map(|policy| {
+                let (path, start) = (path.clone(), start.clone());
+                thread::spawn(move || {
+                    start.wait();
+                    SqliteStore::open(&path, Options { policy, ..Options::default() }).map(drop)
+                })
+            })
+            .collect();
+        let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let refused: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+        assert_eq!(refused.len(), 1, "{results:?}");
+        assert!(matches!(refused[0], StoreError::PolicyMismatch { .. }), "{}", refused[0]);
+    }
+}
+
+/// The schema of the previous version: no `acted` flag, no options table, no `user_version`.
+const SCHEMA_1: &str = "
+CREATE TABLE fenced (
+    resource TEXT PRIMARY KEY,
+    highest  INTEGER NOT NULL CHECK (highest > 0),
+    value    TEXT NOT NULL,
+    revision INTEGER NOT NULL CHECK (revision > 0)
+);
+CREATE TABLE fenced_ops (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    resource    TEXT NOT NULL,
+    operation   TEXT NOT NULL,
+    generation  INTEGER NOT NULL,
+    revision    INTEGER NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    UNIQUE (resource, operation)
+);
+CREATE TABLE fenced_forgotten (
+    resource    TEXT NOT NULL,
+    operation   TEXT NOT NULL,
+    generation  INTEGER NOT NULL,
+    revision    INTEGER NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    forgotten_at INTEGER NOT NULL,
+    reason      TEXT NOT NULL
+);
+INSERT INTO fenced VALUES ('ledger', 8, 'B completed', 3);
+INSERT INTO fenced_ops (resource, operation, generation, revision, recorded_at)
+    VALUES ('ledger', 'b-3', 8, 3, 5);
+";
+
+fn schema_version(path: &Path) -> i64 {
+    Connection::open(path).unwrap().pragma_query_value(None, "user_version", |r| r.get(0)).unwrap()
+}
+
+/// A file from the previous schema is migrated on a read-write open: its rows were all made by
+/// applied writes, so under the strict policy generation 8 has acted; the opener's options are
+/// recorded from then on.
+#[test]
+fn a_database_from_the_previous_schema_is_migrated_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("schema-1.db");
+    Connection::open(&path).unwrap().execute_batch(SCHEMA_1).unwrap();
+    let strict = SameGenerationPolicy::StrictlyNewer;
+    let mut store = open_with(&path, strict, Retention::FOREVER);
+    assert_eq!(schema_version(&path), fencelab_sqlite::SCHEMA_VERSION);
+    assert_eq!(value_of(&mut store), state(8, Some("B completed"), 3));
+    let applied = Applied { generation: g(8), revision: Revision(3) };
+    let stored = StoredResult { generation: g(8), applied, recorded_at: Tick(5) };
+    let b3 = OperationId::new("b-3").unwrap();
+    assert_eq!(store.lookup(&ledger(), &b3).unwrap(), Some(stored));
+    assert_eq!(store.write(&write(7, "a-1", "A"), Tick(6)).unwrap(), stale(7, 8));
+    assert_eq!(store.write(&write(8, "b-4", "B again"), Tick(6)).unwrap(), stale(8, 8));
+    assert_eq!(
+        store.write(&write(8, "b-3", "B"), Tick(6)).unwrap(),
+        WriteOutcome::Replayed(stored)
+    );
+    let next = store.write(&write(9, "c-1", "C"), Tick(7)).unwrap();
+    assert_eq!(next, WriteOutcome::Applied(Applied { generation: g(9), revision: Revision(4) }));
+    drop(store);
+    let err = SqliteStore::open(&path, Options::default()).err().expect("refused");
+    assert!(matches!(err, StoreError::PolicyMismatch { .. }), "{err}");
+}
+
+#[test]
+fn a_read_only_connection_refuses_the_previous_schema_and_leaves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("schema-1.db");
+    Connection::open(&path).unwrap().execute_batch(SCHEMA_1).unwrap();
+    let options = Options { read_only: true, ..Options::default() };
+    let err = SqliteStore::open(&path, options).err().expect("refused");
+    assert!(matches!(err, StoreError::NeedsMigration { found: 1 }), "{err}");
+    assert!(err.to_string().contains("open it read-write once"), "{err}");
+    assert_eq!(schema_version(&path), 0);
+}
+
+#[test]
+fn a_database_with_an_unknown_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("future.db");
+    drop(open(&path));
+    Connection::open(&path).unwrap().pragma_update(None, "user_version", 3).unwrap();
+    let err = SqliteStore::open(&path, Options::default()).err().expect("refused");
+    assert!(matches!(err, StoreError::UnknownSchema { found: 3 }), "{err}");
+    assert!(err.to_string().contains("schema version 3"), "{err}");
+}
+
+#[test]
+fn a_hand_edited_stored_policy_is_invalid_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("edited.db");
+    drop(open(&path));
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch("UPDATE fenced_meta SET policy = 'sometimes'")
+        .unwrap();
+    let err = SqliteStore::open(&path, Options::default()).err().expect("refused");
+    assert!(matches!(err, StoreError::InvalidData(_)), "{err}");
+    assert!(err.to_string().contains("\"sometimes\" is not a policy"), "{err}");
+}
+
+/// A generic SQLite failure keeps the SQLite error as its source, so error chains show it.
+#[test]
+fn a_sqlite_error_keeps_its_cause_in_the_error_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = seeded(dir.path());
+    let mut store = open(&path);
+    store
+        .connection()
+        .execute_batch("CREATE TRIGGER full BEFORE INSERT ON fenced_ops BEGIN SELECT RAISE(ABORT, 'disk full'); END;")
+        .unwrap();
+    let err = store.write(&write(6, "w", "half"), Tick(1)).unwrap_err();
+    assert!(matches!(err, StoreError::Sqlite(_)), "{err}");
+    let source = std::error::Error::source(&err).expect("the SQLite error as source");
+    let cause = source.downcast_ref::<rusqlite::Error>().expect("a rusqlite::Error");
+    assert!(cause.to_string().contains("disk full"), "{cause}");
 }

@@ -31,7 +31,7 @@ const SAFE: &[(&str, &str, usize)] = &[
     ("monitoring", "fenced", 23),
     ("lease-check-gap", "fenced", 18),
     ("queued-mutations", "fenced", 25),
-    ("fencing-unnecessary", "unfenced", 20),
+    ("fencing-unnecessary", "unfenced", 18),
 ];
 
 /// Stories that break a safety invariant, which one first, and after how many steps.

@@ -6,6 +6,7 @@ use crate::clock::Tick;
 use crate::generation::Generation;
 use crate::idempotency::WriteOutcome;
 use crate::names::named;
+use crate::register::WriteRejection;
 use crate::scenario::event::{Event, StepRecord, TokenKind};
 use crate::scenario::invariant::Violation;
 use crate::scenario::model::{PauseReason, Scenario};
@@ -377,7 +378,7 @@ impl Builder {
                 let sent = Sent { message: *message, step, at, arrives_at: *arrives_at };
                 self.send(ArrowKind::Write, from, to, sent, request.generation, *token, label);
             }
-            Event::WriteArrived { message, store, path, outcome, .. } => {
+            Event::WriteArrived { message, store, path, outcome, misfenced, .. } => {
                 self.arrived(*message, step);
                 let lane = self.store(store, path);
                 let (kind, label) = match outcome {
@@ -387,6 +388,19 @@ impl Builder {
                     ),
                     WriteOutcome::Replayed(s) => {
                         (MarkKind::Replayed, format!("replayed {}", s.applied.revision))
+                    }
+                    WriteOutcome::Rejected(WriteRejection::Stale { presented, highest })
+                        if misfenced.is_some() =>
+                    {
+                        let source = match misfenced {
+                            Some(TokenKind::Forged) => "forged",
+                            Some(TokenKind::WallClock) => "clock",
+                            _ => "reset",
+                        };
+                        (
+                            MarkKind::Rejected,
+                            format!("owner refused: {presented} < {highest} ({source})"),
+                        )
                     }
                     WriteOutcome::Rejected(r) => (MarkKind::Rejected, r.short()),
                 };

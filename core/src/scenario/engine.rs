@@ -8,6 +8,7 @@ use crate::generation::{Generation, TokenError};
 use crate::idempotency::{FencedResource, WriteOutcome};
 use crate::ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey};
 use crate::log::{Attempt, LogEntry, OperationLog};
+use crate::memory::{buffer, Bytes, HeapSize, DEFAULT_MEMORY_BUDGET};
 use crate::register::{FencedRegister, RejectionReason, Revision, WriteRejection, WriteRequest};
 use crate::scenario::event::{Event, StepRecord, TokenKind};
 use crate::scenario::invariant::{InvariantKind, Violation};
@@ -17,11 +18,14 @@ use crate::scenario::validate::ScenarioError;
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::mem::size_of;
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
-/// How often the engine keeps a copy of the state, in steps. Seeking backwards restores the
-/// nearest copy and replays at most this many steps.
+/// How often the engine keeps a copy of the state, in steps: seeking backwards restores the
+/// nearest copy and replays from there. When a state's own maps and lists (the agenda, the list
+/// of workers) weigh more than this many steps' records, copies are kept a multiple of this
+/// apart instead, so that they never cost much more than the records between them.
 pub const SNAPSHOT_EVERY: usize = 1024;
 /// The most steps one run may take; a guard against scenarios that never settle.
 pub const MAX_RUN_STEPS: usize = 5_000_000;
@@ -49,6 +53,21 @@ pub enum EngineError {
     /// The run went on for longer than [`MAX_RUN_STEPS`].
     #[error("the run exceeded {MAX_RUN_STEPS} steps")]
     TooLong,
+    /// The next step would take the run's records, operation log and snapshots past the memory
+    /// budget (see [`Engine::with_memory_budget`]). The engine stays at the last step that fit.
+    #[error(
+        "stopped before step {step}: the run's records, operation log and snapshots would take about {}, more than its memory budget of {}",
+        Bytes(*estimate),
+        Bytes(*budget)
+    )]
+    MemoryBudget {
+        /// The budget, in bytes.
+        budget: usize,
+        /// The estimate the next step would have reached, in bytes.
+        estimate: usize,
+        /// The step that did not run.
+        step: usize,
+    },
 }
 
 /// How the schedule's choices are read.
@@ -87,6 +106,28 @@ pub struct Verdict {
 #[derive(Debug, Clone)]
 struct Snapshot {
     state: SimState,
+    /// What it holds beyond the snapshot before it, in estimated bytes.
+    bytes: usize,
+}
+
+/// The engine's memory estimate by part, in bytes, kept up to date as the timeline grows and
+/// shrinks. The lists' own buffers are read off their capacities when asked.
+#[derive(Debug, Clone, Copy, Default)]
+struct Usage {
+    /// The engine itself, the scenario and the name index: fixed for the run.
+    fixed: usize,
+    /// What the records and log entries own (events, captions, requests).
+    timeline: usize,
+    /// What each snapshot holds beyond the one before it.
+    snapshots: usize,
+    /// What the current state holds beyond the snapshot it was copied from or into, measured
+    /// then: its own maps and lists. The workers and cells it changes afterwards are counted
+    /// with the next snapshot, which shares them.
+    live: usize,
+    /// The most one step has added to `timeline`, and the most log entries: room kept for the
+    /// next step.
+    largest_step: usize,
+    most_entries: usize,
 }
 
 /// Plays one scenario. `step` is the primitive; `run` loops over it; `seek` moves anywhere.
@@ -110,6 +151,9 @@ pub struct Engine {
     /// Whether some events have several ways to go (optional pauses, network jitter).
     branching: bool,
     resource_indices: LiteMap<String, usize>,
+    /// The most the bookkeeping may take, in estimated bytes.
+    budget: usize,
+    usage: Usage,
 }
 
 fn proof(resource: &str, generation: Generation) -> u64 {
@@ -132,22 +176,28 @@ impl Engine {
     pub fn new(scenario: Scenario) -> Result<Engine, ScenarioError> {
         scenario.validate()?;
         let state = initial_state(&scenario);
-        let scenario_resources = scenario.resources.clone();
-        let scenario_copy = scenario.clone();
-        let snapshots = vec![Snapshot { state: state.clone() }];
+        let resource_indices =
+            crate::maps::index_by_name(scenario.resources.iter().map(String::as_str));
+        let snapshot = Snapshot { bytes: state.heap_bytes_beyond(None), state: state.clone() };
+        let usage = Usage {
+            fixed: size_of::<Engine>() + scenario.heap_bytes() + resource_indices.heap_bytes(),
+            snapshots: snapshot.bytes,
+            live: state.heap_bytes_beyond(Some(&snapshot.state)),
+            ..Usage::default()
+        };
         Ok(Engine {
+            branching: scenario_branches(&scenario),
             scenario,
             mode: ScheduleMode::Strict,
             state,
             records: Vec::new(),
             log: OperationLog::new(),
-            snapshots,
+            snapshots: vec![snapshot],
             log_lens: Vec::new(),
             replaying: false,
-            branching: scenario_branches(&scenario_copy),
-            resource_indices: crate::maps::index_by_name(
-                scenario_resources.iter().map(String::as_str),
-            ),
+            resource_indices,
+            budget: DEFAULT_MEMORY_BUDGET,
+            usage,
         })
     }
 
@@ -160,6 +210,34 @@ impl Engine {
     pub fn with_schedule_mode(mut self, mode: ScheduleMode) -> Engine {
         self.mode = mode;
         self
+    }
+
+    /// Sets the most memory the run's bookkeeping may take, in bytes (the default is
+    /// [`DEFAULT_MEMORY_BUDGET`]): the records with their captions, the operation log, the
+    /// snapshots and the current state, as estimated from their contents. A step that would go
+    /// past it is not run; it fails with [`EngineError::MemoryBudget`] instead.
+    pub fn with_memory_budget(mut self, bytes: usize) -> Engine {
+        self.budget = bytes;
+        self
+    }
+
+    /// The memory budget, in bytes.
+    pub fn memory_budget(&self) -> usize {
+        self.budget
+    }
+
+    /// What the run's bookkeeping takes now, in estimated bytes (see
+    /// [`Engine::with_memory_budget`]).
+    pub fn memory_estimate(&self) -> usize {
+        let u = &self.usage;
+        u.fixed
+            + u.timeline
+            + u.snapshots
+            + u.live
+            + buffer::<StepRecord>(self.records.capacity())
+            + buffer::<usize>(self.log_lens.capacity())
+            + buffer::<LogEntry>(self.log.capacity())
+            + buffer::<Snapshot>(self.snapshots.capacity())
     }
 
     /// The scenario being played.
@@ -263,27 +341,120 @@ impl Engine {
             Some(record) if record.chosen == choice => true,
             Some(_) => {
                 // A different branch: whatever was computed beyond this point no longer applies.
-                let log_len = self.log_len_at(position);
-                self.records.truncate(position);
-                self.log.rewind_to(log_len);
-                self.log_lens.truncate(position);
-                self.snapshots.retain(|s| s.state.position <= position);
+                self.forget_from(position);
                 false
             }
             None => false,
         };
+        self.make_room()?;
+        let entries_before = self.log.len();
+        let violations_before = self.state.violations.len();
         let (enabled, at, event) = self.advance(choice)?;
         let index = position;
         if !self.replaying {
-            let caption = event.caption();
-            self.records.push(StepRecord { index, at, event, caption, enabled, chosen: choice });
+            // Kept for the whole run, so without the spare room formatting leaves.
+            let broken = &self.state.violations[violations_before..];
+            let mut caption = crate::scenario::invariant::narrate(event.caption(), broken);
+            caption.shrink_to_fit();
+            let record = StepRecord { index, at, event, caption, enabled, chosen: choice };
+            let entries = &self.log.entries()[entries_before..];
+            let added =
+                record.heap_bytes() + entries.iter().map(LogEntry::heap_bytes).sum::<usize>();
+            let usage = &mut self.usage;
+            usage.timeline += added;
+            usage.largest_step = usage.largest_step.max(added);
+            usage.most_entries = usage.most_entries.max(entries.len());
+            self.records.push(record);
             self.log_lens.push(self.log.len());
         }
-        let known = self.snapshots.last().is_some_and(|s| s.state.position >= self.state.position);
-        if self.state.position % SNAPSHOT_EVERY == 0 && !known {
-            self.snapshots.push(Snapshot { state: self.state.clone() });
+        if self.snapshot_due(self.state.position) {
+            let bytes = self.state.heap_bytes_beyond(self.snapshots.last().map(|s| &s.state));
+            self.snapshots.push(Snapshot { state: self.state.clone(), bytes });
+            self.usage.snapshots += bytes;
+            self.usage.live = self.state.heap_bytes_beyond(Some(&self.state));
         }
         Ok(&self.records[index])
+    }
+
+    /// Drops the records, log entries and snapshots after `position`, and what they counted.
+    fn forget_from(&mut self, position: usize) {
+        let log_len = self.log_len_at(position);
+        let records: usize = self.records[position..].iter().map(StepRecord::heap_bytes).sum();
+        let entries: usize = self.log.entries()[log_len..].iter().map(LogEntry::heap_bytes).sum();
+        self.usage.timeline -= records + entries;
+        self.records.truncate(position);
+        self.log.rewind_to(log_len);
+        self.log_lens.truncate(position);
+        while self.snapshots.last().is_some_and(|s| s.state.position > position) {
+            let dropped = self.snapshots.pop().map_or(0, |s| s.bytes);
+            self.usage.snapshots -= dropped;
+        }
+    }
+
+    /// Whether a snapshot is due after step `position`: on a multiple of [`SNAPSHOT_EVERY`], and
+    /// far enough from the last one that a snapshot costs no more than the records between two.
+    /// A snapshot's cost is what the last one held beyond the one before it (the first, which
+    /// shares nothing, is no guide: then the current state's own maps and lists).
+    fn snapshot_due(&self, position: usize) -> bool {
+        let Some(last) = self.snapshots.last() else { return true };
+        let at = last.state.position;
+        if position % SNAPSHOT_EVERY != 0 || position <= at {
+            return false;
+        }
+        let cost = if at == 0 { self.usage.live } else { last.bytes };
+        let per_step = size_of::<StepRecord>() + self.usage.timeline / self.records.len().max(1);
+        let spacing = SNAPSHOT_EVERY * cost.div_ceil(SNAPSHOT_EVERY * per_step).max(1);
+        position >= at + spacing
+    }
+
+    /// Checks that the next step fits the memory budget with room for what it may add (a record
+    /// and log entries as large as the largest so far, the growth of a full list, the snapshot
+    /// due after it), then grows the full lists. Lists grow by an eighth, not by doubling, so
+    /// that growing never needs twice the memory.
+    fn make_room(&mut self) -> Result<(), EngineError> {
+        let grow = |len: usize| (len / 8).max(64);
+        let mut need = 0;
+        let (records, log_lens) = (self.records.len(), self.log_lens.len());
+        let entries = self.usage.most_entries.max(1);
+        let new_records = !self.replaying && records == self.records.capacity();
+        let new_log_lens = !self.replaying && log_lens == self.log_lens.capacity();
+        let new_log = !self.replaying && self.log.capacity() - self.log.len() < entries;
+        if !self.replaying {
+            need += self.usage.largest_step;
+        }
+        // While a list grows, its old and new buffers both exist.
+        if new_records {
+            need += buffer::<StepRecord>(records + grow(records));
+        }
+        if new_log_lens {
+            need += buffer::<usize>(log_lens + grow(log_lens));
+        }
+        if new_log {
+            need += buffer::<LogEntry>(self.log.len() + grow(self.log.len()).max(entries));
+        }
+        if self.snapshot_due(self.state.position + 1) {
+            let last = self.snapshots.last().map(|s| &s.state);
+            need +=
+                self.state.heap_bytes_beyond(last) + buffer::<Snapshot>(self.snapshots.len() + 1);
+        }
+        let estimate = self.memory_estimate() + need;
+        if estimate > self.budget {
+            return Err(EngineError::MemoryBudget {
+                budget: self.budget,
+                estimate,
+                step: self.state.position,
+            });
+        }
+        if new_records {
+            self.records.reserve_exact(grow(records));
+        }
+        if new_log_lens {
+            self.log_lens.reserve_exact(grow(log_lens));
+        }
+        if new_log {
+            self.log.reserve_exact(grow(self.log.len()).max(entries));
+        }
+        Ok(())
     }
 
     /// An engine that keeps no operation log, for the explorer, which only needs states.
@@ -382,6 +553,7 @@ impl Engine {
         let snapshot = &self.snapshots[at];
         if n < self.state.position || snapshot.state.position > self.state.position {
             self.state = snapshot.state.clone();
+            self.usage.live = self.state.heap_bytes_beyond(Some(&snapshot.state));
         }
         while self.state.position < n {
             let next = match self.records.get(self.state.position) {
@@ -1083,6 +1255,7 @@ impl Engine {
             .get_mut(&key)
             .map(Arc::make_mut)
             .expect("cells exist for every data and resource");
+        let highest_before = cell.resource.register.highest();
         let outcome = match (verified, enforcement) {
             (Err(error), _) => WriteOutcome::Rejected(WriteRejection::InvalidToken(error)),
             (Ok(()), Enforcement::Unfenced) => {
@@ -1114,7 +1287,8 @@ impl Engine {
             },
             (Ok(()), Enforcement::FencedIdempotent) => cell.resource.write(&request, now),
         };
-        self.settle_write(message, s, path, request, enforcement, outcome, ghost)
+        let settled = Settled { enforcement, outcome, highest_before };
+        self.settle_write(message, s, path, request, settled, ghost)
     }
 
     fn commit(&mut self, id: u64) -> Event {
@@ -1139,15 +1313,9 @@ impl Engine {
             .expect("cells exist for every data and resource");
         let highest_before = cell.resource.register.highest();
         let outcome = WriteOutcome::Applied(cell.resource.register.write_unchecked(&request));
-        let settled = self.settle_write(
-            message,
-            s,
-            path,
-            request,
-            Enforcement::CheckThenWrite,
-            outcome,
-            ghost,
-        );
+        let enforcement = Enforcement::CheckThenWrite;
+        let settled = Settled { enforcement, outcome, highest_before };
+        let settled = self.settle_write(message, s, path, request, settled, ghost);
         match settled {
             Event::WriteArrived { worker, message, store, path, request, outcome, .. } => {
                 Event::WriteCommitted {
@@ -1164,19 +1332,19 @@ impl Engine {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn settle_write(
         &mut self,
         message: Message,
         s: usize,
         path: String,
         request: WriteRequest,
-        enforcement: Enforcement,
-        outcome: WriteOutcome,
+        settled: Settled,
         ghost: MessageGhost,
     ) -> Event {
+        let Settled { enforcement, outcome, highest_before } = settled;
         let resource = request.resource.to_string();
         let (data, _) = self.route(s, &path);
+        let misfenced = self.misfenced(s, &data, &resource, &outcome, ghost);
         // For the final value, a write counts as the latest owner's attempt when it applied or
         // was refused by the fence. A replay or a revision conflict is the store working as
         // designed and says nothing about whose value should win.
@@ -1191,6 +1359,17 @@ impl Engine {
             self.check_accepted_write(s, &path, &data, &request, &message, ghost);
         }
         self.note_presented(s, &data, &resource, ghost.epoch, &message.worker);
+        let highest_after = self.state.stores[s].cells[&(data.clone(), resource.clone())]
+            .resource
+            .register
+            .highest();
+        if highest_after != highest_before && highest_after == Some(request.generation) {
+            if let MessageBody::Write { token, .. } = &message.body {
+                let key = (s, data.clone(), resource.clone());
+                let cell = Arc::make_mut(self.state.ghost.cells.entry(key).or_default());
+                cell.highest_token = Some(*token);
+            }
+        }
         let actor = validated(WorkerId::new(message.worker.clone()));
         if !self.replaying {
             self.log.record(
@@ -1210,8 +1389,30 @@ impl Engine {
             request,
             outcome,
             value_after: register.value().map(str::to_string),
-            highest_after: register.highest(),
+            highest_before,
+            highest_after,
+            misfenced,
         }
+    }
+
+    /// Where the generation came from that made the store refuse, as stale, a writer holding
+    /// the newest lease to have reached this data; `None` when the refusal was right.
+    fn misfenced(
+        &self,
+        s: usize,
+        data: &str,
+        resource: &str,
+        outcome: &WriteOutcome,
+        ghost: MessageGhost,
+    ) -> Option<TokenKind> {
+        if ghost.epoch == 0
+            || !matches!(outcome, WriteOutcome::Rejected(WriteRejection::Stale { .. }))
+        {
+            return None;
+        }
+        let cell = self.state.ghost.cells.get(&(s, data.to_string(), resource.to_string()))?;
+        let newest = cell.max_presented.as_ref().is_none_or(|(epoch, _)| ghost.epoch >= *epoch);
+        newest.then(|| cell.highest_token.unwrap_or(TokenKind::Lease))
     }
 
     fn note_attempt(&mut self, s: usize, data: &str, resource: &str, epoch: u64, worker: &str) {
@@ -1426,6 +1627,14 @@ impl Engine {
             self.violation(InvariantKind::FinalValueNotFromLatestOwner, detail, &lane);
         }
     }
+}
+
+/// What a store did with a write: how the path is protected, the outcome, and the highest
+/// generation before it.
+struct Settled {
+    enforcement: Enforcement,
+    outcome: WriteOutcome,
+    highest_before: Option<Generation>,
 }
 
 fn scenario_branches(scenario: &Scenario) -> bool {

@@ -211,8 +211,16 @@ pub enum Event {
         outcome: WriteOutcome,
         /// The value afterwards.
         value_after: Option<String>,
+        /// The highest generation before the request arrived.
+        #[serde(default)]
+        highest_before: Option<Generation>,
         /// The highest generation afterwards.
         highest_after: Option<Generation>,
+        /// Set when the store refused as stale a writer that holds the newest lease to have reached
+        /// this data: where the generation that outranks it came from. The store cannot tell; the
+        /// checker can, and the caption says so.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        misfenced: Option<TokenKind>,
     },
     /// A check-then-write path read the highest generation and found the token acceptable; the
     /// write itself happens in a separate step, so others can run in between.
@@ -394,13 +402,20 @@ impl Event {
             Event::LeaseExpired { worker, resource, generation } => format!(
                 "{worker}'s lease on {resource} (generation {generation}) expires. The authority no longer counts {worker} as owner, but nothing tells {worker}."
             ),
-            Event::Paused { worker, ticks, reason, believes } => match believes {
-                Some(g) => format!(
-                    "{worker} freezes for {ticks} ticks because of {}. It cannot renew or notice anything, and still believes generation {g} is current.",
-                    reason.describe()
-                ),
-                None => format!("{worker} freezes for {ticks} ticks because of {}.", reason.describe()),
-            },
+            Event::Paused { worker, ticks: 0, reason, .. } => format!(
+                "{worker} is held up by {} for less than a tick and carries on at once.",
+                reason.describe()
+            ),
+            Event::Paused { worker, ticks, reason, believes } => {
+                let ticks = tick_count(*ticks);
+                match believes {
+                    Some(g) => format!(
+                        "{worker} freezes for {ticks} because of {}. It cannot renew or notice anything, and still believes generation {g} is current.",
+                        reason.describe()
+                    ),
+                    None => format!("{worker} freezes for {ticks} because of {}.", reason.describe()),
+                }
+            }
             Event::Resumed { worker, believes: Some(g), still_owner: false, current, .. } => format!(
                 "{worker} resumes after its pause, still believing generation {g} is current. The authority's latest generation is {}: {worker} is now a stale owner.",
                 gen(*current)
@@ -410,7 +425,7 @@ impl Event {
             ),
             Event::Resumed { worker, .. } => format!("{worker} resumes after its pause."),
             Event::Computing { worker, ticks } => {
-                format!("{worker} computes for {ticks} ticks without touching shared state.")
+                format!("{worker} computes for {} without touching shared state.", tick_count(*ticks))
             }
             Event::ReadValue { worker, store, path, resource, value: v, revision } => format!(
                 "{worker} reads {resource} from {}: {} at revision {revision}.",
@@ -432,7 +447,7 @@ impl Event {
                 request.operation,
                 request.expected_revision.map(|r| format!(", expecting revision {r}")).unwrap_or_default()
             ),
-            Event::WriteArrived { worker, store, path, enforcement, request, outcome, value_after, highest_after, .. } => {
+            Event::WriteArrived { worker, store, path, enforcement, request, outcome, value_after, highest_before, highest_after, misfenced, .. } => {
                 let place = at_path(store, path);
                 match outcome {
                     WriteOutcome::Applied(_) if *enforcement == Enforcement::Unfenced => format!(
@@ -441,8 +456,15 @@ impl Event {
                         value(value_after)
                     ),
                     WriteOutcome::Applied(a) => format!(
-                        "{place} accepts {worker}'s write with generation {} (highest was no newer). Value {}, revision {}.",
-                        a.generation, value(value_after), a.revision
+                        "{place} accepts {worker}'s write with generation {} ({}). Value {}, revision {}.",
+                        a.generation,
+                        match highest_before {
+                            None => "it had no highest generation on record".to_string(),
+                            Some(h) if *h == a.generation => format!("the same as its highest, {h}"),
+                            Some(h) => format!("its highest was {h}"),
+                        },
+                        value(value_after),
+                        a.revision
                     ),
                     WriteOutcome::Replayed(stored) => format!(
                         "{place} recognises operation {} as a retry and returns the stored result (revision {}); nothing is applied twice.{}",
@@ -459,6 +481,16 @@ impl Event {
                         request.value,
                         value(value_after),
                         gen(*highest_after)
+                    ),
+                    WriteOutcome::Rejected(WriteRejection::Stale { presented, highest }) if misfenced.is_some() => format!(
+                        "{place} rejects {worker}'s write \"{}\" as stale (generation {presented} < highest accepted {highest}), yet {worker} holds the newest lease: {}. The value stays {}.",
+                        request.value,
+                        match misfenced {
+                            Some(TokenKind::Forged) => format!("the {highest} came from a forged token, which now fences out every real owner"),
+                            Some(TokenKind::WallClock) => format!("the {highest} was a wall-clock reading, and clock readings do not order owners"),
+                            _ => format!("the authority issued {highest} before it lost its counter, so a fresh generation looks old"),
+                        },
+                        value(value_after)
                     ),
                     WriteOutcome::Rejected(rejection) => format!(
                         "{place} rejects {worker}'s write \"{}\": {rejection}. The value stays {} and the highest generation stays {}.",
@@ -482,7 +514,7 @@ impl Event {
                     request.value,
                     request.generation,
                     overtaken.map_or_else(String::new, |h| format!(
-                        " Generation {h} had written in between, and is now overwritten by an older owner."
+                        " A write under generation {h} landed in between, and an older owner's value now replaces it."
                     ))
                 )
             }
@@ -514,12 +546,13 @@ impl Event {
                 "{worker} runs on: the optional {ticks}-tick pause does not happen in this run."
             ),
             Event::MessagesDelayed { worker, ticks, count } => format!(
-                "The network slows down: {} take {ticks} extra ticks to arrive.",
+                "The network slows down: {} take {} more to arrive.",
                 if *count == 1 {
                     format!("{worker}'s next message will")
                 } else {
                     format!("{worker}'s next {count} messages will")
-                }
+                },
+                tick_count(*ticks)
             ),
             Event::AuthorityRestarted { counter_kept: true } => "The lease authority restarts and restores its counters from durable storage.".to_string(),
             Event::AuthorityRestarted { counter_kept: false } => "The lease authority restarts. Its counters lived only in memory: the next grant starts over at generation 1, and current leases are forgotten.".to_string(),
@@ -557,3 +590,12 @@ named!(TokenKind {
     WallClock => "wall_clock",
     Forged => "forged",
 });
+
+/// "1 tick", "3 ticks".
+fn tick_count(ticks: u64) -> String {
+    if ticks == 1 {
+        "1 tick".to_string()
+    } else {
+        format!("{ticks} ticks")
+    }
+}

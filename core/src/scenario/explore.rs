@@ -7,6 +7,7 @@
 //! The explorer tries them all, skipping states it has seen. Breadth first means the first
 //! violation found has a shortest schedule; that schedule replays in the [`Engine`].
 
+use crate::memory::{buffer, hash_table, HeapSize, DEFAULT_MEMORY_BUDGET};
 use crate::scenario::engine::{Engine, EngineError};
 use crate::scenario::invariant::{InvariantKind, Violation};
 use crate::scenario::model::Scenario;
@@ -14,6 +15,7 @@ use crate::scenario::state::SimState;
 use crate::scenario::validate::ScenarioError;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
 
 /// Limits and targets of an exploration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,6 +24,10 @@ pub struct ExploreConfig {
     pub max_depth: usize,
     /// The most distinct states visited.
     pub max_states: usize,
+    /// The most memory the search may hold, in estimated bytes: the states waiting to be
+    /// explored (what each holds beyond the state it came from), the set of states seen and the
+    /// scenario.
+    pub max_memory: usize,
     /// The invariants whose violation counts as a counterexample.
     pub invariants: Vec<InvariantKind>,
 }
@@ -31,7 +37,31 @@ impl Default for ExploreConfig {
         ExploreConfig {
             max_depth: 200,
             max_states: 100_000,
+            max_memory: DEFAULT_MEMORY_BUDGET,
             invariants: InvariantKind::SAFETY.to_vec(),
+        }
+    }
+}
+
+/// A bound that cut a search short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    /// Some runs were longer than [`ExploreConfig::max_depth`] and were not followed further.
+    Depth,
+    /// The search stopped at [`ExploreConfig::max_states`] distinct states.
+    States,
+    /// The search stopped because going on would pass [`ExploreConfig::max_memory`].
+    Memory,
+}
+
+impl Bound {
+    /// The bound in words, e.g. "the state bound".
+    pub fn describe(self) -> &'static str {
+        match self {
+            Bound::Depth => "the depth bound",
+            Bound::States => "the state bound",
+            Bound::Memory => "the memory bound",
         }
     }
 }
@@ -49,8 +79,15 @@ pub struct ExploreStats {
     pub max_depth: usize,
     /// Runs that reached their end.
     pub finished_runs: usize,
-    /// Whether a depth or state bound cut the search short.
+    /// Whether a bound (depth, states or memory) cut the search short: then it proves nothing
+    /// about the schedules it did not reach. The same as `cut_by.is_some()`.
     pub bound_hit: bool,
+    /// The bound that cut the search short: the one that stopped it (states or memory), or the
+    /// depth bound when the search went on but some runs were cut at it.
+    pub cut_by: Option<Bound>,
+    /// The most memory the search held, in estimated bytes (see
+    /// [`ExploreConfig::max_memory`]).
+    pub peak_memory: usize,
 }
 
 /// How an exploration ended.
@@ -91,11 +128,20 @@ impl ExploreResult {
             | ExploreResult::Error { stats, .. } => stats,
         }
     }
+
+    /// Whether the search found no violation but a bound cut it short, so it proves nothing
+    /// about the schedules it did not reach.
+    pub fn is_inconclusive(&self) -> bool {
+        matches!(self, ExploreResult::NoViolation { stats } if stats.bound_hit)
+    }
 }
 
 struct Node {
     state: SimState,
     schedule: Vec<usize>,
+    /// What the node alone holds: the state's own maps and lists and the schedule. The workers
+    /// and cells it shares are counted apart (see [`Explorer::memory`]).
+    bytes: usize,
 }
 
 /// A breadth-first search over a scenario's schedules, run in slices so a browser stays
@@ -109,6 +155,14 @@ pub struct Explorer {
     seen: HashSet<u64>,
     stats: ExploreStats,
     result: Option<ExploreResult>,
+    /// What the search holds, in estimated bytes: the fixed part (the engine, its scenario and
+    /// room for the state being expanded), the frontier's and the seen set's buffers, each
+    /// waiting node's own part, and every shared worker and cell once. A shared part is counted
+    /// when a state that allocated it joins the frontier, and released when the last state
+    /// holding it has been expanded.
+    memory: usize,
+    /// The fixed part of `memory`.
+    fixed: usize,
 }
 
 impl Explorer {
@@ -119,14 +173,29 @@ impl Explorer {
         let mut seen = HashSet::new();
         seen.insert(root.fingerprint());
         let targets = config.invariants.to_vec();
+        // The engine's estimate covers its copy of the start, whose workers and cells the root
+        // shares, and the state it works on; while it replaces that state with a fresh copy,
+        // there is one more.
+        let own = root.heap_bytes_beyond(Some(&root));
+        let fixed = engine.memory_estimate() + own;
+        let frontier = VecDeque::from([Node { bytes: own, state: root, schedule: Vec::new() }]);
+        let memory =
+            fixed + own + buffer::<Node>(frontier.capacity()) + hash_table::<u64>(seen.capacity());
         Ok(Explorer {
             engine,
             config,
             targets,
-            frontier: VecDeque::from([Node { state: root, schedule: Vec::new() }]),
+            frontier,
             seen,
-            stats: ExploreStats { unique_states: 1, frontier: 1, ..ExploreStats::default() },
+            stats: ExploreStats {
+                unique_states: 1,
+                frontier: 1,
+                peak_memory: memory,
+                ..ExploreStats::default()
+            },
             result: None,
+            memory,
+            fixed,
         })
     }
 
@@ -196,21 +265,120 @@ impl Explorer {
                 self.stats.finished_runs += 1;
                 continue;
             }
-            if !self.seen.insert(child.fingerprint()) {
+            let fingerprint = child.fingerprint();
+            if self.seen.contains(&fingerprint) {
                 continue;
             }
-            self.stats.unique_states += 1;
-            if depth + 1 >= self.config.max_depth
-                || self.stats.unique_states >= self.config.max_states
-            {
-                self.stats.bound_hit = true;
-                if self.stats.unique_states >= self.config.max_states {
-                    self.frontier.clear();
-                    return;
+            // A full table grows to about twice its size, and both exist while it does.
+            let table = hash_table::<u64>(self.seen.capacity());
+            if self.seen.len() == self.seen.capacity() {
+                let grown = hash_table::<u64>(self.seen.capacity() * 2 + 1);
+                if !self.fits(grown) {
+                    return self.cut(Bound::Memory);
                 }
+            }
+            self.seen.insert(fingerprint);
+            self.charge(hash_table::<u64>(self.seen.capacity()) - table);
+            self.stats.unique_states += 1;
+            if self.stats.unique_states >= self.config.max_states {
+                return self.cut(Bound::States);
+            }
+            if depth + 1 >= self.config.max_depth {
+                self.stats.bound_hit = true;
+                self.stats.cut_by.get_or_insert(Bound::Depth);
                 continue;
             }
-            self.frontier.push_back(Node { state: child.clone(), schedule });
+            // The child shares with its parent every worker and cell the step did not change;
+            // those it changed are new, and counted once, here.
+            let child = self.engine.state();
+            let lists = child.heap_bytes_beyond(Some(child));
+            let shared = child.heap_bytes_beyond(Some(&node.state)) - lists;
+            let own = lists + buffer::<usize>(schedule.capacity());
+            let ring = buffer::<Node>(self.frontier.capacity());
+            let grown = if self.frontier.len() == self.frontier.capacity() {
+                buffer::<Node>(self.frontier.capacity() * 2 + 1)
+            } else {
+                0
+            };
+            if !self.fits(own + shared + grown) {
+                return self.cut(Bound::Memory);
+            }
+            self.frontier.push_back(Node { state: child.clone(), schedule, bytes: own });
+            self.charge(own + shared + buffer::<Node>(self.frontier.capacity()) - ring);
+        }
+        self.release(node);
+    }
+
+    /// Whether `bytes` more fit in the memory bound.
+    fn fits(&self, bytes: usize) -> bool {
+        self.memory.saturating_add(bytes) <= self.config.max_memory
+    }
+
+    fn charge(&mut self, bytes: usize) {
+        self.memory += bytes;
+        self.stats.peak_memory = self.stats.peak_memory.max(self.memory);
+    }
+
+    /// Ends the search at `bound`: the frontier is dropped, so the result is "no violation found"
+    /// with the bound named.
+    fn cut(&mut self, bound: Bound) {
+        self.stats.bound_hit = true;
+        self.stats.cut_by = Some(bound);
+        self.frontier.clear();
+    }
+
+    /// Releases an expanded node: its own part, and the workers and cells that no other state
+    /// holds any more. The engine takes the node's state in place of its last child, so that
+    /// only waiting states and this one hold anything.
+    fn release(&mut self, node: Node) {
+        self.memory -= node.bytes;
+        debug_assert!(self.memory >= self.fixed, "released more than was counted");
+        self.engine.set_state(node.state);
+        let state = self.engine.state();
+        let alone = |count: usize| count == 1;
+        let workers: usize = state
+            .workers
+            .iter()
+            .filter(|w| alone(Arc::strong_count(w)))
+            .map(HeapSize::heap_bytes)
+            .sum();
+        let cells: usize = state
+            .stores
+            .iter()
+            .flat_map(|s| s.cells.values())
+            .filter(|c| alone(Arc::strong_count(c)))
+            .map(HeapSize::heap_bytes)
+            .sum();
+        let ghosts: usize = state
+            .ghost
+            .cells
+            .values()
+            .filter(|c| alone(Arc::strong_count(c)))
+            .map(HeapSize::heap_bytes)
+            .sum();
+        self.memory -= workers + cells + ghosts;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::library;
+    use crate::scenario::model::Enforcement;
+
+    /// Every worker and cell a search counted is released once no state holds it: after an
+    /// exhaustive search only the fixed part and the two tables' buffers are left.
+    #[test]
+    fn an_exhaustive_search_releases_everything_it_counted() {
+        for workers in [2, 3] {
+            let scenario = library::contention(workers, Enforcement::Fenced);
+            let mut explorer = Explorer::new(scenario, ExploreConfig::default()).unwrap();
+            let result = explorer.run_for(usize::MAX).cloned().unwrap();
+            assert!(matches!(result, ExploreResult::NoViolation { .. }), "{result:?}");
+            let buffers = buffer::<Node>(explorer.frontier.capacity())
+                + hash_table::<u64>(explorer.seen.capacity());
+            assert_eq!(explorer.memory, explorer.fixed + buffers, "{workers} workers");
+            assert!(result.stats().peak_memory > explorer.memory);
         }
     }
 }

@@ -87,6 +87,42 @@ impl InvariantKind {
     }
 }
 
+impl InvariantKind {
+    /// The property as broken, for the step that broke it: "a stale write was accepted".
+    pub fn broken(self) -> &'static str {
+        match self {
+            InvariantKind::StaleWriteAccepted => "a stale write was accepted",
+            InvariantKind::OperationAppliedTwice => "an operation was applied twice",
+            InvariantKind::EffectDeliveredTwice => "an irreversible effect was delivered twice",
+            InvariantKind::EffectFromSupersededOwner => {
+                "an irreversible effect came from a superseded owner"
+            }
+            InvariantKind::GenerationReissued => "the authority issued an old generation again",
+            InvariantKind::FinalValueNotFromLatestOwner => {
+                "the final value is not the latest owner's"
+            }
+            InvariantKind::WriteOutsideLease => {
+                "a write was accepted outside its lease (a limit of fencing)"
+            }
+            InvariantKind::WritesReordered => "one owner's writes were applied out of order",
+        }
+    }
+}
+
+/// A step's caption followed by what it broke, so that every reader of the caption (the live
+/// region, the transcript, the command line) learns the lesson at the step that teaches it.
+pub fn narrate(caption: String, broken: &[Violation]) -> String {
+    let mut caption = caption;
+    for violation in broken {
+        caption.push_str(" Broken: ");
+        caption.push_str(violation.invariant.broken());
+        caption.push_str(": ");
+        caption.push_str(&violation.detail);
+        caption.push('.');
+    }
+    caption
+}
+
 impl fmt::Display for InvariantKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(crate::Named::name(*self))

@@ -664,7 +664,12 @@ const CASES: &[Case] = &[
             cache.critical = false;
             s.stores = vec![cache];
             let render = |pause_ticks: u64| {
-                vec![acquire("thumbnail"), compute(3), pause(pause_ticks, PauseReason::GcPause), write("thumbnail", "thumbnail of photo-1").step()]
+                let mut steps = vec![acquire("thumbnail"), compute(3)];
+                if pause_ticks > 0 {
+                    steps.push(pause(pause_ticks, PauseReason::GcPause));
+                }
+                steps.push(write("thumbnail", "thumbnail of photo-1").step());
+                steps
             };
             s.workers = vec![worker("A", 0, render(15)), worker("B", 2, render(0))];
             s
@@ -751,7 +756,8 @@ pub fn contention(workers: usize, enforcement: Enforcement) -> Scenario {
 pub fn stampede(workers: usize) -> Scenario {
     let mut scenario = generated(workers, 1, 1);
     scenario.name = "stampede".into();
-    scenario.title = format!("{} workers rush for one lease that lasts one tick", scenario.workers.len());
+    scenario.title =
+        format!("{} workers rush for one lease that lasts one tick", scenario.workers.len());
     scenario.authority.ttl = 1;
     for worker in &mut scenario.workers {
         worker.start = 0;

@@ -284,6 +284,9 @@ pub(crate) struct CellGhost {
     pub max_presented: Option<(u64, String)>,
     /// The epoch and writer of the last applied write.
     pub last: Option<(u64, String)>,
+    /// Where the store's highest generation came from: the token of the request that last
+    /// raised it.
+    pub highest_token: Option<TokenKind>,
     pub applied_ops: StringSet,
     pub max_attempted: Option<(u64, String)>,
     #[serde(serialize_with = "crate::maps::as_object")]

@@ -1,0 +1,964 @@
+//! Fuzzing the two readers of outside input: the scenario reader (`Scenario::from_json`, which
+//! `Engine::from_json` and share links use) and the share-link parser (`ShareLink::parse`).
+//! cargo-fuzz needs a nightly compiler, so inputs come from seeded generators instead: raw text,
+//! mutations of the built-in scenarios' JSON, and fragments built from the link's parameter names.
+//!
+//! Every input must be refused with an error or accepted; accepted ones must also read back
+//! what they write, and a bounded run of the engine on them must not panic. The `fuzz` binary
+//! runs millions of inputs; `it/fuzz.rs` runs a few hundred with proptest.
+
+use fencelab_core::scenario::diagram::diagram;
+use fencelab_core::scenario::library;
+use fencelab_core::scenario::model::{Enforcement, PauseReason, TokenSource};
+use fencelab_core::scenario::switches::Switch;
+use fencelab_core::share::{Embed, LinkScenario, ShareLink, GENERATED, MAX_LINK_LEN};
+use fencelab_core::{
+    Engine, InvariantKind, Named, RejectionReason, SameGenerationPolicy, Scenario, ScheduleMode,
+};
+use rand::rngs::ChaCha8Rng;
+use rand::seq::IndexedRandom;
+use rand::RngExt;
+use serde_json::{Map, Number, Value};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// The most engine steps run on one accepted scenario: enough to reach the interesting parts of
+/// every built-in story, little enough to keep an input cheap.
+pub const RUN_CAP: usize = 300;
+
+/// What is fuzzed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// `Scenario::from_json` on raw text: random bytes and soups of JSON tokens and field names.
+    ScenarioText,
+    /// `Scenario::from_json` on mutated built-in scenarios: fields deleted, duplicated, renamed
+    /// and replaced, huge, zero and negative numbers, wrong types, deep nesting, cut-off text.
+    ScenarioMutated,
+    /// `ShareLink::parse` on fragments of known and unknown parameters with random values,
+    /// including custom scenarios carried in the link.
+    ShareLink,
+}
+
+impl Target {
+    /// Every target, in report order.
+    pub const ALL: [Target; 3] = [Target::ScenarioText, Target::ScenarioMutated, Target::ShareLink];
+
+    /// The name the `fuzz` binary prints and accepts.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::ScenarioText => "scenario-text",
+            Target::ScenarioMutated => "scenario-mutated",
+            Target::ShareLink => "share-link",
+        }
+    }
+
+    /// Keeps the targets' random streams apart under one seed.
+    fn salt(self) -> u64 {
+        match self {
+            Target::ScenarioText => 0x7e57,
+            Target::ScenarioMutated => 0x3a7e,
+            Target::ShareLink => 0x114c,
+        }
+    }
+}
+
+/// What the generators start from: the built-in scenarios and the names found in them.
+pub struct Seeds {
+    scenarios: Vec<Value>,
+    texts: Vec<String>,
+    keys: Vec<String>,
+    strings: Vec<String>,
+    cases: Vec<(String, Vec<String>)>,
+    variants: Vec<String>,
+}
+
+/// Field names that the built-in stories leave out because they hold the default.
+const MODEL_KEYS: &[&str] = &[
+    "forge",
+    "optional",
+    "jitter",
+    "workflow",
+    "expected_revision",
+    "exactly",
+    "last_read",
+    "rejections",
+    "max_entries",
+    "max_age",
+    "delay",
+    "paths",
+    "check_write_gap",
+    "critical",
+    "persist_highest",
+    "retention",
+    "clock_offset",
+    "schedule",
+    "faults",
+    "gateway",
+    "acquire",
+    "renew",
+    "release",
+    "read",
+    "compute",
+    "pause",
+    "check_lease",
+    "write",
+    "effect",
+    "retry",
+    "pause_worker",
+    "delay_messages",
+    "restart_authority",
+    "restart_store",
+    "capture_payment",
+    "send_email",
+    "call_webhook",
+    "amount_cents",
+    "to",
+    "subject",
+    "endpoint",
+    "payload",
+    "count",
+];
+
+/// Builds the seeds: every built-in story and variant, a generated load and a contention story.
+pub fn seeds() -> Seeds {
+    let mut all = library::all();
+    all.push(library::generated(3, 2, 2));
+    all.push(library::contention(3, Enforcement::Fenced));
+    let scenarios: Vec<Value> = all
+        .iter()
+        .map(|s| serde_json::from_str(&s.to_json()).expect("built-in scenarios are JSON"))
+        .collect();
+    let mut keys: Vec<String> = MODEL_KEYS.iter().map(|k| k.to_string()).collect();
+    let mut strings = Vec::new();
+    for value in &scenarios {
+        collect(value, &mut keys, &mut strings);
+    }
+    let names = TokenSource::VARIANTS
+        .iter()
+        .map(|v| v.name())
+        .chain(Enforcement::VARIANTS.iter().map(|v| v.name()))
+        .chain(PauseReason::VARIANTS.iter().map(|v| v.name()))
+        .chain(InvariantKind::VARIANTS.iter().map(|v| v.name()))
+        .chain(SameGenerationPolicy::VARIANTS.iter().map(|v| v.name()))
+        .chain(RejectionReason::VARIANTS.iter().map(|v| v.name()));
+    strings.extend(names.map(str::to_string));
+    strings.extend(keys.iter().cloned());
+    for list in [&mut keys, &mut strings] {
+        list.sort();
+        list.dedup();
+    }
+    let cases = library::cases();
+    let mut variants: Vec<String> = cases.iter().flat_map(|c| c.variants.clone()).collect();
+    variants.sort();
+    variants.dedup();
+    Seeds {
+        texts: all.iter().map(Scenario::to_json).collect(),
+        scenarios,
+        keys,
+        strings,
+        cases: cases.into_iter().map(|c| (c.name, c.variants)).collect(),
+        variants,
+    }
+}
+
+fn collect(value: &Value, keys: &mut Vec<String>, strings: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                keys.push(k.clone());
+                collect(v, keys, strings);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect(v, keys, strings)),
+        // Long texts (intros, titles) make poor names; the short ones are names and references.
+        Value::String(s) if s.len() <= 40 => strings.push(s.clone()),
+        _ => {}
+    }
+}
+
+/// One input for `target`, drawn with `rng`.
+pub fn input(target: Target, seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
+    match target {
+        Target::ScenarioText => text_input(seeds, rng),
+        Target::ScenarioMutated => mutated_scenario(seeds, rng),
+        Target::ShareLink => link_input(seeds, rng),
+    }
+}
+
+fn pick<'a, T>(rng: &mut ChaCha8Rng, items: &'a [T]) -> &'a T {
+    items.choose(rng).expect("lists of seeds are not empty")
+}
+
+const ODD_STRINGS: &[&str] = &[
+    "",
+    " ",
+    "\t",
+    "primary",
+    "\u{0}",
+    "é",
+    "🦀",
+    "\u{202e}",
+    "a\"b",
+    "\\",
+    "null",
+    "-1",
+    "0",
+    "18446744073709551616",
+    "ledger ",
+    " ledger",
+    "LEDGER",
+    "%20",
+    "a,b",
+    "a&b=c",
+    "#",
+];
+
+fn odd_string(seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
+    match rng.random_range(0..6) {
+        0 => pick(rng, ODD_STRINGS).to_string(),
+        // Identifier limits: 128 characters is the longest name accepted.
+        1 => "x".repeat(*pick(rng, &[127, 128, 129, 1000])),
+        2 => (0..rng.random_range(1..8)).map(|_| rng.random::<char>()).collect(),
+        _ => pick(rng, &seeds.strings).clone(),
+    }
+}
+
+const ODD_INTEGERS: &[i128] = &[
+    0,
+    1,
+    -1,
+    2,
+    3,
+    16,
+    17,
+    128,
+    129,
+    1_000,
+    1_001,
+    10_000,
+    10_001,
+    200_000,
+    200_001,
+    1_000_000_000_000,
+    1_000_000_000_001,
+    u32::MAX as i128,
+    u32::MAX as i128 + 1,
+    i64::MAX as i128,
+    u64::MAX as i128,
+    i64::MIN as i128,
+];
+
+fn odd_number(rng: &mut ChaCha8Rng) -> Value {
+    match rng.random_range(0..5) {
+        0 => {
+            let f = *pick(rng, &[0.5, -0.0, 1e300, -1e300, 1.0, 2.5e-300, 1e19]);
+            Number::from_f64(f).map_or(Value::Null, Value::Number)
+        }
+        1 => Value::from(rng.random::<u64>()),
+        2 => Value::from(rng.random_range(-5i64..=30)),
+        _ => {
+            let n = *pick(rng, ODD_INTEGERS);
+            u64::try_from(n).map(Value::from).unwrap_or_else(|_| Value::from(n as i64))
+        }
+    }
+}
+
+/// A value of a random kind: an odd number or string, a piece of some built-in scenario, an
+/// empty or deeply nested container, a long array.
+fn odd_value(seeds: &Seeds, rng: &mut ChaCha8Rng) -> Value {
+    match rng.random_range(0..10) {
+        0 => Value::Null,
+        1 => Value::Bool(rng.random()),
+        2 | 3 => odd_number(rng),
+        4 | 5 => Value::String(odd_string(seeds, rng)),
+        6 => {
+            let mut donor = pick(rng, &seeds.scenarios).clone();
+            descend(&mut donor, rng).clone()
+        }
+        7 => {
+            // Past serde_json's recursion limit (128) as well as below it.
+            let depth = *pick(rng, &[2, 10, 127, 128, 129, 400]);
+            let mut v = odd_number(rng);
+            for _ in 0..depth {
+                v = if rng.random_bool(0.5) {
+                    Value::Array(vec![v])
+                } else {
+                    Value::Object(Map::from_iter([(pick(rng, &seeds.keys).clone(), v)]))
+                };
+            }
+            v
+        }
+        8 => {
+            if rng.random_bool(0.5) {
+                Value::Array(Vec::new())
+            } else {
+                Value::Object(Map::new())
+            }
+        }
+        _ => {
+            let mut donor = pick(rng, &seeds.scenarios).clone();
+            let item = descend(&mut donor, rng).clone();
+            Value::Array(vec![item; rng.random_range(2..=40)])
+        }
+    }
+}
+
+/// A random node of `value`, reached by walking down from the root and stopping at each level
+/// with some chance, so shallow and deep fields both come up.
+fn descend<'a>(value: &'a mut Value, rng: &mut ChaCha8Rng) -> &'a mut Value {
+    let children = match value {
+        Value::Object(map) => map.len(),
+        Value::Array(items) => items.len(),
+        _ => 0,
+    };
+    if children == 0 || rng.random_bool(0.25) {
+        return value;
+    }
+    let i = rng.random_range(0..children);
+    match value {
+        Value::Object(map) => {
+            let child = map.values_mut().nth(i).expect("index below len");
+            descend(child, rng)
+        }
+        Value::Array(items) => descend(&mut items[i], rng),
+        _ => unreachable!("only containers have children"),
+    }
+}
+
+/// Stands in for an object whose text gets a duplicate key after serialization (a `Value` cannot
+/// hold one).
+const DUPLICATE_MARK: &str = "\u{1}fencelab-fuzz-duplicate\u{1}";
+
+/// A built-in scenario with one to four structural mutations, serialized compactly or pretty,
+/// sometimes with a duplicated key or damaged text.
+pub fn mutated_scenario(seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
+    let mut value = pick(rng, &seeds.scenarios).clone();
+    let mut duplicate = None;
+    // One mutation half the time, so many inputs stay close enough to valid to reach the
+    // semantic checks and the engine; up to four otherwise.
+    let mutations = if rng.random_bool(0.5) { 1 } else { rng.random_range(2..=4) };
+    for _ in 0..mutations {
+        mutate(&mut value, seeds, rng, &mut duplicate);
+    }
+    let mut text = if rng.random_bool(0.5) {
+        serde_json::to_string(&value)
+    } else {
+        serde_json::to_string_pretty(&value)
+    }
+    .expect("values serialize");
+    if let Some(object) = duplicate {
+        text = text.replacen(&Value::String(DUPLICATE_MARK.into()).to_string(), &object, 1);
+    }
+    if rng.random_bool(0.15) {
+        damage(&mut text, rng);
+    }
+    text
+}
+
+fn mutate(value: &mut Value, seeds: &Seeds, rng: &mut ChaCha8Rng, duplicate: &mut Option<String>) {
+    let node = descend(value, rng);
+    match rng.random_range(0..11) {
+        0 | 1 => *node = odd_value(seeds, rng),
+        2 => match node {
+            Value::Object(map) if !map.is_empty() => {
+                let key =
+                    map.keys().nth(rng.random_range(0..map.len())).expect("not empty").clone();
+                map.remove(&key);
+            }
+            Value::Array(items) if !items.is_empty() => {
+                items.remove(rng.random_range(0..items.len()));
+            }
+            _ => *node = Value::Null,
+        },
+        3 => match node {
+            Value::Object(map) => {
+                map.insert(pick(rng, &seeds.keys).clone(), odd_value(seeds, rng));
+            }
+            Value::Array(items) => {
+                let item = match items.choose(rng) {
+                    Some(sibling) if rng.random_bool(0.7) => sibling.clone(),
+                    _ => odd_value(seeds, rng),
+                };
+                items.insert(rng.random_range(0..=items.len()), item);
+            }
+            _ => *node = odd_value(seeds, rng),
+        },
+        4 => {
+            if let Value::Object(map) = node {
+                if let Some(key) = map.keys().nth(rng.random_range(0..map.len().max(1))).cloned() {
+                    let v = map.remove(&key).expect("key exists");
+                    map.insert(pick(rng, &seeds.keys).clone(), v);
+                }
+            }
+        }
+        5 => match node {
+            Value::Number(n) => {
+                let n = n.as_i64().map(i128::from).or(n.as_u64().map(i128::from)).unwrap_or(0);
+                let m = *pick(rng, &[n + 1, n - 1, n * 10, -n, 0, n + 1_000_000_000_000]);
+                *node = u64::try_from(m).map(Value::from).unwrap_or_else(|_| {
+                    i64::try_from(m).map(Value::from).unwrap_or(Value::from(u64::MAX))
+                });
+            }
+            Value::String(s) => {
+                *s = match rng.random_range(0..3) {
+                    0 => pick(rng, &seeds.strings).clone(),
+                    1 => format!("{s}x"),
+                    _ => String::new(),
+                }
+            }
+            Value::Bool(b) => *b = !*b,
+            _ => *node = odd_number(rng),
+        },
+        6 => match node {
+            Value::Array(items) if items.len() > 1 => {
+                let (a, b) = (rng.random_range(0..items.len()), rng.random_range(0..items.len()));
+                items.swap(a, b);
+            }
+            _ => *node = odd_value(seeds, rng),
+        },
+        7 => {
+            let inner = std::mem::take(node);
+            *node = if rng.random_bool(0.5) {
+                Value::Array(vec![inner])
+            } else {
+                Value::Object(Map::from_iter([(pick(rng, &seeds.keys).clone(), inner)]))
+            };
+        }
+        8 => {
+            let inner = match node {
+                Value::Object(map) => map.values().next().cloned(),
+                Value::Array(items) => items.first().cloned(),
+                _ => None,
+            };
+            *node = inner.unwrap_or_else(|| odd_value(seeds, rng));
+        }
+        9 => {
+            // Many more workers, resources, stores or paths, with names kept unique so the
+            // copies pass the name checks and load the engine instead.
+            if let Value::Array(items) = node {
+                if let Some(first) = items.first().cloned() {
+                    for i in 0..*pick(rng, &[2, 10, 100, 300]) {
+                        items.push(renamed(&first, i));
+                    }
+                }
+            }
+        }
+        _ => {
+            if let Value::Object(map) = node {
+                if duplicate.is_none() && !map.is_empty() {
+                    let (key, v) =
+                        map.iter().nth(rng.random_range(0..map.len())).expect("not empty");
+                    let copy = format!("{}:{}", Value::String(key.clone()), v);
+                    let body = Value::Object(map.clone()).to_string();
+                    *duplicate = Some(format!("{{{copy},{}", &body[1..]));
+                    *node = Value::String(DUPLICATE_MARK.into());
+                }
+            }
+        }
+    }
+}
+
+/// A copy of `item` with its name (the string itself, or its `name` field) made unique by `i`.
+fn renamed(item: &Value, i: usize) -> Value {
+    let mut copy = item.clone();
+    match &mut copy {
+        Value::String(name) => name.push_str(&format!("-{i}")),
+        Value::Object(map) => {
+            if let Some(Value::String(name)) = map.get_mut("name") {
+                name.push_str(&format!("-{i}"));
+            }
+        }
+        _ => {}
+    }
+    copy
+}
+
+/// Cuts the text off, or drops, repeats or replaces a stretch of it, keeping it UTF-8.
+fn damage(text: &mut String, rng: &mut ChaCha8Rng) {
+    let boundary = |text: &str, rng: &mut ChaCha8Rng| {
+        let mut i = rng.random_range(0..=text.len());
+        while !text.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let a = boundary(text, rng);
+    match rng.random_range(0..4) {
+        0 => text.truncate(a),
+        1 => {
+            let b = boundary(&text[a..], rng) + a;
+            text.replace_range(a..b, "");
+        }
+        2 => {
+            let b = boundary(&text[a..], rng) + a;
+            let copy = text[a..b].to_string();
+            text.insert_str(b, &copy);
+        }
+        _ => text.insert_str(
+            a,
+            *pick(rng, &["{", "}", "[", "]", ",", ":", "\"", "\\", "\u{0}", "1e999", "-"]),
+        ),
+    }
+}
+
+const TOKENS: &[&str] = &[
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    ",",
+    " ",
+    "\n",
+    "null",
+    "true",
+    "false",
+    "0",
+    "-0",
+    "1",
+    "-1",
+    "1e999",
+    "1.5",
+    "18446744073709551616",
+    "\"",
+    "\\u0000",
+    "\\ud800",
+    "\"\"",
+    "/*",
+    "NaN",
+];
+
+/// Random bytes (read as UTF-8, lossily) or a soup of JSON tokens, field names and pieces of
+/// built-in scenario text.
+fn text_input(seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
+    if rng.random_bool(0.3) {
+        let bytes: Vec<u8> = (0..rng.random_range(0..256)).map(|_| rng.random()).collect();
+        return String::from_utf8_lossy(&bytes).into_owned();
+    }
+    let mut out = String::new();
+    for _ in 0..rng.random_range(1..60) {
+        match rng.random_range(0..5) {
+            0 | 1 => out.push_str(*pick(rng, TOKENS)),
+            2 => out.push_str(&Value::String(pick(rng, &seeds.keys).clone()).to_string()),
+            3 => out.push_str(&Value::String(odd_string(seeds, rng)).to_string()),
+            _ => {
+                let text = pick(rng, &seeds.texts);
+                let mut a = rng.random_range(0..text.len());
+                while !text.is_char_boundary(a) {
+                    a -= 1;
+                }
+                let mut b = (a + rng.random_range(1..200)).min(text.len());
+                while !text.is_char_boundary(b) {
+                    b -= 1;
+                }
+                out.push_str(&text[a..b]);
+            }
+        }
+    }
+    out
+}
+
+/// The parameters a share link knows.
+pub const LINK_PARAMS: &[&str] = &[
+    "scenario", "variant", "custom", "policy", "step", "compare", "play", "speed", "break", "embed",
+];
+
+/// A fragment: half the time a valid link (a story and one of its variants or a custom
+/// scenario, with random settings) with perhaps one pair added, dropped or changed; otherwise up
+/// to seven `name=value` pairs, mostly known names with values near what each accepts, sometimes
+/// unknown names, repeated names, a missing `=` or a leading `#`.
+fn link_input(seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
+    if rng.random_bool(0.002) {
+        // Just over the length limit.
+        return format!("step={}", "1".repeat(MAX_LINK_LEN));
+    }
+    let hash = if rng.random_bool(0.3) { "#" } else { "" };
+    if rng.random_bool(0.5) {
+        let mut pairs: Vec<String> =
+            valid_link(seeds, rng).to_fragment().split('&').map(str::to_string).collect();
+        match rng.random_range(0..4) {
+            0 => pairs.push(random_pair(seeds, rng)),
+            1 if !pairs.is_empty() => {
+                pairs.remove(rng.random_range(0..pairs.len()));
+            }
+            2 if !pairs.is_empty() => {
+                let i = rng.random_range(0..pairs.len());
+                let name = pairs[i].split('=').next().unwrap_or_default().to_string();
+                pairs[i] = format!("{name}={}", link_value(&name, seeds, rng));
+            }
+            _ => {}
+        }
+        return format!("{hash}{}", pairs.join("&"));
+    }
+    let pairs: Vec<String> =
+        (0..rng.random_range(0..=7)).map(|_| random_pair(seeds, rng)).collect();
+    format!("{hash}{}", pairs.join("&"))
+}
+
+fn random_pair(seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
+    let name = if rng.random_bool(0.9) {
+        pick(rng, LINK_PARAMS).to_string()
+    } else {
+        odd_string(seeds, rng)
+    };
+    let value = link_value(&name, seeds, rng);
+    match rng.random_range(0..30) {
+        0 => name,
+        1 => format!("{name}=={value}"),
+        _ => format!("{name}={value}"),
+    }
+}
+
+/// A link the parser must accept: a built-in story or the generated load or a custom
+/// scenario, with a random policy, step, compare mode, playback, switches and embed parts.
+fn valid_link(seeds: &Seeds, rng: &mut ChaCha8Rng) -> ShareLink {
+    let mut link = match rng.random_range(0..8) {
+        0 => ShareLink::builtin(GENERATED, ""),
+        1 => {
+            let text = pick(rng, &seeds.texts);
+            let scenario = Scenario::from_json(text).expect("built-in scenarios are valid");
+            ShareLink {
+                scenario: LinkScenario::Custom(Box::new(scenario)),
+                ..ShareLink::builtin("", "")
+            }
+        }
+        _ => {
+            let (name, variants) = pick(rng, &seeds.cases);
+            ShareLink::builtin(name, pick::<String>(rng, variants))
+        }
+    };
+    let policies = SameGenerationPolicy::VARIANTS;
+    link.policy = rng.random_bool(0.3).then(|| *pick(rng, policies));
+    link.step = if rng.random_bool(0.5) { 0 } else { rng.random_range(0..400) };
+    link.compare = rng
+        .random_bool(0.2)
+        .then(|| (*pick(rng, Enforcement::VARIANTS), *pick(rng, Enforcement::VARIANTS)));
+    link.autoplay = rng.random_bool(0.3);
+    link.speed = if rng.random_bool(0.5) { 100 } else { rng.random_range(25..=400) };
+    link.switches = (0..rng.random_range(0..=2)).map(|_| *pick(rng, &Switch::ALL)).collect();
+    link.embed = rng.random_bool(0.3).then(|| Embed {
+        controls: rng.random(),
+        caption: rng.random(),
+        picker: rng.random(),
+        legend: rng.random(),
+        panels: rng.random(),
+        log: rng.random(),
+    });
+    link
+}
+
+/// A value for link parameter `name`.
+pub fn link_value(name: &str, seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
+    if rng.random_bool(0.1) {
+        return odd_string(seeds, rng);
+    }
+    let list = |rng: &mut ChaCha8Rng, items: &[&str]| {
+        (0..rng.random_range(0..=4))
+            .map(|_| pick(rng, items).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    match name {
+        "scenario" => match rng.random_range(0..4) {
+            0 => GENERATED.to_string(),
+            _ => pick(rng, &seeds.cases).0.clone(),
+        },
+        "variant" => pick(rng, &seeds.variants).clone(),
+        "custom" => custom_value(seeds, rng),
+        "policy" => {
+            pick(rng, &["allow-same", "allow_same", "strict", "strictly_newer", "Strict", ""])
+                .to_string()
+        }
+        "step" | "speed" => match rng.random_range(0..3) {
+            0 => rng.random_range(0..500u32).to_string(),
+            1 => rng.random::<u64>().to_string(),
+            _ => pick(
+                rng,
+                &[
+                    "0",
+                    "24",
+                    "25",
+                    "400",
+                    "401",
+                    "-1",
+                    "+5",
+                    "65535",
+                    "65536",
+                    "18446744073709551616",
+                    "1e3",
+                    " 1",
+                    "",
+                ],
+            )
+            .to_string(),
+        },
+        "compare" => {
+            let modes: Vec<&str> = Enforcement::VARIANTS.iter().map(|e| e.name()).collect();
+            match rng.random_range(0..4) {
+                0 => pick(rng, &["0", "1", "true", "false", "", ","]).to_string(),
+                _ => list(rng, &modes),
+            }
+        }
+        "play" => pick(rng, &["0", "1", "true", "false", "", "2", "yes"]).to_string(),
+        "break" => {
+            let mut names: Vec<&str> = Switch::ALL.iter().map(|s| s.name()).collect();
+            names.push("");
+            list(rng, &names)
+        }
+        "embed" => {
+            list(rng, &["diagram", "controls", "caption", "legend", "panels", "log", "picker", ""])
+        }
+        _ => odd_string(seeds, rng),
+    }
+}
+
+/// A `custom` value: base64url of a built-in or mutated scenario or of random bytes, sometimes
+/// cut off or with a character that base64url does not use.
+fn custom_value(seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
+    use base64::Engine as _;
+    let json = match rng.random_range(0..4) {
+        0 => pick(rng, &seeds.texts).clone(),
+        1 => String::from_utf8_lossy(
+            &(0..rng.random_range(0..64)).map(|_| rng.random()).collect::<Vec<u8>>(),
+        )
+        .into_owned(),
+        _ => mutated_scenario(seeds, rng),
+    };
+    let mut value = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json);
+    match rng.random_range(0..8) {
+        0 => value.truncate(rng.random_range(0..=value.len())),
+        1 => value.push_str(*pick(rng, &["=", "==", "+", "/", "%3D", " "])),
+        _ => {}
+    }
+    value
+}
+
+/// How one input went.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Exec {
+    /// Whether the reader accepted it.
+    pub accepted: bool,
+    /// Engine steps run on what it read.
+    pub steps: usize,
+}
+
+/// Feeds `input` to `target`'s reader. An accepted scenario must read back what it writes and
+/// run (up to [`RUN_CAP`] steps, then seek back and forth and draw its diagram); an accepted
+/// link must read back what it writes and resolve to a scenario that runs. `Err` says which
+/// promise broke; a panic is left to the caller to catch.
+pub fn exercise(target: Target, input: &str) -> Result<Exec, String> {
+    match target {
+        Target::ScenarioText | Target::ScenarioMutated => match Scenario::from_json(input) {
+            Err(_) => Ok(Exec::default()),
+            Ok(scenario) => {
+                let back = Scenario::from_json(&scenario.to_json());
+                if back.as_ref() != Ok(&scenario) {
+                    return Err(format!("the scenario does not read back as itself: {back:?}"));
+                }
+                Ok(Exec { accepted: true, steps: run_bounded(scenario)? })
+            }
+        },
+        Target::ShareLink => match ShareLink::parse(input) {
+            Err(_) => Ok(Exec::default()),
+            Ok(link) => {
+                let fragment = link.to_fragment();
+                let back = ShareLink::parse(&fragment);
+                if back.as_ref() != Ok(&link) {
+                    return Err(format!("the link's fragment {fragment:?} reads back as {back:?}"));
+                }
+                let steps = match link.resolve() {
+                    Ok(scenario) => run_bounded(scenario)?,
+                    Err(_) => 0,
+                };
+                Ok(Exec { accepted: true, steps })
+            }
+        },
+    }
+}
+
+/// Sets up and runs an accepted scenario for at most [`RUN_CAP`] steps (the schedule read
+/// leniently, so mutated schedules still steer it), seeks to the middle and back, and draws the
+/// diagram of what ran.
+fn run_bounded(scenario: Scenario) -> Result<usize, String> {
+    let mut engine = Engine::new(scenario)
+        .map_err(|e| format!("an accepted scenario is refused by Engine::new: {e}"))?
+        .with_schedule_mode(ScheduleMode::Lenient);
+    let mut steps = 0;
+    while steps < RUN_CAP {
+        match engine.step() {
+            Ok(Some(_)) => steps += 1,
+            Ok(None) | Err(_) => break,
+        }
+    }
+    for to in [steps / 2, steps] {
+        engine.seek(to).map_err(|e| format!("seeking to step {to} of {steps} failed: {e}"))?;
+        if engine.position() != to {
+            return Err(format!("seeking to step {to} landed on {}", engine.position()));
+        }
+    }
+    let verdict = engine.verdict();
+    diagram(engine.scenario(), engine.timeline(), &verdict.violations);
+    Ok(steps)
+}
+
+/// An input slower than this, in seconds, is counted as slow. Inputs take well under a
+/// millisecond in release builds.
+pub const SLOW: f64 = 0.25;
+
+/// The first input that broke a promise or panicked.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The input's index in its target's stream.
+    pub index: u64,
+    /// The input.
+    pub input: String,
+    /// What went wrong.
+    pub problem: String,
+}
+
+/// The figures of one target.
+#[derive(Debug, Clone)]
+pub struct TargetReport {
+    /// Which target.
+    pub target: Target,
+    /// Inputs run.
+    pub execs: u64,
+    /// Inputs the reader accepted.
+    pub accepted: u64,
+    /// Engine steps run on accepted inputs.
+    pub steps: u64,
+    /// Inputs that broke a promise other than "no panic".
+    pub broken: u64,
+    /// Inputs that panicked (caught where panics unwind).
+    pub panics: u64,
+    /// The first input that broke a promise.
+    pub first_broken: Option<Failure>,
+    /// The first input that panicked.
+    pub first_panic: Option<Failure>,
+    /// Inputs that took longer than [`SLOW`]: a reader or an engine set-up that does not scale.
+    pub slow: u64,
+    /// The slowest input and its seconds.
+    pub slowest: Option<(f64, Failure)>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+impl TargetReport {
+    fn new(target: Target) -> TargetReport {
+        TargetReport {
+            target,
+            execs: 0,
+            accepted: 0,
+            steps: 0,
+            broken: 0,
+            panics: 0,
+            first_broken: None,
+            first_panic: None,
+            slow: 0,
+            slowest: None,
+            seconds: 0.0,
+        }
+    }
+
+    fn merge(&mut self, other: TargetReport) {
+        self.execs += other.execs;
+        self.accepted += other.accepted;
+        self.steps += other.steps;
+        self.broken += other.broken;
+        self.panics += other.panics;
+        self.slow += other.slow;
+        if let Some((t, input)) = other.slowest {
+            if self.slowest.as_ref().is_none_or(|(mine, _)| t > *mine) {
+                self.slowest = Some((t, input));
+            }
+        }
+        for (mine, theirs) in [
+            (&mut self.first_broken, other.first_broken),
+            (&mut self.first_panic, other.first_panic),
+        ] {
+            if let Some(theirs) = theirs {
+                if mine.as_ref().is_none_or(|m| theirs.index < m.index) {
+                    *mine = Some(theirs);
+                }
+            }
+        }
+    }
+}
+
+/// Input `index` of `target` under `seed`.
+pub fn input_at(target: Target, seeds: &Seeds, seed: u64, index: u64) -> String {
+    let mut rng = crate::soak::rng_for(seed ^ target.salt().rotate_left(48), index);
+    input(target, seeds, &mut rng)
+}
+
+/// Runs `execs` inputs of `target` on `threads` threads, catching panics where they unwind.
+/// Stops early once `stop` is set (by a panic).
+pub fn run(
+    target: Target,
+    seeds: &Seeds,
+    execs: u64,
+    seed: u64,
+    threads: usize,
+    stop: &AtomicBool,
+) -> TargetReport {
+    let threads = threads.max(1) as u64;
+    let started = Instant::now();
+    let mut report = TargetReport::new(target);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    let mut part = TargetReport::new(target);
+                    let mut index = t;
+                    while index < execs && !stop.load(Ordering::Relaxed) {
+                        let input = input_at(target, seeds, seed, index);
+                        crate::capture::set_current(&input);
+                        part.execs += 1;
+                        let began = Instant::now();
+                        let result =
+                            std::panic::catch_unwind(AssertUnwindSafe(|| exercise(target, &input)));
+                        let took = began.elapsed().as_secs_f64();
+                        part.slow += u64::from(took > SLOW);
+                        if part.slowest.as_ref().is_none_or(|(t, _)| took > *t) {
+                            let problem = format!("took {took:.3} s");
+                            part.slowest =
+                                Some((took, Failure { index, input: input.clone(), problem }));
+                        }
+                        match result {
+                            Ok(Ok(exec)) => {
+                                part.accepted += u64::from(exec.accepted);
+                                part.steps += exec.steps as u64;
+                            }
+                            Ok(Err(problem)) => {
+                                part.broken += 1;
+                                part.first_broken.get_or_insert(Failure { index, input, problem });
+                            }
+                            Err(payload) => {
+                                part.panics += 1;
+                                let problem = payload
+                                    .downcast_ref::<String>()
+                                    .cloned()
+                                    .or_else(|| {
+                                        payload.downcast_ref::<&str>().map(|s| s.to_string())
+                                    })
+                                    .unwrap_or_default();
+                                part.first_panic.get_or_insert(Failure { index, input, problem });
+                                stop.store(true, Ordering::Relaxed);
+                            }
+                        }
+                        index += threads;
+                    }
+                    part
+                })
+            })
+            .collect();
+        for handle in handles {
+            if let Ok(part) = handle.join() {
+                report.merge(part);
+            }
+        }
+    });
+    report.seconds = started.elapsed().as_secs_f64();
+    report
+}
