@@ -76,7 +76,8 @@ pub struct Options {
     pub policy: SameGenerationPolicy,
     /// How long operation ids are remembered. Stored like the policy.
     pub retention: Retention,
-    /// Create the tables if they are missing (otherwise a missing table is an error).
+    /// Create the tables if they are missing (otherwise a missing table is an error). A
+    /// database from the previous schema is migrated by any read-write connection regardless.
     pub create: bool,
     /// Open read-only: every write fails with [`StoreError::ReadOnly`].
     pub read_only: bool,
@@ -331,21 +332,21 @@ impl SqliteStore {
     }
 
     fn try_write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, StoreError> {
-        let busy = self.options.busy_timeout;
-        let options = self.options;
+        let (err, options) = (self.err(), self.options);
         // IMMEDIATE takes the write lock up front, so the reads below and the writes are one
         // serial step with respect to every other writer. Any error drops the transaction,
         // which rolls everything back: nothing is ever half-written.
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| StoreError::from_sqlite(e, busy))?;
-        let decision = decide(&tx, options, request, now).map_err(|e| e.into_store(busy))?;
+        let tx =
+            self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&err)?;
+        let decision = decide(&tx, options, request, now).map_err(|e| match e {
+            Failure::Sql(e) => err(e),
+            Failure::Store(e) => e,
+        })?;
         if decision.passed_fence {
-            tx.commit().map_err(|e| StoreError::from_sqlite(e, busy))?;
+            tx.commit().map_err(&err)?;
         } else {
             // A request refused by the fence leaves the database exactly as it was.
-            tx.rollback().map_err(|e| StoreError::from_sqlite(e, busy))?;
+            tx.rollback().map_err(&err)?;
         }
         Ok(decision.outcome)
     }
