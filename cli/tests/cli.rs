@@ -115,13 +115,10 @@ fn check_exits_one_with_a_replayable_counterexample() {
     let out = fencelab(&["check", "check-then-write", "--variant", "check-then-write"]);
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out);
-    assert!(text.contains("stale_write_accepted breaks after 18 steps"), "{text}");
-    assert!(
-        text.contains(
-            "Generation 2 had written in between, and is now overwritten by an older owner."
-        ),
-        "{text}"
-    );
+    // The shortest counterexample commits A's checked write after B's newer write has passed
+    // its own check: a stale write accepted, whoever commits last.
+    assert!(text.contains("stale_write_accepted breaks after 17 steps"), "{text}");
+    assert!(text.contains("Broken: a stale write was accepted"), "{text}");
 
     let json = fencelab(&["check", "paused-worker/broken", "--format", "json"]);
     assert_eq!(json.status.code(), Some(1));
@@ -132,12 +129,114 @@ fn check_exits_one_with_a_replayable_counterexample() {
 }
 
 #[test]
-fn check_reports_when_a_bound_cuts_the_search_short() {
+fn check_exits_three_when_a_bound_cuts_the_search_short() {
+    // Five states are not enough to check every schedule: that proves nothing, so it must not
+    // exit 0 as a complete check does.
     let out = fencelab(&["check", "check-then-write/atomic", "--max-states", "5"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(
-        stdout(&out).contains("a bound was hit: the search is not exhaustive"),
+        stdout(&out).starts_with(
+            "check-then-write (atomic): inconclusive: no violation found, but the state bound (5 states) stopped the search before every schedule was checked; 5 unique states"
+        ),
         "{}",
         stdout(&out)
+    );
+    assert!(stdout(&out).trim_end().ends_with("To search further, raise --max-states."));
+
+    let out = fencelab(&["check", "check-then-write/atomic", "--max-depth", "5"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stdout(&out).contains("but the depth bound (runs of 5 steps) cut runs short"),
+        "{}",
+        stdout(&out)
+    );
+
+    let json =
+        fencelab(&["check", "check-then-write/atomic", "--max-states", "5", "--format", "json"]);
+    assert_eq!(json.status.code(), Some(3));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(report["result"], "no_violation");
+    assert_eq!(report["stats"]["bound_hit"], true);
+    assert_eq!(report["stats"]["cut_by"], "states");
+}
+
+/// Writes the stampede scenario (workers rushing for a one-tick lease) to a file of its own.
+fn stampede_file(workers: usize, name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("fencelab-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("stampede.json");
+    std::fs::write(&path, fencelab_core::scenario::library::stampede(workers).to_json()).unwrap();
+    path
+}
+
+#[test]
+fn run_exits_three_with_a_clear_message_when_it_would_pass_its_memory_limit() {
+    let path = stampede_file(1_000, "run-memory");
+    let out = fencelab(&["run", path.to_str().unwrap(), "--memory-limit", "8MiB"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "", "no transcript of a run that did not end");
+    let message = stderr(&out);
+    assert!(message.starts_with("error: stampede (fenced) stopped before step "), "{message}");
+    assert!(message.contains("more than its memory budget of 8 MiB"), "{message}");
+    assert!(message.contains("give it more with --memory-limit"), "{message}");
+    // The same run within a larger limit goes further before it stops.
+    let step = |text: &str| -> usize {
+        let rest = &text[text.find("before step ").unwrap() + 12..];
+        rest[..rest.find(':').unwrap()].parse().unwrap()
+    };
+    let more = fencelab(&["run", path.to_str().unwrap(), "--memory-limit", "16 MiB"]);
+    assert_eq!(more.status.code(), Some(3));
+    assert!(step(&stderr(&more)) > step(&message), "{}", stderr(&more));
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn check_exits_three_when_the_memory_bound_stops_the_search() {
+    let path = stampede_file(1_000, "check-memory");
+    let out = fencelab(&["check", path.to_str().unwrap(), "--memory-limit", "16MiB"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("stampede (fenced): inconclusive: no violation found, but the memory bound (16 MiB) stopped the search before every schedule was checked"),
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with("To search further, raise --memory-limit."), "{text}");
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn a_memory_limit_that_is_not_a_size_is_bad_input() {
+    for (limit, problem) in [
+        ("12XB", "unknown unit \"XB\" in \"12XB\""),
+        ("lots", "\"lots\" is not a memory size"),
+        ("", "no memory size given"),
+    ] {
+        let out = fencelab(&["check", "paused-worker", "--memory-limit", limit]);
+        assert_eq!(out.status.code(), Some(2), "{limit}");
+        assert!(
+            stderr(&out).contains(&format!(
+                "invalid value '{limit}' for '--memory-limit <SIZE>': {problem}"
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn help_documents_the_memory_limit_and_every_exit_code() {
+    let run = stdout(&fencelab(&["run", "--help"]));
+    let check = stdout(&fencelab(&["check", "--help"]));
+    for help in [&run, &check] {
+        assert!(help.contains("--memory-limit <SIZE>"), "{help}");
+        assert!(help.contains("[default: \"512 MiB\"]"), "{help}");
+        for code in ["0  ", "1  ", "2  bad input", "3  "] {
+            assert!(help.contains(code), "{code:?} missing from:\n{help}");
+        }
+    }
+    assert!(run.contains("3  the run was cut short before it ended, by the memory limit"), "{run}");
+    assert!(
+        check.contains("3  inconclusive: no violation found, but the depth, state or memory bound"),
+        "{check}"
     );
 }

@@ -12,6 +12,7 @@ mod fence_raise;
 mod fuzz;
 mod gateway;
 mod idempotency;
+mod intros;
 mod log;
 mod names;
 mod properties;

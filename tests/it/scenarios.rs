@@ -419,6 +419,12 @@ fn captions_say_what_really_happened_to_each_writer() {
         ),
         "{reset}"
     );
+    let strict = captions("same-owner-updates", "strict").join("\n");
+    assert!(
+        strict.contains("already written with generation 1 (strictly-newer policy)"),
+        "{strict}"
+    );
+    assert!(!strict.contains("holds the newest lease"), "{strict}");
     for scenario in library::all() {
         let all = captions(&scenario.name, &scenario.variant).join("\n");
         let label = format!("{}/{}", scenario.name, scenario.variant);

@@ -1405,9 +1405,13 @@ impl Engine {
         outcome: &WriteOutcome,
         ghost: MessageGhost,
     ) -> Option<TokenKind> {
-        if ghost.epoch == 0
-            || !matches!(outcome, WriteOutcome::Rejected(WriteRejection::Stale { .. }))
-        {
+        // Only a generation below the highest is taken for a stale owner; "already written" under
+        // the strict policy is the policy at work, not a misjudged owner.
+        let below = matches!(
+            outcome,
+            WriteOutcome::Rejected(WriteRejection::Stale { presented, highest }) if presented < highest
+        );
+        if ghost.epoch == 0 || !below {
             return None;
         }
         let cell = self.state.ghost.cells.get(&(s, data.to_string(), resource.to_string()))?;

@@ -22,8 +22,11 @@ pub struct CaseInfo {
 struct Case {
     name: &'static str,
     title: &'static str,
+    /// The set-up every variant shares: who does what, and nothing that only one variant shows.
     intro: &'static str,
-    variants: &'static [&'static str],
+    /// Each variant's name and what happens in it, a sentence or two that follows the shared
+    /// set-up in the scenario's intro. The first variant is the default.
+    variants: &'static [(&'static str, &'static str)],
     build: fn(&str, Scenario) -> Scenario,
 }
 
@@ -34,7 +37,7 @@ pub fn cases() -> Vec<CaseInfo> {
         .map(|c| CaseInfo {
             name: c.name.into(),
             title: c.title.into(),
-            variants: c.variants.iter().map(|v| v.to_string()).collect(),
+            variants: c.variants.iter().map(|(v, _)| v.to_string()).collect(),
         })
         .collect()
 }
@@ -42,34 +45,38 @@ pub fn cases() -> Vec<CaseInfo> {
 /// One built-in scenario by case name and variant (`None` for the default variant).
 pub fn scenario(name: &str, variant: Option<&str>) -> Option<Scenario> {
     let case = CASES.iter().find(|c| c.name == name)?;
-    let variant = variant.unwrap_or(case.variants[0]);
-    case.variants.contains(&variant).then(|| {
-        let base = Scenario {
-            name: case.name.into(),
-            variant: variant.into(),
-            title: case.title.into(),
-            intro: case.intro.into(),
-            resources: vec!["ledger".into()],
-            authority: AuthoritySpec {
-                ttl: 10,
-                token_source: TokenSource::DurableCounter,
-                authenticated: false,
-            },
-            stores: vec![store("db", Enforcement::Fenced)],
-            gateway: None,
-            network: NetworkSpec::default(),
-            workers: Vec::new(),
-            faults: Vec::new(),
-            expect: Expectations::default(),
-            schedule: Vec::new(),
-        };
-        (case.build)(variant, base)
-    })
+    let &(variant, line) = match variant {
+        None => case.variants.first()?,
+        Some(wanted) => case.variants.iter().find(|(v, _)| *v == wanted)?,
+    };
+    let base = Scenario {
+        name: case.name.into(),
+        variant: variant.into(),
+        title: case.title.into(),
+        intro: format!("{} {line}", case.intro),
+        resources: vec!["ledger".into()],
+        authority: AuthoritySpec {
+            ttl: 10,
+            token_source: TokenSource::DurableCounter,
+            authenticated: false,
+        },
+        stores: vec![store("db", Enforcement::Fenced)],
+        gateway: None,
+        network: NetworkSpec::default(),
+        workers: Vec::new(),
+        faults: Vec::new(),
+        expect: Expectations::default(),
+        schedule: Vec::new(),
+    };
+    Some((case.build)(variant, base))
 }
 
 /// Every built-in scenario, every variant.
 pub fn all() -> Vec<Scenario> {
-    CASES.iter().flat_map(|c| c.variants.iter().filter_map(|v| scenario(c.name, Some(v)))).collect()
+    CASES
+        .iter()
+        .flat_map(|c| c.variants.iter().filter_map(|(v, _)| scenario(c.name, Some(v))))
+        .collect()
 }
 
 fn store(name: &str, enforcement: Enforcement) -> StoreSpec {
@@ -199,22 +206,53 @@ const CASES: &[Case] = &[
     Case {
         name: "paused-worker",
         title: "A paused worker wakes up after its lease expired",
-        intro: "Worker A holds the lease and is computing account totals when a stop-the-world GC pause freezes it for longer than the lease lasts. The authority hands the lease to B, which writes fresh totals. Then A wakes up, still sure it owns the lease, and writes totals computed from old inputs. Watch what the store does with that late write.",
-        variants: &["fenced", "broken"],
+        intro: "Worker A holds the lease and writes account totals. Then a stop-the-world GC pause freezes it for longer than the lease lasts. The authority hands the lease to B, which writes fresh totals. A wakes up, still sure it owns the lease, and writes totals computed from old inputs.",
+        variants: &[
+            (
+                "fenced",
+                "The store checks each write's generation. It refuses A's late write, because generation 1 is older than B's 2, and B's totals stay.",
+            ),
+            (
+                "broken",
+                "The store ignores tokens, so A's late write replaces B's totals. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
+            ),
+        ],
         build: |v, s| paused_story(v, s, 10, 15),
     },
     Case {
         name: "longer-lease",
         title: "A longer lease does not fix it",
-        intro: "The same story with a lease three times longer. A longer lease makes the race rarer, not impossible: a pause only has to outlast it. Only the check at the store closes the gap.",
-        variants: &["fenced", "broken"],
+        intro: "The paused-worker story with a lease three times longer. A longer lease makes the race rarer, not impossible: A's pause only has to outlast it, and here it does. B takes over and writes, then A wakes and writes totals from old inputs.",
+        variants: &[
+            (
+                "fenced",
+                "The store's generation check refuses A's late write, as it would with a lease of any length. B's totals stay.",
+            ),
+            (
+                "broken",
+                "Without a check at the store, A's late write replaces B's totals, just as with the short lease. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
+            ),
+        ],
         build: |v, s| paused_story(v, s, 30, 40),
     },
     Case {
         name: "same-owner-updates",
         title: "One owner, several writes: same generation, strict policy and expected revisions",
-        intro: "A single owner sends a sequence of updates under one generation, and the network delivers the first one last. Allowing equal generations lets the owner write several times, but does not order or de-duplicate those writes. A strictly-newer policy refuses the owner's own follow-up writes. Expected revisions keep the sequence in order.",
-        variants: &["expected-revision", "allow-same", "strict"],
+        intro: "A single owner, A, sends three updates under one generation. The network delays step 1, so it arrives after step 2. Each variant gives the store a different rule for writes that carry the same generation.",
+        variants: &[
+            (
+                "expected-revision",
+                "Each write names the revision it expects. Step 2 arrives first and is refused with a revision conflict, because step 1 has not landed yet. A retries step 2 after step 1 lands, and the three steps apply in order.",
+            ),
+            (
+                "allow-same",
+                "The store accepts a generation equal to its highest. Step 2 lands, then the late step 1 replaces it, then step 3 lands. The checker flags one owner's writes applied out of order.",
+            ),
+            (
+                "strict",
+                "The store accepts only a generation newer than its highest, so A may write once. Step 2 lands; the late step 1 and then step 3 are refused as stale. Nothing is out of order, but A's own updates are lost and the ledger ends at step 2.",
+            ),
+        ],
         build: |v, mut s| {
             let idempotent = v == "expected-revision";
             let enforcement = if idempotent { Enforcement::FencedIdempotent } else { Enforcement::Fenced };
@@ -248,8 +286,13 @@ const CASES: &[Case] = &[
     Case {
         name: "fresh-register",
         title: "The limit: a stale write that arrives first is accepted",
-        intro: "A fence rejects generations it knows to be superseded, nothing more. Here stale A's write reaches the store before new owner B has written anything, so the store has no reason to refuse it. Once B writes, A is fenced out. Fencing protects the order of generations; it does not prove every write happened during a valid lease.",
-        variants: &["fenced"],
+        intro: "A fence refuses only generations it knows to be superseded. A is descheduled past its lease while the new owner, B, computes and has not written yet. A wakes and writes first, then B writes, then A writes again.",
+        variants: &[
+            (
+                "fenced",
+                "The store has seen no newer generation when A's first write arrives, so it accepts it, and the checker flags a write outside its lease. B's write raises the fence, and A's second write is refused. Fencing orders generations; it does not prove a write was sent during a valid lease.",
+            ),
+        ],
         build: |_, mut s| {
             s.workers = vec![
                 worker(
@@ -274,8 +317,17 @@ const CASES: &[Case] = &[
     Case {
         name: "check-then-write",
         title: "Check-then-write races; a conditional write does not",
-        intro: "The broken store reads the highest generation, then writes in a separate step. A and B's writes arrive together: both checks pass, B's write lands, then A's write lands on top of it. The atomic store compares and writes in one step, so A is refused. A single-threaded test never sees this; the schedule of this run makes the interleaving explicit.",
-        variants: &["atomic", "check-then-write"],
+        intro: "A writes, then a network stall holds it past its lease, and B takes over. When A resumes, its stale write and B's write reach the store at the same tick, and the store handles B's first.",
+        variants: &[
+            (
+                "atomic",
+                "The store compares the generation and writes in one step. B's write lands and raises the fence, so A's write is refused.",
+            ),
+            (
+                "check-then-write",
+                "The store reads the highest generation, then writes in a separate step. Both checks pass before either write lands, so B's value lands and then A's lands on top of it. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's. A single-threaded test never sees this race; this run's schedule picks the interleaving.",
+            ),
+        ],
         build: |v, mut s| {
             let broken = v == "check-then-write";
             s.stores = vec![store("db", if broken { Enforcement::CheckThenWrite } else { Enforcement::Fenced })];
@@ -303,8 +355,17 @@ const CASES: &[Case] = &[
     Case {
         name: "idempotent-retry",
         title: "Retries: operation ids return the stored result",
-        intro: "A's first attempt is slow, so A retries the same operation. Both copies arrive. With operation ids the store recognises the second copy and returns the stored result; without them the debit happens twice, even though every copy carries a valid generation.",
-        variants: &["fenced", "broken"],
+        intro: "A sends a debit and, hearing nothing back, retries the same operation. The retry arrives first and the slow first attempt two ticks later. Both copies carry A's valid generation, so the fence lets both through.",
+        variants: &[
+            (
+                "fenced",
+                "The store remembers operation ids. It recognises the late copy and returns the stored result, so the account is debited once.",
+            ),
+            (
+                "broken",
+                "The store checks generations but keeps no operation ids. It applies the late copy as a second debit, and the checker flags an operation applied twice.",
+            ),
+        ],
         build: |v, mut s| {
             let enforcement = if v == "broken" { Enforcement::Fenced } else { Enforcement::FencedIdempotent };
             s.stores = vec![store("db", enforcement)];
@@ -325,8 +386,17 @@ const CASES: &[Case] = &[
     Case {
         name: "newer-owner-retry",
         title: "A newer owner's retry still fences the old owner out",
-        intro: "A runs job-1 and then freezes. B takes over and, not knowing whether job-1 finished, sends it again under generation 2. The store recognises the operation and returns the stored result, but it also remembers that generation 2 has shown up. When A wakes and sends new work under generation 1, it is refused: a replayed request still raises the fence.",
-        variants: &["fenced", "broken"],
+        intro: "A runs job-1 and then freezes. B takes over and, not knowing whether job-1 finished, sends it again under generation 2. Then A wakes and sends new work, job-2, under generation 1.",
+        variants: &[
+            (
+                "fenced",
+                "The store recognises job-1 and returns the stored result, but it also notes that generation 2 has shown up. A's job-2 is refused as stale: a replayed request still raises the fence.",
+            ),
+            (
+                "broken",
+                "The store checks neither tokens nor operation ids. B's copy of job-1 applies a second time, and A's stale job-2 lands last. The checker flags an operation applied twice, a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
+            ),
+        ],
         build: |v, mut s| {
             s.resources = vec!["jobs".into()];
             let enforcement = if v == "broken" { Enforcement::Unfenced } else { Enforcement::FencedIdempotent };
@@ -355,8 +425,17 @@ const CASES: &[Case] = &[
     Case {
         name: "retention-window",
         title: "A retry after the retention window",
-        intro: "The store remembers operation ids for 5 ticks only. A's retry comes much later, after the id was forgotten, so the store treats it as new. With an expected revision the late retry fails harmlessly: the first attempt already moved the revision on. Without one it applies a second time.",
-        variants: &["expected-revision", "unconditional"],
+        intro: "The store remembers operation ids for 5 ticks only. A reads the ledger, sends a debit, and retries it 20 ticks later, after the store has forgotten the id. So the store treats the retry as a new operation.",
+        variants: &[
+            (
+                "expected-revision",
+                "The debit expects the revision A read. The first attempt already moved the revision on, so the late retry fails with a revision conflict and the ledger is debited once.",
+            ),
+            (
+                "unconditional",
+                "The debit expects no particular revision, so the late retry applies a second time. The checker flags an operation applied twice.",
+            ),
+        ],
         build: |v, mut s| {
             s.stores = vec![store("db", Enforcement::FencedIdempotent)];
             s.stores[0].retention = Retention { max_entries: None, max_age: Some(5) };
@@ -377,8 +456,17 @@ const CASES: &[Case] = &[
     Case {
         name: "payment-capture",
         title: "Side effects: a gateway in front of the payment provider",
-        intro: "Capturing a payment cannot be rolled back. A is paused before capturing; B takes over and captures. When A resumes, it sends its own capture of the same order. The gateway remembers the highest generation per order and drops A's late request before the provider is called.",
-        variants: &["fenced", "broken"],
+        intro: "Capturing a payment cannot be rolled back, so requests to the payment provider pass through a gateway. A freezes before capturing order 42. B takes over and captures it. When A resumes, it sends its own capture of the same order.",
+        variants: &[
+            (
+                "fenced",
+                "The gateway remembers the highest generation per order. It passes B's capture, then drops A's late request as stale before the provider is called.",
+            ),
+            (
+                "broken",
+                "The gateway checks no tokens and passes A's request on too, so the customer is charged twice. The checker flags an effect delivered twice and an effect from a superseded owner.",
+            ),
+        ],
         build: |v, mut s| {
             s.resources = vec!["order-42".into()];
             s.gateway = Some(GatewaySpec { partner: "payments".into(), enforcement: fence(v), policy: SameGenerationPolicy::AllowSame });
@@ -394,8 +482,17 @@ const CASES: &[Case] = &[
     Case {
         name: "duplicate-capture",
         title: "A newer owner's duplicate capture still fences the old owner out",
-        intro: "A captures the payment for order 7 and freezes. B takes over and, unsure whether the capture went through, sends the same capture again under generation 2. The gateway drops it as a duplicate, and remembers generation 2 for the order. When A wakes and sends the receipt under generation 1, the gateway drops it too: a dropped duplicate still raises the fence.",
-        variants: &["fenced", "broken"],
+        intro: "A captures the payment for order 7 through the gateway and freezes. B takes over and, unsure whether the capture went through, sends the same capture again under generation 2. Then A wakes and sends the receipt email under generation 1.",
+        variants: &[
+            (
+                "fenced",
+                "The gateway drops B's capture as a duplicate, and still remembers generation 2 for the order. So it drops A's receipt too, as stale: a dropped duplicate still raises the fence.",
+            ),
+            (
+                "broken",
+                "The gateway checks neither tokens nor operation ids. The payment is captured a second time, and A's receipt reaches the customer. The checker flags an effect delivered twice and an effect from a superseded owner.",
+            ),
+        ],
         build: |v, mut s| {
             s.resources = vec!["order-7".into()];
             s.gateway = Some(GatewaySpec { partner: "payments".into(), enforcement: fence(v), policy: SameGenerationPolicy::AllowSame });
@@ -421,8 +518,17 @@ const CASES: &[Case] = &[
     Case {
         name: "email-webhook",
         title: "Side effects: emails and webhooks from a stale worker",
-        intro: "An email cannot be unsent and a partner acts on a webhook at once. B has taken over the shipment workflow and notified the customer and the partner. A stale A resumes and sends its own notifications. Only a token check in the gateway stops them.",
-        variants: &["fenced", "broken"],
+        intro: "An email cannot be unsent, and a partner acts on a webhook at once. A stalls on an overloaded event loop past its lease. B takes over the shipment workflow and notifies the customer and the partner through the gateway. Then A resumes and sends its own email and webhook.",
+        variants: &[
+            (
+                "fenced",
+                "The gateway checks tokens. It passes B's notifications and drops both of A's as stale before they leave.",
+            ),
+            (
+                "broken",
+                "The gateway checks no tokens, so the customer gets a second email and the partner a second webhook. The checker flags each as an effect from a superseded owner.",
+            ),
+        ],
         build: |v, mut s| {
             s.resources = vec!["shipment-7".into()];
             s.gateway = Some(GatewaySpec { partner: "mail+partner".into(), enforcement: fence(v), policy: SameGenerationPolicy::AllowSame });
@@ -439,8 +545,17 @@ const CASES: &[Case] = &[
     Case {
         name: "secondary-path",
         title: "The forgotten write path: metadata fenced, object not",
-        intro: "The report's metadata row checks tokens, but the object body is written through a second path that does not. Stale A is refused on the metadata and succeeds on the object, leaving a new row pointing at an old body. Every write path needs the fence.",
-        variants: &["fenced", "broken"],
+        intro: "A report is stored as a metadata row, which checks tokens, and an object body written through a second path. A freezes past its lease, B takes over and writes both parts, then A wakes and writes both parts too.",
+        variants: &[
+            (
+                "fenced",
+                "The object path checks tokens as well. Both of A's writes are refused, and the whole report stays B's.",
+            ),
+            (
+                "broken",
+                "The object path checks no tokens. A is refused on the metadata, but its old body replaces B's, so B's row now sits beside A's body. The checker flags a stale write accepted on the object path, a write outside its lease, and a final value that is not the latest owner's.",
+            ),
+        ],
         build: |v, mut s| {
             s.resources = vec!["report".into()];
             let mut st = store("storage", Enforcement::Fenced);
@@ -464,8 +579,17 @@ const CASES: &[Case] = &[
     Case {
         name: "admin-path",
         title: "A second path into the same ledger needs the same fence",
-        intro: "The ledger is written by the service's main path and by an admin endpoint. B, the new owner, writes through the main path. Stale A then writes through the admin endpoint. Both paths reach the same rows, so they share one fencing record: when the admin path checks tokens too, A is refused; when it does not, A's old value replaces B's.",
-        variants: &["fenced", "broken"],
+        intro: "The ledger is written by the service's main path and by an admin endpoint. Both reach the same rows, so they share one fencing record. A writes and freezes; B, the new owner, writes through the main path. Then stale A writes through the admin endpoint.",
+        variants: &[
+            (
+                "fenced",
+                "The admin endpoint checks tokens too. The shared record already holds B's generation 2, so A is refused and B's balance stays.",
+            ),
+            (
+                "broken",
+                "The admin endpoint checks no tokens, so A's old balance replaces B's. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
+            ),
+        ],
         build: |v, mut s| {
             let mut st = store("db", Enforcement::Fenced);
             st.paths = vec![PathSpec { name: "admin".into(), enforcement: fence(v), data: Some("primary".into()) }];
@@ -490,8 +614,17 @@ const CASES: &[Case] = &[
     Case {
         name: "wall-clock-tokens",
         title: "Wall-clock timestamps are not fencing tokens",
-        intro: "Here workers use their own clock readings as tokens, and A's clock runs 30 ticks fast. New owner B's honest timestamp looks older than A's, so B is refused, and stale A's later write is accepted. Only a counter the authority increases with every grant orders owners.",
-        variants: &["fenced", "broken"],
+        intro: "A's clock runs 30 ticks fast. A writes, then a GC pause holds it past its lease. B takes over and writes, then A wakes and writes again. The variants differ in what the workers send as tokens.",
+        variants: &[
+            (
+                "fenced",
+                "Tokens are generations from the authority's counter, so A's clock does not matter. B's generation 2 lands, and A's late write with generation 1 is refused.",
+            ),
+            (
+                "broken",
+                "Workers send their own clock readings as tokens. B's honest reading, 11, looks older than A's 31, so B is refused; A's later write, stamped 46, is accepted. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's. Only a counter the authority increases with every grant orders owners.",
+            ),
+        ],
         build: |v, mut s| {
             if v == "broken" {
                 s.authority.token_source = TokenSource::WallClock;
@@ -512,8 +645,17 @@ const CASES: &[Case] = &[
     Case {
         name: "authority-restart",
         title: "An authority that forgets its counter on restart",
-        intro: "A and B each held the lease in turn and wrote. Then the authority restarts. If its counter lived only in memory it starts again at generation 1: the next owner, C, gets a generation the store already considers stale, and is locked out. The counter must be durable.",
-        variants: &["fenced", "broken"],
+        intro: "A and B each hold the lease in turn and write, with generations 1 and 2. Then the lease authority restarts, and C asks for the lease.",
+        variants: &[
+            (
+                "fenced",
+                "The authority's counter is durable, so C gets generation 3 and its write lands.",
+            ),
+            (
+                "broken",
+                "The counter lived only in memory, so the authority starts again and gives C generation 1. The store has already seen 2, so it refuses C, the real owner, and B's value stays. The checker flags a reissued generation and a final value that is not the latest owner's.",
+            ),
+        ],
         build: |v, mut s| {
             if v == "broken" {
                 s.authority.token_source = TokenSource::VolatileCounter;
@@ -530,8 +672,17 @@ const CASES: &[Case] = &[
     Case {
         name: "store-restart",
         title: "A store that loses its highest generation on restart",
-        intro: "The store kept its highest accepted generation in memory, apart from the data. It restarts and forgets it, so the next write from stale A looks fine. The record must be persisted with the protected state, in the same transaction.",
-        variants: &["fenced", "broken"],
+        intro: "A writes, then freezes past its lease. B takes over and writes. The store restarts while A is still frozen, and then A wakes and writes under its old generation.",
+        variants: &[
+            (
+                "fenced",
+                "The store keeps its highest generation with the data, in the same transaction, so it still knows generation 2 after the restart. A's write is refused.",
+            ),
+            (
+                "broken",
+                "The store kept its highest generation in memory, apart from the data, and the restart erased it. A's stale write now looks fine and replaces B's value. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
+            ),
+        ],
         build: |v, mut s| {
             s.stores[0].persist_highest = v != "broken";
             s.workers = vec![
@@ -546,8 +697,17 @@ const CASES: &[Case] = &[
     Case {
         name: "forged-token",
         title: "A forged high token fences everyone out",
-        intro: "M never held the lease but sends a write with token 1000. If stores accept any number, that write goes through and the real owner's generation now looks stale forever. When tokens carry a proof from the authority that the store verifies, the forged token is refused.",
-        variants: &["authenticated", "unauthenticated"],
+        intro: "A holds the lease with generation 1 and writes. M never held the lease, but sends a write with a made-up token, 1000. Then A writes again.",
+        variants: &[
+            (
+                "authenticated",
+                "Each token carries a proof from the authority, and the store verifies it. M's forged token fails the check and is refused, and A's next write lands.",
+            ),
+            (
+                "unauthenticated",
+                "The store accepts any number. M's write lands and raises the fence to 1000, so A, the real owner, is refused from then on. The checker flags a stale write accepted, a write outside any lease, and a final value that is not the latest owner's.",
+            ),
+        ],
         build: |v, mut s| {
             s.authority.authenticated = v == "authenticated";
             let mut forged = write("ledger", "M: hijacked");
@@ -563,8 +723,17 @@ const CASES: &[Case] = &[
     Case {
         name: "network-delay",
         title: "A slow network delivers old work late",
-        intro: "A sends its write while it still holds the lease, but the network holds the message for 15 ticks. Meanwhile the lease passes to B, which writes. The old message then arrives. A was honest when it sent; the store still must refuse it.",
-        variants: &["fenced", "broken"],
+        intro: "A sends its write while it still holds the lease, but the network holds the message for 15 ticks. Meanwhile the lease passes to B, which writes. Then A's old message arrives. A was honest when it sent it.",
+        variants: &[
+            (
+                "fenced",
+                "The store sees generation 1 after B's 2 and refuses the late message. B's value stays.",
+            ),
+            (
+                "broken",
+                "The store checks no tokens, so the late message replaces B's value. The checker flags a stale write accepted and a final value that is not the latest owner's.",
+            ),
+        ],
         build: |v, mut s| {
             s.stores = vec![store("db", fence(v))];
             s.workers = vec![
@@ -582,8 +751,17 @@ const CASES: &[Case] = &[
     Case {
         name: "monitoring",
         title: "Rejected writes are evidence: count them",
-        intro: "A resumes after a long pause and tries three writes. With fencing, all three are refused and the rejection counter shows stale_generation = 3: two workers believed they owned the ledger, which is worth an alert. Without fencing nothing is rejected and nothing looks wrong, while the data is corrupted.",
-        variants: &["fenced", "broken"],
+        intro: "A freezes past its lease, and B takes over and writes. A resumes and sends three writes under its old generation. Watch the rejection counts at the end of the run.",
+        variants: &[
+            (
+                "fenced",
+                "All three writes are refused, and the store counts three stale-generation rejections. That means two workers believed they owned the ledger, which is worth an alert.",
+            ),
+            (
+                "broken",
+                "All three writes land and nothing is rejected, so nothing looks wrong while A overwrites B's value. The checker flags each of A's writes as a stale write accepted and a write outside its lease, and the final value as not the latest owner's.",
+            ),
+        ],
         build: |v, mut s| {
             s.stores = vec![store("db", fence(v))];
             s.workers = vec![
@@ -612,8 +790,17 @@ const CASES: &[Case] = &[
     Case {
         name: "lease-check-gap",
         title: "Checking the lease before writing is not enough",
-        intro: "A checks its lease right before writing, by its own clock, which runs 4 ticks slow. The check passes, but the lease has already expired and B has written. Even with a correct clock, time passes between the check and the write's arrival. Only the store's check closes that gap.",
-        variants: &["fenced", "broken"],
+        intro: "A checks its lease right before writing, by its own clock, which runs 4 ticks slow. The check passes, but the lease has already expired and B has written. Even with a correct clock, time passes between the check and the write's arrival.",
+        variants: &[
+            (
+                "fenced",
+                "The store's own check closes that gap: A's write arrives with generation 1 after B's 2 and is refused.",
+            ),
+            (
+                "broken",
+                "Nothing after A's own check stops the write, so it replaces B's value. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
+            ),
+        ],
         build: |v, mut s| {
             s.stores = vec![store("db", fence(v))];
             let mut a = worker(
@@ -630,8 +817,17 @@ const CASES: &[Case] = &[
     Case {
         name: "queued-mutations",
         title: "A descheduled scheduler replays its queued mutations",
-        intro: "A scheduler reconciling resource metadata is descheduled by a noisy neighbour for longer than its lease. A new scheduler completes the reconciliation. The old one resumes with its open connections and queued mutations and replays them, rolling the metadata back unless each write is fenced.",
-        variants: &["fenced", "broken"],
+        intro: "A scheduler reconciling resource metadata is descheduled by a noisy neighbour for longer than its lease. A new scheduler reads the metadata and completes the reconciliation, setting replicas=8. The old one resumes with its open connections and replays two queued mutations.",
+        variants: &[
+            (
+                "fenced",
+                "Each replayed write carries the old generation and is refused, so the metadata stays at replicas=8.",
+            ),
+            (
+                "broken",
+                "The store checks no tokens, so the queued writes land and roll the metadata back to replicas=5. The checker flags each as a stale write accepted and a write outside its lease, and the final value as not the latest owner's.",
+            ),
+        ],
         build: |v, mut s| {
             s.resources = vec!["metadata".into()];
             s.stores = vec![store("db", fence(v))];
@@ -656,8 +852,13 @@ const CASES: &[Case] = &[
     Case {
         name: "fencing-unnecessary",
         title: "When fencing is unnecessary",
-        intro: "Two workers both render the same thumbnail into a cache after a lease handoff. The work is duplicated, but the cache holds nothing correctness-critical and both write the same result, so nothing breaks. Fencing would add complexity for no safety gain.",
-        variants: &["unfenced"],
+        intro: "Two workers render the same thumbnail into a cache. A freezes past its lease, B takes over and writes the thumbnail, then A wakes and writes its copy too.",
+        variants: &[
+            (
+                "unfenced",
+                "The cache checks no tokens and both writes land. The work is duplicated, but both write the same result and the cache holds nothing correctness-critical, so nothing breaks. Fencing would add complexity for no safety gain.",
+            ),
+        ],
         build: |_, mut s| {
             s.resources = vec!["thumbnail".into()];
             let mut cache = store("cache", Enforcement::Unfenced);
