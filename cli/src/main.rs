@@ -248,9 +248,10 @@ fn cut_short(bound: Bound, config: &ExploreConfig) -> (String, &'static str) {
             ),
             "--max-depth",
         ),
-        Bound::States => {
-            (format!("{} ({} states) {stopped}", bound.describe(), config.max_states), "--max-states")
-        }
+        Bound::States => (
+            format!("{} ({} states) {stopped}", bound.describe(), config.max_states),
+            "--max-states",
+        ),
         Bound::Memory => (
             format!("{} ({}) {stopped}", bound.describe(), Bytes(config.max_memory)),
             "--memory-limit",
@@ -327,8 +328,9 @@ fn print_text(engine: &Engine, verdict: &Verdict) {
     }
     for StepRecord { index, at, event, caption, .. } in engine.records() {
         say!("{index:>4}  t={:<4} {:<10} {caption}", at.0, event.actor());
+        // The caption already narrates what broke; the name is what a scenario's `expect` lists.
         for v in verdict.violations.iter().filter(|v| v.step == *index) {
-            say!("      !! violated {}: {}", v.invariant, v.detail);
+            say!("      !! {}", v.invariant);
         }
     }
     say!();

@@ -77,7 +77,6 @@ fn main() {
         "ratio: stampede steps/s (under its budget) / generated events/s = {:.2}",
         stampede_per_second / per_second
     );
-
 }
 
 /// 10,000 workers rushing for a one-tick lease: millions of steps if nothing stopped it, so the

@@ -6,10 +6,9 @@
 //! pure: no allocator hooks and no reading of the process's memory. Strings and lists count
 //! their length rather than their spare capacity, so that the figures depend on the content alone
 //! (a copy of a scenario gives the same ones); the engine's and the explorer's own growing lists
-//! count their capacity, which they control. Parts of a state
-//! kept behind `Arc` (workers, store cells, the checker's cells) are charged to the state that
-//! allocated them and never twice; [`SimState::heap_bytes_beyond`] says what one state holds that
-//! another does not share.
+//! count their capacity, which they control. Parts of a state kept behind `Arc` (workers, store
+//! cells, the checker's cells) are charged to the state that allocated them and never twice;
+//! `SimState::heap_bytes_beyond` says what one state holds that another does not share.
 //!
 //! Why not a crate: `deepsize` and `get-size2` derive this walk, but support neither `litemap`
 //! (which the orphan rule keeps us from adding), nor a question like "what does this state hold
@@ -56,11 +55,18 @@ impl fmt::Display for Bytes {
         else {
             return write!(f, "{} bytes", self.0);
         };
-        let tenths = (self.0 as f64 / size as f64 * 10.0).round() as u64;
-        if tenths % 10 == 0 {
-            write!(f, "{} {unit}", tenths / 10)
+        // Whole units and rounded tenths in integers, so the page's wasm needs no float code, and
+        // in u64, as ten times a remainder can overflow a 32-bit usize.
+        let (mut whole, rest, size) =
+            (self.0 as u64 / size as u64, (self.0 % size) as u64, size as u64);
+        let mut tenths = (rest * 10 + size / 2) / size;
+        if tenths == 10 {
+            (whole, tenths) = (whole + 1, 0);
+        }
+        if tenths == 0 {
+            write!(f, "{whole} {unit}")
         } else {
-            write!(f, "{}.{} {unit}", tenths / 10, tenths % 10)
+            write!(f, "{whole}.{tenths} {unit}")
         }
     }
 }
@@ -147,8 +153,9 @@ pub(crate) fn buffer<T>(capacity: usize) -> usize {
     block(capacity.saturating_mul(size_of::<T>()))
 }
 
-/// The bytes of a `BTreeMap<K, V>`'s nodes for `len` entries. A node holds up to 11 entries and
-/// is about two thirds full; internal nodes (one per six or so below) add 12 child pointers.
+/// The bytes of a `BTreeMap<K, V>`'s nodes for `len` entries. A node holds up to 11 entries;
+/// filled by inserts, nodes are half to two thirds full (7 entries are assumed), and internal
+/// nodes (one per six or so below) add 12 child pointers.
 fn btree_nodes<K, V>(len: usize) -> usize {
     if len == 0 {
         return 0;
@@ -175,6 +182,10 @@ pub(crate) fn hash_table<T>(capacity: usize) -> usize {
 
 /// What a value owns on the heap, in bytes, beyond its own inline size.
 pub(crate) trait HeapSize {
+    /// Whether a value of this type can own anything on the heap. Collections of types that
+    /// cannot skip the walk over their elements (the agenda's thousands of keys, say).
+    const OWNS_HEAP: bool = true;
+
     /// The estimate, allocator overhead included.
     fn heap_bytes(&self) -> usize;
 }
@@ -182,11 +193,33 @@ pub(crate) trait HeapSize {
 macro_rules! no_heap {
     ($($ty:ty),+ $(,)?) => {$(
         impl HeapSize for $ty {
+            const OWNS_HEAP: bool = false;
+
             fn heap_bytes(&self) -> usize {
                 0
             }
         }
     )+};
+}
+
+/// The heap bytes of the elements `items`, not walked when no element can own any.
+fn owned<'a, T: HeapSize + 'a>(items: impl Iterator<Item = &'a T>) -> usize {
+    if T::OWNS_HEAP {
+        items.map(T::heap_bytes).sum()
+    } else {
+        0
+    }
+}
+
+/// Like [`owned`], for the entries of a map.
+fn owned_entries<'a, K: HeapSize + 'a, V: HeapSize + 'a>(
+    entries: impl Iterator<Item = (&'a K, &'a V)>,
+) -> usize {
+    if K::OWNS_HEAP || V::OWNS_HEAP {
+        entries.map(|(k, v)| k.heap_bytes() + v.heap_bytes()).sum()
+    } else {
+        0
+    }
 }
 
 no_heap!(
@@ -225,6 +258,8 @@ macro_rules! string_ids {
 string_ids!(ResourceId, WorkerId, OperationId, WorkflowKey);
 
 impl<T: HeapSize> HeapSize for Option<T> {
+    const OWNS_HEAP: bool = T::OWNS_HEAP;
+
     fn heap_bytes(&self) -> usize {
         self.as_ref().map_or(0, T::heap_bytes)
     }
@@ -232,31 +267,33 @@ impl<T: HeapSize> HeapSize for Option<T> {
 
 impl<T: HeapSize> HeapSize for Vec<T> {
     fn heap_bytes(&self) -> usize {
-        buffer::<T>(self.len()) + self.iter().map(T::heap_bytes).sum::<usize>()
+        buffer::<T>(self.len()) + owned(self.iter())
     }
 }
 
 impl<K: HeapSize, V: HeapSize> HeapSize for BTreeMap<K, V> {
     fn heap_bytes(&self) -> usize {
-        let entries: usize = self.iter().map(|(k, v)| k.heap_bytes() + v.heap_bytes()).sum();
-        btree_nodes::<K, V>(self.len()) + entries
+        btree_nodes::<K, V>(self.len()) + owned_entries(self.iter())
     }
 }
 
 impl<K: HeapSize + Ord, V: HeapSize> HeapSize for LiteMap<K, V> {
     fn heap_bytes(&self) -> usize {
-        let entries: usize = self.iter().map(|(k, v)| k.heap_bytes() + v.heap_bytes()).sum();
-        buffer::<(K, V)>(self.len()) + entries
+        buffer::<(K, V)>(self.len()) + owned_entries(self.iter())
     }
 }
 
 impl<A: HeapSize, B: HeapSize> HeapSize for (A, B) {
+    const OWNS_HEAP: bool = A::OWNS_HEAP || B::OWNS_HEAP;
+
     fn heap_bytes(&self) -> usize {
         self.0.heap_bytes() + self.1.heap_bytes()
     }
 }
 
 impl<A: HeapSize, B: HeapSize, C: HeapSize> HeapSize for (A, B, C) {
+    const OWNS_HEAP: bool = A::OWNS_HEAP || B::OWNS_HEAP || C::OWNS_HEAP;
+
     fn heap_bytes(&self) -> usize {
         self.0.heap_bytes() + self.1.heap_bytes() + self.2.heap_bytes()
     }
@@ -767,6 +804,9 @@ mod tests {
         assert_eq!(Bytes(MIB + MIB / 2).to_string(), "1.5 MiB");
         assert_eq!(Bytes(1000).to_string(), "1000 bytes");
         assert_eq!(Bytes(3 * KIB).to_string(), "3 KiB");
+        assert_eq!(Bytes(MIB - 1).to_string(), "1024 KiB");
+        assert_eq!(Bytes(GIB + 999 * MIB).to_string(), "2 GiB");
+        assert_eq!(Bytes(GIB + 900 * MIB).to_string(), "1.9 GiB");
     }
 
     #[test]

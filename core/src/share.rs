@@ -64,6 +64,23 @@ impl Embed {
         ]
     }
 
+    /// Turns on the part called `name`; false when there is no such part. `diagram` is known and
+    /// changes nothing: the diagram always shows.
+    fn show(&mut self, name: &str) -> bool {
+        let part = match name {
+            "controls" => &mut self.controls,
+            "caption" => &mut self.caption,
+            "picker" => &mut self.picker,
+            "legend" => &mut self.legend,
+            "panels" => &mut self.panels,
+            "log" => &mut self.log,
+            "diagram" => return true,
+            _ => return false,
+        };
+        *part = true;
+        true
+    }
+
     /// Whether the part called `name` shows (the diagram always does).
     pub fn shows(&self, name: &str) -> bool {
         name == "diagram" || self.parts().iter().any(|(n, on)| *n == name && *on)
@@ -89,6 +106,8 @@ pub struct ShareLink {
     pub switches: Vec<Switch>,
     /// Embed mode, if the view is embedded.
     pub embed: Option<Embed>,
+    /// Whether the page shows the register playground rather than the visualizer.
+    pub playground: bool,
 }
 
 /// What is wrong with a link, naming the parameter.
@@ -119,6 +138,7 @@ impl ShareLink {
             speed: 100,
             switches: Vec::new(),
             embed: None,
+            playground: false,
         }
     }
 
@@ -167,7 +187,27 @@ impl ShareLink {
             let value = if parts.is_empty() { "diagram".to_string() } else { parts.join(",") };
             put("embed", &value);
         }
+        if self.playground {
+            put("tab", "playground");
+        }
         out
+    }
+
+    /// The embed options a fragment asks for, read on their own (unknown parts are left out), so
+    /// a link with a mistake in another parameter still opens as an embed and can say what is
+    /// wrong inside its frame.
+    pub fn embed_in(fragment: &str) -> Option<Embed> {
+        let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
+        let value = fragment.split('&').find_map(|pair| match pair.split_once('=') {
+            Some(("embed", value)) => Some(value),
+            None if pair == "embed" => Some(""),
+            _ => None,
+        })?;
+        let mut embed = Embed::default();
+        for part in value.split(',') {
+            let _ = embed.show(part);
+        }
+        Some(embed)
     }
 
     /// Reads a fragment (with or without the leading `#`).
@@ -217,26 +257,29 @@ impl ShareLink {
                 "embed" => {
                     let mut embed = Embed::default();
                     for part in value.split(',').filter(|s| !s.is_empty()) {
-                        match part {
-                            "controls" => embed.controls = true,
-                            "caption" => embed.caption = true,
-                            "picker" => embed.picker = true,
-                            "legend" => embed.legend = true,
-                            "panels" => embed.panels = true,
-                            "log" => embed.log = true,
-                            "diagram" => {}
-                            other => {
-                                return Err(bad(
-                                    "embed",
-                                    format!(
-                                    "unknown part \"{other}\" (use diagram, controls, caption, \
+                        if !embed.show(part) {
+                            return Err(bad(
+                                "embed",
+                                format!(
+                                    "unknown part \"{part}\" (use diagram, controls, caption, \
                                      legend, panels, log or picker)"
                                 ),
-                                ))
-                            }
+                            ));
                         }
                     }
                     link.embed = Some(embed);
+                }
+                "tab" => {
+                    link.playground = match value {
+                        "playground" => true,
+                        "visualizer" => false,
+                        other => {
+                            return Err(bad(
+                                "tab",
+                                format!("\"{other}\" is not a tab (use visualizer or playground)"),
+                            ))
+                        }
+                    }
                 }
                 other => return Err(bad(other, "unknown parameter")),
             }

@@ -31,6 +31,7 @@ fn every_name_table_matches_serde() {
     check::<MarkKind>();
     check::<TokenKind>();
     check::<Switch>();
+    check::<Bound>();
     assert_eq!(InvariantKind::StaleWriteAccepted.to_string(), "stale_write_accepted");
     // The public arrays list the same variants, in the same order, as the name tables.
     assert_eq!(InvariantKind::ALL.as_slice(), InvariantKind::VARIANTS);

@@ -124,9 +124,9 @@ struct Usage {
     /// then: its own maps and lists. The workers and cells it changes afterwards are counted
     /// with the next snapshot, which shares them.
     live: usize,
-    /// The most one step has added to `timeline`, and the most log entries: room kept for the
-    /// next step.
+    /// The most one step has added to `timeline`: room kept for the next step.
     largest_step: usize,
+    /// The most log entries one step has added: room kept in the log for the next step.
     most_entries: usize,
 }
 
@@ -352,9 +352,9 @@ impl Engine {
         let (enabled, at, event) = self.advance(choice)?;
         let index = position;
         if !self.replaying {
-            // Kept for the whole run, so without the spare room formatting leaves.
             let broken = &self.state.violations[violations_before..];
             let mut caption = crate::scenario::invariant::narrate(event.caption(), broken);
+            // Kept for the whole run, so without the spare room formatting leaves.
             caption.shrink_to_fit();
             let record = StepRecord { index, at, event, caption, enabled, chosen: choice };
             let entries = &self.log.entries()[entries_before..];
@@ -396,12 +396,12 @@ impl Engine {
     /// A snapshot's cost is what the last one held beyond the one before it (the first, which
     /// shares nothing, is no guide: then the current state's own maps and lists).
     fn snapshot_due(&self, position: usize) -> bool {
-        let Some(last) = self.snapshots.last() else { return true };
-        let at = last.state.position;
+        // The start is always kept, so there is a last snapshot.
+        let (at, bytes) = self.snapshots.last().map_or((0, 0), |s| (s.state.position, s.bytes));
         if position % SNAPSHOT_EVERY != 0 || position <= at {
             return false;
         }
-        let cost = if at == 0 { self.usage.live } else { last.bytes };
+        let cost = if at == 0 { self.usage.live } else { bytes };
         let per_step = size_of::<StepRecord>() + self.usage.timeline / self.records.len().max(1);
         let spacing = SNAPSHOT_EVERY * cost.div_ceil(SNAPSHOT_EVERY * per_step).max(1);
         position >= at + spacing

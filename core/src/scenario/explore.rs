@@ -55,6 +55,12 @@ pub enum Bound {
     Memory,
 }
 
+crate::names::named!(Bound {
+    Depth => "depth",
+    States => "states",
+    Memory => "memory",
+});
+
 impl Bound {
     /// The bound in words, e.g. "the state bound".
     pub fn describe(self) -> &'static str {
@@ -332,7 +338,6 @@ impl Explorer {
     /// only waiting states and this one hold anything.
     fn release(&mut self, node: Node) {
         self.memory -= node.bytes;
-        debug_assert!(self.memory >= self.fixed, "released more than was counted");
         self.engine.set_state(node.state);
         let state = self.engine.state();
         let alone = |count: usize| count == 1;
@@ -357,6 +362,7 @@ impl Explorer {
             .map(HeapSize::heap_bytes)
             .sum();
         self.memory -= workers + cells + ghosts;
+        debug_assert!(self.memory >= self.fixed, "released more than was counted");
     }
 }
 
