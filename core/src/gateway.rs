@@ -160,6 +160,16 @@ impl SideEffectGateway {
         if let Some(highest) =
             fence.highest.filter(|_| !self.policy.admits(fence, request.generation))
         {
+            // Under the strict policy the owner's own repeat presents the generation that has
+            // already acted: it is a duplicate, as the register treats it as a retry.
+            let delivered = self.delivered_ops.get(&request.workflow);
+            let repeat = delivered.and_then(|ops| ops.get(&request.operation)).copied();
+            if let Some(delivered_at) = repeat.filter(|_| request.generation == highest) {
+                return GatewayOutcome::Dropped(DropReason::Duplicate {
+                    operation: request.operation,
+                    delivered_at,
+                });
+            }
             return GatewayOutcome::Dropped(DropReason::Stale {
                 presented: request.generation,
                 highest,

@@ -24,6 +24,14 @@ pub struct Retention {
 impl Retention {
     /// Remember everything (fine for tests and short scenarios, not for production).
     pub const FOREVER: Retention = Retention { max_entries: None, max_age: None };
+
+    /// Whether `result` has outlived the maximum age at `now`. Results recorded "after" `now`
+    /// (a caller whose clock went back) have not.
+    pub fn expired(&self, result: &StoredResult, now: Tick) -> bool {
+        self.max_age.is_some_and(|max_age| {
+            now.0.checked_sub(result.recorded_at.0).is_some_and(|age| age >= max_age)
+        })
+    }
 }
 
 /// The remembered result of an applied operation.
@@ -114,8 +122,8 @@ impl IdempotencyStore {
     /// at, so the rule holds even when calls do not come in time order.
     pub fn expire(&mut self, now: Tick) -> Vec<Forgotten> {
         let Some(max_age) = self.retention.max_age else { return Vec::new() };
-        let expired =
-            |r: &StoredResult| now.0.checked_sub(r.recorded_at.0).is_some_and(|age| age >= max_age);
+        let retention = self.retention;
+        let expired = |r: &StoredResult| retention.expired(r, now);
         if !self.entries.values().any(expired) {
             return Vec::new();
         }
@@ -256,9 +264,15 @@ impl FencedResource {
         {
             // Under the strict policy the owner's own retry presents the generation that has
             // already written. It is a retry, not a second write: return what the first one got.
+            // A refusal changes nothing, so an id past its retention is not forgotten here; it is
+            // only not answered, as it would not be after the expiry a passing request runs.
             let own_retry = matches!(rejection, WriteRejection::Stale { presented, highest } if presented == highest);
             match self.idempotency.lookup(&request.operation) {
-                Some(stored) if own_retry && stored.generation == request.generation => {
+                Some(stored)
+                    if own_retry
+                        && stored.generation == request.generation
+                        && !self.idempotency.retention().expired(stored, now) =>
+                {
                     return WriteOutcome::Replayed(*stored)
                 }
                 _ => return WriteOutcome::Rejected(rejection),

@@ -621,7 +621,10 @@ fn decide(
         // Under the strict policy the owner's own retry presents the generation that has
         // already written. It is a retry, not a second write: return what the first one got.
         let own_retry = if presented == highest {
-            stored_result(tx, resource, operation)?.filter(|s| s.generation == presented)
+            // An id past its retention is not answered, as the reference does not answer it;
+            // it is not deleted either, because a refused request changes nothing.
+            stored_result(tx, resource, operation)?
+                .filter(|s| s.generation == presented && !options.retention.expired(s, now))
         } else {
             None
         };

@@ -815,3 +815,20 @@ fn a_sqlite_error_keeps_its_cause_in_the_error_chain() {
     let cause = source.downcast_ref::<rusqlite::Error>().expect("a rusqlite::Error");
     assert!(cause.to_string().contains("disk full"), "{cause}");
 }
+
+/// Under the strict policy the owner's own retry gets its stored result only while the id is
+/// remembered, as in the reference; a refused retry deletes nothing either.
+#[test]
+fn a_strict_own_retry_past_its_retention_is_refused_like_the_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let retention = Retention { max_entries: None, max_age: Some(5) };
+    let path = dir.path().join("strict-retention.db");
+    let mut store = open_with(&path, SameGenerationPolicy::StrictlyNewer, retention);
+    assert!(store.write(&write(1, "op", "v"), Tick(0)).unwrap().is_applied());
+    assert!(matches!(
+        store.write(&write(1, "op", "v"), Tick(2)).unwrap(),
+        WriteOutcome::Replayed(_)
+    ));
+    assert_eq!(store.write(&write(1, "op", "v"), Tick(100)).unwrap(), stale(1, 1));
+    assert!(store.lookup(&ledger(), &OperationId::new("op").unwrap()).unwrap().is_some());
+}

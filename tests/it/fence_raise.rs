@@ -247,3 +247,39 @@ fn the_conformance_kit_catches_a_store_that_replays_without_raising_the_fence() 
     assert!(divergence.contains("newer-owner-retry/fenced"), "{divergence}");
     assert!(divergence.contains("stale"), "{divergence}");
 }
+
+#[test]
+fn a_strict_own_retry_past_its_retention_is_not_answered_from_the_record() {
+    let retention = Retention { max_entries: None, max_age: Some(5) };
+    let mut resource =
+        FencedResource::new(register(SameGenerationPolicy::StrictlyNewer), retention);
+    assert!(resource.write(&write(1, "op", "v"), Tick(0)).is_applied());
+    assert!(matches!(resource.write(&write(1, "op", "v"), Tick(2)), WriteOutcome::Replayed(_)));
+    let late = resource.write(&write(1, "op", "v"), Tick(100));
+    assert!(matches!(late, WriteOutcome::Rejected(WriteRejection::Stale { .. })), "{late:?}");
+}
+
+#[test]
+fn a_strict_gateways_own_repeat_is_a_duplicate() {
+    let mut gateway = SideEffectGateway::new(SameGenerationPolicy::StrictlyNewer);
+    assert!(matches!(gateway.submit(effect("o", 1, "op"), Tick(1)), GatewayOutcome::Delivered(_)));
+    let again = gateway.submit(effect("o", 1, "op"), Tick(2));
+    assert!(matches!(again, GatewayOutcome::Dropped(DropReason::Duplicate { .. })), "{again:?}");
+}
+
+#[test]
+fn a_duplicate_path_name_is_reported_at_its_own_index() {
+    let json = |paths: &str| {
+        format!(
+            r#"{{"name":"t","title":"t","resources":["r"],"authority":{{"ttl":10}},
+            "stores":[{{"name":"db","enforcement":"fenced","paths":[{paths}]}}],
+            "workers":[{{"name":"A","script":[{{"acquire":{{"resource":"r"}}}}]}}]}}"#
+        )
+    };
+    let twice = json(r#"{"name":"a","enforcement":"fenced"},{"name":"a","enforcement":"fenced"}"#);
+    assert_eq!(Scenario::from_json(&twice).unwrap_err().path, "stores[0].paths[1]");
+    let primary = json(r#"{"name":"primary","enforcement":"fenced"}"#);
+    let err = Scenario::from_json(&primary).unwrap_err();
+    assert_eq!(err.path, "stores[0].paths[0]");
+    assert!(err.problem.contains("default path"), "{err}");
+}

@@ -1621,7 +1621,11 @@ impl Engine {
                 if last < latest {
                     let (place, lane) = self.place(*s, data, resource);
                     found.push((
-                        format!("{place} ends with {writer}'s value, but {owner} held a newer lease and wrote too"),
+                        if *last == 0 {
+                            format!("{place} ends with {writer}'s value, which no lease backs, though a write under {owner}'s lease reached it too")
+                        } else {
+                            format!("{place} ends with {writer}'s value, though a write under {owner}'s newer lease reached it too")
+                        },
                         lane,
                     ));
                 }

@@ -495,7 +495,7 @@ const CASES: &[Case] = &[
         ],
         build: |v, mut s| {
             s.resources = vec!["order-7".into()];
-            s.gateway = Some(GatewaySpec { partner: "payments".into(), enforcement: fence(v), policy: SameGenerationPolicy::AllowSame });
+            s.gateway = Some(GatewaySpec { partner: "payments+mail".into(), enforcement: fence(v), policy: SameGenerationPolicy::AllowSame });
             let capture = Effect::CapturePayment { amount_cents: 2500 };
             let receipt = Effect::SendEmail { to: "customer@example.org".into(), subject: "Receipt for order 7".into() };
             s.workers = vec![

@@ -92,8 +92,14 @@ impl Scenario {
             check_count(&format!("stores[{i}].paths"), store.paths.len(), 0, MAX_ITEMS)?;
             unique_names(
                 &format!("stores[{i}].paths"),
-                std::iter::once("primary").chain(store.paths.iter().map(|p| p.name.as_str())),
-                plain,
+                store.paths.iter().map(|p| p.name.as_str()),
+                |n| {
+                    // `primary` names the store's own default path, so no extra path may take it.
+                    if n == "primary" {
+                        return Err("\"primary\" is the name of the store's default path; give this path another name".into());
+                    }
+                    plain(n)
+                },
             )?;
             for (p, path) in store.paths.iter().enumerate() {
                 let Some(data) = &path.data else { continue };
