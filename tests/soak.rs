@@ -34,7 +34,6 @@ pub fn rng_for(seed: u64, index: u64) -> ChaCha8Rng {
 }
 
 /// Where a write goes: a store, a path, and whether that path remembers operation ids.
-#[derive(Clone)]
 struct Target {
     store: usize,
     path: Option<String>,

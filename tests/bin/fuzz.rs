@@ -1,9 +1,9 @@
 //! Fuzzes the scenario reader and the share-link parser with seeded inputs:
 //! `cargo run --release -p fencelab-tests --bin fuzz -- --execs 1000000`. Prints, per target,
-//! the inputs run, accepted, engine steps, broken promises, panics and slow inputs (the slowest
-//! is written to a file when over the threshold). Exits 0 when nothing broke or panicked, 1
-//! otherwise (the first such input written to a file), 2 for bad arguments. The release profile
-//! aborts on a panic; the panic hook writes the input first.
+//! the inputs run, accepted, engine steps, broken promises, panics, slow inputs (the first one
+//! is written to a file) and the most time one input took. Exits 0 when nothing broke or
+//! panicked, 1 otherwise (the first such input written to a file), 2 for bad arguments. The
+//! release profile aborts on a panic; the panic hook writes the input first.
 
 use fencelab_tests::capture;
 use fencelab_tests::fuzz::{self, Target};
@@ -93,7 +93,6 @@ fn main() -> ExitCode {
     let (mut total, mut seconds) = (0, 0.0);
     for target in &a.targets {
         let r = fuzz::run(*target, &seeds, a.execs, a.seed, a.threads, &stop);
-        let slowest = r.slowest.as_ref().map_or(0.0, |(t, _)| *t);
         println!(
             "{:<18} {:>10} {:>10} {:>12} {:>7} {:>7} {:>6} {:>8.3}s {:>9.1}",
             r.target.name(),
@@ -103,15 +102,16 @@ fn main() -> ExitCode {
             r.broken,
             r.panics,
             r.slow,
-            slowest,
+            r.slowest,
             r.seconds
         );
-        if let Some((t, f)) = r.slowest.as_ref().filter(|(t, _)| *t > fuzz::SLOW) {
+        if let Some(f) = &r.first_slow {
             let path = a.out.with_extension(format!("slow-{}.txt", r.target.name()));
             match std::fs::write(&path, &f.input) {
                 Ok(()) => println!(
-                    "  the slowest input ({t:.3} s, input {}) is in {}",
+                    "  the first slow input (input {}, {}) is in {}",
                     f.index,
+                    f.problem,
                     path.display()
                 ),
                 Err(e) => println!("  could not write {}: {e}", path.display()),

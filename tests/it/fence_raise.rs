@@ -283,3 +283,21 @@ fn a_duplicate_path_name_is_reported_at_its_own_index() {
     assert_eq!(err.path, "stores[0].paths[0]");
     assert!(err.problem.contains("default path"), "{err}");
 }
+
+/// Found by the soak run: A's second lease is refused because B's newer lease reached the store
+/// first (B's conditional write then failed its revision check). The fence worked, and the final
+/// value (A's, from before) is not a violation.
+#[test]
+fn a_write_refused_because_a_newer_lease_showed_up_does_not_claim_the_final_value() {
+    let json = r#"{"name":"final-value-finding","title":"t","resources":["r0"],"authority":{"ttl":11},
+      "stores":[{"name":"db","enforcement":"fenced","check_write_gap":0}],"network":{"latency":0},
+      "workers":[{"name":"A","script":[{"acquire":{"resource":"r0"}},{"write":{"resource":"r0","value":"A1"}},
+          {"acquire":{"resource":"r0"}},{"pause":{"ticks":12,"reason":"gc_pause"}},{"write":{"resource":"r0","value":"A7"}}]},
+        {"name":"B","script":[{"acquire":{"resource":"r0"}},
+          {"write":{"resource":"r0","value":"B1","expected_revision":{"exactly":0}}}]}]}"#;
+    let mut engine = Engine::from_json(json).unwrap();
+    let verdict = engine.run().unwrap();
+    assert!(verdict.violations.is_empty(), "{:?}", verdict.violations);
+    assert!(engine.records().iter().any(|r| r.caption.contains("revision conflict")));
+    assert!(engine.records().iter().any(|r| r.caption.contains("rejects A's write \"A7\"")));
+}

@@ -90,3 +90,44 @@ fn broken_links_name_what_is_wrong() {
     let huge = format!("scenario=paused-worker&variant={}", "x".repeat(MAX_LINK_LEN));
     assert!(ShareLink::parse(&huge).unwrap_err().problem.contains("the limit is"));
 }
+
+#[test]
+fn the_playground_tab_travels_in_the_link() {
+    let mut link = ShareLink::builtin("paused-worker", "broken");
+    link.step = 5;
+    link.playground = true;
+    let fragment = link.to_fragment();
+    assert_eq!(fragment, "scenario=paused-worker&variant=broken&step=5&tab=playground");
+    assert_eq!(ShareLink::parse(&fragment).unwrap(), link);
+    // The visualizer is the default, so its links leave the tab out.
+    let visualizer = ShareLink::parse("scenario=paused-worker&tab=visualizer").unwrap();
+    assert!(!visualizer.playground);
+    assert_eq!(visualizer.to_fragment(), "scenario=paused-worker&variant=fenced");
+    let err = ShareLink::parse("scenario=paused-worker&tab=kitchen").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "link parameter `tab`: \"kitchen\" is not a tab (use visualizer or playground)"
+    );
+}
+
+#[test]
+fn a_bad_link_still_says_whether_it_is_an_embed() {
+    let check = |fragment: &str, want: Option<Embed>| {
+        assert_eq!(ShareLink::embed_in(fragment), want, "{fragment}");
+    };
+    let controls_caption = Some(Embed { controls: true, caption: true, ..Embed::default() });
+    // The variant is misspelt: the link is refused, yet it asked to be an embed.
+    let misspelt = "#scenario=paused-worker&variant=brokn&embed=controls,caption";
+    assert_eq!(ShareLink::parse(misspelt).unwrap_err().param, "variant");
+    check(misspelt, controls_caption);
+    check("scenario=nope&embed=caption,controls&step=x", controls_caption);
+    // Unknown parts are left out here; `parse` names them.
+    check("scenario=paused-worker&embed=popup,log", Some(Embed { log: true, ..Embed::default() }));
+    check("scenario=paused-worker&embed", Some(Embed::default()));
+    check("scenario=paused-worker&embed=diagram", Some(Embed::default()));
+    check("scenario=paused-worker&variant=brokn", None);
+    check("scenario=paused-worker&embedded=log", None);
+    // For a good link it agrees with `parse`.
+    let good = "scenario=paused-worker&variant=broken&embed=panels,legend";
+    check(good, ShareLink::parse(good).unwrap().embed);
+}

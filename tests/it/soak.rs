@@ -67,7 +67,7 @@ fn with_the_fence_off_the_soak_finds_stale_writes_and_shrinks_them() {
             let s = broken(&soak::fenced_scenario(&mut rng), &[Switch::UnfencedStore]);
             let play = soak::play(s.clone(), &mut rng, soak::MAX_STEPS).expect("runs");
             let stale = play.violations.first()?.invariant == InvariantKind::StaleWriteAccepted;
-            stale.then(|| Scenario { schedule: play.schedule, ..s })
+            stale.then_some(Scenario { schedule: play.schedule, ..s })
         })
         .expect("unfenced stores accept stale writes in some of 200 random scenarios");
     let small = soak::minimise(&found);

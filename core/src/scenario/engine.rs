@@ -1345,13 +1345,25 @@ impl Engine {
         let resource = request.resource.to_string();
         let (data, _) = self.route(s, &path);
         let misfenced = self.misfenced(s, &data, &resource, &outcome, ghost);
-        // For the final value, a write counts as the latest owner's attempt when it applied or
-        // was refused by the fence. A replay or a revision conflict is the store working as
-        // designed and says nothing about whose value should win.
-        let fenced_out = matches!(
-            outcome,
-            WriteOutcome::Rejected(WriteRejection::Stale { .. } | WriteRejection::InvalidToken(_))
-        );
+        // For the final value, a write counts as the latest owner's attempt when it applied, or
+        // when the fence refused it although no newer lease had reached this data: then the
+        // refusal wronged its writer (a forged, clock-made or reset generation). A refusal
+        // because a newer lease did show up, a replay or a revision conflict is the store
+        // working as designed and says nothing about whose value should win.
+        let superseded = self
+            .state
+            .ghost
+            .cells
+            .get(&(s, data.clone(), resource.clone()))
+            .and_then(|cell| cell.max_presented.as_ref())
+            .is_some_and(|(epoch, _)| ghost.epoch < *epoch);
+        let fenced_out = !superseded
+            && matches!(
+                outcome,
+                WriteOutcome::Rejected(
+                    WriteRejection::Stale { .. } | WriteRejection::InvalidToken(_)
+                )
+            );
         if outcome.is_applied() || fenced_out {
             self.note_attempt(s, &data, &resource, ghost.epoch, &message.worker);
         }
@@ -1670,19 +1682,22 @@ fn initial_state(scenario: &Scenario) -> SimState {
                 let enforcement = spec.route(d).map_or(spec.enforcement, |(_, e)| e);
                 (d.to_string(), enforcement)
             });
-            let mut cells = LiteMap::new();
+            let mut cells = Vec::new();
             for (path, enforcement) in paths {
                 for resource in &scenario.resources {
                     let id = validated(ResourceId::new(resource.clone()));
                     let register = FencedRegister::new(id, spec.policy);
                     let resource_state = FencedResource::new(register, spec.retention);
-                    cells.insert(
+                    cells.push((
                         (path.clone(), resource.clone()),
                         Arc::new(Cell { enforcement, resource: resource_state }),
-                    );
+                    ));
                 }
             }
-            StoreState { name: spec.name.clone(), cells }
+            // Sorted first, the map is built by appending: inserting a thousand paths times a
+            // thousand resources one by one into a sorted vector would take minutes.
+            cells.sort_by(|a, b| a.0.cmp(&b.0));
+            StoreState { name: spec.name.clone(), cells: cells.into_iter().collect() }
         })
         .collect();
     let gateway = scenario.gateway.as_ref().map(|g| GatewayState {

@@ -25,11 +25,11 @@ pub enum InvariantKind {
     /// The authority issued a generation at or below one it had issued before.
     GenerationReissued,
     /// When the run ended, the value of a critical store's data was last written under an older
-    /// lease than the newest lease whose write to that data was applied or refused by the fence
-    /// (a stale generation or an invalid token). Writes refused for a revision conflict, answered
-    /// from the replay record, or never delivered do not count: there the store worked as
-    /// designed, and the writer's value either is already there or was conditional on a state
-    /// that had moved on.
+    /// lease than the newest lease whose write to that data was applied, or refused by the fence
+    /// (a stale generation or an invalid token) although no newer lease had reached that data.
+    /// Writes refused because a newer lease had shown up, refused for a revision conflict,
+    /// answered from the replay record, or never delivered do not count: there the store worked
+    /// as designed.
     FinalValueNotFromLatestOwner,
     /// A write was accepted from a worker whose lease had already expired. Fencing does not
     /// prevent this when no newer owner has written yet: the documented limit.
