@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { launch, openPage, shot, text } from './harness.mjs';
+import { badgeLabel, launch, openPage, shot, text } from './harness.mjs';
 
 let env;
 
@@ -71,7 +71,7 @@ test('bad, truncated and oversized links say what is wrong, show the picker and 
   const json = JSON.parse(await area.inputValue());
   json.title = 'My own paused worker';
   await area.fill(JSON.stringify(json, null, 2));
-  await page.locator('#story-title .badge.edited').waitFor();
+  await page.locator('#story-title .badge', { hasText: 'edited' }).waitFor();
   const customLink = await hash(page);
   assert.match(customLink, /^#custom=/);
   await page.close();
@@ -88,13 +88,20 @@ test('bad, truncated and oversized links say what is wrong, show the picker and 
     await error.waitFor();
     assert.ok((await error.textContent()).includes(message), `${link.slice(0, 60)}: ${await error.textContent()}`);
     assert.equal(await opened.page.locator('#case').count(), 1, 'the picker is shown');
+    // The message points at the picker where it is: above the message.
+    assert.match(await error.textContent(), /choose another in the Story menu above/);
+    const above = await opened.page.evaluate(
+      () => document.querySelector('#case').getBoundingClientRect().bottom <= document.querySelector('#link-error').getBoundingClientRect().top,
+    );
+    assert.ok(above, 'the Story menu is above the message');
     const restore = opened.page.locator('#restore-custom');
     assert.match(await restore.textContent(), /My own paused worker/);
     if (link.includes('wroker')) {
       await shot(opened.page, 'bad-link', { fullPage: false });
       await restore.click();
-      await opened.page.locator('#story-title .badge.edited').waitFor();
-      assert.equal(await text(opened.page, '#story-title'), 'My own paused workeredited');
+      await opened.page.locator('#story-title .badge', { hasText: 'edited' }).waitFor();
+      assert.match(await text(opened.page, '#story-title'), /^My own paused worker/);
+      assert.equal(await badgeLabel(opened.page), 'edited');
     }
     assert.deepEqual(opened.problems, []);
     await opened.page.close();
@@ -121,7 +128,7 @@ test('the embed code works in a 360 px iframe, served from a nested path', async
   await frame.locator('#play').waitFor({ timeout: 20_000 });
   assert.equal(await frame.locator('#case').count(), 0, 'no picker in an embed');
   assert.equal(await frame.locator('#share-title').count(), 0, 'no share panel in an embed');
-  assert.match(await frame.locator('#caption').textContent(), /^#17 · t=18/);
+  assert.match(await frame.locator('#caption').textContent(), /^#18 · t=18/);
   await frame.locator('#step-forward').click();
   assert.equal((await frame.locator('[data-testid="position"] .mono').textContent()).split('/')[0], '19');
   assert.match(await frame.locator('#caption').textContent(), /stale owner: generation 1 < highest accepted 2/);
@@ -161,7 +168,7 @@ test('export the run as JSON, import it: the same step and caption', async () =>
   await chooser.setFiles(file);
   await other.page.waitForFunction(() => document.querySelector('[data-testid="position"] .mono')?.textContent.startsWith('17/'));
   assert.equal(await text(other.page, '#caption'), caption);
-  assert.match(await text(other.page, '#story-title'), /edited$/);
+  assert.equal(await badgeLabel(other.page), 'edited');
   // A damaged file is refused with the reason, and the view stays.
   const dir = await mkdtemp(join(tmpdir(), 'fencelab-import-'));
   const bad = join(dir, 'bad.json');
@@ -169,7 +176,7 @@ test('export the run as JSON, import it: the same step and caption', async () =>
   await writeFile(bad, JSON.stringify(run));
   await other.page.setInputFiles('#import-json', bad);
   await other.page.locator('.story .error').waitFor();
-  assert.match(await text(other.page, '.story .error'), /could not be imported: replaying the run gives a different result from step 3 on/);
+  assert.match(await text(other.page, '.story .error'), /could not be imported: replaying the run gives a different result from step 4 on/);
   assert.equal(await text(other.page, '#caption'), caption);
   await rm(dir, { recursive: true, force: true });
   assert.deepEqual(other.problems, []);
@@ -185,6 +192,9 @@ test('the diagram downloads as a standalone SVG that Chromium renders', async ()
   const svg = await readFile(await download.path(), 'utf8');
   assert.match(svg, /^<\?xml[^>]*>\n<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
   assert.match(svg, /<style><!\[CDATA\[/);
+  // The diagram's description numbers the step as the caption does.
+  assert.match(svg, /Step 20 of 20 is shown/);
+  assert.match(await text(page, '#caption'), /^#20 · /);
   const dir = await mkdtemp(join(tmpdir(), 'fencelab-svg-'));
   const path = join(dir, 'diagram.svg');
   await writeFile(path, svg);
@@ -230,7 +240,7 @@ test('the transcript lists every step of the run in words', async () => {
   const items = page.locator('#transcript ol li');
   assert.equal(await items.count(), 20);
   await page.click('#transcript summary');
-  assert.match(await items.nth(18).textContent(), /^t=19 db applies A.s write/);
+  assert.match(await items.nth(18).textContent(), /^#19 · t=19db applies A.s write/);
   assert.equal(await page.locator('#caption').getAttribute('aria-live'), 'polite');
   assert.deepEqual(problems, []);
   await page.close();
@@ -264,4 +274,73 @@ test('a link pasted into an open page, Back and Forward open their views', async
   assert.match(await text(page, '#link-error'), /step/);
   assert.deepEqual(problems, []);
   await page.close();
+});
+
+test('a bad link in an embed stays an embed and says, inside it, which parameter is wrong', async () => {
+  const fragment = '#scenario=paused-worker&variant=brokn&embed=controls,caption';
+  const host = await env.context.newPage();
+  const problems = [];
+  host.on('console', (msg) => msg.type() === 'error' && problems.push(`console error: ${msg.text()}`));
+  host.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  await host.setViewportSize({ width: 720, height: 700 });
+  await host.setContent(
+    `<!doctype html><body style="margin:0"><iframe src="${env.server.origin}/${fragment}" title="embedded" width="100%" height="560" style="border:0"></iframe></body>`,
+  );
+  const frame = host.frameLocator('iframe');
+  const error = frame.locator('#link-error');
+  await error.waitFor({ timeout: 20_000 });
+  assert.match(await error.textContent(), /This embedded view could not be opened/);
+  assert.match(await error.textContent(), /link parameter `variant`: paused-worker has no variant "brokn"; it has fenced, broken/);
+  assert.equal(await error.getAttribute('role'), 'alert');
+  // Still an embed: no tabs, no picker, no other story, and small.
+  assert.equal(await frame.locator('.tabs').count(), 0);
+  assert.equal(await frame.locator('#case').count(), 0);
+  assert.equal(await frame.locator('svg.swimlanes').count(), 0);
+  assert.equal(await frame.locator('#story-title').count(), 0);
+  const height = await frame.locator('body').evaluate((b) => b.scrollHeight);
+  assert.ok(height < 560, `the embed is ${height}px tall`);
+  // The frame keeps its link, so a reload says the same instead of showing another story.
+  const inner = host.frames().find((f) => f !== host.mainFrame());
+  assert.equal(await inner.evaluate(() => location.hash), fragment);
+  await shot(host, 'embed-bad-link', { fullPage: false });
+  assert.deepEqual(problems, []);
+  await host.close();
+});
+
+test('the playground tab is in the address: links open it, Back and Forward move between the tabs', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&step=5');
+  const length = await page.evaluate(() => history.length);
+  await page.click('#tab-playground');
+  await page.locator('.playground').waitFor({ timeout: 20_000 });
+  await page.waitForFunction(() => location.hash.endsWith('&tab=playground'));
+  assert.equal(await hash(page), '#scenario=paused-worker&variant=broken&step=5&tab=playground');
+  assert.equal(await page.evaluate(() => history.length), length + 1, 'the tab change is a history entry');
+  assert.equal(await page.locator('#tab-playground').getAttribute('aria-current'), 'page');
+  await page.goBack();
+  await page.locator('#play').waitFor();
+  assert.equal(await page.locator('.playground').count(), 0);
+  assert.deepEqual(await position(page), [5, 20]);
+  assert.equal(await hash(page), '#scenario=paused-worker&variant=broken&step=5');
+  await page.goForward();
+  await page.locator('.playground').waitFor();
+  assert.equal(await hash(page), '#scenario=paused-worker&variant=broken&step=5&tab=playground');
+  // Clicking back to the visualizer is an entry of its own; moving there replaces it.
+  await page.click('#tab-visualizer');
+  await page.locator('#play').waitFor();
+  await page.click('#step-forward');
+  await page.waitForFunction(() => location.hash === '#scenario=paused-worker&variant=broken&step=6');
+  assert.equal(await page.evaluate(() => history.length), length + 2);
+  assert.deepEqual(problems, []);
+  await page.close();
+
+  // A link to the playground opens it (the viewer fetches the tools at once).
+  const opened = await openPage(env, '/#scenario=paused-worker&tab=playground', '.playground');
+  assert.equal(await opened.page.locator('#tab-playground').getAttribute('aria-current'), 'page');
+  assert.equal(await hash(opened.page), '#scenario=paused-worker&variant=fenced&tab=playground');
+  await opened.page.click('#tab-visualizer');
+  await opened.page.locator('#play').waitFor();
+  await opened.page.goBack();
+  await opened.page.locator('.playground').waitFor();
+  assert.deepEqual(opened.problems, []);
+  await opened.page.close();
 });

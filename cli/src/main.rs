@@ -327,7 +327,8 @@ fn print_text(engine: &Engine, verdict: &Verdict) {
         say!("{}\n", s.intro);
     }
     for StepRecord { index, at, event, caption, .. } in engine.records() {
-        say!("{index:>4}  t={:<4} {:<10} {caption}", at.0, event.actor());
+        // Steps count from 1, as on the page; the index counts from 0.
+        say!("{:>4}  t={:<4} {:<10} {caption}", index + 1, at.0, event.actor());
         // The caption already narrates what broke; the name is what a scenario's `expect` lists.
         for v in verdict.violations.iter().filter(|v| v.step == *index) {
             say!("      !! {}", v.invariant);

@@ -37,7 +37,7 @@ const AUTHORITY_KEY: u64 = 0x5eed_f00d_cafe_d00d;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 pub enum EngineError {
     /// The schedule names a choice that does not exist at that point of the run.
-    #[error("schedule[{index}]: choice {choice}, but only {enabled} events were enabled at step {step} ({at})")]
+    #[error("schedule[{index}]: choice {choice}, but only {enabled} events were enabled at step {} ({at})", step + 1)]
     BadChoice {
         /// The position in the schedule.
         index: usize,

@@ -47,7 +47,7 @@ pub enum RunError {
     Replay(EngineError),
     /// Replaying it gave a different run than the file records (edited by hand, or made by an
     /// incompatible version).
-    #[error("replaying the run gives a different result from step {step} on")]
+    #[error("replaying the run gives a different result from step {} on", step + 1)]
     Diverged {
         /// The first step that differs.
         step: usize,
