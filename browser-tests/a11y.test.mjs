@@ -61,6 +61,22 @@ test('axe: no serious or critical violations on the main view, compare, editor a
   await page.close();
 });
 
+test('axe: no serious or critical violations on an embed with a bad link, the badges and the playground with an input error', async () => {
+  const found = [];
+  const embed = await openPage(env, '/#scenario=paused-worker&variant=brokn&embed=controls,caption', '#link-error');
+  found.push(...(await bothThemes(embed.page, 'embed with a bad link')));
+  const switched = await openPage(env, '/#scenario=paused-worker&variant=fenced&break=strictly_newer');
+  found.push(...(await bothThemes(switched.page, 'a protection switched off')));
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&tab=playground', '.playground');
+  await page.fill('#generation', 'abc');
+  await page.click('#write');
+  await page.locator('#generation-error').waitFor();
+  found.push(...(await bothThemes(page, 'playground with an input error')));
+  assert.deepEqual(found, []);
+  assert.deepEqual([...embed.problems, ...switched.problems, ...problems], []);
+  for (const p of [embed.page, switched.page, page]) await p.close();
+});
+
 test('every control is reachable by keyboard, named, and shows a focus ring', async () => {
   const { page, problems } = await openPage(env, '/#scenario=paused-worker');
   const seen = new Map();

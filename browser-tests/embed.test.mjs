@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS, DIST, shot } from './harness.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, DIST, badgeLabel, shot } from './harness.mjs';
 import { serveStatic } from './static-server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -55,7 +55,7 @@ test('the course-notes page embeds the unfenced and the fenced paused worker', a
     assert.equal(await frame.locator('#case').count(), 0, 'no picker in an embed');
     await frame.locator('#to-end').click();
     outcomes[id] = {
-      variant: (await frame.locator('#story-title .badge').textContent()).trim(),
+      variant: await badgeLabel(frame),
       violations: await frame.locator('.mark.violation:visible').count(),
       rejected: await frame.locator('.mark.rejected:visible').count(),
     };

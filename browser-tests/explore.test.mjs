@@ -51,8 +51,10 @@ test('flip "unfenced store" on the paused worker, find the counterexample and wa
   const result = await find(page);
   assert.equal(await result.getAttribute('data-outcome'), 'violation');
   assert.equal(await result.getAttribute('data-invariant'), 'stale_write_accepted');
-  assert.match(await result.textContent(), /Breaks after \d+ steps/);
   const step = Number(await result.getAttribute('data-step'));
+  // The broken property is named as broken, at the step number the counter and caption use.
+  assert.match(await result.textContent(), new RegExp(`Broken at step ${step + 1}: a stale write was accepted`));
+  assert.doesNotMatch(await result.textContent(), /no write is accepted/);
 
   // The visualizer shows the counterexample, positioned at the step that broke the invariant,
   // with the warning mark on that step.
@@ -67,6 +69,8 @@ test('flip "unfenced store" on the paused worker, find the counterexample and wa
   assert.equal(Math.min(...marked), step);
   assert.match(await text(page, '[data-testid="violations-panel"]'), /stale/i);
   assert.match(await text(page, '#story-title'), /edited/i);
+  // There is a way back to the story as the library tells it.
+  assert.equal(await page.locator('#explore-back').count(), 1);
   // Its switch is now part of the scenario: shown ticked, not changeable.
   assert.ok(await page.isChecked('#switch-unfenced_store'));
   assert.ok(await page.isDisabled('#switch-unfenced_store'));
@@ -216,6 +220,19 @@ test('a running search can be cancelled', async () => {
   await page.evaluate(() => window.wasmBindings.explore_pace(0, 0));
   const done = await find(page);
   assert.equal(await done.getAttribute('data-states'), '35');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('after a counterexample loads, "Back to the story" returns to the story as the library tells it', async () => {
+  const { page, problems } = await openPage(env);
+  await pick(page, 'paused-worker', 'fenced');
+  await page.check('#switch-unfenced_store');
+  await find(page);
+  await page.waitForFunction(() => /edited/i.test(document.querySelector('#story-title')?.textContent ?? ''));
+  await page.click('#explore-back');
+  await page.waitForFunction(() => !/edited/i.test(document.querySelector('#story-title')?.textContent ?? ''));
+  assert.equal(await page.isChecked('#switch-unfenced_store'), false);
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -82,6 +82,14 @@ export async function openPage(env, path = '/', ready = '#play') {
  */
 export const loadTools = (page) => page.evaluate(() => window.fencelabTools(''));
 
+/** What the title's badge (`#story-title .badge` in `scope`, a page or frame) says runs: its own
+ * text, without the words for screen readers. */
+export const badgeLabel = (scope) =>
+  scope
+    .locator('#story-title .badge')
+    .first()
+    .evaluate((badge) => [...badge.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join('').trim());
+
 /** The trimmed text of the first element matching `selector`. */
 export const text = async (page, selector) => (await page.locator(selector).first().textContent())?.trim();
 

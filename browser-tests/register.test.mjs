@@ -68,11 +68,6 @@ test('stale owners are fenced off; the current owner can write again', async () 
   assert.equal(await text(page, '#highest'), '8');
   assert.equal(await text(page, '#revision'), revisionAfterFirst);
 
-  outcome = await write(page, '0', 'zero');
-  assert.equal(outcome.kind, 'rejected', outcome.text);
-  assert.match(outcome.text, /positive integer token required/);
-  assert.equal(await text(page, '#current-value'), 'replacement');
-
   outcome = await write(page, '8', 'same owner again');
   assert.equal(outcome.kind, 'applied', outcome.text);
   assert.equal(await text(page, '#current-value'), 'same owner again');
@@ -80,10 +75,10 @@ test('stale owners are fenced off; the current owner can write again', async () 
   assert.notEqual(await text(page, '#revision'), revisionAfterFirst);
 
   const history = page.locator('[data-testid="attempt"]');
-  assert.equal(await history.count(), 4);
+  assert.equal(await history.count(), 3);
   assert.deepEqual(
     await history.evaluateAll((items) => items.map((li) => li.dataset.kind)),
-    ['applied', 'rejected', 'rejected', 'applied'],
+    ['applied', 'rejected', 'applied'],
   );
 
   await page.waitForFunction(() => !document.querySelector('#outcome').classList.contains('flash'));
@@ -98,16 +93,44 @@ test('stale owners are fenced off; the current owner can write again', async () 
   await page.close();
 });
 
-test('malformed tokens show the typed error and leave the register alone', async () => {
+test('text that is no token is an input error on the field, not a rejection by the register', async () => {
   const { page, problems } = await openPage('/');
   await write(page, '5', 'kept');
-  for (const bad of ['-3', 'abc', '7.5', '', '99999999999999999999']) {
-    const outcome = await write(page, bad, 'nope');
-    assert.equal(outcome.kind, 'rejected', `${bad}: ${outcome.text}`);
-    assert.match(outcome.text, /positive integer token required/, bad);
+  const field = page.locator('#generation');
+  const outcome = await text(page, '#outcome');
+  for (const [bad, message] of [
+    ['abc', '“abc” is not a token: a token is a positive whole number, like 1, 2 or 3.'],
+    ['0', '“0” is not a token: a token is a positive whole number, like 1, 2 or 3.'],
+    ['-3', '“-3” is not a token'],
+    ['7.5', '“7.5” is not a token'],
+    ['', 'Type a token: a token is a positive whole number'],
+    ['99999999999999999999', 'is too large: the largest token is 18446744073709551615'],
+  ]) {
+    await field.fill(bad);
+    await page.click('#write');
+    const error = page.locator('#generation-error');
+    await error.waitFor();
+    assert.ok((await error.textContent()).includes(message), `${bad}: ${await error.textContent()}`);
+    assert.equal(await error.getAttribute('role'), 'alert');
+    assert.equal(await field.getAttribute('aria-invalid'), 'true', bad);
+    assert.equal(await field.getAttribute('aria-describedby'), 'generation-error');
+    // The focus is on the field to fix.
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'generation');
+    // Nothing reached the register: no attempt, no rejection, the same outcome and state.
+    assert.equal(await text(page, '[data-testid="attempt-count"]'), '1');
+    assert.equal(await page.locator('[data-testid="attempt"]').count(), 1);
+    assert.equal(await page.locator('[data-testid="attempt"][data-kind="rejected"]').count(), 0);
+    assert.equal(await text(page, '#outcome'), outcome);
     assert.equal(await text(page, '#current-value'), 'kept');
     assert.equal(await text(page, '#highest'), '5');
   }
+  await page.screenshot({ path: join(SCREENSHOTS, 'register-input-error.png'), animations: 'disabled' });
+  // Editing the field clears the error; a token is written as usual.
+  await field.fill('6');
+  assert.equal(await field.getAttribute('aria-invalid'), null);
+  assert.equal(await page.locator('#generation-error').count(), 0);
+  const written = await write(page, '6', 'fixed');
+  assert.equal(written.kind, 'applied', written.text);
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -4,7 +4,7 @@
 // under browser-tests/screenshots/ for a reviewer to look at.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DESKTOP, PHONE, launch, openPage, shot, text } from './harness.mjs';
+import { DESKTOP, PHONE, badgeLabel, launch, openPage, shot, text } from './harness.mjs';
 
 let env;
 
@@ -301,6 +301,169 @@ test('every built-in story and variant plays to its end', async () => {
       await page.click('#to-start');
     }
   }
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('each store shows what it keeps: nothing unfenced, the last written generation, the highest that passed', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&step=20');
+  const cell = '[data-testid="store-panel"] .cell';
+  const kept = async () => ({
+    label: (await text(page, `${cell} dt`)).toLowerCase(),
+    value: await text(page, '[data-testid="highest"]'),
+    lane: await text(page, '.lane-head[data-lane="store:db"] .status-line'),
+  });
+  // Unfenced: the store applied generation 1 after 2 and keeps no fencing record at all.
+  assert.match(await text(page, `${cell} .cell-title`), /unfenced/);
+  assert.deepEqual(await kept(), { label: 'highest gen', value: 'none: unfenced', lane: 'totals: unfenced r3' });
+  // Fenced: the highest generation that passed the check.
+  await page.click('[data-variant="fenced"]');
+  assert.deepEqual(await kept(), { label: 'highest gen', value: '2', lane: 'totals: g2 r2' });
+
+  // Check-then-write: the generation of the last write, which goes back when the stale one lands.
+  await pick(page, 'check-then-write');
+  await page.click('[data-variant="check-then-write"]');
+  assert.equal((await position(page))[0], 0);
+  const seen = [];
+  for (let i = 0; i < 40; i++) {
+    if ((await page.locator(cell).count()) > 0) {
+      const now = await kept();
+      assert.equal(now.label, 'last written gen');
+      if (now.value !== 'none') {
+        assert.match(now.lane, new RegExp(`^ledger: last g${now.value} r\\d+$`));
+        if (seen.at(-1) !== now.value) seen.push(now.value);
+      }
+    }
+    if (await page.locator('#step-forward').isDisabled()) break;
+    await page.click('#step-forward');
+  }
+  assert.deepEqual(seen, ['1', '2', '1']);
+
+  // Compare mode's table says the same for all four modes; fenced + idempotent keeps the highest.
+  for (const [modes, left, right] of [
+    ['unfenced,check_then_write', 'unfenced', 'last g2'],
+    ['fenced,fenced_idempotent', 'g2', 'g2'],
+  ]) {
+    const compare = await openPage(env, `/#scenario=paused-worker&variant=fenced&compare=${modes}`, '[data-testid="compare"]');
+    assert.equal(await text(compare.page, '[data-testid="final-left"] [data-testid="kept"]'), left, modes);
+    assert.equal(await text(compare.page, '[data-testid="final-right"] [data-testid="kept"]'), right, modes);
+    assert.deepEqual(compare.problems, []);
+    await compare.page.close();
+  }
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('the title badge says what runs now, with a colour, a glyph and words that mean it', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=fenced');
+  const badge = page.locator('#story-title .badge');
+  const read = async () => ({
+    label: await badgeLabel(page),
+    tone: (await badge.getAttribute('class')).replace('badge', '').trim(),
+    says: (await badge.locator('.sr-only').textContent()).trim(),
+    glyph: await badge.locator('svg path').getAttribute('d'),
+    colour: await badge.evaluate((e) => getComputedStyle(e).color),
+  });
+  const fenced = await read();
+  assert.deepEqual([fenced.label, fenced.tone], ['fenced', 'ok']);
+  assert.match(fenced.says, /every invariant holds/);
+  await page.click('[data-variant="broken"]');
+  const broken = await read();
+  assert.deepEqual([broken.label, broken.tone], ['broken', 'bad']);
+  assert.match(broken.says, /breaks an invariant/);
+  // Not by colour alone: the glyph and the words differ too.
+  assert.notEqual(broken.colour, fenced.colour);
+  assert.notEqual(broken.glyph, fenced.glyph);
+
+  // A switch is part of what runs: the title says so, and this one breaks the run.
+  await page.click('[data-variant="fenced"]');
+  await page.check('#switch-unfenced_store');
+  await page.waitForFunction(() => location.hash.includes('break=unfenced_store'));
+  const switched = await read();
+  assert.deepEqual([switched.label, switched.tone], ['fenced + unfenced store', 'bad']);
+  // A protection off that this schedule does not expose: a colour and glyph of their own.
+  await page.uncheck('#switch-unfenced_store');
+  await page.check('#switch-strictly_newer');
+  await page.waitForFunction(() => location.hash.includes('break=strictly_newer'));
+  const weakened = await read();
+  assert.deepEqual([weakened.label, weakened.tone], ['fenced + strictly newer generations only', 'warn']);
+  assert.match(weakened.says, /a protection is off/);
+  assert.ok(new Set([fenced.colour, broken.colour, weakened.colour]).size === 3);
+  assert.ok(new Set([fenced.glyph, broken.glyph, weakened.glyph]).size === 3);
+  await shot(page, 'badge-weakened', { fullPage: false });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('one step numbering: the caption, counter, log, transcript, panels and diagram agree', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&step=19');
+  assert.deepEqual(await position(page), [19, 20]);
+  assert.match(await caption(page), /^#19 · t=19\D/);
+  assert.equal(await text(page, '.log .entry.current .step-no'), '#19');
+  assert.equal(await page.locator('#scrubber').getAttribute('aria-valuetext'), `step 19 of 20, t=${(await caption(page)).match(/t=(\d+)/)[1]}`);
+  assert.match(await page.locator('svg.swimlanes').getAttribute('aria-label'), /Step 19 of 20 is shown/);
+  assert.match(await page.locator('#transcript li').nth(18).textContent(), /^#19 · t=\d+/);
+  // Step 19 is the one that broke the invariant: the panel, the mark and the log say 19 too.
+  assert.match(await text(page, '[data-testid="violations-panel"]'), /at step 19:/);
+  assert.match(await page.locator('.mark.violation title').first().textContent(), /^step 19: /);
+  assert.equal(await page.locator('.log .entry.violation .step-no').first().textContent(), '#19');
+  // The first step is step 1.
+  await page.keyboard.press('Home');
+  await page.keyboard.press('ArrowRight');
+  assert.match(await caption(page), /^#1 · t=0\D/);
+  assert.equal(await text(page, '.log .entry.current .step-no'), '#1');
+  assert.match(await page.locator('#transcript li').first().textContent(), /^#1 · t=0/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('the live caption says what broke at the step that broke it, as does the transcript', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&step=18');
+  const live = page.locator('#caption');
+  assert.equal(await live.getAttribute('aria-live'), 'polite');
+  assert.doesNotMatch(await live.textContent(), /Broken:/);
+  await page.click('#step-forward');
+  assert.match(await live.textContent(), /Broken: a stale write was accepted: /);
+  const sentence = (await live.textContent()).match(/Broken: .*$/)[0];
+  assert.ok((await page.locator('#transcript li').nth(18).textContent()).includes(sentence));
+  // The caption announces it; a second live region would say it twice.
+  assert.equal(await page.locator('[data-testid="violations-panel"] [aria-live]').count(), 0);
+  // An embed with the panels but no caption announces what the invariants list gains.
+  const embed = await openPage(env, '/#scenario=paused-worker&variant=broken&step=18&embed=controls,panels');
+  const region = embed.page.locator('[data-testid="violations-panel"] [aria-live="polite"]');
+  assert.equal(await region.getAttribute('aria-relevant'), 'additions');
+  assert.match(await region.textContent(), /all hold so far/);
+  await embed.page.click('#step-forward');
+  assert.match(await region.textContent(), /stale write accepted at step 19/);
+  assert.deepEqual(embed.problems, []);
+  await embed.page.close();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('compare mode opens at the moment on screen and closes at the one it was at', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=fenced&step=11');
+  const time = async () => (await text(page, '[data-testid="position"] .muted')).match(/t=(\d+)/)[1];
+  const before = await time();
+  assert.notEqual(before, '0');
+  await page.click('#compare-toggle');
+  await page.locator('[data-testid="compare"]').waitFor({ timeout: 20_000 });
+  assert.match(await text(page, '[data-testid="position"] .muted'), /ticks/);
+  assert.equal(await time(), before);
+  assert.ok((await position(page))[0] > 0);
+  assert.match(await text(page, '#cmp-right-caption'), new RegExp(`#11 · t=${before}\\D`));
+  // Closed at once, it is back at the same step.
+  await page.click('#compare-toggle');
+  await page.locator('[data-testid="compare"]').waitFor({ state: 'detached' });
+  assert.deepEqual(await position(page), [11, 20]);
+  await page.click('#compare-toggle');
+  await page.locator('[data-testid="compare"]').waitFor();
+  await page.click('#step-forward');
+  const later = await time();
+  await page.click('#compare-toggle');
+  await page.locator('[data-testid="compare"]').waitFor({ state: 'detached' });
+  assert.equal(await time(), later);
+  assert.match(await caption(page), new RegExp(`t=${later}\\D`));
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -18,7 +18,7 @@ use crate::components::editor::Editor;
 use crate::components::explore::{explore_panel, ExploreProps};
 use crate::components::icons::icon;
 use crate::components::log::{log, LogProps};
-use crate::components::panels::{caption, panels};
+use crate::components::panels::{caption, panels, run_badge};
 use crate::components::picker::Picker;
 use crate::components::register as view;
 use crate::components::share::{LinkProblem, ShareExport};
@@ -26,7 +26,7 @@ use crate::components::transcript::Transcript;
 use crate::io;
 use crate::playground::{Action as PlaygroundAction, RegisterView};
 use crate::viz::explore::{self as explore, ExploreAction, ExploreView, Job, Status};
-use crate::viz::layout::ROW;
+use crate::viz::layout::{Fit, ROW};
 use crate::viz::run::RunRef;
 use crate::viz::state::{Action, Tab, Viz};
 use crate::TOOLS;
@@ -83,7 +83,8 @@ fn keep_in_view_x(container: &Element, (from, to): (f64, f64)) {
     if width <= 0.0 || f64::from(container.scroll_width()) <= width {
         return;
     }
-    let (from, to) = (from - 30.0, to + 150.0);
+    // Room on the right for the labels of the step's marks.
+    let (from, to) = (from - 30.0, to + 220.0);
     if from < left || to > left + width {
         let target = if to - from > width { from } else { (from + to - width) / 2.0 };
         container.set_scroll_left(target.max(0.0) as i32);
@@ -103,7 +104,7 @@ thread_local! {
 /// have run that effect yet.
 pub fn flush_address() {
     if let Some(fragment) = ADDRESS.with(|a| a.borrow_mut().take()) {
-        io::replace_fragment(&fragment);
+        io::write_fragment(&fragment, false);
     }
 }
 
@@ -188,14 +189,40 @@ pub fn App() -> Html {
         });
     }
 
-    // Keep the current step in view in the diagram and the log.
+    // The diagram stretches to its pane's width, measured whenever the page changes size (the
+    // body is watched, not the pane, which comes and goes with compare mode and the tabs). An
+    // embed also tells the page around it its height, so that page can fit the iframe to it.
     let diagram_ref = use_node_ref();
+    let pane_width = use_state_eq(|| 0.0_f64);
+    {
+        let (node, width) = (diagram_ref.clone(), pane_width.setter());
+        use_effect_with(state.embed.is_some(), move |embedded| {
+            let (embedded, reported) = (*embedded, Cell::new(0));
+            let watch = io::watch_size(move |height| {
+                if let Some(pane) = node.cast::<Element>() {
+                    width.set(f64::from(pane.client_width()));
+                }
+                if embedded && reported.replace(height) != height {
+                    io::report_height(height);
+                }
+            });
+            move || drop(watch)
+        });
+    }
+    let pane_width = *pane_width;
+
+    // Keep the current step in view in the diagram and the log.
     let log_ref = use_node_ref();
     let compare_refs = (use_node_ref(), use_node_ref());
     {
         let (diagram_ref, log_ref) = (diagram_ref.clone(), log_ref.clone());
         let y = state.run.layout.now_y(state.position);
-        let x = state.position.checked_sub(1).and_then(|s| state.run.layout.focus_x(s));
+        let fit = Fit::new(state.run.diagram.lanes.len(), pane_width);
+        let x = state
+            .position
+            .checked_sub(1)
+            .and_then(|s| state.run.layout.focus_x(s))
+            .map(|(from, to)| (fit.x(from), fit.x(to)));
         let compared: Vec<Follow> = state
             .compare
             .iter()
@@ -241,13 +268,24 @@ pub fn App() -> Html {
     // view flashing by without them; if they fail, the viewer shows what it can.
     let wants_tools = state.wants_tools;
     let handing_over = wants_tools && !matches!(*tools, ToolsLoad::Failed(_));
-    // Meanwhile the address stays as the link had it, so the tools open the view it names.
-    ADDRESS.with(|a| *a.borrow_mut() = (!handing_over).then(|| fragment.clone()));
-    use_effect_with((fragment.clone(), handing_over), |(fragment, handing_over)| {
-        if !handing_over {
-            io::replace_fragment(fragment);
-        }
-    });
+    // Meanwhile the address stays as the link had it, so the tools open the view it names. An
+    // embed whose link could not be opened keeps its link too, so reloading it shows the same
+    // error instead of another story.
+    let keep_address = handing_over || state.broken_embed().is_some();
+    ADDRESS.with(|a| *a.borrow_mut() = (!keep_address).then(|| fragment.clone()));
+    let entries = use_mut_ref(|| state.entries);
+    {
+        let entries = Rc::clone(&entries);
+        let now = state.entries;
+        use_effect_with((fragment.clone(), keep_address), move |(fragment, keep_address)| {
+            if *keep_address {
+                return;
+            }
+            let new_entry = *entries.borrow() != now;
+            *entries.borrow_mut() = now;
+            io::write_fragment(fragment, new_entry);
+        });
+    }
     let load_tools = {
         let tools = tools.setter();
         // Asking again while it loads is harmless: the loader fetches the module once and
@@ -321,12 +359,14 @@ pub fn App() -> Html {
             true,
         ),
     };
-    let view = if handing_over {
+    let view = if let Some(error) = state.broken_embed() {
+        embed_error(error)
+    } else if handing_over {
         tools_notice("Opening this link’s view…".into(), false)
     } else {
         html! {
             <>
-                { visualizer(&state, &share, &on, &on_seek, (&diagram_ref, &log_ref), &compare_refs) }
+                { visualizer(&state, &share, &on, &on_seek, (&diagram_ref, &log_ref), &compare_refs, pane_width) }
                 { tools_status }
             </>
         }
@@ -350,6 +390,16 @@ pub fn App() -> Html {
     }
 }
 
+/// What an embed shows when its link cannot be opened: what is wrong, in its frame, rather than
+/// another story in the story's place.
+fn embed_error(error: &str) -> Html {
+    html! {
+        <p id="link-error" class="error" role="alert">
+            { format!("This embedded view could not be opened: {error}. The page that embeds it needs to fix its link.") }
+        </p>
+    }
+}
+
 /// The line that says how loading the tools goes: a polite status, or an alert on failure.
 fn tools_notice(text: String, failed: bool) -> Html {
     html! {
@@ -365,6 +415,7 @@ fn visualizer(
     on_seek: &Callback<usize>,
     (diagram_ref, log_ref): (&NodeRef, &NodeRef),
     compare_refs: &(NodeRef, NodeRef),
+    pane_width: f64,
 ) -> Html {
     let scenario = &state.run.scenario;
     let (at, end) = state.cursor();
@@ -389,20 +440,21 @@ fn visualizer(
                     <h2 id="diagram-title" class="sr-only">{ "Swimlane diagram" }</h2>
                     { diagram_view(&DiagramProps { run: &state.run, position: state.position,
                         frame: &state.frame, id: "main".into(), on_seek: on_seek.clone(),
-                        node: diagram_ref.clone() }) }
+                        node: diagram_ref.clone(), width: pane_width }) }
                     if state.shows("legend") {
-                        { legend() }
+                        { legend(&state.run.layout) }
                     }
                 </section>
                 if state.shows("panels") {
                     <aside class="side-panels" aria-label="State at this step">
-                        { panels(&state.frame) }
+                        { panels(&state.frame, !state.shows("caption")) }
                     </aside>
                 }
             </div>
         },
     };
     let embedded = state.embed.is_some();
+    let badge = state.badge();
     html! {
         <>
             if state.shows("picker") {
@@ -412,9 +464,7 @@ fn visualizer(
                 <div class="story-text">
                     <h1 id="story-title">
                         { scenario.title.clone() }
-                        <span class={classes!("badge", if state.edited { "edited" } else { "variant" })}>
-                            { if state.edited { "edited".to_string() } else { scenario.variant.clone() } }
-                        </span>
+                        { run_badge(&badge) }
                     </h1>
                     <p class="intro">{ scenario.intro.clone() }</p>
                 </div>
@@ -443,7 +493,7 @@ fn visualizer(
             </section>
             } else {
                 <h1 id="story-title" class="embed-title">{ scenario.title.clone() }
-                    <span class={classes!("badge", "variant")}>{ scenario.variant.clone() }</span></h1>
+                    { run_badge(&badge) }</h1>
             }
             if !embedded {
                 if TOOLS {
@@ -512,6 +562,19 @@ fn Playground() -> Html {
         });
     }
 
+    // A press of Write that found no token puts the focus on the field to fix.
+    let field = use_node_ref();
+    {
+        let field = field.clone();
+        use_effect_with(state.input_errors(), move |errors| {
+            if *errors > 0 {
+                if let Some(input) = field.cast::<HtmlInputElement>() {
+                    let _ = input.focus();
+                }
+            }
+        });
+    }
+
     let on_generation = {
         let dispatcher = state.dispatcher();
         Callback::from(move |event: InputEvent| {
@@ -541,7 +604,7 @@ fn Playground() -> Html {
             { view::masthead() }
             <div class="grid">
                 { view::register_card(&state) }
-                { view::write_form(&state, on_generation, on_value, on_submit) }
+                { view::write_form(&state, &field, on_generation, on_value, on_submit) }
             </div>
             { view::outcome(&state) }
             { view::history(&state) }

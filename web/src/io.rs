@@ -25,14 +25,19 @@ pub fn page_url() -> String {
     href.split('#').next().unwrap_or_default().to_string()
 }
 
-/// Puts `fragment` into the address bar without adding a history entry.
-pub fn replace_fragment(fragment: &str) {
+/// Puts `fragment` into the address bar, as a new history entry (Back returns to the one
+/// before) or in place of the current one.
+pub fn write_fragment(fragment: &str, new_entry: bool) {
     if fragment == self::fragment() {
         return;
     }
     if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
         let url = format!("#{fragment}");
-        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+        let _ = if new_entry {
+            history.push_state_with_url(&JsValue::NULL, "", Some(&url))
+        } else {
+            history.replace_state_with_url(&JsValue::NULL, "", Some(&url))
+        };
     }
 }
 
@@ -70,6 +75,48 @@ pub async fn load_tools(control: &str) -> Result<(), String> {
         .await
         .map(|_| ())
         .map_err(|e| e.as_string().unwrap_or_else(|| "the tools loader failed".to_string()))
+}
+
+/// The `type` of the message an embed sends the page around it with its content's height.
+pub const HEIGHT_MESSAGE: &str = "fencelab:height";
+
+/// Calls its function whenever the page's body changes size, until dropped.
+pub struct SizeWatch {
+    observer: web_sys::ResizeObserver,
+    _changed: Closure<dyn FnMut()>,
+}
+
+impl Drop for SizeWatch {
+    fn drop(&mut self) {
+        self.observer.disconnect();
+    }
+}
+
+/// Calls `changed` with the height of the page's content (CSS pixels, rounded up) now and each
+/// time the body changes size: the window's width, or what the page shows.
+pub fn watch_size(mut changed: impl FnMut(u32) + 'static) -> Option<SizeWatch> {
+    let body = document()?.body()?;
+    let target = body.clone();
+    let changed = Closure::<dyn FnMut()>::new(move || {
+        changed(target.get_bounding_client_rect().height().ceil() as u32);
+    });
+    let observer = web_sys::ResizeObserver::new(changed.as_ref().unchecked_ref()).ok()?;
+    observer.observe(&body);
+    Some(SizeWatch { observer, _changed: changed })
+}
+
+/// Tells the page that embeds this one how tall its content is:
+/// `{type: "fencelab:height", height}`. The copied embed code carries the few lines of script
+/// that size the iframe from it. Any origin may read it: a height is no secret, and the
+/// embedding page tells its frames apart by the message's source.
+pub fn report_height(height: u32) {
+    let Some(parent) = web_sys::window().and_then(|w| w.parent().ok().flatten()) else {
+        return;
+    };
+    let message = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&message, &"type".into(), &HEIGHT_MESSAGE.into());
+    let _ = js_sys::Reflect::set(&message, &"height".into(), &height.into());
+    let _ = parent.post_message(&message, "*");
 }
 
 /// Offers `text` as a file download called `name`.

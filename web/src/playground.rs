@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use fencelab_core::{
-    FencedRegister, Generation, OperationId, ResourceId, SameGenerationPolicy, WriteRejection,
+    FencedRegister, Generation, OperationId, ResourceId, SameGenerationPolicy, TokenError,
     WriteRequest,
 };
 use yew::Reducible;
@@ -29,7 +29,7 @@ pub enum Outcome {
         /// The register's revision after the write.
         revision: String,
     },
-    /// The register (or the token parser in front of it) refused the write.
+    /// The register refused the write.
     Rejected {
         /// The core's own explanation, from its `Display`.
         reason: String,
@@ -82,6 +82,36 @@ pub struct RegisterView {
     attempts: u64,
     history: VecDeque<Attempt>,
     flashing: Option<u64>,
+    /// What is wrong with the generation field, when the last press of Write found no token in
+    /// it. Such a press never reaches the register, so it is no attempt and no rejection.
+    generation_error: Option<String>,
+    /// How many presses of Write found no token, so the page moves focus to the field each time.
+    input_errors: u64,
+}
+
+/// The longest part of a mistyped token an error message repeats.
+const ECHO: usize = 24;
+
+/// Why the generation field holds no token, in words that say what a token is.
+fn token_problem(text: &str, error: &TokenError) -> String {
+    const WHAT: &str = "a token is a positive whole number, like 1, 2 or 3";
+    let shown = |got: &str| {
+        let mut echo: String = got.chars().take(ECHO).collect();
+        if got.chars().count() > ECHO {
+            echo.push('…');
+        }
+        echo
+    };
+    match error {
+        _ if text.trim().is_empty() => format!("Type a token: {WHAT}."),
+        TokenError::NotPositive { got } => format!("“{}” is not a token: {WHAT}.", shown(got)),
+        TokenError::TooLarge { got } => format!(
+            "“{}” is too large: the largest token is {}.",
+            shown(got),
+            Generation::MAX.get()
+        ),
+        other => format!("{other}."),
+    }
 }
 
 impl Default for RegisterView {
@@ -105,6 +135,8 @@ impl RegisterView {
             attempts: 0,
             history: VecDeque::with_capacity(HISTORY_LIMIT),
             flashing: None,
+            generation_error: None,
+            input_errors: 0,
         }
     }
 
@@ -153,15 +185,35 @@ impl RegisterView {
         self.attempts
     }
 
+    /// What is wrong with the generation field, if the last press of Write found no token.
+    pub fn generation_error(&self) -> Option<&str> {
+        self.generation_error.as_deref()
+    }
+
+    /// How many presses of Write found no token in the generation field.
+    pub fn input_errors(&self) -> u64 {
+        self.input_errors
+    }
+
     /// The attempt whose outcome is highlighted right now, if any.
     pub fn flashing(&self) -> Option<u64> {
         self.flashing
     }
 
-    /// Sends the form's contents to the register and records what it said.
+    /// Sends the form's contents to the register and records what it said. A field that holds
+    /// no token is an input error on the field and reaches no register.
     fn write(&mut self) {
+        let generation = match self.generation_input.parse::<Generation>() {
+            Ok(generation) => generation,
+            Err(e) => {
+                self.generation_error = Some(token_problem(&self.generation_input, &e));
+                self.input_errors += 1;
+                return;
+            }
+        };
+        self.generation_error = None;
         let seq = self.attempts + 1;
-        let outcome = match self.try_write(seq) {
+        let outcome = match self.try_write(seq, generation) {
             Ok(outcome) | Err(outcome) => outcome,
         };
         self.attempts = seq;
@@ -175,12 +227,8 @@ impl RegisterView {
         self.flashing = Some(seq);
     }
 
-    fn try_write(&mut self, seq: u64) -> Result<Outcome, Outcome> {
+    fn try_write(&mut self, seq: u64, generation: Generation) -> Result<Outcome, Outcome> {
         let rejected = |reason: String| Outcome::Rejected { reason };
-        let generation = self
-            .generation_input
-            .parse::<Generation>()
-            .map_err(|e| rejected(WriteRejection::from(e).to_string()))?;
         // Each press is a new logical operation, so each gets its own id.
         let operation =
             OperationId::new(format!("web-{seq}")).map_err(|e| rejected(e.to_string()))?;
@@ -210,7 +258,11 @@ impl Reducible for RegisterView {
             action => {
                 let mut next = Rc::unwrap_or_clone(self);
                 match action {
-                    Action::SetGeneration(text) => next.generation_input = text,
+                    Action::SetGeneration(text) => {
+                        // Editing the field is fixing it: the error waits for the next press.
+                        next.generation_input = text;
+                        next.generation_error = None;
+                    }
                     Action::SetValue(text) => next.value_input = text,
                     Action::Write => next.write(),
                     Action::EndFlash(_) => next.flashing = None,
@@ -280,15 +332,40 @@ mod tests {
     }
 
     #[test]
-    fn bad_tokens_show_the_typed_error_and_change_nothing() {
+    fn text_that_is_no_token_is_an_input_error_not_a_rejection() {
         let mut state = write(Rc::new(RegisterView::new()), "8", "kept");
-        for bad in ["0", "-3", "abc", "", " ", "7.5", "99999999999999999999"] {
+        let long = "x".repeat(40);
+        let cases = [
+            ("0", "“0” is not a token: a token is a positive whole number, like 1, 2 or 3."),
+            ("abc", "“abc” is not a token: a token is a positive whole number, like 1, 2 or 3."),
+            ("-3", "“-3” is not a token"),
+            ("7.5", "“7.5” is not a token"),
+            ("", "Type a token: a token is a positive whole number"),
+            (" ", "Type a token"),
+            (
+                "99999999999999999999",
+                "“99999999999999999999” is too large: the largest token is 18446744073709551615.",
+            ),
+            (long.as_str(), "“xxxxxxxxxxxxxxxxxxxxxxxx…” is not a token"),
+        ];
+        for (n, (bad, message)) in cases.into_iter().enumerate() {
             state = write(state, bad, "nope");
-            let reason = reason(&state);
-            assert!(reason.contains("positive integer token required"), "{bad:?}: {reason}");
+            let error = state.generation_error().expect("an input error");
+            assert!(error.starts_with(message), "{bad:?}: {error}");
+            assert_eq!(state.input_errors(), n as u64 + 1);
+            // Nothing reached the register, and nothing was logged.
+            assert_eq!(state.attempts(), 1);
+            assert_eq!(state.history().len(), 1);
+            assert_eq!(state.last().unwrap().outcome.kind(), "applied");
             assert_eq!(state.current_value(), Some("kept"));
             assert_eq!(state.highest().map(|g| g.get()), Some(8));
         }
+        // Editing the field clears the error; a good token is written as usual.
+        let state = apply(state, [Action::SetGeneration("9".into())]);
+        assert_eq!(state.generation_error(), None);
+        let state = write(state, "9", "fixed");
+        assert_eq!(state.generation_error(), None);
+        assert_eq!((state.attempts(), state.current_value()), (2, Some("fixed")));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::components::controls::{event_number, when};
 use crate::components::diagram::{diagram_view, DiagramProps};
 use crate::components::icons::icon;
 use crate::components::panels::caption;
-use crate::viz::frame::{enforcement_name, Frame};
+use crate::viz::frame::{enforcement_name, Frame, Kept};
 use crate::viz::state::{Action, Compare, CompareSide, Side, MODES};
 
 /// What compare mode shows. Not a component's props: the compared runs move with every tick, so a
@@ -47,7 +47,7 @@ fn side_view(
                 <>
                     { caption(steps, kind, &format!("{id}-caption")) }
                     { diagram_view(&DiagramProps { run, position: side.position, frame: &side.frame,
-                        id: id.into(), on_seek: on_seek.clone(), node: node.clone() }) }
+                        id: id.into(), on_seek: on_seek.clone(), node: node.clone(), width: 0.0 }) }
                 </>
             }
         }
@@ -71,7 +71,7 @@ fn side_view(
     }
 }
 
-fn values(frame: &Frame) -> Vec<(String, Option<String>, Option<u64>)> {
+fn values(frame: &Frame) -> Vec<(String, Option<String>, Kept)> {
     frame
         .cells()
         .map(|(store, c)| {
@@ -80,7 +80,7 @@ fn values(frame: &Frame) -> Vec<(String, Option<String>, Option<u64>)> {
             } else {
                 format!("{} in {store}/{}", c.resource, c.path)
             };
-            (place, c.value.clone(), c.highest)
+            (place, c.value.clone(), c.kept)
         })
         .collect()
 }
@@ -89,11 +89,11 @@ fn final_cell(frame: &Frame, place: &str, mode: Enforcement, testid: &str) -> Ht
     let cell = values(frame).into_iter().find(|(p, _, _)| p == place);
     let broken = !frame.violations.is_empty();
     match cell {
-        Some((_, value, highest)) => html! {
+        Some((_, value, kept)) => html! {
             <td data-testid={testid.to_string()} data-mode={enforcement_name(mode)}
                 class={classes!(broken.then_some("bad"), (!broken).then_some("ok"))}>
                 <span class="value">{ value.unwrap_or_else(|| "(empty)".into()) }</span>
-                <span class="muted mono">{ format!(" g{}", highest.map_or("–".into(), |g| g.to_string())) }</span>
+                <span class="muted mono" data-testid="kept">{ format!(" {}", kept.short()) }</span>
             </td>
         },
         None => html! { <td class="muted">{ "–" }</td> },

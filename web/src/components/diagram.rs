@@ -8,12 +8,10 @@ use yew::prelude::*;
 use crate::components::icons::{glyph, icon};
 use crate::viz::frame::Frame;
 use crate::viz::layout::{
-    decimal, num, ArrowGeom, MarkGeom, Settled, SpanGeom, GUTTER, LANE_W, ROW,
+    clip, decimal, num, ArrowGeom, Fit, Layout, LegendEntry, MarkGeom, Settled, SpanGeom, CHAR_W,
+    GUTTER, MONO_W, ROW,
 };
-use crate::viz::run::RunRef;
-
-/// Extra room on the right for the last lane's labels.
-const RIGHT_ROOM: f64 = 96.0;
+use crate::viz::run::{step_no, RunRef};
 
 /// What a diagram shows. Not a component's props: the position moves with every step, so a
 /// component would re-render each time anyway; the costly parts below (the backdrop and the
@@ -27,14 +25,30 @@ pub struct DiagramProps<'a> {
     /// Seeks to a position (a mark's step + 1) when a mark is clicked.
     pub on_seek: Callback<usize>,
     pub node: NodeRef,
+    /// The width of the diagram's pane in pixels, which the lanes stretch to fill (0: the
+    /// natural width).
+    pub width: f64,
 }
 
-fn truncate(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_string()
-    } else {
-        let cut: String = text.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
+/// A label that shows `short` (when the text had to be cut) until its mark or message is hovered
+/// or focused, and then the whole `text`.
+fn label(
+    class: &'static str,
+    x: f64,
+    y: f64,
+    anchor: &'static str,
+    text: &str,
+    short: Option<String>,
+) -> Html {
+    let clipped = short.is_some();
+    html! {
+        <text class={classes!(class, clipped.then_some("clipped"))} x={num(x)} y={num(y)} text-anchor={anchor}>
+            if let Some(short) = short {
+                <tspan class="short">{ short }</tspan><tspan class="full">{ text.to_string() }</tspan>
+            } else {
+                { text.to_string() }
+            }
+        </text>
     }
 }
 
@@ -100,7 +114,7 @@ fn lane_status(id: &str, frame: &Frame) -> Html {
         return html! {
             { for cells.iter().map(|c| html! {
                 <span class="status-line">
-                    { format!("{}: {}", c.resource, c.highest.map_or("–".into(), |g| format!("g{g}"))) }
+                    { format!("{}: {}", c.resource, c.kept.short()) }
                     <span class="rev">{ format!(" {}", c.revision) }</span>
                 </span>
             }) }
@@ -123,6 +137,7 @@ fn lane_status(id: &str, frame: &Frame) -> Html {
 struct BackdropProps {
     run: RunRef,
     id: AttrValue,
+    fit: Fit,
 }
 
 /// Lane lines, the time axis and the SVG definitions: drawn once per run.
@@ -131,6 +146,7 @@ fn Backdrop(props: &BackdropProps) -> Html {
     let layout = &props.run.layout;
     let bottom = layout.height - 10.0;
     let id = &props.id;
+    let fit = props.fit;
     html! {
         <>
             <defs>
@@ -145,38 +161,40 @@ fn Backdrop(props: &BackdropProps) -> Html {
                     </marker>
                 }) }
             </defs>
-            <g class="axis">
+            <g class="axis" aria-hidden="true">
                 { for layout.ticks.iter().map(|(y, t)| html! {
                     <>
-                        <line class="tick-rule" x1={num(GUTTER)} x2={num(layout.width)}
+                        <line class="tick-rule" x1={num(GUTTER)} x2={num(fit.width() - fit.right)}
                             y1={num(y - ROW / 2.0 + 2.0)} y2={num(y - ROW / 2.0 + 2.0)} />
                         <text class="tick-label" x={num(GUTTER - 8.0)} y={num(y + 4.0)}
                             text-anchor="end">{ format!("t={t}") }</text>
                     </>
                 }) }
             </g>
-            <g class="lane-lines">
+            <g class="lane-lines" aria-hidden="true">
                 { for props.run.diagram.lanes.iter().zip(&layout.lane_x).map(|(lane, x)| html! {
                     <line class={classes!("lane-line", lane_class(lane.kind))}
-                        x1={num(*x)} x2={num(*x)} y1="0" y2={num(bottom)} />
+                        x1={num(fit.x(*x))} x2={num(fit.x(*x))} y1="0" y2={num(bottom)} />
                 }) }
             </g>
         </>
     }
 }
 
-fn span_view(span: &SpanGeom, shown_to: f64, id: &str) -> Html {
+fn span_view(span: &SpanGeom, shown_to: f64, id: &str, fit: Fit) -> Html {
     // Not `clamp`: its assertion message would link the float formatter into the wasm.
     let shown = shown_to.max(span.y1).min(span.y2);
+    let centre = fit.x(span.x);
     let (width, x) = match span.kind {
-        "pause" => (20.0, span.x - 10.0),
-        _ => (5.0, span.x - 2.5),
+        "pause" => (20.0, centre - 10.0),
+        _ => (5.0, centre - 2.5),
     };
     let ongoing = shown < span.y2;
     let height = (shown - span.y1).max(2.0);
-    let title = format!("{} (from step {})", span.label, span.start_step);
+    let title = format!("{} (from step {})", span.label, step_no(span.start_step));
     html! {
-        <g class={classes!("span", span.kind, ongoing.then_some("ongoing"))} data-kind={span.kind}>
+        <g class={classes!("span", span.kind, ongoing.then_some("ongoing"))} data-kind={span.kind}
+            aria-hidden="true">
             <title>{ title }</title>
             if span.kind == "lease" {
                 // The whole validity the authority granted, faint; the elapsed part solid.
@@ -189,12 +207,12 @@ fn span_view(span: &SpanGeom, shown_to: f64, id: &str) -> Html {
                 height={num(height)} rx="2"
                 fill={(span.kind == "pause").then(|| format!("url(#{id}-hatch)"))} />
             if span.kind == "pause" {
-                { glyph("pause", span.x, span.y1 + 9.0, 0.7) }
-                <text class="span-label" x={num(span.x + 14.0)} y={num(span.y1 + 13.0)}>
+                { glyph("pause", centre, span.y1 + 9.0, 0.7) }
+                <text class="span-label" x={num(centre + 14.0)} y={num(span.y1 + 13.0)}>
                     { span.label.clone() }
                 </text>
             } else if span.kind == "lease" {
-                <text class="span-label lease-label" x={num(span.x - 6.0)}
+                <text class="span-label lease-label" x={num(centre - 6.0)}
                     y={num(span.y1 + 20.0)} text-anchor="end">{ span.label.replace("lease ", "") }</text>
             }
         </g>
@@ -202,66 +220,88 @@ fn span_view(span: &SpanGeom, shown_to: f64, id: &str) -> Html {
 }
 
 /// A message's line at `progress` (0 just sent, 1 delivered).
-fn arrow_view(a: &ArrowGeom, progress: f64, id: &str) -> Html {
+fn arrow_view(a: &ArrowGeom, progress: f64, id: &str, fit: Fit) -> Html {
     let delivered = progress >= 1.0;
+    let (x1, x2) = (fit.x(a.x1), fit.x(a.x2));
     // Stop short of the receiving lane's mark.
-    let (dx, dy) = (a.x2 - a.x1, a.y2 - a.y1);
+    let (dx, dy) = (x2 - x1, a.y2 - a.y1);
     let length = (dx * dx + dy * dy).sqrt().max(1.0);
     let trim = 10.0 / length;
-    let (x2, y2) = (a.x2 - dx * trim, a.y2 - dy * trim);
+    let (end_x, end_y) = (x2 - dx * trim, a.y2 - dy * trim);
     let badge = if delivered { 0.72 } else { progress * 0.72 };
-    let (bx, by) = (a.x1 + (x2 - a.x1) * badge, a.y1 + (y2 - a.y1) * badge);
-    let d = format!("M{} {}L{} {}", num(a.x1), num(a.y1), num(x2), num(y2));
+    let (bx, by) = (x1 + (end_x - x1) * badge, a.y1 + (end_y - a.y1) * badge);
+    let d = format!("M{} {}L{} {}", num(x1), num(a.y1), num(end_x), num(end_y));
     let forged = a.token != "lease";
-    let label_x = if dx >= 0.0 { a.x1 + 8.0 } else { a.x1 - 8.0 };
-    let anchor = if dx >= 0.0 { "start" } else { "end" };
+    let (label_x, anchor) = if dx >= 0.0 { (x1 + 8.0, "start") } else { (x1 - 8.0, "end") };
     let title =
         format!("{} · generation {} · {}", a.label, a.generation, a.token.replace('_', " "));
     html! {
         <g class={classes!("arrow", a.kind.clone(), (!delivered).then_some("in-flight"), forged.then_some("forged"))}
-            data-kind={a.kind.clone()} data-state={if delivered { "delivered" } else { "in-flight" }}>
+            data-kind={a.kind.clone()} data-token={a.token.clone()}
+            data-state={if delivered { "delivered" } else { "in-flight" }} aria-hidden="true">
             <title>{ title }</title>
             <path class="wire" d={d} pathLength="1" stroke-dasharray="1 1"
                 style={format!("stroke-dashoffset:{}", decimal(1.0 - progress, 3))}
                 marker-end={delivered.then(|| format!("url(#{id}-head-{})", a.kind))} />
             if a.kind != "grant" {
-                <text class="arrow-label" x={num(label_x)} y={num(a.y1 - 5.0)}
-                    text-anchor={anchor}>{ truncate(&a.label, 24) }</text>
+                // Cut to the way across to the receiving lane; hovering shows it whole.
+                { label("arrow-label", label_x, a.y1 - 5.0, anchor, &a.label,
+                    clip(&a.label, dx.abs() - 16.0, CHAR_W)) }
             }
             <g class="token" style={format!("transform:translate({}px,{}px)", num(bx), num(by))}>
-                <rect x="-15" y="-9" width="30" height="18" rx="9" />
+                <rect x="-15" y="-10" width="30" height="20" rx="10" />
                 <text y="4" text-anchor="middle">{ format!("g{}", a.generation) }</text>
             </g>
         </g>
     }
 }
 
-fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>) -> Html {
+/// How far right of its mark a mark's label starts: clear of the current step's ring.
+const LABEL_DX: f64 = 16.0;
+
+fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>, fit: Fit) -> Html {
     let violation = m.kind == "violation";
-    let label = if violation {
+    let text = if violation {
         format!("violated: {}", m.label.replace('_', " "))
     } else {
         m.label.clone()
     };
     let step = m.step;
+    let x = fit.x(m.x);
+    // The accessible name, from the `<title>`: the whole label and note, however cut on screen.
+    let whole = match &m.note {
+        Some(note) => format!("step {}: {text} {note}", step_no(step)),
+        None => format!("step {}: {text}", step_no(step)),
+    };
     let onclick = on_seek.reform(move |_: MouseEvent| step + 1);
+    // A mark is a button: Enter or Space jumps to its step, like a click, and neither reaches
+    // the page's own keys (Space would also start playing).
+    let onkeydown = {
+        let on_seek = on_seek.clone();
+        Callback::from(move |event: KeyboardEvent| {
+            if matches!(event.key().as_str(), "Enter" | " ") {
+                event.prevent_default();
+                event.stop_propagation();
+                on_seek.emit(step + 1);
+            }
+        })
+    };
+    // Violation labels are bold, so wider.
+    let char_w = if violation { CHAR_W * 1.12 } else { CHAR_W };
+    let room = fit.room(x, LABEL_DX);
+    // A grant's label sits above the row, clear of the arrow that leaves downwards.
+    let label_y = if m.kind == "granted" { m.y - 6.0 } else { m.y + 4.0 };
     html! {
         <g class={classes!("mark", m.kind.clone())} data-kind={m.kind.clone()} data-step={step.to_string()}
-            onclick={onclick}>
-            <title>{ format!("step {step}: {label}") }</title>
-            <circle cx={num(m.x)} cy={num(m.y)} r={if violation { "9" } else { "8" }} />
-            { glyph(&m.kind, m.x, m.y, if violation { 0.72 } else { 0.62 }) }
+            tabindex="0" role="button" onclick={onclick} onkeydown={onkeydown}>
+            <title>{ whole }</title>
+            <circle cx={num(x)} cy={num(m.y)} r={if violation { "9" } else { "8" }} />
+            { glyph(&m.kind, x, m.y, if violation { 0.72 } else { 0.62 }) }
+            { label("mark-label", x + LABEL_DX, label_y, "start", &text, clip(&text, room, char_w)) }
             if let Some(note) = &m.note {
                 // What the store holds now, just above the decision.
-                <text class="mark-note" x={num(m.x + 13.0)} y={num(m.y - 8.0)}>
-                    { truncate(note, 28) }
-                </text>
+                { label("mark-note", x + LABEL_DX, m.y - 10.0, "start", note, clip(note, room, MONO_W)) }
             }
-            // A grant's label sits above the row, clear of the arrow that leaves downwards.
-            <text class="mark-label" x={num(m.x + 13.0)}
-                y={num(if m.kind == "granted" { m.y - 6.0 } else { m.y + 4.0 })}>
-                { truncate(&label, 26) }
-            </text>
         </g>
     }
 }
@@ -279,6 +319,7 @@ struct BucketProps {
     run: RunRef,
     id: AttrValue,
     on_seek: Callback<usize>,
+    fit: Fit,
     /// Which bucket: steps `index * BUCKET ..`.
     index: usize,
     /// The position when it falls inside the bucket; `None` when the bucket is wholly in the
@@ -301,9 +342,9 @@ fn Bucket(props: &BucketProps) -> Html {
     html! {
         { for items.map(|(item, hidden)| {
             let view = match *item {
-                Settled::Span(i) => layout.spans.get(i).map(|s| span_view(s, s.y2, &props.id)),
-                Settled::Arrow(i) => layout.arrows.get(i).map(|a| arrow_view(a, 1.0, &props.id)),
-                Settled::Mark(i) => layout.marks.get(i).map(|m| mark_view(m, &props.on_seek)),
+                Settled::Span(i) => layout.spans.get(i).map(|s| span_view(s, s.y2, &props.id, props.fit)),
+                Settled::Arrow(i) => layout.arrows.get(i).map(|a| arrow_view(a, 1.0, &props.id, props.fit)),
+                Settled::Mark(i) => layout.marks.get(i).map(|m| mark_view(m, &props.on_seek, props.fit)),
             };
             html! { <g class={classes!(hidden.then_some("future"))}>{ view }</g> }
         }) }
@@ -317,15 +358,16 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
     let position = props.position;
     let now = run.tick_at(position);
     let now_y = layout.now_y(position);
-    let width = layout.width + RIGHT_ROOM;
     let lanes = &run.diagram.lanes;
+    let fit = Fit::new(lanes.len(), props.width);
+    let width = fit.width();
     let id = props.id.as_str();
     let head_style = format!(
         "grid-template-columns:{}px repeat({}, {}px) {}px",
         num(GUTTER),
         lanes.len(),
-        num(LANE_W),
-        num(RIGHT_ROOM)
+        num(fit.lane_w),
+        num(fit.right + 8.0)
     );
     let summary = format!(
         "Swimlane diagram of {} steps across {} lanes: {}. Step {} of {} is shown; the event log lists every step in words.",
@@ -362,10 +404,11 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                 <p class="long-run">{ "A long run: the diagram draws the steps near the current one; \
                     the scrubber, the keys and the log reach the rest." }</p>
             }
+            // A group, not an image: its marks are buttons a reader can focus.
             <svg class="swimlanes" width={num(width)} height={num(layout.height)}
-                viewBox={format!("0 0 {} {}", num(width), num(layout.height))} role="img" aria-label={summary}>
-                <Backdrop run={run.clone()} id={props.id.clone()} />
-                <rect class="now-band" x="0" y="0" width={num(width)} height={num(ROW)}
+                viewBox={format!("0 0 {} {}", num(width), num(layout.height))} role="group" aria-label={summary}>
+                <Backdrop run={run.clone()} id={props.id.clone()} fit={fit} />
+                <rect class="now-band" x="0" y="0" width={num(width)} height={num(ROW)} aria-hidden="true"
                     style={format!("transform:translateY({}px)", num(now_y - ROW / 2.0))}
                     visibility={if position == 0 { "hidden" } else { "visible" }} />
                 <g class="settled">
@@ -379,7 +422,7 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                             <g key={index} class={classes!("bucket", (position <= from).then_some("future"))}>
                                 if near {
                                     <Bucket run={run.clone()} id={props.id.clone()} on_seek={props.on_seek.clone()}
-                                        index={index} inside={inside} />
+                                        fit={fit} index={index} inside={inside} />
                                 }
                             </g>
                         }
@@ -388,18 +431,18 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                 <g class="live">
                     <g class="live-spans">
                         { for ongoing.map(|s| html! {
-                            <g key={format!("s{}-{}", s.start_step, num(s.x))}>{ span_view(s, now_y, id) }</g>
+                            <g key={format!("s{}-{}", s.start_step, num(s.x))}>{ span_view(s, now_y, id, fit) }</g>
                         }) }
                     </g>
                     <g class="live-arrows">
                         { for in_flight.map(|a| {
                             let progress = a.progress(position, now).unwrap_or(0.0);
-                            html! { <g key={format!("a{}-{}", a.sent_step, num(a.x2))}>{ arrow_view(a, progress, id) }</g> }
+                            html! { <g key={format!("a{}-{}", a.sent_step, num(a.x2))}>{ arrow_view(a, progress, id, fit) }</g> }
                         }) }
                     </g>
                     { for current_marks.map(|m| html! {
-                        <circle class={classes!("current-ring", m.kind.clone())} cx={num(m.x)}
-                            cy={num(m.y)} r="13" />
+                        <circle class={classes!("current-ring", m.kind.clone())} cx={num(fit.x(m.x))}
+                            cy={num(m.y)} r="12" aria-hidden="true" />
                     }) }
                 </g>
             </svg>
@@ -407,27 +450,29 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
     }
 }
 
-/// What the diagram's shapes mean; each has a glyph or a pattern, never colour alone. A plain
-/// function: it has no props or state, so a component would only add Yew's per-component code.
-pub fn legend() -> Html {
-    let item = |class: &str, name: &str, text: &str| {
-        html! {
-            <li class={classes!("legend-item", class.to_string())}>
-                <span class="swatch">{ icon(name) }</span>{ text.to_string() }
-            </li>
-        }
+/// A legend entry's sample: the mark's glyph in its circle, a token pill in its message's
+/// colour (dashed for a token not from the authority), or a period's bar.
+fn swatch(entry: &LegendEntry) -> Html {
+    let (class, inside) = match entry.group {
+        "mark" => ("swatch", icon(entry.kind)),
+        "arrow" => ("token-pill", Html::from("g2")),
+        "token" => ("token-pill forged", Html::from("g")),
+        _ => ("bar", Html::default()),
     };
+    html! { <span class={class}>{ inside }</span> }
+}
+
+/// What the shapes of the diagram on screen mean: exactly the kinds its story draws (the layout
+/// lists them), each with its glyph, pill or bar, so colour is never the only cue. A plain
+/// function: it has no state, so a component would only add Yew's per-component code.
+pub fn legend(layout: &Layout) -> Html {
     html! {
-        <ul class="legend" aria-label="Legend">
-            <li class="legend-item token-swatch"><span class="token-pill">{ "g2" }</span>{ "token (generation) in flight" }</li>
-            { item("granted", "granted", "lease granted") }
-            { item("applied", "applied", "write accepted") }
-            { item("rejected", "rejected", "write rejected / effect dropped") }
-            { item("violation", "violation", "invariant broken") }
-            { item("expired", "expired", "lease expired") }
-            <li class="legend-item"><span class="bar lease"></span>{ "lease valid (authority)" }</li>
-            <li class="legend-item"><span class="bar belief"></span>{ "what the worker believes" }</li>
-            <li class="legend-item"><span class="bar pause"></span>{ "worker frozen" }</li>
+        <ul class="legend" aria-label="Legend: what this diagram's shapes mean">
+            { for layout.legend.iter().map(|entry| html! {
+                <li class="legend-item" data-group={entry.group} data-legend={entry.kind}>
+                    { swatch(entry) }{ entry.text }
+                </li>
+            }) }
         </ul>
     }
 }

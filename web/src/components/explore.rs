@@ -4,15 +4,17 @@
 
 use std::rc::Rc;
 
+use fencelab_core::memory::Bytes;
 use fencelab_core::scenario::switches::Switch;
-use fencelab_core::ExploreStats;
 use fencelab_core::Named;
+use fencelab_core::{Bound, ExploreStats};
 use yew::prelude::*;
 
 use crate::components::controls::click;
 use crate::components::icons::icon;
 use crate::viz::explore::{config, explain, toggled, Counterexample, ExploreAction, Offer};
 use crate::viz::explore::{Outcome, Status};
+use crate::viz::run::step_no;
 use crate::viz::state::Action;
 use crate::TOOLS;
 
@@ -101,17 +103,26 @@ fn broken_view(stats: &ExploreStats, found: &Rc<Counterexample>, on: &Callback<A
             on.emit(Action::TogglePlay);
         })
     };
+    // The story as the library tells it, without the switches or the schedule of the search.
+    let back = {
+        let on = on.clone();
+        let (name, variant) = (found.scenario.name.clone(), found.scenario.variant.clone());
+        Callback::from(move |_: MouseEvent| {
+            on.emit(Action::Pick(name.clone()));
+            on.emit(Action::Variant(variant.clone()));
+        })
+    };
     html! {
         <div class="explore-result broken" id="explore-result" data-outcome="violation"
             data-step={step.to_string()} data-invariant={found.invariant.name()} role="status">
             <p class="explore-verdict">
                 { icon("violation") }
                 <span>
-                    <strong>{ format!("Breaks after {steps} steps: ") }</strong>
-                    { found.invariant.statement() }
+                    <strong>{ format!("Broken at step {}: ", step_no(step)) }</strong>
+                    { found.invariant.broken() }
                 </span>
             </p>
-            <p class="detail">{ format!("At step {step}: {}", found.detail) }</p>
+            <p class="detail">{ found.detail.clone() }</p>
             <p class="explore-counts">
                 { format!("A shortest interleaving, found after {}. It is loaded below, at the step that broke the invariant (the red warning mark).", counts(stats)) }
             </p>
@@ -123,7 +134,46 @@ fn broken_view(stats: &ExploreStats, found: &Rc<Counterexample>, on: &Callback<A
                     onclick={click(on, Action::Seek(steps))}>
                     { icon("warn") }{ "Jump to the break" }
                 </button>
+                <button type="button" id="explore-back" class="chip" onclick={back}>
+                    { "Back to the story" }
+                </button>
             </div>
+        </div>
+    }
+}
+
+/// A search that found nothing but did not try everything: it must not read as "safe".
+fn inconclusive_view(stats: &ExploreStats, bound: Bound) -> Html {
+    let limits = config();
+    let stopped = "stopped the search before every interleaving was checked";
+    let why = match bound {
+        Bound::Depth => format!(
+            "{} (runs of {} steps) cut runs short before every interleaving was checked",
+            bound.describe(),
+            limits.max_depth
+        ),
+        Bound::States => {
+            format!("{} ({} states) {stopped}", bound.describe(), count(limits.max_states))
+        }
+        Bound::Memory => {
+            format!("{} ({}) {stopped}", bound.describe(), Bytes(limits.max_memory))
+        }
+    };
+    html! {
+        <div class="explore-result inconclusive" id="explore-result" data-outcome="inconclusive"
+            data-bound={bound.name()} data-states={stats.unique_states.to_string()} role="status">
+            <p class="explore-verdict">
+                { icon("warn") }
+                <span>
+                    <strong>{ "Inconclusive: " }</strong>
+                    { format!("no violation in {} states, but {why}.", count(stats.unique_states)) }
+                </span>
+            </p>
+            <p class="explore-counts">
+                { format!("{}. This proves nothing about the interleavings it did not reach; ", counts(stats)) }
+                <code>{ "fencelab check" }</code>
+                { " on the command line can search with larger bounds." }
+            </p>
         </div>
     }
 }
@@ -138,25 +188,17 @@ fn result(status: &Status, on: &Callback<Action>, on_explore: &Callback<ExploreA
                 { format!("Cancelled after {}. Nothing was found so far.", counts(stats)) }
             </p>
         },
-        Status::Done(Outcome::Safe(stats)) => {
-            let limits = config();
-            let bound = format!(
-                "; a bound ({} states, runs of {} steps) cut the search short, so not every interleaving was tried.",
-                count(limits.max_states),
-                limits.max_depth
-            );
-            html! {
+        Status::Done(Outcome::Safe(stats)) => html! {
             <p class="explore-result safe" id="explore-result" data-outcome="safe"
                 data-states={stats.unique_states.to_string()} role="status">
                 { icon("check") }
                 <span>
                     <strong>{ "No violation within bounds: " }</strong>
-                    { counts(stats) }
-                    { if stats.bound_hit { bound } else { "; every interleaving was tried.".to_string() } }
+                    { counts(stats) }{ "; every interleaving was tried." }
                 </span>
             </p>
-            }
-        }
+        },
+        Status::Done(Outcome::Inconclusive(stats, bound)) => inconclusive_view(stats, *bound),
         Status::Done(Outcome::Broken(stats, found)) => broken_view(stats, found, on),
         Status::Done(Outcome::Failed(stats, message)) => html! {
             <p class="explore-result error" id="explore-result" data-outcome="error" role="alert">

@@ -4,7 +4,7 @@ use yew::prelude::*;
 
 use crate::components::diagram::LONG_RUN;
 use crate::components::icons::icon;
-use crate::viz::run::RunRef;
+use crate::viz::run::{step_no, RunRef};
 
 /// What the event log shows. Not a component's props: the position changes with every step, so a
 /// component would re-render each time anyway; the rows below it are components and are reused.
@@ -47,7 +47,7 @@ fn Rows(props: &RowsProps) -> Html {
             html! {
                 <div role="listitem" class={classes!("entry", (!state.is_empty()).then_some(state), (!kind.is_empty()).then_some(kind))} data-step={index.to_string()}>
                     <button type="button" onclick={onclick} aria-current={(state == "current").then_some("step")}>
-                        <span class="step-no mono">{ format!("#{index}") }</span>
+                        <span class="step-no mono">{ format!("#{}", step_no(index)) }</span>
                         <span class="at mono">{ format!("t={}", record.at.0) }</span>
                         <span class="glyph-slot">
                             if !kind.is_empty() { { icon(kind) } }

@@ -6,6 +6,8 @@ use yew::prelude::*;
 
 use crate::components::icons::icon;
 use crate::viz::frame::Frame;
+use crate::viz::run::step_no;
+use crate::viz::state::Badge;
 
 /// The core's caption of the steps shown (the current one; in compare mode, every step of the
 /// current tick), announced to screen readers as it changes. `kind` picks the glyph: the most
@@ -21,12 +23,22 @@ pub fn caption(steps: &[StepRecord], kind: &str, id: &str) -> Html {
             } else {
                 { for steps.iter().map(|r| html! {
                     <p>
-                        <span class="step-no mono">{ format!("#{} · t={}", r.index, r.at.0) }</span>
+                        <span class="step-no mono">{ format!("#{} · t={}", step_no(r.index), r.at.0) }</span>
                         { r.caption.clone() }
                     </p>
                 }) }
             }
         </div>
+    }
+}
+
+/// The title's badge: what runs now and, by colour, glyph and words, how it fares.
+pub fn run_badge(badge: &Badge) -> Html {
+    html! {
+        <span class={badge.tone.class()}>
+            { icon(badge.tone.glyph()) }{ badge.label.clone() }
+            <span class="sr-only">{ badge.tone.says() }</span>
+        </span>
     }
 }
 
@@ -36,7 +48,11 @@ fn gen(g: Option<u64>) -> String {
 
 /// The state panels after a step, read from its frame. A plain function: the frame is new at
 /// every step, so a component would re-render each time anyway.
-pub fn panels(f: &Frame) -> Html {
+///
+/// The caption already announces a broken invariant at the step that breaks it (the core ends
+/// that step's caption with "Broken: …"), so the invariants list announces what is added to it
+/// only when `announce` is set: in an embed that shows the panels without the caption.
+pub fn panels(f: &Frame, announce: bool) -> Html {
     if let Some(error) = &f.error {
         return html! { <p class="error">{ error.clone() }</p> };
     }
@@ -102,7 +118,7 @@ pub fn panels(f: &Frame) -> Html {
                                 <span class={classes!("badge", if c.fenced { "ok" } else { "bad" })}>{ c.enforcement }</span>
                             </div>
                             <dl class="cell-facts">
-                            <div><dt>{ "highest gen" }</dt><dd class="mono" data-testid="highest">{ gen(c.highest) }</dd></div>
+                            <div><dt>{ c.kept.label() }</dt><dd class="mono" data-testid="highest">{ c.kept.value() }</dd></div>
                             <div><dt>{ "revision" }</dt><dd class="mono">{ c.revision.clone() }</dd></div>
                             <div class="wide"><dt>{ "value" }</dt>
                                 <dd class="value" data-testid="store-value">{ c.value.clone().unwrap_or_else(|| "(empty)".into()) }</dd></div>
@@ -148,16 +164,20 @@ pub fn panels(f: &Frame) -> Html {
             <section class={classes!("panel", (!f.violations.is_empty()).then_some("alarm"))} aria-label="Invariants"
                 data-testid="violations-panel">
                 <h3>{ icon(if f.violations.is_empty() { "check" } else { "warn" }) }{ "Invariants" }</h3>
-                if f.violations.is_empty() {
-                    <p class="ok-text">{ "all hold so far" }</p>
-                } else {
-                    <ul class="violations">
-                        { for f.violations.iter().map(|v| html! {
-                            <li><strong>{ v.invariant.replace('_', " ") }</strong>
-                                <span class="muted">{ format!(" at step {}: {}", v.step, v.detail) }</span></li>
-                        }) }
-                    </ul>
-                }
+                // The live region stays in place while its content changes, or nothing would
+                // be announced.
+                <div aria-live={announce.then_some("polite")} aria-relevant={announce.then_some("additions")}>
+                    if f.violations.is_empty() {
+                        <p class="ok-text">{ "all hold so far" }</p>
+                    } else {
+                        <ul class="violations">
+                            { for f.violations.iter().map(|v| html! {
+                                <li><strong>{ v.invariant.replace('_', " ") }</strong>
+                                    <span class="muted">{ format!(" at step {}: {}", step_no(v.step), v.detail) }</span></li>
+                            }) }
+                        </ul>
+                    }
+                </div>
             </section>
         </div>
     }

@@ -62,12 +62,16 @@ pub fn register_card(state: &RegisterView) -> Html {
     }
 }
 
+/// The write form. `field` is the generation field, which the shell focuses when a press of
+/// Write finds no token in it.
 pub fn write_form(
     state: &RegisterView,
+    field: &NodeRef,
     on_generation: Callback<InputEvent>,
     on_value: Callback<InputEvent>,
     on_submit: Callback<SubmitEvent>,
 ) -> Html {
+    let error = state.generation_error();
     html! {
         <form class="card write" aria-labelledby="write-title" onsubmit={on_submit}>
             <h2 id="write-title">{ "Write" }</h2>
@@ -75,14 +79,22 @@ pub fn write_form(
             <input
                 id="generation"
                 data-testid="generation"
+                ref={field.clone()}
                 type="text"
                 inputmode="numeric"
                 autocomplete="off"
                 spellcheck="false"
                 placeholder="e.g. 8"
+                aria-invalid={error.is_some().then_some("true")}
+                aria-describedby={error.is_some().then_some("generation-error")}
                 value={state.generation_input().to_string()}
                 oninput={on_generation}
             />
+            if let Some(error) = error {
+                <p id="generation-error" class="field-error" data-testid="generation-error" role="alert">
+                    { error.to_string() }
+                </p>
+            }
             <label for="value">{ "Value" }</label>
             <input
                 id="value"

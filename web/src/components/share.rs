@@ -38,12 +38,29 @@ fn file_stem(scenario: &Scenario) -> String {
         .collect()
 }
 
-/// The iframe snippet that embeds `fragment` of the page at `url`.
+/// The height of a copied embed before its first height message: enough for the default embed
+/// (title, controls, caption, diagram) at the width of an article's column.
+pub const EMBED_HEIGHT: u32 = 680;
+
+/// The iframe snippet that embeds `fragment` of the page at `url`, and the few lines of script
+/// that fit each Fencelab iframe on the page to the height it reports (`io::HEIGHT_MESSAGE`),
+/// telling frames apart by the window a message comes from.
 pub fn embed_code(url: &str, fragment: &str, title: &str) -> String {
     let title = title.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;");
     format!(
-        "<iframe src=\"{url}#{fragment}\" title=\"Fencelab: {title}\" width=\"100%\" height=\"560\" \
-         style=\"border:0;max-width:100%\" loading=\"lazy\"></iframe>"
+        "<iframe src=\"{url}#{fragment}\" title=\"Fencelab: {title}\" width=\"100%\" height=\"{EMBED_HEIGHT}\" \
+         style=\"border:0;max-width:100%\" loading=\"lazy\"></iframe>\n\
+         <script>\n\
+         // Fits each Fencelab iframe to the height its page reports.\n\
+         addEventListener(\"message\", function (e) {{\n\
+         \x20 var d = e.data;\n\
+         \x20 if (!d || d.type !== \"{message}\" || !(d.height > 0)) return;\n\
+         \x20 document.querySelectorAll(\"iframe\").forEach(function (f) {{\n\
+         \x20   if (f.contentWindow === e.source) f.style.height = d.height + \"px\";\n\
+         \x20 }});\n\
+         }});\n\
+         </script>",
+        message = io::HEIGHT_MESSAGE,
     )
 }
 
@@ -152,7 +169,7 @@ pub fn ShareExport(props: &ShareProps) -> Html {
             <div class="share-row">
                 <label for="embed-code">{ "Embed code" }</label>
                 <div class="copy-field">
-                    <textarea id="embed-code" class="mono" rows="2" readonly=true value={embed} />
+                    <textarea id="embed-code" class="mono" rows="4" readonly=true value={embed} />
                     <button id="copy-embed" type="button" class="chip" onclick={copy("embed-code", "embed code")}>{ "Copy embed code" }</button>
                 </div>
             </div>
@@ -202,12 +219,32 @@ pub fn LinkProblem(props: &LinkProblemProps) -> Html {
     html! {
         <div id="link-error" class="error link-error" role="alert">
             <p>{ "This link could not be opened: " }{ props.error.clone() }
-                { ". Showing the first story instead; pick any story below." }</p>
+                { ". Showing the first story instead: choose another in the Story menu above." }</p>
             <div class="link-error-actions">
                 { for restore }
                 <button id="dismiss-link-error" type="button" class="chip"
                     onclick={click(&props.on, Action::DismissLinkError)}>{ "Dismiss" }</button>
             </div>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embed_code_is_an_iframe_and_the_script_that_fits_it() {
+        let code = embed_code("https://example.org/f/", "scenario=paused-worker", "A \"b\" <c>");
+        assert!(code.starts_with(
+            "<iframe src=\"https://example.org/f/#scenario=paused-worker\" \
+             title=\"Fencelab: A &quot;b&quot; &lt;c>\" width=\"100%\" height=\"680\""
+        ));
+        assert!(code.contains("d.type !== \"fencelab:height\""));
+        assert!(code.contains("f.contentWindow === e.source"));
+        assert!(code.ends_with("</script>"));
+        // The README shows the same script, so what it documents is what the page copies.
+        let script = &code[code.find("<script>").unwrap()..];
+        assert!(include_str!("../../../README.md").contains(script));
     }
 }

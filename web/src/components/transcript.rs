@@ -2,14 +2,15 @@
 
 use yew::prelude::*;
 
-use crate::viz::run::RunRef;
+use crate::viz::run::{step_no, RunRef};
 
 #[derive(Properties, PartialEq)]
 pub struct TranscriptProps {
     pub run: RunRef,
 }
 
-/// Every step's time and caption, so the whole run can be read (or heard) without the diagram.
+/// Every step's number, time and caption, so the whole run can be read (or heard) without the
+/// diagram. The list's own markers are off: each item carries the page's step number.
 /// It re-renders only when the run changes.
 #[component]
 pub fn Transcript(props: &TranscriptProps) -> Html {
@@ -18,7 +19,7 @@ pub fn Transcript(props: &TranscriptProps) -> Html {
             <summary>{ format!("Text transcript ({} steps)", props.run.len()) }</summary>
             <ol>
                 { for props.run.timeline.iter().map(|r| html! {
-                    <li><span class="mono step-no">{ format!("t={}", r.at.0) }</span>{ " " }{ r.caption.clone() }</li>
+                    <li><span class="mono step-no">{ format!("#{} · t={}", step_no(r.index), r.at.0) }</span>{ r.caption.clone() }</li>
                 }) }
             </ol>
         </details>

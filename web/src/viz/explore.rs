@@ -7,9 +7,10 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
+use fencelab_core::memory::MIB;
 use fencelab_core::scenario::switches::Switch;
 use fencelab_core::{
-    ExploreConfig, ExploreResult, ExploreStats, Explorer, InvariantKind, Scenario,
+    Bound, ExploreConfig, ExploreResult, ExploreStats, Explorer, InvariantKind, Scenario,
 };
 use yew::Reducible;
 
@@ -18,9 +19,15 @@ use yew::Reducible;
 /// needs about 90 MiB for 20,000 of them natively. Every built-in story's search stays far below.
 pub const MAX_STATES: usize = 30_000;
 
-/// The page's search bounds: the command line's, with [`MAX_STATES`].
+/// The most memory a search in the page may hold, as the explorer estimates it: half the command
+/// line's default, since the tab's memory also holds the page and the run on screen, and a
+/// scenario of one's own (thousands of workers, say) can need far more than the state bound
+/// suggests.
+pub const MAX_MEMORY: usize = 256 * MIB;
+
+/// The page's search bounds: the command line's, with [`MAX_STATES`] and [`MAX_MEMORY`].
 pub fn config() -> ExploreConfig {
-    ExploreConfig { max_states: MAX_STATES, ..ExploreConfig::default() }
+    ExploreConfig { max_states: MAX_STATES, max_memory: MAX_MEMORY, ..ExploreConfig::default() }
 }
 
 /// How many explorer steps the shell runs per timer tick, unless a test asks otherwise.
@@ -124,8 +131,11 @@ pub struct Counterexample {
 /// How a search ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    /// No schedule within the bounds breaks a safety invariant.
+    /// Every schedule was checked, and none breaks a safety invariant.
     Safe(ExploreStats),
+    /// No schedule that was checked breaks a safety invariant, but a bound stopped the search
+    /// (or cut runs short) before every schedule was checked: it proves nothing about the rest.
+    Inconclusive(ExploreStats, Bound),
     /// A shortest schedule that breaks one.
     Broken(ExploreStats, Rc<Counterexample>),
     /// The engine refused to go on.
@@ -196,7 +206,10 @@ impl ExploreView {
 
     fn finish(&mut self, result: ExploreResult) {
         let outcome = match result {
-            ExploreResult::NoViolation { stats } => Outcome::Safe(stats),
+            ExploreResult::NoViolation { stats } => match stats.cut_by {
+                Some(bound) => Outcome::Inconclusive(stats, bound),
+                None => Outcome::Safe(stats),
+            },
             ExploreResult::Error { stats, error } => Outcome::Failed(stats, error.to_string()),
             ExploreResult::Violation { stats, violation, schedule, .. } => {
                 let mut scenario = (*self.origin).clone();
@@ -412,6 +425,28 @@ mod tests {
             ExploreResult::NoViolation { stats: ExploreStats::default() },
         ));
         assert!(Rc::ptr_eq(&same, &state));
+    }
+
+    #[test]
+    fn a_search_a_bound_cut_short_is_inconclusive_not_safe() {
+        let state = story("paused-worker", "fenced", &[]).reduce(ExploreAction::Start);
+        let job = state.job;
+        let stats = ExploreStats {
+            unique_states: MAX_STATES,
+            bound_hit: true,
+            cut_by: Some(Bound::States),
+            ..ExploreStats::default()
+        };
+        let state = state.reduce(ExploreAction::Finish(job, ExploreResult::NoViolation { stats }));
+        assert_eq!(state.status, Status::Done(Outcome::Inconclusive(stats, Bound::States)));
+        // A search with a bound too small for the story ends the same way.
+        let tiny = ExploreConfig { max_memory: 1, ..config() };
+        let scenario = library::scenario("paused-worker", Some("fenced")).expect("built in");
+        let result = Explorer::new(scenario, tiny).expect("valid").run();
+        let state = story("paused-worker", "fenced", &[]).reduce(ExploreAction::Start);
+        let job = state.job;
+        let state = state.reduce(ExploreAction::Finish(job, result));
+        assert!(matches!(state.status, Status::Done(Outcome::Inconclusive(_, Bound::Memory))));
     }
 
     #[test]

@@ -73,8 +73,8 @@ pub struct CellRow {
     pub enforcement: &'static str,
     /// Whether the path checks tokens atomically with the write.
     pub fenced: bool,
-    /// The highest generation accepted.
-    pub highest: Option<u64>,
+    /// The generation the path keeps to fence writes with, if it keeps one.
+    pub kept: Kept,
     /// The value.
     pub value: Option<String>,
     /// The revision, e.g. `r2`.
@@ -83,6 +83,57 @@ pub struct CellRow {
     pub remembered: Vec<String>,
     /// How many operation ids it remembers in all.
     pub remembered_count: usize,
+}
+
+/// What a write path keeps to fence writes with. The register records the generation of every
+/// write it applies, checked or not, so what that number means depends on the path's
+/// enforcement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// An unfenced path looks at no token, so it keeps no fencing record at all.
+    Nothing,
+    /// A check-then-write path compares tokens against the generation of the last write it
+    /// made, which goes backwards when a stale write slips in between check and write.
+    LastWritten(Option<u64>),
+    /// A fenced path keeps the highest generation that has passed its check.
+    Highest(Option<u64>),
+}
+
+impl Kept {
+    /// What a path with `enforcement` keeps, given its register's record.
+    pub fn of(enforcement: Enforcement, recorded: Option<u64>) -> Kept {
+        match enforcement {
+            Enforcement::Unfenced => Kept::Nothing,
+            Enforcement::CheckThenWrite => Kept::LastWritten(recorded),
+            Enforcement::Fenced | Enforcement::FencedIdempotent => Kept::Highest(recorded),
+        }
+    }
+
+    /// The state panel's name for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kept::LastWritten(_) => "last written gen",
+            Kept::Nothing | Kept::Highest(_) => "highest gen",
+        }
+    }
+
+    /// The state panel's value: a generation, or why there is none.
+    pub fn value(self) -> String {
+        match self {
+            Kept::Nothing => "none: unfenced".into(),
+            Kept::LastWritten(g) | Kept::Highest(g) => g.map_or("none".into(), |g| g.to_string()),
+        }
+    }
+
+    /// The short form for lane headers and compare mode's table, e.g. `g2` or `last g1`.
+    pub fn short(self) -> String {
+        let gen = |g: Option<u64>| g.map_or("–".into(), |g| format!("g{g}"));
+        match self {
+            Kept::Nothing => "unfenced".into(),
+            Kept::LastWritten(g) => format!("last {}", gen(g)),
+            Kept::Highest(g) => gen(g),
+        }
+    }
 }
 
 /// A store and its cells.
@@ -231,7 +282,7 @@ impl Frame {
                             resource: resource.clone(),
                             enforcement: enforcement_name(cell.enforcement),
                             fenced: cell.enforcement.is_fenced(),
-                            highest: register.highest().map(|g| g.get()),
+                            kept: Kept::of(cell.enforcement, register.highest().map(|g| g.get())),
                             value: register.value().map(str::to_string),
                             revision: register.revision().to_string(),
                             remembered: {

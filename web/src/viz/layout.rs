@@ -2,7 +2,7 @@
 //! per step, with extra room where logical time jumps. Pure geometry; nothing here knows HTML.
 
 use fencelab_core::scenario::diagram::{Diagram, MarkKind, SpanKind};
-use fencelab_core::scenario::model::PauseReason;
+use fencelab_core::scenario::model::{Enforcement, PauseReason};
 use fencelab_core::Named;
 use fencelab_core::{Event, StepRecord, WriteOutcome};
 
@@ -18,10 +18,26 @@ pub const ROW: f64 = 30.0;
 pub const GAP_PER_TICK: f64 = 5.0;
 /// The most extra room a jump in time gets.
 pub const MAX_GAP: f64 = 40.0;
-/// How far apart marks stacked on one lane in one step are.
-pub const STACK: f64 = 14.0;
+/// How far apart marks stacked on one lane in one step are: more than a mark's circle and its
+/// 12 px label are tall, so stacked marks never overlap.
+pub const STACK: f64 = 24.0;
 /// Room below the last row.
 pub const BOTTOM: f64 = 36.0;
+/// Room on the right of the last lane for its labels, at the natural width: the last lane is
+/// usually the store, whose decisions are the story's key moments.
+pub const RIGHT_ROOM: f64 = 150.0;
+/// The least room on the right: a pane just too narrow for [`RIGHT_ROOM`] gives up some of it
+/// rather than scroll sideways.
+pub const MIN_RIGHT: f64 = 96.0;
+/// The widest a lane gets when the diagram stretches to fill a wide pane.
+pub const MAX_LANE_W: f64 = 280.0;
+/// The most room on the right of the last lane when stretched.
+pub const MAX_RIGHT: f64 = 320.0;
+/// An upper estimate of a 12 px label's average character width (DejaVu Sans, the widest of
+/// the usual system fonts), so a label clipped to its room does not run into the next lane.
+pub const CHAR_W: f64 = 6.3;
+/// The same for the monospaced notes.
+pub const MONO_W: f64 = 7.3;
 
 /// A message's line.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +98,8 @@ pub struct MarkGeom {
     pub y: f64,
     /// The step it belongs to.
     pub step: usize,
-    /// For a store's decision: its value and highest generation afterwards, e.g. `= B: 120 · g2`.
+    /// For a store's decision: its value and highest generation afterwards, e.g. `= B: 120 · g2`
+    /// (no generation for an unfenced path, which keeps none).
     pub note: Option<String>,
 }
 
@@ -92,10 +109,15 @@ fn store_note(record: &StepRecord) -> Option<String> {
     let gen =
         |g: &Option<fencelab_core::Generation>| g.map_or_else(String::new, |g| format!(" · g{g}"));
     match &record.event {
-        Event::WriteArrived { outcome, value_after, highest_after, .. } => {
+        Event::WriteArrived { outcome, value_after, highest_after, enforcement, .. } => {
             let verb = if matches!(outcome, WriteOutcome::Rejected(_)) { "kept" } else { "=" };
             let value = value_after.as_deref().unwrap_or("(empty)");
-            Some(format!("{verb} {value}{}", gen(highest_after)))
+            // An unfenced path keeps no fencing record, so the note shows none.
+            let kept = match enforcement {
+                Enforcement::Unfenced => String::new(),
+                _ => gen(highest_after),
+            };
+            Some(format!("{verb} {value}{kept}"))
         }
         Event::WriteCommitted { request, .. } => Some(format!("= {}", request.value)),
         _ => None,
@@ -162,6 +184,133 @@ pub struct Layout {
     pub settled_extent: Vec<(f64, f64)>,
     /// The most telling mark kind of each step (`""` for none), for the log's and caption's glyph.
     pub step_kinds: Vec<&'static str>,
+    /// The entries of [`LEGEND`] this diagram draws, in the table's order.
+    pub legend: Vec<&'static LegendEntry>,
+}
+
+/// One thing the diagram can draw and what the legend says about it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct LegendEntry {
+    /// `mark`, `arrow`, `token` or `span`.
+    pub group: &'static str,
+    /// The kind within the group, as the diagram's `data-kind` (or, for a token, `data-token`)
+    /// names it.
+    pub kind: &'static str,
+    /// What it means.
+    pub text: &'static str,
+}
+
+const fn entry(group: &'static str, kind: &'static str, text: &'static str) -> LegendEntry {
+    LegendEntry { group, kind, text }
+}
+
+/// Everything the diagram can draw, in the order the legend lists it: messages and their
+/// tokens, periods, then marks roughly in the order a story meets them. A lease token needs no
+/// entry of its own: the messages' entries show it.
+pub const LEGEND: [LegendEntry; 25] = [
+    entry("arrow", "grant", "lease grant with its generation"),
+    entry("arrow", "write", "write with its generation"),
+    entry("arrow", "effect", "side effect with its generation"),
+    entry("token", "wall_clock", "token read off a wall clock"),
+    entry("token", "forged", "forged token"),
+    entry("span", "lease", "lease valid (authority), up to its expiry line"),
+    entry("span", "belief", "what the worker believes it holds"),
+    entry("span", "pause", "worker frozen"),
+    entry("mark", "granted", "lease granted"),
+    entry("mark", "busy", "lease busy: held by another"),
+    entry("mark", "renewed", "lease renewed"),
+    entry("mark", "released", "lease released"),
+    entry("mark", "expired", "lease expired"),
+    entry("mark", "read", "value read"),
+    entry("mark", "lease_checked", "lease checked on the worker's own clock"),
+    entry("mark", "slowed", "network slowed down"),
+    entry("mark", "checked", "check passed; the write comes later"),
+    entry("mark", "applied", "write accepted"),
+    entry("mark", "rejected", "write rejected, with the reason"),
+    entry("mark", "replayed", "retry answered from the stored result"),
+    entry("mark", "delivered", "effect passed on / received"),
+    entry("mark", "dropped", "effect dropped"),
+    entry("mark", "restarted", "restart"),
+    entry("mark", "stopped", "worker stopped"),
+    entry("mark", "violation", "invariant broken"),
+];
+
+/// How the diagram's columns stretch to fill its pane. Only the horizontal positions change:
+/// rows keep their height and text keeps its size, so a wide screen gets roomier lanes and
+/// whole labels, and a narrow one keeps the natural width and scrolls sideways.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fit {
+    /// The width of one lane.
+    pub lane_w: f64,
+    /// The room on the right of the last lane.
+    pub right: f64,
+    /// How many lanes.
+    pub lanes: usize,
+}
+
+impl Fit {
+    /// The natural size: what a pane too narrow for it scrolls through.
+    pub fn natural(lanes: usize) -> Fit {
+        Fit { lane_w: LANE_W, right: RIGHT_ROOM, lanes }
+    }
+
+    /// The columns for a pane `available` pixels wide (0 when unknown): the spare width goes to
+    /// the lanes and, twice a lane's share, to the room right of the last lane (usually the
+    /// store's, where the story's verdicts are written), up to [`MAX_LANE_W`] and [`MAX_RIGHT`].
+    /// A pane a little narrower than the natural width takes it out of the room on the right,
+    /// down to [`MIN_RIGHT`]; a narrower one scrolls.
+    pub fn new(lanes: usize, available: f64) -> Fit {
+        let natural = Fit::natural(lanes);
+        let spare = available.floor() - natural.width();
+        if lanes == 0 || spare < MIN_RIGHT - RIGHT_ROOM {
+            return natural;
+        }
+        if spare <= 0.0 {
+            return Fit { right: RIGHT_ROOM + spare, ..natural };
+        }
+        let share = spare / (lanes as f64 + 2.0);
+        Fit {
+            lane_w: (LANE_W + share).min(MAX_LANE_W).floor(),
+            right: (RIGHT_ROOM + 2.0 * share).min(MAX_RIGHT).floor(),
+            lanes,
+        }
+    }
+
+    /// The whole width: the time axis, the lanes, the room on the right.
+    pub fn width(&self) -> f64 {
+        GUTTER + self.lane_w * self.lanes as f64 + 8.0 + self.right
+    }
+
+    /// Where `x`, laid out at the natural width, falls: its lane's centre moves, its offset from
+    /// that centre (a lease bar beside the lane line) stays.
+    pub fn x(&self, x: f64) -> f64 {
+        if x <= GUTTER || self.lanes == 0 {
+            return x;
+        }
+        let lane = (((x - GUTTER) / LANE_W).floor() as usize).min(self.lanes - 1);
+        let centre = |w: f64| GUTTER + w * (lane as f64 + 0.5);
+        centre(self.lane_w) + (x - centre(LANE_W))
+    }
+
+    /// The room for a label that starts `from` pixels right of a lane centre at fitted `x`:
+    /// up to the next lane's marks, or to the right edge after the last lane.
+    pub fn room(&self, x: f64, from: f64) -> f64 {
+        let lane = ((x - GUTTER) / self.lane_w).floor().max(0.0) as usize;
+        let next = if lane + 1 >= self.lanes { self.width() - 4.0 } else { x + self.lane_w - 12.0 };
+        next - x - from
+    }
+}
+
+/// `text` cut to `room` pixels of characters about `char_w` wide, with an ellipsis; `None` when
+/// it fits whole.
+pub fn clip(text: &str, room: f64, char_w: f64) -> Option<String> {
+    let max = ((room / char_w) as usize).max(6);
+    text.char_indices().nth(max)?;
+    let (end, _) = text.char_indices().nth(max - 1)?;
+    // Pushed rather than formatted: the formatter costs the wasm more.
+    let mut cut = text[..end].to_string();
+    cut.push('…');
+    Some(cut)
 }
 
 /// An item of the diagram that, once its step has happened, never changes again.
@@ -338,6 +487,15 @@ impl Layout {
             }
         }
         layout.step_kinds = step_kinds;
+        layout.legend = LEGEND
+            .iter()
+            .filter(|e| match e.group {
+                "mark" => layout.marks.iter().any(|m| m.kind == e.kind),
+                "arrow" => layout.arrows.iter().any(|a| a.kind == e.kind),
+                "token" => layout.arrows.iter().any(|a| a.token == e.kind),
+                _ => layout.spans.iter().any(|s| s.kind == e.kind),
+            })
+            .collect();
         let mut settled = vec![Vec::new(); timeline.len()];
         for (i, s) in layout.spans.iter().enumerate() {
             if let Some(slot) = s.end_step.and_then(|end| settled.get_mut(end)) {
@@ -440,4 +598,129 @@ fn pause_label(reason: PauseReason) -> String {
         PauseReason::OverloadedEventLoop => "busy event loop",
     };
     format!("frozen: {why}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::viz::run::Run;
+    use fencelab_core::scenario::diagram::{ArrowKind, MarkKind};
+    use fencelab_core::scenario::library;
+    use fencelab_core::TokenKind;
+
+    fn run(name: &str, variant: &str) -> Run {
+        Run::play(library::scenario(name, Some(variant)).expect("a built-in story")).unwrap()
+    }
+
+    #[test]
+    fn a_narrow_pane_keeps_the_natural_width_and_a_wide_one_is_filled() {
+        let natural = Fit::natural(4);
+        assert_eq!(natural.width(), GUTTER + 4.0 * LANE_W + 8.0 + RIGHT_ROOM);
+        // A phone: the diagram keeps its width and scrolls.
+        assert_eq!(Fit::new(4, 320.0), natural);
+        assert_eq!(Fit::new(4, 0.0), natural);
+        // A pane a little narrower: the room on the right gives way, down to its least.
+        assert_eq!(Fit::new(4, natural.width() - 20.0).width(), natural.width() - 20.0);
+        let tight = natural.width() - (RIGHT_ROOM - MIN_RIGHT);
+        assert_eq!(Fit::new(4, tight).right, MIN_RIGHT);
+        assert_eq!(Fit::new(4, tight - 1.0), natural);
+        // A desktop pane: lanes and the right-hand room share the spare width, within it.
+        let wide = Fit::new(4, 1022.0);
+        assert!(wide.lane_w > LANE_W && wide.right > RIGHT_ROOM);
+        assert!(wide.width() <= 1022.0 && wide.width() > 1010.0, "{}", wide.width());
+        // A very wide pane: lanes stop growing.
+        let huge = Fit::new(3, 5000.0);
+        assert_eq!((huge.lane_w, huge.right), (MAX_LANE_W, MAX_RIGHT));
+    }
+
+    #[test]
+    fn fitting_moves_lane_centres_and_keeps_offsets_beside_them() {
+        let fit = Fit::new(4, 1022.0);
+        let centre = |i: f64| GUTTER + LANE_W * (i + 0.5);
+        for lane in 0..4 {
+            let x = centre(lane as f64);
+            let moved = GUTTER + fit.lane_w * (lane as f64 + 0.5);
+            assert_eq!(fit.x(x), moved);
+            // A lease bar 9 px left of the lane line stays 9 px left of it.
+            assert_eq!(fit.x(x - 9.0), moved - 9.0);
+            assert_eq!(fit.x(x + 9.0), moved + 9.0);
+        }
+        assert_eq!(fit.x(10.0), 10.0, "the time axis does not move");
+        // A label on the last lane may use the room on the right; others stop before the next.
+        let last = fit.x(centre(3.0));
+        assert_eq!(fit.room(last, 13.0), fit.width() - 4.0 - last - 13.0);
+        assert_eq!(fit.room(fit.x(centre(1.0)), 13.0), fit.lane_w - 25.0);
+    }
+
+    #[test]
+    fn a_label_is_clipped_only_when_it_does_not_fit() {
+        assert_eq!(clip("stale: 1 < 2", 200.0, CHAR_W), None);
+        let cut = clip("violated: stale write accepted", 100.0, CHAR_W).unwrap();
+        assert!(cut.ends_with('…') && cut.chars().count() <= (100.0 / CHAR_W) as usize, "{cut}");
+        assert!("violated: stale write accepted".starts_with(cut.trim_end_matches('…')));
+        // Never less than a few characters, however tight.
+        assert_eq!(clip("gen 2 expired", 1.0, CHAR_W).unwrap().chars().count(), 6);
+    }
+
+    #[test]
+    fn marks_stacked_on_one_lane_in_one_step_are_a_full_mark_apart() {
+        let run = run("paused-worker", "broken");
+        let step = run.layout.marks.iter().find(|m| m.kind == "violation").unwrap().step;
+        let mut ys: Vec<f64> =
+            run.layout.marks.iter().filter(|m| m.step == step).map(|m| m.y).collect();
+        ys.sort_by(f64::total_cmp);
+        assert_eq!(ys.len(), 3, "the applied write and two broken invariants");
+        assert!(ys.windows(2).all(|w| w[1] - w[0] >= STACK), "{ys:?}");
+        // The row below starts after the stack.
+        assert!(run.layout.row(step + 1) > ys[2] + ROW / 2.0);
+    }
+
+    #[test]
+    fn the_legend_lists_exactly_what_each_story_draws() {
+        for scenario in library::all() {
+            let run = Run::play(scenario).unwrap();
+            let layout = &run.layout;
+            let listed = |group: &str| -> Vec<&str> {
+                let mut kinds: Vec<&str> =
+                    layout.legend.iter().filter(|e| e.group == group).map(|e| e.kind).collect();
+                kinds.sort_unstable();
+                kinds
+            };
+            fn drawn(mut kinds: Vec<&str>) -> Vec<&str> {
+                kinds.sort_unstable();
+                kinds.dedup();
+                kinds
+            }
+            let name = format!("{}/{}", run.scenario.name, run.scenario.variant);
+            let marks = drawn(layout.marks.iter().map(|m| m.kind.as_str()).collect());
+            assert_eq!(listed("mark"), marks, "{name}");
+            let arrows = drawn(layout.arrows.iter().map(|a| a.kind.as_str()).collect());
+            assert_eq!(listed("arrow"), arrows, "{name}");
+            let tokens = drawn(
+                layout.arrows.iter().map(|a| a.token.as_str()).filter(|t| *t != "lease").collect(),
+            );
+            assert_eq!(listed("token"), tokens, "{name}");
+            let spans = drawn(layout.spans.iter().map(|s| s.kind).collect());
+            assert_eq!(listed("span"), spans, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_legend_can_explain_every_kind_of_thing_the_diagram_draws() {
+        let has =
+            |group: &str, kind: &str| LEGEND.iter().any(|e| e.group == group && e.kind == kind);
+        for kind in MarkKind::VARIANTS {
+            assert!(has("mark", kind.name()), "{}", kind.name());
+        }
+        for kind in ArrowKind::VARIANTS {
+            assert!(has("arrow", kind.name()), "{}", kind.name());
+        }
+        for kind in TokenKind::VARIANTS.iter().filter(|k| **k != TokenKind::Lease) {
+            assert!(has("token", kind.name()), "{}", kind.name());
+        }
+        for kind in ["lease", "belief", "pause"] {
+            assert!(has("span", kind), "{kind}");
+        }
+        assert_eq!(LEGEND.len(), MarkKind::VARIANTS.len() + ArrowKind::VARIANTS.len() + 2 + 3);
+    }
 }

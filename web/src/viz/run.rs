@@ -15,6 +15,14 @@ use crate::viz::layout::Layout;
 /// edited scenario cannot freeze the tab.
 pub const MAX_VIEW_STEPS: usize = 4_000;
 
+/// The number the page shows for the step at timeline index `index`. Steps are numbered from 1
+/// everywhere a reader sees them (caption, counter, log, transcript, diagram, panels, exports):
+/// after `n` steps the reader is at step `n`, and its caption reads `#n`. The core and the
+/// page's `data-step` attributes count from 0.
+pub fn step_no(index: usize) -> usize {
+    index + 1
+}
+
 /// A scenario played to its end (or to [`MAX_VIEW_STEPS`]).
 #[derive(Debug)]
 pub struct Run {
@@ -28,6 +36,8 @@ pub struct Run {
     pub layout: Layout,
     /// Why the run stopped early, if it did.
     pub stopped: Option<String>,
+    /// Whether the core's verdict on the whole run lists a broken invariant.
+    pub breaks: bool,
     /// The engine, positioned wherever the last frame was taken. It is a cache: a frame depends
     /// only on the scenario and the position, never on where the engine happened to be.
     engine: RefCell<Engine>,
@@ -58,7 +68,9 @@ impl Run {
         let timeline = engine.timeline().to_vec();
         let diagram = diagram(&scenario, &timeline, &verdict.violations);
         let layout = Layout::new(&diagram, &timeline);
-        Ok(Run { scenario, timeline, diagram, layout, stopped, engine: RefCell::new(engine) })
+        let breaks = !verdict.violations.is_empty();
+        let engine = RefCell::new(engine);
+        Ok(Run { scenario, timeline, diagram, layout, stopped, breaks, engine })
     }
 
     /// How many steps the run has.

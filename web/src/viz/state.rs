@@ -52,6 +52,57 @@ pub enum Tab {
     Playground,
 }
 
+/// How the run on screen fares, as the title's badge says it: from the core's verdict on the
+/// whole run and the protections the reader switched off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Every invariant holds in this run, with every protection on.
+    Holds,
+    /// Every invariant holds in this run, though a protection is switched off.
+    Weakened,
+    /// This run breaks an invariant.
+    Breaks,
+}
+
+impl Tone {
+    /// The badge's CSS classes: the tone's picks the colour.
+    pub fn class(self) -> &'static str {
+        match self {
+            Tone::Holds => "badge ok",
+            Tone::Weakened => "badge warn",
+            Tone::Breaks => "badge bad",
+        }
+    }
+
+    /// Its glyph, so the colour is never the only cue: a tick, an open padlock, a warning.
+    pub fn glyph(self) -> &'static str {
+        match self {
+            Tone::Holds => "check",
+            Tone::Weakened => "released",
+            Tone::Breaks => "violation",
+        }
+    }
+
+    /// What it means, in words for screen readers, read after the badge's label.
+    pub fn says(self) -> &'static str {
+        match self {
+            Tone::Holds => " (every invariant holds in this run)",
+            Tone::Weakened => " (a protection is off, though this run breaks no invariant)",
+            Tone::Breaks => " (this run breaks an invariant)",
+        }
+    }
+}
+
+/// The title's badge: what runs now (the variant, or `edited`, and any switches on) and how it
+/// fares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Badge {
+    /// E.g. `fenced + unfenced store`.
+    pub label: String,
+    /// How the run fares.
+    pub tone: Tone,
+}
+
 /// Which side of compare mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
@@ -213,6 +264,12 @@ impl Compare {
         self.right.seek_tick(tick);
     }
 
+    /// The cursor that shows tick `t`, or the last tick before it when neither side does
+    /// anything at `t` (0 before the first tick).
+    fn cursor_at_tick(&self, t: u64) -> usize {
+        self.ticks.partition_point(|tick| *tick <= t)
+    }
+
     /// The logical time shown.
     pub fn now(&self) -> u64 {
         self.cursor.checked_sub(1).and_then(|i| self.ticks.get(i)).copied().unwrap_or(0)
@@ -288,9 +345,13 @@ pub struct Viz {
     pub switches: Vec<Switch>,
     /// What was wrong with the link the page was opened with, if anything.
     pub link_error: Option<String>,
-    /// The viewer opened a link that needs the tools (compare mode): the shell loads them at
-    /// once and leaves the address as the link had it.
+    /// The viewer opened a link that needs the tools (compare mode, the playground): the shell
+    /// loads them at once and leaves the address as the link had it.
     pub wants_tools: bool,
+    /// How many times the reader changed tabs. Each change is a new history entry, so Back and
+    /// Forward move between the tabs; every other move replaces the current entry. The shell
+    /// pushes an entry when this grows.
+    pub entries: usize,
 }
 
 /// `scenario` with one same-generation policy everywhere.
@@ -376,16 +437,21 @@ impl Viz {
             switches: Vec::new(),
             link_error: None,
             wants_tools: false,
+            entries: 0,
         }
     }
 
     /// The page an address fragment (without `#`) asks for; an empty one is the first story.
     pub fn open(fragment: &str) -> Viz {
         if fragment.is_empty() {
-            Viz::new()
-        } else {
-            Viz::from_link(ShareLink::parse(fragment))
+            return Viz::new();
         }
+        let mut state = Viz::from_link(ShareLink::parse(fragment));
+        // A link that asked to be an embed stays one, even when it cannot be opened.
+        if state.link_error.is_some() {
+            state.embed = ShareLink::embed_in(fragment);
+        }
+        state
     }
 
     /// The page a link asks for. A bad link opens the default story with the picker and says
@@ -427,11 +493,16 @@ impl Viz {
         if link.autoplay {
             actions.push(Action::TogglePlay);
         }
+        // An embed has no tabs: it shows the visualizer whatever the link says.
+        let playground = link.playground && link.embed.is_none();
+        if playground && TOOLS {
+            actions.push(Action::Tab(Tab::Playground));
+        }
         for action in actions {
             state = state.reduce(action);
         }
         let mut state = Rc::unwrap_or_clone(state);
-        state.wants_tools = !TOOLS && link.compare.is_some();
+        state.wants_tools = !TOOLS && (link.compare.is_some() || playground);
         state.link_error = state.error.take();
         if state.link_error.is_none() {
             state.embed = link.embed;
@@ -457,7 +528,31 @@ impl Viz {
         link.speed = SPEED_PERCENT.get(self.speed).copied().unwrap_or(100);
         link.switches = self.switches.clone();
         link.embed = self.embed;
+        link.playground = self.tab == Tab::Playground && self.embed.is_none();
         link
+    }
+
+    /// The title's badge for the run on screen.
+    pub fn badge(&self) -> Badge {
+        let mut label = if self.edited { "edited".to_string() } else { self.variant.clone() };
+        for switch in &self.switches {
+            label.push_str(" + ");
+            label.push_str(switch.label());
+        }
+        let tone = if self.run.breaks {
+            Tone::Breaks
+        } else if self.switches.is_empty() {
+            Tone::Holds
+        } else {
+            Tone::Weakened
+        };
+        Badge { label, tone }
+    }
+
+    /// Whether this is an embed whose link could not be opened: it shows only what was wrong,
+    /// never another story in the link's place.
+    pub fn broken_embed(&self) -> Option<&str> {
+        self.embed.and(self.link_error.as_deref())
     }
 
     /// Whether an embedded page shows `part` (the full page shows everything).
@@ -595,8 +690,13 @@ impl Reducible for Viz {
             Action::Seek(n) if *n == at && !self.playing => return self,
             Action::Tab(tab) if *tab == self.tab => return self,
             Action::Speed(s) if *s == self.speed || *s >= SPEEDS.len() => return self,
-            // A new address replaces the whole view, so nothing of this one is copied.
-            Action::Open(fragment) => return Rc::new(Viz::open(fragment)),
+            // A new address replaces the whole view, so nothing of this one is copied but the
+            // count of history entries: the address is already in its own entry.
+            Action::Open(fragment) => {
+                let mut next = Viz::open(fragment);
+                next.entries = self.entries;
+                return Rc::new(next);
+            }
             _ => {}
         }
         let mut next = (*self).clone();
@@ -648,18 +748,32 @@ impl Reducible for Viz {
             // The tools' actions; the viewer hands them to the tools module (`tool_control`).
             Action::Compare(on) if TOOLS => {
                 next.playing = false;
-                next.compare = on.then(|| {
+                // The reader stays at the same moment: compare mode steps by tick, so it opens
+                // at the tick of the current step, and closing it at another tick shows every
+                // step of that tick.
+                let tick = next.run.tick_at(next.position);
+                let was = next.compare.take();
+                if on {
                     let scenario = next.played();
-                    let (left, right) = next
-                        .compare
-                        .as_ref()
-                        .map_or((Enforcement::Unfenced, Enforcement::Fenced), |c| {
+                    let (left, right) =
+                        was.as_ref().map_or((Enforcement::Unfenced, Enforcement::Fenced), |c| {
                             (c.left.mode, c.right.mode)
                         });
-                    Compare::new(&scenario, left, right)
-                });
-                if !on {
-                    next.seek(next.position);
+                    let mut compare = Compare::new(&scenario, left, right);
+                    let cursor = match &was {
+                        Some(c) => c.cursor,
+                        None if next.position == 0 => 0,
+                        None => compare.cursor_at_tick(tick),
+                    };
+                    compare.seek(cursor);
+                    next.compare = Some(compare);
+                } else {
+                    let position = match &was {
+                        Some(c) if c.cursor == 0 => 0,
+                        Some(c) if c.now() != tick => next.run.position_at_tick(c.now()),
+                        _ => next.position,
+                    };
+                    next.seek(position);
                 }
             }
             Action::CompareMode(side, mode) if TOOLS => {
@@ -685,6 +799,7 @@ impl Reducible for Viz {
             Action::Tab(tab) if TOOLS => {
                 next.tab = tab;
                 next.playing = false;
+                next.entries += 1;
             }
             Action::Load(scenario) => {
                 next.base = Rc::new(*scenario);
@@ -770,12 +885,19 @@ mod viewer_tests {
         assert!(state.link_error.is_none());
         let plain = Viz::from_link(ShareLink::parse("scenario=paused-worker&step=5"));
         assert!(!plain.wants_tools);
+        // The playground is one of the tools too; the viewer keeps the link's address for them.
+        let playground = Viz::from_link(ShareLink::parse("scenario=paused-worker&tab=playground"));
+        assert!(playground.wants_tools && playground.tab == Tab::Visualizer);
+        // An embed has no tabs, so it needs no tools for one.
+        let embedded = "scenario=paused-worker&tab=playground&embed=caption";
+        assert!(!Viz::from_link(ShareLink::parse(embedded)).wants_tools);
     }
 }
 
 #[cfg(all(test, feature = "tools"))]
 mod tests {
     use super::*;
+    use crate::viz::frame::Kept;
     use fencelab_core::scenario::library;
 
     #[test]
@@ -914,6 +1036,121 @@ mod tests {
             .iter()
             .all(|s| s.policy == SameGenerationPolicy::StrictlyNewer));
         assert_eq!(strict.error, None);
+    }
+
+    #[test]
+    fn compare_mode_opens_and_closes_at_the_same_moment() {
+        // Step 11 (t=11): A is frozen and B holds generation 2.
+        let state = apply(Rc::new(Viz::new()), [Action::Seek(11)]);
+        let tick = state.run.tick_at(11);
+        let state = apply(state, [Action::Compare(true)]);
+        let compare = state.compare.as_ref().expect("compare mode");
+        assert_eq!(compare.now(), tick);
+        assert!(compare.cursor > 0);
+        // Closing it at the same tick keeps the step.
+        let same = apply(Rc::clone(&state), [Action::Compare(false)]);
+        assert_eq!(same.position, 11);
+        // Moving in compare mode and closing it shows every step of the tick it was at.
+        let state = apply(state, [Action::Forward]);
+        let now = state.compare.as_ref().expect("compare mode").now();
+        let state = apply(state, [Action::Compare(false)]);
+        assert_eq!(state.run.tick_at(state.position), now);
+        assert_eq!(state.position, state.run.position_at_tick(now));
+        // At the start it stays at the start.
+        let state = apply(state, [Action::ToStart, Action::Compare(true)]);
+        assert_eq!(state.cursor().0, 0);
+        let state = apply(state, [Action::Compare(false)]);
+        assert_eq!(state.position, 0);
+    }
+
+    #[test]
+    fn the_badge_says_what_runs_and_how_it_fares() {
+        let badge = |state: &Viz| {
+            let b = state.badge();
+            (b.label, b.tone)
+        };
+        let fenced = Rc::new(Viz::new());
+        assert_eq!(badge(&fenced), ("fenced".into(), Tone::Holds));
+        let broken = apply(Rc::clone(&fenced), [Action::Variant("broken".into())]);
+        assert_eq!(badge(&broken), ("broken".into(), Tone::Breaks));
+        let switched = apply(Rc::clone(&fenced), [Action::Switches(vec![Switch::UnfencedStore])]);
+        assert_eq!(badge(&switched), ("fenced + unfenced store".into(), Tone::Breaks));
+        // A protection off that this schedule does not expose still shows.
+        let strict = apply(
+            Rc::new(Viz::new()),
+            [Action::Pick("paused-worker".into()), Action::Switches(vec![Switch::StrictlyNewer])],
+        );
+        assert!(!strict.run.breaks);
+        assert_eq!(
+            badge(&strict),
+            ("fenced + strictly newer generations only".into(), Tone::Weakened)
+        );
+        let edited = apply(
+            fenced,
+            [Action::Edit(library::scenario("paused-worker", Some("broken")).unwrap().to_json())],
+        );
+        assert_eq!(badge(&edited), ("edited".into(), Tone::Breaks));
+        // Each tone has its own glyph and words, not only its colour.
+        let tones = [Tone::Holds, Tone::Weakened, Tone::Breaks];
+        for (i, a) in tones.iter().enumerate() {
+            for b in &tones[i + 1..] {
+                assert_ne!(a.glyph(), b.glyph());
+                assert_ne!(a.says(), b.says());
+                assert_ne!(a.class(), b.class());
+            }
+        }
+    }
+
+    #[test]
+    fn each_write_path_shows_what_it_keeps() {
+        let kept = |case: &str, variant: &str| {
+            let state = apply(
+                Rc::new(Viz::new()),
+                [Action::Pick(case.into()), Action::Variant(variant.into()), Action::ToEnd],
+            );
+            let cell = state.frame.cells().next().map(|(_, c)| c.kept).expect("a cell");
+            (cell.label(), cell.value(), cell.short())
+        };
+        // The unfenced store applied generation 1 after 2, yet keeps no fencing record.
+        assert_eq!(
+            kept("paused-worker", "broken"),
+            ("highest gen", "none: unfenced".into(), "unfenced".into())
+        );
+        assert_eq!(kept("paused-worker", "fenced"), ("highest gen", "2".into(), "g2".into()));
+        let (label, _, short) = kept("check-then-write", "check-then-write");
+        assert_eq!(label, "last written gen");
+        assert!(short.starts_with("last g"), "{short}");
+        assert_eq!(Kept::of(Enforcement::FencedIdempotent, Some(3)), Kept::Highest(Some(3)));
+        assert_eq!(Kept::of(Enforcement::CheckThenWrite, None).short(), "last –");
+        assert_eq!(Kept::Highest(None).value(), "none");
+    }
+
+    #[test]
+    fn changing_tabs_is_a_new_history_entry_and_links_carry_the_tab() {
+        let state = apply(Rc::new(Viz::new()), [Action::Seek(5), Action::Tab(Tab::Playground)]);
+        assert_eq!(state.entries, 1);
+        let fragment = state.to_link().to_fragment();
+        assert_eq!(fragment, "scenario=paused-worker&variant=fenced&step=5&tab=playground");
+        // Opening an address (Back, Forward) is no new entry.
+        let back = apply(Rc::clone(&state), [Action::Open("scenario=paused-worker&step=5".into())]);
+        assert_eq!((back.tab, back.entries, back.position), (Tab::Visualizer, 1, 5));
+        let forward = apply(back, [Action::Open(fragment)]);
+        assert_eq!((forward.tab, forward.entries), (Tab::Playground, 1));
+        // Moving within a tab replaces the entry.
+        let moved = apply(forward, [Action::Tab(Tab::Visualizer), Action::Forward]);
+        assert_eq!(moved.entries, 2);
+    }
+
+    #[test]
+    fn a_bad_embed_link_stays_an_embed_and_says_what_is_wrong() {
+        let state = Viz::open("scenario=paused-worker&variant=brokn&embed=controls,caption");
+        let error = state.broken_embed().expect("an error to show in the embed");
+        assert!(error.contains("`variant`"), "{error}");
+        assert!(state.shows("controls") && !state.shows("picker"));
+        let page = Viz::open("scenario=paused-worker&variant=brokn");
+        assert!(page.broken_embed().is_none() && page.link_error.is_some() && page.embed.is_none());
+        let fine = Viz::open("scenario=paused-worker&variant=broken&embed=controls");
+        assert!(fine.broken_embed().is_none() && fine.embed.is_some());
     }
 
     #[test]
