@@ -344,3 +344,48 @@ test('the playground tab is in the address: links open it, Back and Forward move
   assert.deepEqual(opened.problems, []);
   await opened.page.close();
 });
+
+test('a run exported part-way and imported plays on to the same end as the story', async () => {
+  // The story's own end, for comparison.
+  const whole = await openPage(env, '/#scenario=check-then-write&variant=check-then-write');
+  await whole.page.click('#to-end');
+  const end = await text(whole.page, '[data-testid="position"] .mono');
+  const lastCaption = await text(whole.page, '#caption');
+  const broken = await text(whole.page, '[data-testid="violations-panel"]');
+  assert.match(lastCaption, /ends with A's value/);
+
+  const { page, problems } = await openPage(env, '/#scenario=check-then-write&variant=check-then-write&step=17');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
+  const file = await download.path();
+  const other = await openPage(env, '/#scenario=paused-worker');
+  const [chooser] = await Promise.all([
+    other.page.waitForEvent('filechooser'),
+    other.page.click('label[for="import-json"]'),
+  ]);
+  await chooser.setFiles(file);
+  await other.page.waitForFunction(() => document.querySelector('[data-testid="position"] .mono')?.textContent.startsWith('17/'));
+  await other.page.click('#to-end');
+  assert.equal(await text(other.page, '[data-testid="position"] .mono'), end);
+  assert.equal(await text(other.page, '#caption'), lastCaption);
+  assert.equal(await text(other.page, '[data-testid="violations-panel"]'), broken);
+  for (const p of [whole, { page, problems }, other]) {
+    assert.deepEqual(p.problems, []);
+    await p.page.close();
+  }
+});
+
+test('the forged-token and wall-clock stories say who was really refused', async () => {
+  const forged = await openPage(env, '/#scenario=forged-token&variant=unauthenticated');
+  await forged.page.click('#to-end');
+  const transcript = await forged.page.locator('details.transcript, #transcript, .transcript').first().textContent();
+  assert.match(transcript, /M's write, which no lease backs/);
+  assert.match(transcript, /yet A holds the newest lease: the 1000 came from a forged token/);
+  assert.doesNotMatch(transcript, /rejects A's write[^.]*: stale owner/);
+  const clock = await openPage(env, '/#scenario=wall-clock-tokens&variant=broken');
+  const clockText = await clock.page.locator('details.transcript, #transcript, .transcript').first().textContent();
+  assert.match(clockText, /yet B holds the newest lease: the 31 was a wall-clock reading/);
+  for (const p of [forged, clock]) {
+    assert.deepEqual(p.problems, []);
+    await p.page.close();
+  }
+});
