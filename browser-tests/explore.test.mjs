@@ -227,7 +227,11 @@ test('a running search can be cancelled', async () => {
 test('after a counterexample loads, "Back to the story" returns to the story as the library tells it', async () => {
   const { page, problems } = await openPage(env);
   await pick(page, 'paused-worker', 'fenced');
+  const fencedIntro = await text(page, 'p.intro');
   await page.check('#switch-unfenced_store');
+  // The intro keeps the set-up but no longer tells the fenced ending.
+  await page.waitForFunction(() => /turns protections off \(unfenced store\)/.test(document.querySelector('p.intro')?.textContent ?? ''));
+  assert.notEqual(await text(page, 'p.intro'), fencedIntro);
   await find(page);
   await page.waitForFunction(() => /edited/i.test(document.querySelector('#story-title')?.textContent ?? ''));
   await page.click('#explore-back');

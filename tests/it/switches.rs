@@ -56,3 +56,20 @@ fn switches_only_apply_where_they_change_something() {
         assert!(!switch.label().is_empty());
     }
 }
+
+/// A switched story keeps its set-up but no longer claims the protected ending.
+#[test]
+fn a_switched_story_says_which_protections_are_off_instead_of_how_the_fenced_run_ends() {
+    let fenced = library::scenario("paused-worker", Some("fenced")).unwrap();
+    let setup = library::setup("paused-worker").unwrap();
+    let switched = broken(&fenced, &[Switch::UnfencedStore]);
+    assert!(switched.intro.starts_with(setup), "{}", switched.intro);
+    assert!(
+        switched.intro.contains("turns protections off (unfenced store)"),
+        "{}",
+        switched.intro
+    );
+    let fenced_line = fenced.intro.strip_prefix(setup).unwrap();
+    assert!(!switched.intro.contains(fenced_line.trim()), "{}", switched.intro);
+    assert_eq!(broken(&fenced, &[]).intro, fenced.intro);
+}

@@ -501,7 +501,7 @@ impl Event {
                 }
             }
             Event::CheckPassed { worker, store, path, request, highest_seen, writes_at, .. } => format!(
-                "{} reads the highest generation ({}) and finds {worker}'s generation {} acceptable. It will write at {writes_at}, in a separate step.",
+                "{} reads the last generation it wrote ({}) and finds {worker}'s generation {} acceptable. It will write at {writes_at}, in a separate step.",
                 at_path(store, path),
                 gen(*highest_seen),
                 request.generation

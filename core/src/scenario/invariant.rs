@@ -99,7 +99,7 @@ impl InvariantKind {
             }
             InvariantKind::GenerationReissued => "the authority issued an old generation again",
             InvariantKind::FinalValueNotFromLatestOwner => {
-                "the final value is not the latest owner's"
+                "now that the run is over, the final value is not the latest owner's"
             }
             InvariantKind::WriteOutsideLease => {
                 "a write was accepted outside its lease (a limit of fencing)"

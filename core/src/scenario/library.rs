@@ -42,6 +42,12 @@ pub fn cases() -> Vec<CaseInfo> {
         .collect()
 }
 
+/// The set-up a case's variants share, without any variant's own line: what stays true when a
+/// reader changes the story (a switch turned on, an edit).
+pub fn setup(name: &str) -> Option<&'static str> {
+    CASES.iter().find(|c| c.name == name).map(|c| c.intro)
+}
+
 /// One built-in scenario by case name and variant (`None` for the default variant).
 pub fn scenario(name: &str, variant: Option<&str>) -> Option<Scenario> {
     let case = CASES.iter().find(|c| c.name == name)?;

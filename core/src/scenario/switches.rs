@@ -144,11 +144,21 @@ impl Switch {
     }
 }
 
-/// `scenario` with every switch in `switches` applied.
+/// `scenario` with every switch in `switches` applied. A built-in story's intro keeps its shared
+/// set-up and, instead of the variant's line (which told how the protected run ends), says which
+/// protections this run turns off.
 pub fn broken(scenario: &Scenario, switches: &[Switch]) -> Scenario {
     let mut s = scenario.clone();
     for switch in switches {
         switch.apply(&mut s);
+    }
+    let setup = crate::scenario::library::setup(&s.name).filter(|set| s.intro.starts_with(set));
+    if let (Some(setup), false) = (setup, switches.is_empty()) {
+        let labels: Vec<&str> = switches.iter().map(|w| w.label()).collect();
+        s.intro = format!(
+            "{setup} This run turns protections off ({}): what goes wrong is for the run, or the explorer, to show.",
+            labels.join("; ")
+        );
     }
     s
 }

@@ -67,7 +67,7 @@ fn switch_view(offer: Offer, switches: &[Switch], busy: bool, on: &Callback<Acti
             <label for={id.clone()}>
                 <span class="switch-label">{ offer.switch.label() }</span>
                 if offer.built_in {
-                    <span class="badge edited">{ "off in this scenario" }</span>
+                    <span class="badge edited">{ "already part of this story" }</span>
                 }
                 <span class="switch-help" id={format!("{id}-help")}>{ explain(offer.switch) }</span>
             </label>
