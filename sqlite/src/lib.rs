@@ -242,19 +242,11 @@ CREATE TABLE IF NOT EXISTS fenced_meta (
 );
 ";
 
-/// From schema 1 (no `acted` column, value and revision always set). Every schema-1 row was
-/// created or raised by an applied write, so each has acted under its highest generation.
-const MIGRATE_FROM_1: &str = "
-ALTER TABLE fenced RENAME TO fenced_schema_1;
-CREATE TABLE fenced (
-    resource TEXT PRIMARY KEY,
-    highest  INTEGER NOT NULL CHECK (highest > 0),
-    acted    INTEGER NOT NULL CHECK (acted IN (0, 1)),
-    value    TEXT,
-    revision INTEGER NOT NULL CHECK (revision >= 0),
-    CHECK ((value IS NULL) = (revision = 0)),
-    CHECK (acted = 0 OR revision > 0)
-);
+/// From schema 1 (no `acted` column, value and revision always set): the old table is renamed,
+/// [`SCHEMA`] creates the new one, and the rows are copied over. Every schema-1 row was created or
+/// raised by an applied write, so each has acted under its highest generation.
+const RENAME_SCHEMA_1: &str = "ALTER TABLE fenced RENAME TO fenced_schema_1;";
+const COPY_FROM_SCHEMA_1: &str = "
 INSERT INTO fenced (resource, highest, acted, value, revision)
     SELECT resource, highest, 1, value, revision FROM fenced_schema_1;
 DROP TABLE fenced_schema_1;
@@ -391,10 +383,14 @@ fn prepare_schema(conn: &mut Connection, options: &Options) -> Result<(), Failur
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     // Another connection may have prepared the file while this one waited for the lock.
     if schema_version(&tx)? == 0 {
-        if has_table(&tx, "fenced")? {
-            tx.execute_batch(MIGRATE_FROM_1)?;
+        let from_schema_1 = has_table(&tx, "fenced")?;
+        if from_schema_1 {
+            tx.execute_batch(RENAME_SCHEMA_1)?;
         }
         tx.execute_batch(SCHEMA)?;
+        if from_schema_1 {
+            tx.execute_batch(COPY_FROM_SCHEMA_1)?;
+        }
         tx.execute(
             "INSERT INTO fenced_meta (id, policy, max_entries, max_age) VALUES (1, ?1, ?2, ?3)",
             params![policy, max_entries, max_age],

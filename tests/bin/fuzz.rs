@@ -5,75 +5,60 @@
 //! panicked, 1 otherwise (the first such input written to a file), 2 for bad arguments. The
 //! release profile aborts on a panic; the panic hook writes the input first.
 
+use clap::Parser;
 use fencelab_tests::capture;
 use fencelab_tests::fuzz::{self, Target};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
-const USAGE: &str =
-    "usage: fuzz [--execs N (per target)] [--seed S] [--threads T] [--target NAME]... [--out FILE]";
-
+/// Fuzzes the scenario reader and the share-link parser with seeded inputs.
+#[derive(Parser)]
 struct Args {
+    /// Inputs per target.
+    #[arg(long, default_value_t = 1_000_000)]
     execs: u64,
+    /// The seed; the same seed gives the same inputs.
+    #[arg(long, default_value_t = 1)]
     seed: u64,
-    threads: usize,
+    /// Worker threads (default: the machine's cores).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    threads: Option<u64>,
+    /// Only these targets (repeat the option for several); all of them by default.
+    #[arg(long = "target", value_parser = target)]
     targets: Vec<Target>,
+    /// Where the first failing input is written.
+    #[arg(long, default_value = "fuzz-failure.txt")]
     out: PathBuf,
 }
 
-fn args() -> Result<Args, String> {
-    let mut a = Args {
-        execs: 1_000_000,
-        seed: 1,
-        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        targets: Vec::new(),
-        out: PathBuf::from("fuzz-failure.txt"),
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
-        let number =
-            |v: String| v.parse::<u64>().map_err(|_| format!("{flag}: \"{v}\" is not a number"));
-        match flag.as_str() {
-            "--execs" => a.execs = number(value()?)?,
-            "--seed" => a.seed = number(value()?)?,
-            "--threads" => a.threads = number(value()?)?.max(1) as usize,
-            "--target" => {
-                let name = value()?;
-                let target =
-                    Target::ALL.into_iter().find(|t| t.name() == name).ok_or_else(|| {
-                        let names: Vec<_> = Target::ALL.iter().map(|t| t.name()).collect();
-                        format!("unknown target {name} (use {})", names.join(", "))
-                    })?;
-                a.targets.push(target);
-            }
-            "--out" => a.out = PathBuf::from(value()?),
-            "-h" | "--help" => return Err(USAGE.into()),
-            other => return Err(format!("unknown argument {other}\n{USAGE}")),
-        }
-    }
-    if a.targets.is_empty() {
-        a.targets = Target::ALL.to_vec();
-    }
-    Ok(a)
+fn target(name: &str) -> Result<Target, String> {
+    Target::ALL.into_iter().find(|t| t.name() == name).ok_or_else(|| {
+        let names: Vec<_> = Target::ALL.iter().map(|t| t.name()).collect();
+        format!("unknown target {name} (use {})", names.join(", "))
+    })
 }
 
 fn main() -> ExitCode {
-    let a = match args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
-    };
+    // Bad arguments exit 2, as the module documentation says.
+    let mut a = Args::try_parse().unwrap_or_else(|e| {
+        let _ = e.print();
+        std::process::exit(if e.use_stderr() { 2 } else { 0 })
+    });
+    if a.targets.is_empty() {
+        a.targets = Target::ALL.to_vec();
+    }
+    let threads = a.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |t| t as usize,
+    );
     capture::install(a.out.clone(), capture::current);
     let seeds = fuzz::seeds();
     println!(
         "fuzz: seed {}, {} inputs per target on {} threads{}",
         a.seed,
         a.execs,
-        a.threads,
+        threads,
         if capture::unwinds() { "" } else { " (panics abort; the hook saves the input)" }
     );
     println!(
@@ -92,7 +77,7 @@ fn main() -> ExitCode {
     let mut failure = None;
     let (mut total, mut seconds) = (0, 0.0);
     for target in &a.targets {
-        let r = fuzz::run(*target, &seeds, a.execs, a.seed, a.threads, &stop);
+        let r = fuzz::run(*target, &seeds, a.execs, a.seed, threads, &stop);
         println!(
             "{:<18} {:>10} {:>10} {:>12} {:>7} {:>7} {:>6} {:>8.3}s {:>9.1}",
             r.target.name(),

@@ -3,6 +3,7 @@
 //! Exits 0 when none broke; 1 when one did, with the first counterexample of each broken
 //! invariant written to files as found and minimised (`--out` names them); 2 for bad arguments.
 
+use clap::Parser;
 use fencelab_core::{Engine, InvariantKind};
 use fencelab_tests::{capture, soak};
 use std::path::{Path, PathBuf};
@@ -10,45 +11,43 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-const USAGE: &str =
-    "usage: soak [--scenarios N] [--seed S] [--threads T] [--max-steps M] [--out FILE]";
-
+/// Plays random, fully fenced scenarios under random schedules.
+#[derive(Parser)]
 struct Args {
-    config: soak::Config,
+    /// How many scenarios to play.
+    #[arg(long, default_value_t = 100_000)]
+    scenarios: u64,
+    /// The seed; the same seed plays the same scenarios with the same schedules.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Worker threads (default: the machine's cores); the figures do not depend on it.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    threads: Option<u64>,
+    /// The step cap per scenario.
+    #[arg(long, default_value_t = soak::MAX_STEPS)]
+    max_steps: usize,
+    /// Where the first counterexample of each broken invariant is written.
+    #[arg(long, default_value = "soak-counterexample.json")]
     out: PathBuf,
 }
 
-fn args() -> Result<Args, String> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut config =
-        soak::Config { scenarios: 100_000, seed: 1, threads, max_steps: soak::MAX_STEPS };
-    let mut out = PathBuf::from("soak-counterexample.json");
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
-        let number =
-            |v: String| v.parse::<u64>().map_err(|_| format!("{flag}: \"{v}\" is not a number"));
-        match flag.as_str() {
-            "--scenarios" => config.scenarios = number(value()?)?,
-            "--seed" => config.seed = number(value()?)?,
-            "--threads" => config.threads = number(value()?)?.max(1) as usize,
-            "--max-steps" => config.max_steps = number(value()?)? as usize,
-            "--out" => out = PathBuf::from(value()?),
-            "-h" | "--help" => return Err(USAGE.into()),
-            other => return Err(format!("unknown argument {other}\n{USAGE}")),
-        }
-    }
-    Ok(Args { config, out })
-}
-
 fn main() -> ExitCode {
-    let Args { config, out } = match args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
+    // Bad arguments exit 2, as the module documentation says.
+    let args = Args::try_parse().unwrap_or_else(|e| {
+        let _ = e.print();
+        std::process::exit(if e.use_stderr() { 2 } else { 0 })
+    });
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |t| t as usize,
+    );
+    let config = soak::Config {
+        scenarios: args.scenarios,
+        seed: args.seed,
+        threads,
+        max_steps: args.max_steps,
     };
+    let out = args.out;
     capture::install(out.with_extension("panic.json"), || soak::playing_now().map(|s| s.to_json()));
     println!(
         "soak: seed {}, {} scenarios on {} threads, at most {} steps each",
