@@ -1,17 +1,18 @@
 // The explorer's browser benchmark: prints figures, asserts nothing about time. Not part of
 // `node --test`.
 //
-//   trunk build --release --offline && node browser-tests/bench-explore.mjs
+//   trunk build --release --offline --features test-hooks --dist /tmp/fencelab-bench
+//   FENCELAB_DIST=/tmp/fencelab-bench node browser-tests/bench-explore.mjs
 //
 // In headless Chromium it explores the contention scenario (the paused worker with 2, 3 and 4
 // workers; the same scenario as `cargo bench -p fencelab-core --bench explore`) to the end with
-// the core's explorer compiled to wasm, through the tools module's `explore_bench` hook, each run in a
-// fresh page so memory starts from the same point. Per worker count it prints unique states,
+// the core's explorer compiled to wasm, through the `explore_bench` hook (the `test-hooks`
+// feature), each run in a fresh page so memory starts from the same point. Per worker count it prints unique states,
 // transitions, states per second (median of RUNS), the growth of the wasm linear memory during
 // the search (wasm memory only grows, so this is the search's peak) and the page's
 // `performance.memory.usedJSHeapSize` after the search (the JS heap, which holds the wasm memory
 // only as one buffer), then how the cost grows with each added worker.
-import { launch, loadTools, openPage } from './harness.mjs';
+import { launch, openPage } from './harness.mjs';
 
 const RUNS = 3;
 const WORKERS = [2, 3, 4];
@@ -27,8 +28,6 @@ try {
     const runs = [];
     for (let i = 0; i < RUNS; i++) {
       const { page, problems } = await openPage(env);
-      // The hook is the tools module's.
-      await loadTools(page);
       const figures = await page.evaluate((n) => {
         const bindings = window.wasmBindings;
         const before = bindings.wasm_memory();

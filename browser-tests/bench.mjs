@@ -5,9 +5,8 @@
 // In headless Chromium it times steps through the paused-worker story, then loads the generated
 // benchmark scenario (1,130 events) through the picker, then times, from the page itself: one step forward (a key press, through the reducer,
 // the core's seek, Yew's diff and the DOM patch, to a finished style and layout pass), and seeks
-// to random positions with the scrubber. It compares median and worst with the 16 ms frame budget,
-// times the hand-over from the viewer to the tools module, and prints the gzip size of the
-// release wasm, JS and CSS of the viewer and the tools module.
+// to random positions with the scrubber. It compares median and worst with the 16 ms frame budget
+// and prints the gzip size of the release wasm, JS and CSS.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -103,41 +102,15 @@ try {
     `seek to a random step (${SEEKS} seeks): median ${ms(seek.median)}, p95 ${ms(seek.p95)}, worst ${ms(seek.worst)}; ${verdict(seek)} the ${BUDGET_MS} ms frame budget`,
   );
 
-  // The hand-over to the tools module, three fresh pages: from pressing "Compare enforcement" in
-  // the viewer to the compare view on screen (fetch from this local server, compile, unmount
-  // the viewer, mount the tools' page, press the control again). No network latency counted.
-  const handovers = [];
-  for (let i = 0; i < 3; i++) {
-    const fresh = await openPage(env, '/#scenario=paused-worker&variant=fenced&step=5');
-    handovers.push(
-      await fresh.page.evaluate(async () => {
-        const t0 = performance.now();
-        document.getElementById('compare-toggle').click();
-        while (!document.querySelector('[data-testid="compare"]')) {
-          if (performance.now() - t0 > 30_000) throw new Error('the tools did not open compare mode');
-          await new Promise(requestAnimationFrame);
-        }
-        return performance.now() - t0;
-      }),
-    );
-    if (fresh.problems.length) problems.push(...fresh.problems);
-    await fresh.page.close();
-  }
-  const handover = stats(handovers);
-  console.log(`tools hand-over (3 fresh pages): median ${ms(handover.median)}, worst ${ms(handover.worst)}`);
-
-  // The first load (the viewer, which this benchmark drives) and the tools module apart, as
-  // scripts/size.sh counts them (it also counts index.html).
-  const totals = { 'first load': 0, 'tools module': 0 };
+  // What the page downloads, as scripts/size.sh counts it (it also counts index.html).
+  let total = 0;
   for (const file of (await readdir(DIST)).filter((f) => /\.(wasm|js|css)$/.test(f)).sort()) {
     const body = await readFile(join(DIST, file));
     const gz = gzipSync(body, { level: 9 }).length;
-    totals[file.startsWith('fencelab-tools') ? 'tools module' : 'first load'] += gz;
+    total += gz;
     console.log(`${file.padEnd(44)} ${String(body.length).padStart(8)} bytes, ${String(gz).padStart(7)} gzipped`);
   }
-  for (const [part, total] of Object.entries(totals)) {
-    console.log(`${part}: wasm + JS${part === 'first load' ? ' + CSS' : ''}, gzipped: ${total} bytes (${(total / 1024).toFixed(0)} KiB)`);
-  }
+  console.log(`wasm + JS + CSS, gzipped: ${total} bytes (${(total / 1024).toFixed(0)} KiB)`);
   if (problems.length) {
     console.error(problems.join('\n'));
     process.exitCode = 1;

@@ -76,12 +76,6 @@ export async function openPage(env, path = '/', ready = '#play') {
   return { page, problems };
 }
 
-/**
- * Loads the tools module now (compare, editor, explorer search, export, playground), as pressing
- * any tool does, for tests that talk to its test hooks (`explore_pace`) first.
- */
-export const loadTools = (page) => page.evaluate(() => window.fencelabTools(''));
-
 /** What the title's badge (`#story-title .badge` in `scope`, a page or frame) says runs: its own
  * text, without the words for screen readers. */
 export const badgeLabel = (scope) =>

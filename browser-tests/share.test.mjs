@@ -24,7 +24,7 @@ const hash = (page) => page.evaluate(() => location.hash);
 test('a link restores story, policy, step, compare modes and speed, and round-trips', async () => {
   const fragment =
     'scenario=check-then-write&variant=check-then-write&policy=strict&step=4&compare=unfenced,fenced_idempotent&speed=400';
-  // Compare mode is the tools module's: the page opens straight into it.
+  // The page opens straight into compare mode.
   const { page, problems } = await openPage(env, `/#${fragment}`, '[data-testid="compare"]');
   assert.equal(await page.locator('#case').inputValue(), 'check-then-write');
   assert.equal(await page.locator('#compare-toggle').getAttribute('aria-pressed'), 'true');
@@ -158,8 +158,7 @@ test('export the run as JSON, import it: the same step and caption', async () =>
   assert.equal(run.position, 17);
   assert.equal(run.steps.length, 17);
   assert.ok(run.log.length > 0);
-  // Import it into a fresh page showing something else, as a reader does: the button loads the
-  // tools module, which opens the file chooser.
+  // Import it into a fresh page showing something else, as a reader does.
   const other = await openPage(env, '/#scenario=idempotent-retry');
   const [chooser] = await Promise.all([
     other.page.waitForEvent('filechooser'),
@@ -258,7 +257,7 @@ test('a link pasted into an open page, Back and Forward open their views', async
   assert.equal(await page.locator('[data-variant="fenced"]').getAttribute('aria-checked'), 'true');
   await page.goForward();
   await page.waitForFunction(() => document.querySelector('[data-testid="position"] .mono')?.textContent.startsWith('5/'));
-  // A pasted link in compare mode brings the tools in, on that view.
+  // A pasted link in compare mode opens that view.
   await page.evaluate(() => {
     location.hash = '#scenario=check-then-write&variant=atomic&step=2&compare=unfenced,fenced';
   });
@@ -333,7 +332,7 @@ test('the playground tab is in the address: links open it, Back and Forward move
   assert.deepEqual(problems, []);
   await page.close();
 
-  // A link to the playground opens it (the viewer fetches the tools at once).
+  // A link to the playground opens it.
   const opened = await openPage(env, '/#scenario=paused-worker&tab=playground', '.playground');
   assert.equal(await opened.page.locator('#tab-playground').getAttribute('aria-current'), 'page');
   assert.equal(await hash(opened.page), '#scenario=paused-worker&variant=fenced&tab=playground');

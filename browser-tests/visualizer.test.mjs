@@ -467,3 +467,23 @@ test('compare mode opens at the moment on screen and closes at the one it was at
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('the page is one wasm module, tools included, and exports no test hooks', async () => {
+  const { page, problems } = await openPage(env);
+  const modules = await page.evaluate(() =>
+    performance.getEntriesByType('resource').filter((r) => r.name.endsWith('.wasm')).length,
+  );
+  assert.equal(modules, 1);
+  // The tools are there at once: compare mode opens without fetching anything.
+  const before = await page.evaluate(() => performance.getEntriesByType('resource').length);
+  await page.click('#compare-toggle');
+  await page.locator('[data-testid="compare"]').waitFor();
+  assert.equal(await page.evaluate(() => performance.getEntriesByType('resource').length), before);
+  // The benchmark's hooks come only with the `test-hooks` feature, which the page is built without.
+  const hooks = await page.evaluate(() =>
+    ['explore_bench', 'explore_pace', 'wasm_memory'].filter((name) => name in (window.wasmBindings ?? {})),
+  );
+  assert.deepEqual(hooks, []);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -1,29 +1,25 @@
 #!/usr/bin/env bash
 # Where the release wasm's bytes go, grouped by crate and core module, for size work.
-# Builds the web crate for wasm32 (release profile), keeps function names through wasm-bindgen
-# and wasm-opt, and groups `twiggy top` by the first matching module path. The gzipped size of
+# Builds the web crate for wasm32 (the page's `web` profile), keeps function names through
+# wasm-bindgen and wasm-opt, and groups `twiggy top` by the first matching module path. The gzipped size of
 # the same build without names is printed first: that is what scripts/size.sh counts.
 # Needs twiggy (`cargo install twiggy`); not part of the test run.
-# Usage: bash scripts/size-breakdown.sh [rows] [viewer|tools]   (the viewer module by default)
+# Usage: bash scripts/size-breakdown.sh [rows]
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROWS="${1:-30}"
-case "${2:-viewer}" in
-  viewer) BUILD=(--no-default-features --bin fencelab-web) BIN=fencelab-web ;;
-  tools) BUILD=(--bin fencelab-tools) BIN=fencelab-tools ;;
-  *) echo "size-breakdown: the module is viewer or tools, not ${2}" >&2; exit 2 ;;
-esac
 command -v twiggy > /dev/null || { echo "size-breakdown: install twiggy first (cargo install twiggy)" >&2; exit 2; }
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
   --enable-reference-types --enable-multivalue)
 
-cargo build -q --release --target wasm32-unknown-unknown -p fencelab-web "${BUILD[@]}"
-WASM="target/wasm32-unknown-unknown/release/$BIN.wasm"
+BIN=fencelab-web
+cargo build -q --profile web --target wasm32-unknown-unknown -p fencelab-web --bin "$BIN"
+WASM="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/web/$BIN.wasm"
 wasm-bindgen --target web --no-typescript --keep-debug --out-dir "$OUT" "$WASM"
-wasm-opt -Oz "${FEATURES[@]}" --reorder-functions-by-name --strip-debug "$OUT/${BIN}_bg.wasm" -o "$OUT/plain.wasm"
+wasm-opt -Oz "${FEATURES[@]}" --reorder-functions-by-name --strip-debug --strip-producers --strip-target-features "$OUT/${BIN}_bg.wasm" -o "$OUT/plain.wasm"
 wasm-opt -Oz -g "${FEATURES[@]}" "$OUT/${BIN}_bg.wasm" -o "$OUT/named.wasm"
 echo "wasm after wasm-opt -Oz: $(wc -c < "$OUT/plain.wasm") bytes, $(gzip -9c "$OUT/plain.wasm" | wc -c) gzipped"
 twiggy top -n 1000000 -f csv "$OUT/named.wasm" > "$OUT/top.csv"

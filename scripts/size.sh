@@ -1,65 +1,57 @@
 #!/usr/bin/env bash
-# The transfer size of the release build, raw and gzipped (gzip -9, what a static host typically
-# serves), in two parts:
-# - the first load, what every visit and every embed downloads: index.html (with the tools
-#   loader), the viewer's wasm and JS glue, and the CSS. Budget: 265 KB (SIZE_BUDGET overrides).
-#   A link or embed in compare mode loads the tools module at once as well.
-# - the tools module, fetched only when a reader first uses a tool (compare, editor, explorer
-#   search, export, playground): its wasm and JS glue. A ceiling (TOOLS_CEILING) catches growth.
-# Fails when either is over. KB here means 1,000 bytes (KiB = 1,024 bytes is printed beside it).
+# The transfer size of the release build: everything a session can download (index.html, the
+# wasm module, its JS glue and the CSS), raw, gzipped (gzip -9, what a static host typically
+# serves) and brotli-compressed (quality 11; the `brotli` CLI if present, else node's zlib).
+# Budget: 330 KB gzipped (SIZE_BUDGET overrides); fails when the build is over it.
+# KB here means 1,000 bytes (KiB = 1,024 bytes is printed beside it).
 # Usage: bash scripts/size.sh [dist-dir]    (run `trunk build --release --offline` first)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 DIST="${1:-dist}"
-BUDGET="${SIZE_BUDGET:-265000}"
-TOOLS_CEILING="${TOOLS_CEILING:-305000}"
+BUDGET="${SIZE_BUDGET:-330000}"
 
 shopt -s nullglob
-viewer=()
-tools=()
-for f in "$DIST"/*.html "$DIST"/*.wasm "$DIST"/*.js "$DIST"/*.css; do
-  case "$(basename "$f")" in
-    fencelab-tools*) tools+=("$f") ;;
-    *) viewer+=("$f") ;;
-  esac
-done
-if [ "${#viewer[@]}" -eq 0 ] || [ "${#tools[@]}" -eq 0 ]; then
-  echo "size: the viewer or the tools module is missing from $DIST/: run \`trunk build --release --offline\` first" >&2
+files=("$DIST"/*.html "$DIST"/*.wasm "$DIST"/*.js "$DIST"/*.css)
+if [ "${#files[@]}" -eq 0 ] || ! compgen -G "$DIST/*.wasm" > /dev/null; then
+  echo "size: no wasm module in $DIST/: run \`trunk build --release --offline\` first" >&2
   exit 2
 fi
 
-status=0
-# Prints one part's table and checks it against its limit.
-part() {
-  local title="$1" limit="$2"
-  shift 2
-  local total_raw=0 total_gz=0
-  printf '%s\n' "$title"
-  printf '  %-8s %12s %12s\n' "kind" "raw bytes" "gzip bytes"
-  for kind in html wasm js css; do
-    local raw=0 gz=0 seen=0
-    for f in "$@"; do
-      [ "${f##*.}" = "$kind" ] || continue
-      seen=1
-      raw=$((raw + $(wc -c < "$f")))
-      gz=$((gz + $(gzip -9c "$f" | wc -c)))
-    done
-    [ "$seen" -eq 1 ] || continue
-    printf '  %-8s %12d %12d\n' "$kind" "$raw" "$gz"
-    total_raw=$((total_raw + raw))
-    total_gz=$((total_gz + gz))
-  done
-  printf '  %-8s %12d %12d\n' "total" "$total_raw" "$total_gz"
-  awk -v gz="$total_gz" -v limit="$limit" 'BEGIN {
-    printf "  %.1f KB (%.1f KiB) gzipped; limit %.0f KB\n", gz / 1000, gz / 1024, limit / 1000
-  }'
-  if [ "$total_gz" -gt "$limit" ]; then
-    echo "size: $title is over its limit by $((total_gz - limit)) bytes" >&2
-    status=1
-  fi
-}
+if command -v brotli > /dev/null 2>&1; then
+  brotli_size() { brotli -q 11 -c "$1" | wc -c; }
+else
+  brotli_size() {
+    node -e 'const z = require("node:zlib");
+      const data = require("node:fs").readFileSync(process.argv[1]);
+      const params = { [z.constants.BROTLI_PARAM_QUALITY]: 11, [z.constants.BROTLI_PARAM_SIZE_HINT]: data.length };
+      console.log(z.brotliCompressSync(data, { params }).length);' "$1"
+  }
+fi
 
-part "first load (page, viewer, styles)" "$BUDGET" "${viewer[@]}"
-part "tools module (fetched on first use of a tool)" "$TOOLS_CEILING" "${tools[@]}"
-exit "$status"
+total_raw=0 total_gz=0 total_br=0
+printf '%-8s %12s %12s %12s\n' "kind" "raw bytes" "gzip bytes" "brotli bytes"
+for kind in html wasm js css; do
+  raw=0 gz=0 br=0 seen=0
+  for f in "${files[@]}"; do
+    [ "${f##*.}" = "$kind" ] || continue
+    seen=1
+    raw=$((raw + $(wc -c < "$f")))
+    gz=$((gz + $(gzip -9c "$f" | wc -c)))
+    br=$((br + $(brotli_size "$f")))
+  done
+  [ "$seen" -eq 1 ] || continue
+  printf '%-8s %12d %12d %12d\n' "$kind" "$raw" "$gz" "$br"
+  total_raw=$((total_raw + raw))
+  total_gz=$((total_gz + gz))
+  total_br=$((total_br + br))
+done
+printf '%-8s %12d %12d %12d\n' "total" "$total_raw" "$total_gz" "$total_br"
+awk -v gz="$total_gz" -v br="$total_br" -v limit="$BUDGET" 'BEGIN {
+  printf "%.1f KB (%.1f KiB) gzipped, %.1f KB (%.1f KiB) brotli; budget %.0f KB gzipped\n",
+    gz / 1000, gz / 1024, br / 1000, br / 1024, limit / 1000
+}'
+if [ "$total_gz" -gt "$BUDGET" ]; then
+  echo "size: the page is over its budget by $((total_gz - BUDGET)) bytes gzipped" >&2
+  exit 1
+fi

@@ -798,7 +798,7 @@ fn run_bounded(scenario: Scenario) -> Result<usize, String> {
         }
     }
     let verdict = engine.verdict();
-    diagram(engine.scenario(), engine.timeline(), &verdict.violations);
+    diagram(&engine.history(), &verdict.violations);
     Ok(steps)
 }
 

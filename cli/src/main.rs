@@ -97,15 +97,28 @@ enum Command {
         #[arg(long, value_name = "SIZE", default_value_t = Bytes(DEFAULT_MEMORY_BUDGET))]
         memory_limit: Bytes,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
     },
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum Format {
+/// How `check` reports.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ReportFormat {
+    /// Words.
     Text,
+    /// One JSON object.
     Json,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// The step-by-step transcript and the verdict.
+    Text,
+    /// One JSON report: steps, operation log and verdict.
+    Json,
+    /// The run's history as JSON Lines (the format other tools can produce and Fencelab reads).
+    Jsonl,
 }
 
 /// Prints a line to stdout, ignoring a closed pipe (`fencelab list | head` must not panic).
@@ -232,6 +245,7 @@ fn run(scenario: Scenario, format: Format, memory_limit: Bytes) -> Result<ExitCo
             });
             say!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
         }
+        Format::Jsonl => say!("{}", engine.history().to_jsonl().trim_end()),
     }
     Ok(if verdict.met { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
@@ -261,12 +275,16 @@ fn cut_short(bound: Bound, config: &ExploreConfig) -> (String, &'static str) {
 
 /// Explores the scenario; exit 0 when no schedule breaks a safety invariant and every schedule
 /// was checked, 1 when one breaks it, 3 when a bound cut the search short.
-fn check(scenario: Scenario, config: ExploreConfig, format: Format) -> Result<ExitCode, BadInput> {
+fn check(
+    scenario: Scenario,
+    config: ExploreConfig,
+    format: ReportFormat,
+) -> Result<ExitCode, BadInput> {
     let label = format!("{} ({})", scenario.name, scenario.variant);
     let explorer =
         Explorer::new(scenario.clone(), config.clone()).map_err(|e| BadInput(e.to_string()))?;
     let result = explorer.run();
-    if let Format::Json = format {
+    if format == ReportFormat::Json {
         say!("{}", serde_json::to_string_pretty(&result).unwrap_or_default());
     } else {
         let s = result.stats();

@@ -40,10 +40,12 @@
 #![warn(missing_docs)]
 
 mod authority;
+pub mod check;
 mod clock;
 pub mod conformance;
 mod gateway;
 mod generation;
+pub mod history;
 mod idempotency;
 mod ids;
 mod log;
@@ -57,7 +59,9 @@ mod shared;
 pub mod store;
 
 pub use authority::{Lease, LeaseAuthority, LeaseError, ResourceRecord};
+pub use check::{Checker, Judgement};
 pub use clock::Tick;
+pub use history::{Entry, History, HistoryError, Setup};
 pub use gateway::{Delivery, DropReason, Effect, EffectRequest, GatewayOutcome, SideEffectGateway};
 pub use generation::{Generation, TokenError};
 pub use idempotency::{
@@ -72,10 +76,11 @@ pub use register::{
     WriteRejection, WriteRequest,
 };
 pub use scenario::engine::{Engine, EngineError, ScheduleMode, Verdict};
+pub use scenario::error::ScenarioError;
 pub use scenario::event::{Event, StepRecord, TokenKind};
 pub use scenario::explore::{Bound, ExploreConfig, ExploreResult, ExploreStats, Explorer};
-pub use scenario::invariant::{InvariantKind, Violation};
+pub use scenario::invariant::{InvariantKind, Place, Violation};
 pub use scenario::model::Scenario;
-pub use scenario::validate::ScenarioError;
+pub use scenario::sim::Simulator;
 pub use shared::Shared;
 pub use store::{FencedStore, MemoryStore, StoredValue};

@@ -16,6 +16,7 @@
 //! put a derive on every model type and a proc-macro in the page's build.
 
 use crate::authority::LeaseAuthority;
+use crate::check::{CellCheck, CheckState, Checker, Sender, Sent};
 use crate::gateway::{Delivery, DropReason, Effect, EffectRequest, SideEffectGateway};
 use crate::generation::TokenError;
 use crate::idempotency::{FencedResource, Forgotten, IdempotencyStore, WriteOutcome};
@@ -23,7 +24,7 @@ use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
 use crate::log::{Attempt, LogEntry, LoggedOutcome};
 use crate::register::{FencedRegister, WriteRejection, WriteRequest};
 use crate::scenario::event::{Event, StepRecord};
-use crate::scenario::invariant::Violation;
+use crate::scenario::invariant::{Place, Violation};
 use crate::scenario::model::{Fault, Scenario, Step, StoreSpec, WorkerSpec};
 use crate::scenario::state::*;
 use litemap::LiteMap;
@@ -237,6 +238,7 @@ no_heap!(
     HeldLease,
     AgendaKey,
     Pending,
+    Sent,
 );
 
 impl HeapSize for String {
@@ -407,7 +409,18 @@ impl HeapSize for LogEntry {
 
 impl HeapSize for Violation {
     fn heap_bytes(&self) -> usize {
-        self.detail.heap_bytes() + self.location.heap_bytes()
+        self.detail.heap_bytes() + self.place.heap_bytes()
+    }
+}
+
+impl HeapSize for Place {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Place::Authority | Place::Partner => 0,
+            Place::Store { store, path, data, resource } => {
+                store.heap_bytes() + path.heap_bytes() + data.heap_bytes() + resource.heap_bytes()
+            }
+        }
     }
 }
 
@@ -442,26 +455,45 @@ impl HeapSize for Event {
                     + resource.heap_bytes()
                     + value.heap_bytes()
             }
-            Event::WriteSent { worker, store, path, request, .. }
-            | Event::CheckPassed { worker, store, path, request, .. } => {
+            Event::WriteSent { worker, store, path, request, .. } => {
                 worker.heap_bytes() + store.heap_bytes() + path.heap_bytes() + request.heap_bytes()
             }
-            Event::WriteArrived { worker, store, path, request, outcome, value_after, .. } => {
+            Event::CheckPassed { worker, store, path, data, request, .. } => {
                 worker.heap_bytes()
                     + store.heap_bytes()
                     + path.heap_bytes()
+                    + data.heap_bytes()
+                    + request.heap_bytes()
+            }
+            Event::WriteArrived {
+                worker,
+                store,
+                path,
+                data,
+                request,
+                outcome,
+                value_after,
+                ..
+            } => {
+                worker.heap_bytes()
+                    + store.heap_bytes()
+                    + path.heap_bytes()
+                    + data.heap_bytes()
                     + request.heap_bytes()
                     + outcome.heap_bytes()
                     + value_after.heap_bytes()
             }
-            Event::WriteCommitted { worker, store, path, request, outcome, .. } => {
+            Event::WriteCommitted { worker, store, path, data, request, outcome, .. } => {
                 worker.heap_bytes()
                     + store.heap_bytes()
                     + path.heap_bytes()
+                    + data.heap_bytes()
                     + request.heap_bytes()
                     + outcome.heap_bytes()
             }
-            Event::EffectSent { worker, request, .. } => worker.heap_bytes() + request.heap_bytes(),
+            Event::EffectSent { worker, request, resource, .. } => {
+                worker.heap_bytes() + request.heap_bytes() + resource.heap_bytes()
+            }
             Event::EffectArrived { worker, partner, request, dropped, .. } => {
                 worker.heap_bytes()
                     + partner.heap_bytes()
@@ -658,7 +690,6 @@ impl HeapSize for WorkerState {
             clock_offset: _,
             last_read,
             sent,
-            send_seq: _,
             pending: _,
             slowed: _,
             awaiting_grant,
@@ -684,10 +715,10 @@ impl HeapSize for GatewayState {
     }
 }
 
-impl HeapSize for CellGhost {
+impl HeapSize for CellCheck {
     fn heap_bytes(&self) -> usize {
         // Naming every field makes a new one a compile error here rather than a silent gap.
-        let CellGhost {
+        let CellCheck {
             max_presented,
             last,
             applied_ops,
@@ -703,14 +734,38 @@ impl HeapSize for CellGhost {
     }
 }
 
-impl Ghost {
-    /// Like [`SimState::heap_bytes_beyond`], for the checker's part of a state.
-    fn heap_bytes_beyond(&self, base: Option<&Ghost>) -> usize {
-        let Ghost { epochs, max_issued, live, cells, partner_ops, effect_presented } = self;
+impl HeapSize for Sender {
+    fn heap_bytes(&self) -> usize {
+        self.ops.heap_bytes()
+    }
+}
+
+impl Checker {
+    /// What this checker holds that `base` (the checker it was cloned from, if any) does not
+    /// share, in estimated bytes; like [`SimState::heap_bytes_beyond`].
+    pub(crate) fn heap_bytes_beyond(&self, base: Option<&Checker>) -> usize {
+        // Naming every field makes a new one a compile error here rather than a silent gap.
+        let CheckState {
+            epochs,
+            max_issued,
+            live,
+            grants,
+            held,
+            senders,
+            messages,
+            cells,
+            partner_ops,
+            effect_presented,
+            broken: _,
+        } = self.state();
         epochs.heap_bytes()
             + max_issued.heap_bytes()
             + live.heap_bytes()
-            + shared_map(cells, base.map(|b| &b.cells))
+            + grants.heap_bytes()
+            + held.heap_bytes()
+            + senders.heap_bytes()
+            + messages.heap_bytes()
+            + shared_map(cells, base.map(|b| &b.state().cells))
             + partner_ops.heap_bytes()
             + effect_presented.heap_bytes()
     }
@@ -750,13 +805,11 @@ impl SimState {
             gateway,
             in_flight,
             checked,
-            violations,
             finished: _,
             agenda,
             due: _,
             expiry,
             next_message: _,
-            ghost,
         } = self;
         let workers_bytes: usize = workers
             .iter()
@@ -786,10 +839,8 @@ impl SimState {
             + gateway.heap_bytes()
             + in_flight.heap_bytes()
             + checked.heap_bytes()
-            + violations.heap_bytes()
             + agenda.heap_bytes()
             + expiry.heap_bytes()
-            + ghost.heap_bytes_beyond(base.map(|b| &b.ghost))
     }
 }
 

@@ -2,7 +2,6 @@
 
 use crate::generation::{Generation, TokenError};
 use crate::ids::{OperationId, ResourceId};
-use crate::names::named;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -21,7 +20,9 @@ impl fmt::Display for Revision {
 }
 
 /// Whether a register accepts a second write carrying the generation it already accepted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SameGenerationPolicy {
     /// One owner may write several times under its generation (`presented >= highest`). This does
@@ -235,7 +236,19 @@ impl WriteRejection {
 }
 
 /// The reason of a rejected write or dropped effect, without its details; the unit of monitoring.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum RejectionReason {
     /// A superseded generation: evidence that two workers believed they owned the resource.
@@ -419,17 +432,3 @@ impl FencedRegister {
         self.fence = Fence::default();
     }
 }
-
-named!(SameGenerationPolicy {
-    AllowSame => "allow_same",
-    StrictlyNewer => "strictly_newer",
-});
-
-named!(RejectionReason {
-    StaleGeneration => "stale_generation",
-    InvalidToken => "invalid_token",
-    RevisionConflict => "revision_conflict",
-    WrongResource => "wrong_resource",
-    RevisionExhausted => "revision_exhausted",
-    DuplicateEffect => "duplicate_effect",
-});

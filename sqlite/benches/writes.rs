@@ -1,21 +1,31 @@
 //! Fenced writes per second on SQLite (WAL, `synchronous=FULL`: every commit is synced before
-//! it is acknowledged), against the same writes without the fence, with one and two writer
-//! threads. Each commit waits for the disk, so figures swing with the machine's other work: the
-//! two are measured in alternating rounds and compared by their medians. Prints figures; asserts
-//! nothing about time.
-//! Run with `cargo bench -p fencelab-sqlite --bench writes`.
+//! it is acknowledged), against the same writes without the fence as the baseline, with one and
+//! two writer threads, timed with divan: the table's `item/s` is writes per second. Each commit
+//! waits for the disk, so figures swing with the machine's other work: compare medians, and
+//! rerun when the two were measured minutes apart under different load (divan runs one bench's
+//! samples, then the next's, so they do not alternate). Prints figures; asserts nothing about
+//! time.
+//! Run with `cargo bench -p fencelab-sqlite --bench writes`. `cargo test --benches` runs each
+//! bench once with a few writes instead, as a smoke test.
 
+use divan::counter::ItemsCount;
+use divan::Bencher;
 use fencelab_core::{FencedStore, Generation, OperationId, ResourceId, Tick, WriteRequest};
 use fencelab_sqlite::{Options, SqliteStore};
 use rusqlite::params;
 use std::path::Path;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-const WRITES_PER_THREAD: u64 = 1_000;
-
-/// Alternating rounds of unfenced and fenced writes per thread count.
-const ROUNDS: usize = 5;
+/// Writes per thread in each sample; a smoke test (`cargo test --benches`) writes a few.
+fn writes_per_thread() -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test") {
+        1_000
+    } else {
+        10
+    }
+}
 
 /// SQLite's busy handler is not fair: while one connection commits back to back, the other can
 /// wait for most of its run, longer than the store's default 5 s. The bench measures throughput,
@@ -27,7 +37,7 @@ fn fenced(path: &Path, thread: usize) {
     let options = Options { busy_timeout: BUSY_TIMEOUT, ..Options::default() };
     let mut store = SqliteStore::open(path, options).expect("opens");
     let resource = ResourceId::new(format!("r{thread}")).expect("valid");
-    for i in 1..=WRITES_PER_THREAD {
+    for i in 1..=writes_per_thread() {
         let op = OperationId::new(format!("t{thread}-{i}")).expect("valid");
         let request = WriteRequest::new(
             resource.clone(),
@@ -48,7 +58,7 @@ fn unfenced(path: &Path, thread: usize) {
     // The same durability setting as the store's own connections, so only the fence differs.
     conn.pragma_update(None, "synchronous", "FULL").expect("sets");
     let resource = format!("r{thread}");
-    for i in 1..=WRITES_PER_THREAD as i64 {
+    for i in 1..=writes_per_thread() as i64 {
         let tx =
             rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)
                 .expect("begins");
@@ -71,23 +81,66 @@ fn unfenced(path: &Path, thread: usize) {
     }
 }
 
-fn measure(name: &str, threads: usize, write: fn(&Path, usize)) -> f64 {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("bench.db");
-    drop(SqliteStore::open(&path, Options::default()).expect("creates the schema"));
-    let started = Instant::now();
-    let handles: Vec<_> = (0..threads)
-        .map(|t| {
-            let path = path.clone();
-            thread::spawn(move || write(&path, t))
+/// Times `threads` writers, each with its own resource and connection, on a new database.
+fn time_writes(bencher: Bencher, threads: usize, write: fn(&Path, usize)) {
+    bencher
+        .counter(ItemsCount::new(writes_per_thread() as usize * threads))
+        .with_inputs(|| {
+            let dir = tempfile::tempdir().expect("temp dir");
+            drop(
+                SqliteStore::open(dir.path().join("bench.db"), Options::default())
+                    .expect("creates the schema"),
+            );
+            dir
         })
-        .collect();
-    for h in handles {
-        h.join().expect("writer thread");
+        .bench_local_values(|dir| {
+            let path = dir.path().join("bench.db");
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let path = path.clone();
+                    thread::spawn(move || write(&path, t))
+                })
+                .collect();
+            for h in handles {
+                h.join().expect("writer thread");
+            }
+            // Returned, so that removing the database is not timed.
+            dir
+        });
+}
+
+// Grouped by thread count, so that each pair runs back to back (divan runs the benches in
+// order, each to the end) and the disk's pace has less time to change between the two.
+// Five samples each: a sample of 1,000 synced writes per thread takes seconds.
+
+mod one_writer {
+    use super::*;
+
+    #[divan::bench(sample_count = 5, sample_size = 1)]
+    fn fenced(bencher: Bencher) {
+        time_writes(bencher, 1, super::fenced);
     }
-    let rate = (WRITES_PER_THREAD as usize * threads) as f64 / started.elapsed().as_secs_f64();
-    println!("{name:>9}, {threads} writer thread(s): {rate:>8.0} writes/s");
-    rate
+
+    /// The baseline for `fenced`.
+    #[divan::bench(sample_count = 5, sample_size = 1)]
+    fn unfenced(bencher: Bencher) {
+        time_writes(bencher, 1, super::unfenced);
+    }
+}
+
+mod two_writers {
+    use super::*;
+
+    #[divan::bench(sample_count = 5, sample_size = 1)]
+    fn fenced(bencher: Bencher) {
+        time_writes(bencher, 2, super::fenced);
+    }
+
+    /// The baseline for `fenced`.
+    #[divan::bench(sample_count = 5, sample_size = 1)]
+    fn unfenced(bencher: Bencher) {
+        time_writes(bencher, 2, super::unfenced);
+    }
 }
 
 /// The durability setting the store's connections run with, as SQLite reports it.
@@ -105,23 +158,10 @@ fn synchronous() -> &'static str {
 }
 
 fn main() {
-    println!("WAL mode, synchronous={}, {WRITES_PER_THREAD} writes per thread", synchronous());
-    for threads in [1, 2] {
-        let (mut plain, mut fenced_rates) = (Vec::new(), Vec::new());
-        for _ in 0..ROUNDS {
-            plain.push(measure("unfenced", threads, unfenced));
-            fenced_rates.push(measure("fenced", threads, fenced));
-        }
-        let (plain, fenced_rate) = (median(plain), median(fenced_rates));
-        println!(
-            "  medians with {threads} thread(s): unfenced {plain:.0}, fenced {fenced_rate:.0} \
-             writes/s; fenced takes {:.2}x the time of unfenced",
-            plain / fenced_rate
-        );
-    }
-}
-
-fn median(mut rates: Vec<f64>) -> f64 {
-    rates.sort_by(f64::total_cmp);
-    rates[rates.len() / 2]
+    println!(
+        "WAL mode, synchronous={}, {} writes per thread per sample",
+        synchronous(),
+        writes_per_thread()
+    );
+    divan::main();
 }

@@ -93,7 +93,7 @@ fn broken_stories_break_and_the_counterexample_replays() {
         replay.schedule = schedule;
         let mut engine = Engine::new(replay).unwrap();
         engine.seek(*steps).unwrap();
-        let first = engine.state().violations.iter().find(|v| v.invariant == *invariant).unwrap();
+        let first = engine.violations().iter().find(|v| v.invariant == *invariant).unwrap();
         assert_eq!(first, &violation, "{name}/{variant}");
     }
 }
@@ -137,7 +137,7 @@ fn contention_with_optional_pauses_and_jitter() {
     replay.schedule = schedule;
     let mut engine = Engine::new(replay).unwrap();
     engine.seek(steps).unwrap();
-    assert_eq!(engine.state().violations.first(), Some(&violation));
+    assert_eq!(engine.violations().first(), Some(&violation));
 }
 
 #[test]

@@ -11,6 +11,8 @@ mod export;
 mod fence_raise;
 mod fuzz;
 mod gateway;
+mod history;
+mod history_equivalence;
 mod idempotency;
 mod intros;
 mod log;

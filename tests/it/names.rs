@@ -1,5 +1,5 @@
-//! Every fieldless enum's `Named` table spells each variant exactly as serde writes and reads it,
-//! so share links, the page and the scenario reader agree with JSON files.
+//! Every fieldless enum's `Named` names are the ones serde writes and reads, so share links, the
+//! page and the SQLite store agree with JSON files.
 
 use fencelab_core::scenario::diagram::{ArrowKind, MarkKind};
 use fencelab_core::scenario::model::{Enforcement, PauseReason, TokenSource};
@@ -19,8 +19,9 @@ fn check<T: Named + Serialize + DeserializeOwned + std::fmt::Debug>() {
 }
 
 #[test]
-fn every_name_table_matches_serde() {
-    // Each table is complete by construction: its name match must be exhaustive to compile.
+fn every_name_is_the_one_serde_writes() {
+    // `VARIANTS` is derived (strum's `VariantArray`), so it lists every variant; each name is read
+    // from serde's derived `Serialize`, and reading it back must give the same variant.
     check::<TokenSource>();
     check::<Enforcement>();
     check::<PauseReason>();
@@ -33,7 +34,27 @@ fn every_name_table_matches_serde() {
     check::<Switch>();
     check::<Bound>();
     assert_eq!(InvariantKind::StaleWriteAccepted.to_string(), "stale_write_accepted");
-    // The public arrays list the same variants, in the same order, as the name tables.
+    // The public arrays list the same variants, in the same order, as the derived lists.
     assert_eq!(InvariantKind::ALL.as_slice(), InvariantKind::VARIANTS);
     assert_eq!(Switch::ALL.as_slice(), Switch::VARIANTS);
+}
+
+#[test]
+fn steps_and_faults_are_named_as_serde_writes_them() {
+    use fencelab_core::scenario::model::{Fault, Step};
+    let name = |value: Value| match value {
+        Value::String(s) => s,
+        Value::Object(map) => map.keys().next().expect("one key").clone(),
+        other => panic!("not a variant: {other}"),
+    };
+    for scenario in fencelab_core::scenario::library::all() {
+        for step in scenario.workers.iter().flat_map(|w| &w.script) {
+            assert_eq!(step.name(), name(serde_json::to_value(step).unwrap()), "{step:?}");
+        }
+        for fault in scenario.faults.iter().map(|f| &f.fault) {
+            assert_eq!(fault.name(), name(serde_json::to_value(fault).unwrap()), "{fault:?}");
+        }
+    }
+    assert_eq!(Step::Compute { ticks: 1 }.name(), "compute");
+    assert_eq!(Fault::RestartAuthority.name(), "restart_authority");
 }

@@ -91,6 +91,84 @@ fn each_kind_of_bad_input_names_its_field() {
 }
 
 #[test]
+fn format_errors_name_the_field_path() {
+    // Each kind of problem the file format itself catches, deep inside the file.
+    check(
+        |v| v["workers"][1]["script"][0]["acquire"]["resorce"] = json!("ledger"),
+        "workers[1].script[0].acquire.resorce",
+        "unknown field `resorce`, expected `resource`",
+    );
+    check(
+        |v| v["stores"][0]["retention"] = json!({"max_entries": 3, "max_ages": 5}),
+        "stores[0].retention.max_ages",
+        "unknown field `max_ages`, expected `max_entries` or `max_age`",
+    );
+    check(
+        |v| v["workers"][1]["script"][0] = json!({"aquire": {"resource": "totals"}}),
+        "workers[1].script[0]",
+        "unknown variant `aquire`, expected one of `acquire`, `renew`",
+    );
+    check(
+        |v| v["workers"][0]["script"][4]["pause"]["reason"] = json!("nap"),
+        "workers[0].script[4].pause.reason",
+        "unknown variant `nap`, expected one of `gc_pause`",
+    );
+    check(
+        |v| v["expect"]["rejections"] = json!({"stale_generaton": 1}),
+        "expect.rejections.stale_generaton",
+        "unknown variant `stale_generaton`, expected one of `stale_generation`",
+    );
+    check(
+        |v| {
+            drop(
+                v["workers"][1]["script"][0]["acquire"].as_object_mut().unwrap().remove("resource"),
+            )
+        },
+        "workers[1].script[0].acquire",
+        "missing field `resource`",
+    );
+    check(
+        |v| drop(v["stores"][0].as_object_mut().unwrap().remove("enforcement")),
+        "stores[0]",
+        "missing field `enforcement`",
+    );
+}
+
+#[test]
+fn a_key_written_twice_is_refused_at_its_path() {
+    let text = base().to_string();
+    let twice = text.replacen("\"ticks\":", "\"ticks\":1,\"ticks\":", 1);
+    assert_ne!(twice, text);
+    let err = Scenario::from_json(&twice).unwrap_err();
+    assert!(err.path.starts_with("workers[0].script["), "{err}");
+    assert!(err.path.ends_with(".ticks"), "{err}");
+    assert!(err.problem.starts_with("duplicate field `ticks`"), "{err}");
+    // Keys of a map are refused twice too, not only a struct's fields.
+    let counts = "{\"stale_generation\":1,\"stale_generation\":2}";
+    let twice = text.replacen("\"expect\":{", &format!("\"expect\":{{\"rejections\":{counts},"), 1);
+    let err = Scenario::from_json(&twice).unwrap_err();
+    assert_eq!(err.path, "expect.rejections.stale_generation", "{err}");
+    assert!(err.problem.starts_with("duplicate field `stale_generation`"), "{err}");
+}
+
+#[test]
+fn a_bad_forged_token_is_not_a_positive_integer_token() {
+    for bad in [json!(0), json!(-3), json!(1.5), json!("7"), json!(1e20), json!(true)] {
+        check(
+            |v| v["workers"][0]["script"][3]["write"]["forge"] = bad.clone(),
+            "workers[0].script[3].write.forge",
+            "positive integer token required",
+        );
+    }
+    // Past the largest integer JSON numbers carry, the text form says how large it was.
+    let text = base().to_string();
+    let huge = text.replacen("\"value\":", "\"forge\":18446744073709551616,\"value\":", 1);
+    let err = Scenario::from_json(&huge).unwrap_err();
+    assert_eq!(err.path, "workers[0].script[3].write.forge", "{err}");
+    assert!(err.problem.starts_with("positive integer token required"), "{err}");
+}
+
+#[test]
 fn size_limits_are_enforced_with_a_clear_message() {
     check(
         |v| {

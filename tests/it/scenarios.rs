@@ -198,7 +198,7 @@ fn every_built_in_scenario_is_pinned_and_meets_its_expectations() {
     assert_eq!(all.len(), PINNED.len(), "a scenario was added or removed: pin it here");
     for (name, variant, violations, rejections, steps) in PINNED {
         let engine = run(name, variant);
-        let got: Vec<_> = engine.state().violations.iter().map(|v| (v.invariant, v.step)).collect();
+        let got: Vec<_> = engine.violations().iter().map(|v| (v.invariant, v.step)).collect();
         assert_eq!(got, *violations, "{name}/{variant}: violations");
         let counts: Vec<_> = engine.rejections().into_iter().collect();
         assert_eq!(counts, *rejections, "{name}/{variant}: rejections");
@@ -252,7 +252,7 @@ fn the_unfenced_paused_worker_corrupts_the_value() {
     let engine = run("paused-worker", "broken");
     let cell = &engine.state().stores[0].cells[&("primary".to_string(), "totals".to_string())];
     assert_eq!(cell.resource.register.value(), Some("A: total=90 (from stale inputs)"));
-    let v = &engine.state().violations[0];
+    let v = &engine.violations()[0];
     assert_eq!(
         v.detail,
         "totals in db accepted A's write from an older lease after B presented a newer one"

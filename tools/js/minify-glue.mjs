@@ -1,13 +1,9 @@
-// Trunk post_build hook, release builds only:
-// - minifies wasm-bindgen's JS glue of both modules and rewrites the integrity hash Trunk put on
-//   the viewer's <link>, so the browser still accepts the file. Trunk's built-in JS minifier fails
-//   on the glue's `export { ... as default }` and leaves it whole; terser handles it. Without
-//   terser installed (`bash scripts/setup.sh` installs it) the glue stays unminified.
-// - names the tools module's two files after their content, as Trunk names the viewer's, so a
-//   browser never pairs a cached old tools module with a new page. Trunk leaves them unhashed
-//   because it builds them as a "worker"; index.html's loader names them in `const TOOLS`.
+// Trunk post_build hook, release builds only: minifies wasm-bindgen's JS glue and rewrites the
+// integrity hash Trunk put on its <link>, so the browser still accepts the file. Trunk's built-in
+// JS minifier fails on the glue's `export { ... as default }` and leaves it whole; terser handles
+// it. Without terser installed (`bash scripts/setup.sh` installs it) the glue stays unminified.
 import { createHash } from 'node:crypto';
-import { readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 if (process.env.TRUNK_PROFILE !== 'release') process.exit(0);
@@ -28,7 +24,6 @@ try {
   console.warn('minify-glue: terser is not installed (bash scripts/setup.sh); JS left unminified');
 }
 
-const TOOLS = 'fencelab-tools';
 const htmlPath = join(staging, 'index.html');
 let html = await readFile(htmlPath, 'utf8');
 const escape = (text) => text.replace(/[.]/g, '\\.');
@@ -41,7 +36,6 @@ for (const name of (await readdir(staging)).filter((f) => f.endsWith('.js'))) {
   const { code } = await minify(source, { module: true, compress: true, mangle: true });
   await writeFile(path, code);
   console.log(`minify-glue: ${name} ${source.length} -> ${code.length} bytes`);
-  if (name === `${TOOLS}.js`) continue;
   // Trunk writes `href=./NAME integrity=sha384-...` (quoted or not, depending on minification).
   const link = new RegExp(`(href="?\\./${escape(name)}"? integrity="?)sha384-[A-Za-z0-9+/=]+`);
   if (!link.test(html)) fail(`no integrity attribute for ${name} in index.html`);
@@ -49,21 +43,4 @@ for (const name of (await readdir(staging)).filter((f) => f.endsWith('.js'))) {
   html = html.replace(link, `$1sha384-${digest}`);
 }
 
-const glue = join(staging, `${TOOLS}.js`);
-const wasm = join(staging, `${TOOLS}_bg.wasm`);
-const hash = createHash('sha256')
-  .update(await readFile(glue))
-  .update(await readFile(wasm))
-  .digest('hex')
-  .slice(0, 16);
-const hashed = `${TOOLS}-${hash}`;
-const declaration = `const TOOLS = './${TOOLS}';`;
-if (!html.includes(declaration)) fail(`index.html has no \`${declaration}\` to point at ${hashed}`);
-html = html.replace(declaration, `const TOOLS = './${hashed}';`);
-// The glue's default wasm address (unused by the loader, which passes the module) follows too.
-const glueText = (await readFile(glue, 'utf8')).replaceAll(`${TOOLS}_bg.wasm`, `${hashed}_bg.wasm`);
-await writeFile(join(staging, `${hashed}.js`), glueText);
-await rename(wasm, join(staging, `${hashed}_bg.wasm`));
-await unlink(glue);
 await writeFile(htmlPath, html);
-console.log(`minify-glue: tools module named ${hashed}`);

@@ -57,26 +57,6 @@ pub fn save(key: &str, value: &str) {
     }
 }
 
-/// Asks the page's loader (`window.fencelabTools`, in `index.html`) for the tools module. Once
-/// it is ready the loader unmounts this page, mounts the tools' page and presses `control`
-/// there (nothing for an empty id), so this returns only when loading failed.
-pub async fn load_tools(control: &str) -> Result<(), String> {
-    let window = web_sys::window().ok_or_else(|| "no browser window".to_string())?;
-    let loader = js_sys::Reflect::get(&window, &JsValue::from_str("fencelabTools"))
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
-        .ok_or_else(|| "this page has no tools loader".to_string())?;
-    let promise = loader
-        .call1(&window, &JsValue::from_str(control))
-        .ok()
-        .and_then(|p| p.dyn_into::<js_sys::Promise>().ok())
-        .ok_or_else(|| "the tools loader did not start".to_string())?;
-    wasm_bindgen_futures::JsFuture::from(promise)
-        .await
-        .map(|_| ())
-        .map_err(|e| e.as_string().unwrap_or_else(|| "the tools loader failed".to_string()))
-}
-
 /// The `type` of the message an embed sends the page around it with its content's height.
 pub const HEIGHT_MESSAGE: &str = "fencelab:height";
 

@@ -1,5 +1,5 @@
-//! The viewer: the first (and, for most readers, only) wasm module the page loads.
+//! The page's wasm module.
 
 fn main() {
-    fencelab_web::mount();
+    fencelab_web::start();
 }

@@ -30,3 +30,10 @@ pub fn reset_peak() -> bool {
 pub fn mib(mib: Option<f64>) -> String {
     mib.map_or_else(|| "n/a".into(), |m| format!("{m:.0} MiB"))
 }
+
+/// Whether this is a timed run (`cargo bench`) rather than `cargo test --benches`, which runs each
+/// bench once and has no use for the memory figures printed before the table.
+pub fn is_bench_run() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test" || a == "--list")
+}

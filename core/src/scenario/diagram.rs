@@ -4,12 +4,12 @@
 
 use crate::clock::Tick;
 use crate::generation::Generation;
+use crate::history::{Entry, History, StoreSetup};
 use crate::idempotency::WriteOutcome;
-use crate::names::named;
 use crate::register::WriteRejection;
-use crate::scenario::event::{Event, StepRecord, TokenKind};
-use crate::scenario::invariant::Violation;
-use crate::scenario::model::{PauseReason, Scenario};
+use crate::scenario::event::{Event, TokenKind};
+use crate::scenario::invariant::{Place, Violation};
+use crate::scenario::model::PauseReason;
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 
@@ -83,7 +83,7 @@ pub struct Arrow {
 }
 
 /// What an arrow carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::VariantArray)]
 #[serde(rename_all = "snake_case")]
 pub enum ArrowKind {
     /// A lease grant (the token handoff).
@@ -110,7 +110,7 @@ pub struct Mark {
 }
 
 /// Kinds of marks. Each has its own glyph, so colour is never the only cue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::VariantArray)]
 #[serde(rename_all = "snake_case")]
 pub enum MarkKind {
     /// The authority granted a lease.
@@ -234,10 +234,10 @@ impl Builder {
         }
     }
 
-    fn add(&mut self, record: &StepRecord) {
-        let (step, at) = (record.index, record.at);
+    fn add(&mut self, step: usize, entry: &Entry) {
+        let at = entry.at;
         let authority = self.lane("authority");
-        match &record.event {
+        match &entry.event {
             Event::LeaseGranted {
                 worker,
                 resource,
@@ -416,7 +416,7 @@ impl Builder {
                 let label = format!("wrote gen {} unchecked", request.generation);
                 self.mark(step, self.store(store, path), at, MarkKind::Applied, label);
             }
-            Event::EffectSent { worker, message, request, token, arrives_at, retry } => {
+            Event::EffectSent { worker, message, request, token, arrives_at, retry, .. } => {
                 let (from, to) = (self.worker(worker), self.lane("gateway"));
                 let label = format!("{}{}", if *retry { "retry: " } else { "" }, request.effect);
                 let sent = Sent { message: *message, step, at, arrives_at: *arrives_at };
@@ -520,8 +520,8 @@ impl Builder {
 
 /// The id of a store path's lane: `store:NAME` for a store with one path, `store:NAME/PATH`
 /// for each path of a store with several.
-pub fn store_lane_id(store: &crate::scenario::model::StoreSpec, path: &str) -> String {
-    if store.paths.is_empty() {
+pub fn store_lane_id(store: &StoreSetup, path: &str) -> String {
+    if store.paths.len() <= 1 {
         format!("store:{}", store.name)
     } else {
         format!("store:{}/{path}", store.name)
@@ -542,36 +542,31 @@ fn event_lane(builder: &Builder, event: &Event) -> usize {
     }
 }
 
-/// Builds the diagram of `timeline` (the engine's computed steps) for `scenario`, marking each
-/// of `violations` at the step that broke it.
-pub fn diagram(scenario: &Scenario, timeline: &[StepRecord], violations: &[Violation]) -> Diagram {
+/// Builds the diagram of a history, marking each of `violations` (what the checker found in
+/// that history) at the step that broke it. It reads nothing but the history, so a history
+/// recorded elsewhere draws the same way as a simulated one.
+pub fn diagram(history: &History, violations: &[Violation]) -> Diagram {
+    let setup = &history.setup;
+    let timeline = &history.entries;
     let mut lanes = vec![Lane {
         id: "authority".into(),
         label: "lease authority".into(),
         kind: LaneKind::Authority,
     }];
-    for w in &scenario.workers {
-        lanes.push(Lane {
-            id: format!("worker:{}", w.name),
-            label: w.name.clone(),
-            kind: LaneKind::Worker,
-        });
+    for w in &setup.workers {
+        lanes.push(Lane { id: format!("worker:{w}"), label: w.clone(), kind: LaneKind::Worker });
     }
-    for s in &scenario.stores {
-        if s.paths.is_empty() {
-            lanes.push(Lane {
-                id: format!("store:{}", s.name),
-                label: s.name.clone(),
-                kind: LaneKind::Store,
-            });
-        } else {
-            for path in std::iter::once("primary").chain(s.paths.iter().map(|p| p.name.as_str())) {
-                let label = format!("{}/{path}", s.name);
-                lanes.push(Lane { id: format!("store:{label}"), label, kind: LaneKind::Store });
-            }
+    for s in &setup.stores {
+        for path in &s.paths {
+            let label = if s.paths.len() <= 1 {
+                s.name.clone()
+            } else {
+                format!("{}/{}", s.name, path.name)
+            };
+            lanes.push(Lane { id: store_lane_id(s, &path.name), label, kind: LaneKind::Store });
         }
     }
-    if let Some(g) = &scenario.gateway {
+    if let Some(g) = &setup.gateway {
         lanes.push(Lane { id: "gateway".into(), label: "gateway".into(), kind: LaneKind::Gateway });
         lanes.push(Lane {
             id: "partner".into(),
@@ -588,13 +583,21 @@ pub fn diagram(scenario: &Scenario, timeline: &[StepRecord], violations: &[Viola
         beliefs: LiteMap::new(),
         leases: LiteMap::new(),
     };
-    for record in timeline {
-        builder.add(record);
+    for (step, entry) in timeline.iter().enumerate() {
+        builder.add(step, entry);
     }
     for v in violations {
         if let Some(record) = timeline.get(v.step) {
-            let lane = match &v.location {
-                Some(id) if builder.index.contains_key(id) => builder.lane(id),
+            let id = match &v.place {
+                Some(Place::Authority) => Some("authority".to_string()),
+                Some(Place::Partner) => Some("partner".to_string()),
+                Some(Place::Store { store, path, .. }) => {
+                    setup.store(store).map(|s| store_lane_id(s, path))
+                }
+                None => None,
+            };
+            let lane = match id {
+                Some(id) if builder.index.contains_key(&*id) => builder.lane(&id),
                 _ => event_lane(&builder, &record.event),
             };
             builder.mark(v.step, lane, record.at, MarkKind::Violation, v.invariant.to_string());
@@ -605,29 +608,3 @@ pub fn diagram(scenario: &Scenario, timeline: &[StepRecord], violations: &[Viola
     diagram.end = diagram.arrows.iter().map(|a| a.arrives_at).fold(end, Tick::max);
     diagram
 }
-
-named!(ArrowKind {
-    Grant => "grant",
-    Write => "write",
-    Effect => "effect",
-});
-
-named!(MarkKind {
-    Granted => "granted",
-    Busy => "busy",
-    Expired => "expired",
-    Renewed => "renewed",
-    Released => "released",
-    Applied => "applied",
-    Rejected => "rejected",
-    Replayed => "replayed",
-    Checked => "checked",
-    Delivered => "delivered",
-    Dropped => "dropped",
-    Read => "read",
-    LeaseChecked => "lease_checked",
-    Restarted => "restarted",
-    Slowed => "slowed",
-    Stopped => "stopped",
-    Violation => "violation",
-});

@@ -4,13 +4,12 @@ use crate::clock::Tick;
 use crate::gateway::{DropReason, EffectRequest};
 use crate::generation::Generation;
 use crate::idempotency::WriteOutcome;
-use crate::names::named;
 use crate::register::{Revision, WriteRejection, WriteRequest};
 use crate::scenario::model::{Enforcement, PauseReason};
 use serde::{Deserialize, Serialize};
 
 /// How the token on a request came about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash, strum::VariantArray)]
 #[serde(rename_all = "snake_case")]
 pub enum TokenKind {
     /// Issued by the lease authority with the worker's lease.
@@ -203,6 +202,8 @@ pub enum Event {
         store: String,
         /// The write path.
         path: String,
+        /// The data the path writes.
+        data: String,
         /// How that path is protected.
         enforcement: Enforcement,
         /// The request.
@@ -233,6 +234,8 @@ pub enum Event {
         store: String,
         /// The path.
         path: String,
+        /// The data the path writes.
+        data: String,
         /// The request.
         request: WriteRequest,
         /// The highest generation the check saw.
@@ -250,6 +253,8 @@ pub enum Event {
         store: String,
         /// The path.
         path: String,
+        /// The data the path writes.
+        data: String,
         /// The request.
         request: WriteRequest,
         /// The decision (always applied).
@@ -265,6 +270,8 @@ pub enum Event {
         message: u64,
         /// The request.
         request: EffectRequest,
+        /// The resource whose lease backs it.
+        resource: String,
         /// Where its token came from.
         token: TokenKind,
         /// When it arrives.
@@ -584,12 +591,6 @@ pub struct StepRecord {
     /// Which of them ran.
     pub chosen: usize,
 }
-
-named!(TokenKind {
-    Lease => "lease",
-    WallClock => "wall_clock",
-    Forged => "forged",
-});
 
 /// "1 tick", "3 ticks".
 fn tick_count(ticks: u64) -> String {

@@ -5,16 +5,25 @@
 //! same tick runs first (so also whether a lease expires before or after a step, and the order
 //! of deliveries), whether an optional pause happens, and how much network jitter a message gets.
 //! The explorer tries them all, skipping states it has seen. Breadth first means the first
-//! violation found has a shortest schedule; that schedule replays in the [`Engine`].
+//! violation found has a shortest schedule; that schedule replays in the
+//! [`Engine`](crate::Engine).
+//!
+//! The search drives the [`Simulator`] from each waiting state and feeds every event to that
+//! state's own [`Checker`], so a state is the simulated world and what the checker knows of it.
 
+use crate::check::Checker;
+use crate::history::{Entry, Setup};
 use crate::memory::{buffer, hash_table, HeapSize, DEFAULT_MEMORY_BUDGET};
-use crate::scenario::engine::{Engine, EngineError};
+use crate::scenario::engine::EngineError;
+use crate::scenario::error::ScenarioError;
 use crate::scenario::invariant::{InvariantKind, Violation};
 use crate::scenario::model::Scenario;
+use crate::scenario::sim::Simulator;
 use crate::scenario::state::SimState;
-use crate::scenario::validate::ScenarioError;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashSet, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::mem::size_of;
 use std::sync::Arc;
 
 /// Limits and targets of an exploration.
@@ -44,7 +53,7 @@ impl Default for ExploreConfig {
 }
 
 /// A bound that cut a search short.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::VariantArray)]
 #[serde(rename_all = "snake_case")]
 pub enum Bound {
     /// Some runs were longer than [`ExploreConfig::max_depth`] and were not followed further.
@@ -54,12 +63,6 @@ pub enum Bound {
     /// The search stopped because going on would pass [`ExploreConfig::max_memory`].
     Memory,
 }
-
-crate::names::named!(Bound {
-    Depth => "depth",
-    States => "states",
-    Memory => "memory",
-});
 
 impl Bound {
     /// The bound in words, e.g. "the state bound".
@@ -144,6 +147,7 @@ impl ExploreResult {
 
 struct Node {
     state: SimState,
+    checker: Checker,
     schedule: Vec<usize>,
     /// What the node alone holds: the state's own maps and lists and the schedule. The workers
     /// and cells it shares are counted apart (see [`Explorer::memory`]).
@@ -154,7 +158,12 @@ struct Node {
 /// responsive: call [`Explorer::run_for`] until it returns a result, or drop the explorer to
 /// cancel. Slicing does not change the result.
 pub struct Explorer {
-    engine: Engine,
+    sim: Simulator,
+    /// The start, kept for the whole search: its workers and cells are counted in the fixed part,
+    /// so the states that share them never release them.
+    _root: (SimState, Checker),
+    /// The state being expanded, and then its last child's; see [`Explorer::release`].
+    current: (SimState, Checker),
     config: ExploreConfig,
     targets: Vec<InvariantKind>,
     frontier: VecDeque<Node>,
@@ -174,21 +183,31 @@ pub struct Explorer {
 impl Explorer {
     /// Prepares to explore `scenario` (its own schedule is ignored).
     pub fn new(scenario: Scenario, config: ExploreConfig) -> Result<Explorer, ScenarioError> {
-        let engine = Engine::new(scenario)?.quiet();
-        let root = engine.state().clone();
+        let sim = Simulator::new(scenario)?;
+        let root = sim.initial_state();
+        let checker = Checker::new(Setup::of(sim.scenario()));
         let mut seen = HashSet::new();
-        seen.insert(root.fingerprint());
+        seen.insert(fingerprint(&root, &checker));
         let targets = config.invariants.to_vec();
-        // The engine's estimate covers its copy of the start, whose workers and cells the root
-        // shares, and the state it works on; while it replaces that state with a fresh copy,
-        // there is one more.
-        let own = root.heap_bytes_beyond(Some(&root));
-        let fixed = engine.memory_estimate() + own;
-        let frontier = VecDeque::from([Node { bytes: own, state: root, schedule: Vec::new() }]);
+        // The fixed part covers the simulator and its scenario, and the state being expanded,
+        // which shares its workers and cells with the waiting one it was copied from.
+        let own = root.heap_bytes_beyond(Some(&root)) + checker.heap_bytes_beyond(Some(&checker));
+        let fixed = size_of::<Explorer>()
+            + sim.scenario().heap_bytes()
+            + sim.resource_indices().heap_bytes()
+            + root.heap_bytes_beyond(None)
+            + checker.heap_bytes_beyond(None)
+            + own;
+        let current = (root.clone(), checker.clone());
+        let kept = (root.clone(), checker.clone());
+        let node = Node { bytes: own, state: root, checker, schedule: Vec::new() };
+        let frontier = VecDeque::from([node]);
         let memory =
             fixed + own + buffer::<Node>(frontier.capacity()) + hash_table::<u64>(seen.capacity());
         Ok(Explorer {
-            engine,
+            sim,
+            _root: kept,
+            current,
             config,
             targets,
             frontier,
@@ -236,28 +255,28 @@ impl Explorer {
 
     fn expand(&mut self, node: Node) {
         let depth = node.state.position;
-        self.engine.set_state(node.state.clone());
-        let choices = self.engine.enabled_count();
+        let choices = self.sim.enabled_count(&node.state);
         for choice in 0..choices {
-            self.engine.set_state(node.state.clone());
-            let before = node.state.violations.len();
-            let enabled = match self.engine.advance(choice) {
-                Ok((enabled, _, _)) => enabled,
+            self.current = (node.state.clone(), node.checker.clone());
+            let (state, checker) = &mut self.current;
+            let (enabled, at, event) = match self.sim.advance(state, choice) {
+                Ok(step) => step,
                 Err(error) => {
                     self.result = Some(ExploreResult::Error { stats: self.stats, error });
                     return;
                 }
             };
+            let mut broken = checker.feed(depth, &Entry { at, wall_ns: None, event }).violations;
+            if state.finished {
+                broken.extend(checker.finish(depth));
+            }
             self.stats.transitions += 1;
             self.stats.max_depth = self.stats.max_depth.max(depth + 1);
-            let child = self.engine.state();
             let mut schedule = node.schedule.clone();
             if enabled > 1 {
                 schedule.push(choice);
             }
-            if let Some(violation) =
-                child.violations[before..].iter().find(|v| self.targets.contains(&v.invariant))
-            {
+            if let Some(violation) = broken.iter().find(|v| self.targets.contains(&v.invariant)) {
                 self.stats.frontier = self.frontier.len();
                 self.result = Some(ExploreResult::Violation {
                     stats: self.stats,
@@ -267,11 +286,11 @@ impl Explorer {
                 });
                 return;
             }
-            if child.finished {
+            if state.finished {
                 self.stats.finished_runs += 1;
                 continue;
             }
-            let fingerprint = child.fingerprint();
+            let fingerprint = fingerprint(state, checker);
             if self.seen.contains(&fingerprint) {
                 continue;
             }
@@ -296,9 +315,12 @@ impl Explorer {
             }
             // The child shares with its parent every worker and cell the step did not change;
             // those it changed are new, and counted once, here.
-            let child = self.engine.state();
-            let lists = child.heap_bytes_beyond(Some(child));
-            let shared = child.heap_bytes_beyond(Some(&node.state)) - lists;
+            let (child, child_checker) = &self.current;
+            let lists = child.heap_bytes_beyond(Some(child))
+                + child_checker.heap_bytes_beyond(Some(child_checker));
+            let shared = child.heap_bytes_beyond(Some(&node.state))
+                + child_checker.heap_bytes_beyond(Some(&node.checker))
+                - lists;
             let own = lists + buffer::<usize>(schedule.capacity());
             let ring = buffer::<Node>(self.frontier.capacity());
             let grown = if self.frontier.len() == self.frontier.capacity() {
@@ -309,7 +331,8 @@ impl Explorer {
             if !self.fits(own + shared + grown) {
                 return self.cut(Bound::Memory);
             }
-            self.frontier.push_back(Node { state: child.clone(), schedule, bytes: own });
+            let (state, checker) = (child.clone(), child_checker.clone());
+            self.frontier.push_back(Node { state, checker, schedule, bytes: own });
             self.charge(own + shared + buffer::<Node>(self.frontier.capacity()) - ring);
         }
         self.release(node);
@@ -338,8 +361,8 @@ impl Explorer {
     /// only waiting states and this one hold anything.
     fn release(&mut self, node: Node) {
         self.memory -= node.bytes;
-        self.engine.set_state(node.state);
-        let state = self.engine.state();
+        self.current = (node.state, node.checker);
+        let (state, checker) = &self.current;
         let alone = |count: usize| count == 1;
         let workers: usize = state
             .workers
@@ -354,8 +377,8 @@ impl Explorer {
             .filter(|c| alone(Arc::strong_count(c)))
             .map(HeapSize::heap_bytes)
             .sum();
-        let ghosts: usize = state
-            .ghost
+        let ghosts: usize = checker
+            .state()
             .cells
             .values()
             .filter(|c| alone(Arc::strong_count(c)))
@@ -364,6 +387,16 @@ impl Explorer {
         self.memory -= workers + cells + ghosts;
         debug_assert!(self.memory >= self.fixed, "released more than was counted");
     }
+}
+
+/// A hash of everything that decides what can happen next and what the checker will say of
+/// it, for the "seen" set: the simulated state's fingerprint and the checker's state.
+fn fingerprint(state: &SimState, checker: &Checker) -> u64 {
+    // `DefaultHasher::new` uses fixed keys, so fingerprints are the same on every run.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    state.fingerprint().hash(&mut h);
+    checker.hash(&mut h);
+    h.finish()
 }
 
 #[cfg(test)]

@@ -3,9 +3,10 @@
 
 use crate::log::LogEntry;
 use crate::scenario::engine::{Engine, EngineError, Verdict};
+use crate::scenario::error::ScenarioError;
 use crate::scenario::event::StepRecord;
 use crate::scenario::model::Scenario;
-use crate::scenario::validate::{ScenarioError, MAX_SCENARIO_BYTES};
+use crate::scenario::validate::MAX_SCENARIO_BYTES;
 use serde::{Deserialize, Serialize};
 
 /// The format tag of exported runs; importing refuses other formats.

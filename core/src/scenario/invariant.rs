@@ -1,13 +1,24 @@
 //! The properties a run is checked against after every step.
 
-use crate::names::named;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A property of a correct fencing design. The first six are the safety properties fencing exists
 /// for; the last two are stronger promises that fencing alone does *not* make, kept so the limits
 /// can be shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum InvariantKind {
     /// A store accepted a write from an older lease after a write under a newer lease had reached
@@ -138,18 +149,28 @@ pub struct Violation {
     pub step: usize,
     /// What exactly happened, in words.
     pub detail: String,
-    /// The diagram lane where it happened (e.g. `store:db`, `partner`, `authority`).
+    /// Where it happened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub location: Option<String>,
+    pub place: Option<Place>,
 }
 
-named!(InvariantKind {
-    StaleWriteAccepted => "stale_write_accepted",
-    OperationAppliedTwice => "operation_applied_twice",
-    EffectDeliveredTwice => "effect_delivered_twice",
-    EffectFromSupersededOwner => "effect_from_superseded_owner",
-    GenerationReissued => "generation_reissued",
-    FinalValueNotFromLatestOwner => "final_value_not_from_latest_owner",
-    WriteOutsideLease => "write_outside_lease",
-    WritesReordered => "writes_reordered",
-});
+/// Where in the system an invariant broke.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Place {
+    /// At the lease authority.
+    Authority,
+    /// At the partner behind the side-effect gateway.
+    Partner,
+    /// In one store's data, reached through one of its paths.
+    Store {
+        /// The store.
+        store: String,
+        /// The write path.
+        path: String,
+        /// The data the path writes.
+        data: String,
+        /// The resource.
+        resource: String,
+    },
+}

@@ -6,6 +6,7 @@
 
 pub mod diagram;
 pub mod engine;
+pub mod error;
 pub mod event;
 pub mod explore;
 pub mod export;
@@ -13,6 +14,7 @@ pub mod invariant;
 pub mod library;
 pub mod model;
 mod parse;
+pub mod sim;
 pub mod state;
 pub mod switches;
 pub mod validate;

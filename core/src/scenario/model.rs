@@ -1,25 +1,35 @@
 //! The scenario file format: resources, workers and their scripts, the authority, stores, the
 //! gateway, faults, expectations and a schedule. JSON is the file format; every field is checked by
 //! [`Scenario::from_json`](crate::Scenario::from_json) before anything runs.
+//!
+//! Serde's derive both writes and reads the format, so these types and their attributes are its
+//! one description: names, defaults, and which fields a file may leave out. Objects refuse fields
+//! they do not know, so a misspelt field is an error rather than a silent default.
 
 use crate::gateway::Effect;
+use crate::generation::Generation;
 use crate::idempotency::Retention;
-use crate::names::named;
-use crate::register::SameGenerationPolicy;
+use crate::register::{RejectionReason, SameGenerationPolicy};
 use crate::scenario::invariant::InvariantKind;
-use serde::Serialize;
+use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
 
 /// One fencing story: who does what, against which protections, and what should go wrong.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Short machine name, e.g. `paused-worker`.
     pub name: String,
-    /// Which variant of the case this is, e.g. `fenced` or `broken`.
+    /// Which variant of the case this is, e.g. `fenced` or `broken`; `custom` when omitted.
+    #[serde(default = "custom")]
     pub variant: String,
     /// One-line title for a picker.
     pub title: String,
     /// A short paragraph telling a learner what to watch for.
+    #[serde(default)]
     pub intro: String,
     /// The protected resources, by name.
     pub resources: Vec<String>,
@@ -31,22 +41,26 @@ pub struct Scenario {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gateway: Option<GatewaySpec>,
     /// The network between workers and stores.
+    #[serde(default)]
     pub network: NetworkSpec,
     /// The workers and their scripts.
     pub workers: Vec<WorkerSpec>,
     /// Things that go wrong at given ticks.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<FaultSpec>,
     /// Which invariant violations this run is expected to show (empty for a correct design).
+    #[serde(default)]
     pub expect: Expectations,
     /// Where several events are enabled at once, which one runs: an index into them, in order.
     /// When the list runs out, the first enabled event runs.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schedule: Vec<usize>,
 }
 
 /// Where generations come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TokenSource {
     /// The authority's counter, persisted across restarts: the correct design.
@@ -60,19 +74,22 @@ pub enum TokenSource {
 }
 
 /// The lease authority's settings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AuthoritySpec {
     /// Lease length in ticks.
     pub ttl: u64,
     /// Where fencing tokens come from.
+    #[serde(default)]
     pub token_source: TokenSource,
     /// Whether tokens carry a proof from the authority that stores and the gateway verify.
     /// Without it, anyone can present any number.
+    #[serde(default)]
     pub authenticated: bool,
 }
 
 /// How a store (or one of its write paths) protects its state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::VariantArray)]
 #[serde(rename_all = "snake_case")]
 pub enum Enforcement {
     /// No check at all: every write applies.
@@ -94,33 +111,41 @@ impl Enforcement {
 }
 
 /// A store: a database, an object store, a file system.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StoreSpec {
     /// The store's name, e.g. `db`.
     pub name: String,
     /// How its default write path is protected.
     pub enforcement: Enforcement,
     /// Same-generation policy of its fence.
+    #[serde(default)]
     pub policy: SameGenerationPolicy,
     /// How long operation ids are remembered (idempotent enforcement only).
+    #[serde(default)]
     pub retention: Retention,
     /// Whether the highest accepted generation survives a store restart. It must live with the
-    /// protected state, in the same transaction; keeping it elsewhere loses it.
+    /// protected state, in the same transaction; keeping it elsewhere loses it. Yes when omitted.
+    #[serde(default = "yes")]
     pub persist_highest: bool,
     /// Whether the store holds correctness-critical state. Invariants are checked only for critical
-    /// stores; duplicated work on a scratch store costs efficiency, not correctness.
+    /// stores; duplicated work on a scratch store costs efficiency, not correctness. Yes when
+    /// omitted.
+    #[serde(default = "yes")]
     pub critical: bool,
-    /// Ticks between the check and the write of a check-then-write path.
+    /// Ticks between the check and the write of a check-then-write path; 1 when omitted.
+    #[serde(default = "one")]
     pub check_write_gap: u64,
     /// Further write paths (a metadata row and an object body, a bulk import, an admin tool),
     /// each with its own enforcement. The default path is called `primary` and writes the data
     /// called `primary`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<PathSpec>,
 }
 
 /// A secondary write path into a store.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PathSpec {
     /// The path's name, e.g. `object`.
     pub name: String,
@@ -159,24 +184,27 @@ impl StoreSpec {
 }
 
 /// The side-effect gateway in front of a partner (a payment provider, a mail server).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct GatewaySpec {
     /// The partner's name, e.g. `payments`.
     pub partner: String,
     /// Whether the gateway checks tokens (fenced) or passes everything on (unfenced).
     pub enforcement: Enforcement,
     /// Same-generation policy.
+    #[serde(default)]
     pub policy: SameGenerationPolicy,
 }
 
 /// Message delivery times.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NetworkSpec {
     /// Ticks a message takes from sender to receiver, unless a fault delays it.
     pub latency: u64,
     /// Up to this many extra ticks per message, chosen by the schedule (a normal run takes 0; the
     /// explorer tries every value), so messages can overtake each other.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub jitter: u64,
 }
 
@@ -187,21 +215,26 @@ impl Default for NetworkSpec {
 }
 
 /// A worker and its script.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct WorkerSpec {
     /// The worker's name, e.g. `A`.
     pub name: String,
     /// When it starts its script.
+    #[serde(default)]
     pub start: u64,
     /// How far its wall clock is off, in ticks (positive: fast). Matters only where the worker
     /// reads its own clock: wall-clock tokens and local lease checks.
+    #[serde(default)]
     pub clock_offset: i64,
     /// What it does, in order.
     pub script: Vec<Step>,
 }
 
 /// Why a worker froze.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum PauseReason {
     /// A stop-the-world garbage collection.
@@ -231,7 +264,7 @@ impl PauseReason {
 }
 
 /// The expected revision of a write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExpectedRevision {
     /// The revision this worker last read from the same store path and resource.
@@ -241,8 +274,8 @@ pub enum ExpectedRevision {
 }
 
 /// One step of a worker's script.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Step {
     /// Ask the authority for the lease; wait and ask again while someone else holds it.
     Acquire {
@@ -280,10 +313,11 @@ pub enum Step {
         /// How long.
         ticks: u64,
         /// Why.
+        #[serde(default)]
         reason: PauseReason,
         /// Whether the pause may or may not happen: a normal run takes it, the explorer tries
         /// both.
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         optional: bool,
     },
     /// Check the lease against the worker's own clock and stop if it has run out. The check and
@@ -303,8 +337,16 @@ pub enum Step {
     },
 }
 
+impl Step {
+    /// The step's name as files write it, e.g. `acquire`.
+    pub fn name(&self) -> &'static str {
+        crate::names::variant_name(self).expect("a step is written as its variant")
+    }
+}
+
 /// A write step.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct WriteStep {
     /// The resource.
     pub resource: String,
@@ -323,15 +365,16 @@ pub struct WriteStep {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Extra network delay for this message, in ticks.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub delay: u64,
     /// Present this made-up token instead of the one the authority issued (a forged token).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "token", skip_serializing_if = "Option::is_none")]
     pub forge: Option<u64>,
 }
 
 /// An effect step.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EffectStep {
     /// The resource whose lease authorizes the effect.
     pub resource: String,
@@ -344,7 +387,7 @@ pub struct EffectStep {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operation: Option<String>,
     /// Extra network delay for this message, in ticks.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub delay: u64,
 }
 
@@ -352,8 +395,27 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+fn yes() -> bool {
+    true
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn custom() -> String {
+    "custom".into()
+}
+
+/// Reads a forged token the way every token is read, so zero, negatives, fractions and text all
+/// say "positive integer token required".
+fn token<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+    Ok(Option::<Generation>::deserialize(deserializer)?.map(Generation::get))
+}
+
 /// Something that goes wrong at a given tick.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FaultSpec {
     /// When.
     pub at: u64,
@@ -362,8 +424,8 @@ pub struct FaultSpec {
 }
 
 /// The faults a scenario can inject.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Fault {
     /// Freeze a worker wherever it is in its script.
     PauseWorker {
@@ -372,6 +434,7 @@ pub enum Fault {
         /// For how long.
         ticks: u64,
         /// Why.
+        #[serde(default)]
         reason: PauseReason,
     },
     /// The network slows down for one worker: its next `count` messages take `ticks` longer.
@@ -394,72 +457,55 @@ pub enum Fault {
     },
 }
 
+impl Fault {
+    /// The fault's name as files write it, e.g. `pause_worker`.
+    pub fn name(&self) -> &'static str {
+        crate::names::variant_name(self).expect("a fault is written as its variant")
+    }
+}
+
 /// What a run is expected to show.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Expectations {
     /// The invariants this run is expected to break (empty: none).
+    #[serde(default)]
     pub violations: Vec<InvariantKind>,
     /// Exact rejection counts by reason, when the story is about monitoring them.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rejections: Option<BTreeMap<crate::register::RejectionReason, u64>>,
+    #[serde(default, deserialize_with = "counts", skip_serializing_if = "Option::is_none")]
+    pub rejections: Option<BTreeMap<RejectionReason, u64>>,
 }
 
-/// Model types deserialize through the hand-written reader in `parse.rs` and its strict value
-/// reader (duplicate keys refused), so serde users and
-/// [`Scenario::from_json`](crate::Scenario::from_json) accept the same files. Error paths start at
-/// the value being deserialized. The reader needs a self-describing format, such as JSON.
-macro_rules! deserialize_via_reader {
-    ($($ty:ty),+) => {$(
-        impl<'de> serde::Deserialize<'de> for $ty {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                use serde::de::Error;
-                let value = crate::scenario::parse::strict_value(deserializer).map_err(|(at, e)| {
-                    if at.is_empty() { e } else { D::Error::custom(format_args!("{at}: {e}")) }
-                })?;
-                <$ty as crate::scenario::parse::FromJson>::from_json(&value, "")
-                    .map_err(D::Error::custom)
-            }
-        }
-    )+};
+/// Reads rejection counts with each key read as text before it is read as a reason, so an error
+/// names the key it is about (`expect.rejections.stale_generation`): serde reads an enum key
+/// through an access that carries no text to name.
+fn counts<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<BTreeMap<RejectionReason, u64>>, D::Error> {
+    let counts = Option::<BTreeMap<Key<RejectionReason>, u64>>::deserialize(deserializer)?;
+    Ok(counts.map(|counts| counts.into_iter().map(|(Key(reason), n)| (reason, n)).collect()))
 }
 
-deserialize_via_reader!(
-    Scenario,
-    TokenSource,
-    AuthoritySpec,
-    Enforcement,
-    StoreSpec,
-    PathSpec,
-    GatewaySpec,
-    NetworkSpec,
-    WorkerSpec,
-    PauseReason,
-    ExpectedRevision,
-    Step,
-    WriteStep,
-    EffectStep,
-    FaultSpec,
-    Fault,
-    Expectations
-);
+/// A map key read as text, then as a `T`.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Key<T>(T);
 
-named!(TokenSource {
-    DurableCounter => "durable_counter",
-    VolatileCounter => "volatile_counter",
-    WallClock => "wall_clock",
-});
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Key<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(KeyText(PhantomData))
+    }
+}
 
-named!(Enforcement {
-    Unfenced => "unfenced",
-    CheckThenWrite => "check_then_write",
-    Fenced => "fenced",
-    FencedIdempotent => "fenced_idempotent",
-});
+struct KeyText<T>(PhantomData<T>);
 
-named!(PauseReason {
-    GcPause => "gc_pause",
-    Descheduled => "descheduled",
-    NetworkStall => "network_stall",
-    Rescheduled => "rescheduled",
-    OverloadedEventLoop => "overloaded_event_loop",
-});
+impl<T: DeserializeOwned> Visitor<'_> for KeyText<T> {
+    type Value = Key<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a name")
+    }
+
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<Key<T>, E> {
+        T::deserialize(name.into_deserializer()).map(Key)
+    }
+}

@@ -5,10 +5,8 @@ use crate::clock::Tick;
 use crate::gateway::{Delivery, EffectRequest, SideEffectGateway};
 use crate::generation::Generation;
 use crate::idempotency::FencedResource;
-use crate::maps::StringSet;
 use crate::register::{Revision, WriteRequest};
 use crate::scenario::event::TokenKind;
-use crate::scenario::invariant::{InvariantKind, Violation};
 use crate::scenario::model::{Enforcement, PauseReason};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
@@ -37,8 +35,6 @@ pub struct SimState {
     pub in_flight: BTreeMap<u64, Message>,
     /// Writes that passed a check-then-write check and wait for their separate write step.
     pub checked: BTreeMap<u64, Message>,
-    /// Invariant violations so far, in step order.
-    pub violations: Vec<Violation>,
     /// Whether nothing is left to happen.
     pub finished: bool,
     pub(crate) agenda: BTreeMap<AgendaKey, Pending>,
@@ -48,7 +44,6 @@ pub struct SimState {
     pub(crate) due: (Tick, usize),
     pub(crate) expiry: Vec<Option<AgendaKey>>,
     pub(crate) next_message: u64,
-    pub(crate) ghost: Ghost,
 }
 
 /// A worker as the UI shows it.
@@ -67,8 +62,7 @@ pub struct WorkerState {
     pub clock_offset: i64,
     pub(crate) last_read: LiteMap<(usize, String, String), Revision>,
     #[serde(serialize_with = "crate::maps::as_object")]
-    pub(crate) sent: LiteMap<String, (MessageBody, u64)>,
-    pub(crate) send_seq: u64,
+    pub(crate) sent: LiteMap<String, MessageBody>,
     pub(crate) pending: Option<AgendaKey>,
     /// Extra delay for the next messages this worker sends, and how many are left.
     pub(crate) slowed: (u64, u32),
@@ -83,7 +77,7 @@ pub struct HeldLease {
     pub generation: Generation,
     /// When the holder was told it ends.
     pub valid_until: Tick,
-    pub(crate) epoch: u64,
+    /// The authority's proof on the token, for scenarios with authenticated tokens.
     pub(crate) proof: u64,
 }
 
@@ -173,7 +167,6 @@ pub struct Message {
     /// What it carries.
     pub body: MessageBody,
     pub(crate) worker_index: usize,
-    pub(crate) seq: u64,
 }
 
 /// What a message carries.
@@ -197,9 +190,9 @@ pub enum MessageBody {
         request: WriteRequest,
         /// Where the token came from.
         token: TokenKind,
-        /// What only the checker knows about it.
+        /// The authority's proof on the token (0 when there is none).
         #[serde(skip)]
-        ghost: MessageGhost,
+        proof: u64,
     },
     /// An effect travelling to the gateway.
     Effect {
@@ -209,22 +202,10 @@ pub enum MessageBody {
         token: TokenKind,
         /// The resource whose lease backs it.
         resource: String,
-        /// What only the checker knows about it.
+        /// The authority's proof on the token (0 when there is none).
         #[serde(skip)]
-        ghost: MessageGhost,
+        proof: u64,
     },
-}
-
-/// What the checker knows about a request that no component of the system can see.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-pub struct MessageGhost {
-    /// The true order of the lease behind the request (grant count; 0 for none), which never
-    /// resets, unlike generations.
-    pub epoch: u64,
-    /// Whether that lease was valid when the request was sent.
-    pub lease_valid_at_send: bool,
-    /// The authority's proof for the token (0 when there is none).
-    pub proof: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -255,42 +236,6 @@ impl Pending {
             Pending::WorkerStep(_) => 5,
         }
     }
-}
-
-/// The checker's private bookkeeping, which the system under test cannot see or corrupt.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-pub(crate) struct Ghost {
-    /// Grants so far, per resource.
-    pub epochs: Vec<u64>,
-    /// The highest generation ever issued, per resource, across restarts.
-    pub max_issued: Vec<Option<Generation>>,
-    /// The lease the authority currently honours, per resource: (epoch, valid until).
-    pub live: Vec<Option<(u64, Tick)>>,
-    /// Per (store, data, resource).
-    pub cells: LiteMap<(usize, String, String), Arc<CellGhost>>,
-    /// Operations the partner received, per workflow.
-    #[serde(serialize_with = "crate::maps::as_object")]
-    pub partner_ops: LiteMap<String, StringSet>,
-    /// The newest lease epoch whose effect reached the gateway, per workflow, whatever the
-    /// gateway then did with it.
-    #[serde(serialize_with = "crate::maps::as_object")]
-    pub effect_presented: LiteMap<String, u64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-pub(crate) struct CellGhost {
-    /// The newest lease epoch whose write reached this data's boundary, and whose it was,
-    /// whatever the boundary then did with it (applied, refused, replayed, waiting to commit).
-    pub max_presented: Option<(u64, String)>,
-    /// The epoch and writer of the last applied write.
-    pub last: Option<(u64, String)>,
-    /// Where the store's highest generation came from: the token of the request that last
-    /// raised it.
-    pub highest_token: Option<TokenKind>,
-    pub applied_ops: StringSet,
-    pub max_attempted: Option<(u64, String)>,
-    #[serde(serialize_with = "crate::maps::as_object")]
-    pub last_seq: LiteMap<String, (u64, u64)>,
 }
 
 impl SimState {
@@ -332,8 +277,8 @@ impl SimState {
     }
 
     /// A hash of everything that decides what can happen next, for the explorer's "seen" set.
-    /// The step count, the schedule cursor and the steps at which violations happened are left
-    /// out, so two paths to the same situation count as one state.
+    /// The step count and the schedule cursor are left out, so two paths to the same situation
+    /// count as one state.
     pub(crate) fn fingerprint(&self) -> u64 {
         use std::hash::{Hash, Hasher};
         // `DefaultHasher::new` uses fixed keys, so fingerprints are the same on every run.
@@ -347,9 +292,6 @@ impl SimState {
         self.checked.hash(&mut h);
         self.finished.hash(&mut h);
         self.agenda.hash(&mut h);
-        self.ghost.hash(&mut h);
-        let broken = InvariantKind::ALL.map(|k| self.violations.iter().any(|v| v.invariant == k));
-        broken.hash(&mut h);
         h.finish()
     }
 

@@ -1,13 +1,24 @@
 //! "Break the protocol" switches: each one turns off one protection of a scenario, so a learner
 //! can flip it and let the explorer find what goes wrong.
 
-use crate::names::named;
 use crate::register::SameGenerationPolicy;
 use crate::scenario::model::{Enforcement, Fault, Scenario, Step, TokenSource};
 use serde::{Deserialize, Serialize};
 
 /// One protection turned off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Switch {
     /// Stores apply every write without looking at its token.
@@ -162,15 +173,3 @@ pub fn broken(scenario: &Scenario, switches: &[Switch]) -> Scenario {
     }
     s
 }
-
-named!(Switch {
-    UnfencedStore => "unfenced_store",
-    CheckThenWrite => "check_then_write",
-    StrictlyNewer => "strictly_newer",
-    VolatileCounter => "volatile_counter",
-    HighestNotPersisted => "highest_not_persisted",
-    UnfencedSecondaryPath => "unfenced_secondary_path",
-    WallClockTokens => "wall_clock_tokens",
-    UnauthenticatedTokens => "unauthenticated_tokens",
-    UnfencedGateway => "unfenced_gateway",
-});

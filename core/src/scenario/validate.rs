@@ -1,12 +1,15 @@
-//! Reading and checking scenario files. Every problem is reported with the path of the field that
-//! has it, so a person editing JSON by hand can find it.
+//! Checking scenarios: what the file format alone cannot say (names, references, limits,
+//! orders). Every problem is reported with the path of the field that has it, so a person editing
+//! JSON by hand can find it.
 
 use crate::generation::Generation;
 use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
 use crate::maps::StringSet;
 use crate::scenario::model::{Enforcement, Fault, Scenario, Step};
 use litemap::LiteMap;
-use serde::{Deserialize, Serialize};
+
+/// Re-exported so code that names the error here keeps working; it lives in `scenario::error`.
+pub use crate::scenario::error::ScenarioError;
 
 /// The most workers a scenario may have.
 pub const MAX_WORKERS: usize = 10_000;
@@ -23,47 +26,7 @@ pub const MAX_JITTER: u64 = 16;
 /// The largest scenario file accepted, in bytes.
 pub const MAX_SCENARIO_BYTES: usize = 16 * 1024 * 1024;
 
-/// A problem with a scenario, and where it is.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
-#[error("{path}: {problem}")]
-pub struct ScenarioError {
-    /// The field, e.g. `workers[1].script[0].acquire.resource` (`.` for the whole file).
-    pub path: String,
-    /// What is wrong with it.
-    pub problem: String,
-}
-
-impl ScenarioError {
-    pub(crate) fn new(path: impl Into<String>, problem: impl Into<String>) -> Self {
-        ScenarioError { path: path.into(), problem: problem.into() }
-    }
-}
-
 impl Scenario {
-    /// Parses and checks a scenario file.
-    pub fn from_json(json: &str) -> Result<Scenario, ScenarioError> {
-        if json.len() > MAX_SCENARIO_BYTES {
-            return Err(ScenarioError::new(
-                ".",
-                format!("the file is {} bytes; the limit is {MAX_SCENARIO_BYTES}", json.len()),
-            ));
-        }
-        Scenario::from_value(&crate::scenario::parse::json_text(json)?)
-    }
-
-    /// Reads and checks a scenario already parsed as a JSON value. The byte limit of
-    /// [`Scenario::from_json`] is left to whoever parsed the text.
-    pub fn from_value(value: &serde_json::Value) -> Result<Scenario, ScenarioError> {
-        let scenario = crate::scenario::parse::scenario(value)?;
-        scenario.validate()?;
-        Ok(scenario)
-    }
-
-    /// The scenario as pretty JSON.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
-    }
-
     /// Checks everything that the file format alone cannot: names, references, limits, orders.
     pub fn validate(&self) -> Result<(), ScenarioError> {
         let err = |path: String, problem: String| Err(ScenarioError::new(path, problem));
@@ -156,28 +119,24 @@ impl Scenario {
         for (f, fault) in self.faults.iter().enumerate() {
             let at = format!("faults[{f}]");
             check_ticks(&format!("{at}.at"), fault.at)?;
+            let here = format!("{at}.fault.{}", fault.fault.name());
             match &fault.fault {
                 Fault::PauseWorker { worker, ticks, .. } => {
-                    known(&format!("{at}.fault.pause_worker.worker"), "worker", worker, &workers)?;
-                    check_ticks(&format!("{at}.fault.pause_worker.ticks"), *ticks)?;
+                    known(&format!("{here}.worker"), "worker", worker, &workers)?;
+                    check_ticks(&format!("{here}.ticks"), *ticks)?;
                 }
                 Fault::DelayMessages { worker, ticks, count } => {
-                    known(
-                        &format!("{at}.fault.delay_messages.worker"),
-                        "worker",
-                        worker,
-                        &workers,
-                    )?;
-                    check_ticks(&format!("{at}.fault.delay_messages.ticks"), *ticks)?;
+                    known(&format!("{here}.worker"), "worker", worker, &workers)?;
+                    check_ticks(&format!("{here}.ticks"), *ticks)?;
                     if *count == 0 || *count as usize > MAX_ITEMS {
                         return err(
-                            format!("{at}.fault.delay_messages.count"),
+                            format!("{here}.count"),
                             format!("must be between 1 and {MAX_ITEMS}"),
                         );
                     }
                 }
                 Fault::RestartStore { store } => {
-                    known(&format!("{at}.fault.restart_store.store"), "store", store, &stores)?;
+                    known(&format!("{here}.store"), "store", store, &stores)?;
                 }
                 Fault::RestartAuthority => {}
             }
@@ -216,9 +175,11 @@ impl Scenario {
         };
         for (s, step) in worker.script.iter().enumerate() {
             let here = format!("{at}.script[{s}]");
+            // Paths inside a step start with its name, e.g. `workers[0].script[2].write.delay`.
+            let inside = format!("{here}.{}", step.name());
             match step {
                 Step::Acquire { resource } => {
-                    known(&format!("{here}.acquire.resource"), "resource", resource, resources)?;
+                    known(&format!("{inside}.resource"), "resource", resource, resources)?;
                     if !acquired.contains(&resource.as_str()) {
                         acquired.push(resource);
                     }
@@ -226,56 +187,47 @@ impl Scenario {
                 Step::Renew { resource }
                 | Step::Release { resource }
                 | Step::CheckLease { resource } => {
-                    let kind = match step {
-                        Step::Renew { .. } => "renew",
-                        Step::Release { .. } => "release",
-                        _ => "check_lease",
-                    };
-                    let path = format!("{here}.{kind}.resource");
+                    let path = format!("{inside}.resource");
                     known(&path, "resource", resource, resources)?;
                     needs_lease(path, resource, &acquired)?;
                 }
                 Step::Read { resource, store, path } => {
-                    known(&format!("{here}.read.resource"), "resource", resource, resources)?;
-                    self.check_target(&format!("{here}.read"), store.as_deref(), path.as_deref())?;
+                    known(&format!("{inside}.resource"), "resource", resource, resources)?;
+                    self.check_target(&inside, store.as_deref(), path.as_deref())?;
                 }
-                Step::Compute { ticks } => check_ticks(&format!("{here}.compute.ticks"), *ticks)?,
-                Step::Pause { ticks, .. } => check_ticks(&format!("{here}.pause.ticks"), *ticks)?,
+                Step::Compute { ticks } => check_ticks(&format!("{inside}.ticks"), *ticks)?,
+                Step::Pause { ticks, .. } => check_ticks(&format!("{inside}.ticks"), *ticks)?,
                 Step::Write(write) => {
-                    let path = format!("{here}.write.resource");
+                    let path = format!("{inside}.resource");
                     known(&path, "resource", &write.resource, resources)?;
                     if let Some(forged) = write.forge {
                         Generation::new(forged).map_err(|e| {
-                            ScenarioError::new(format!("{here}.write.forge"), e.to_string())
+                            ScenarioError::new(format!("{inside}.forge"), e.to_string())
                         })?;
                     } else {
                         needs_lease(path, &write.resource, &acquired)?;
                     }
-                    self.check_target(
-                        &format!("{here}.write"),
-                        write.store.as_deref(),
-                        write.path.as_deref(),
-                    )?;
-                    check_ticks(&format!("{here}.write.delay"), write.delay)?;
+                    self.check_target(&inside, write.store.as_deref(), write.path.as_deref())?;
+                    check_ticks(&format!("{inside}.delay"), write.delay)?;
                     let name = self.operation_name(worker, s, write.operation.as_deref());
-                    operations.insert(check_operation(format!("{here}.write.operation"), name)?);
+                    operations.insert(check_operation(format!("{inside}.operation"), name)?);
                 }
                 Step::Effect(effect) => {
                     if self.gateway.is_none() {
                         return Err(ScenarioError::new(
-                            format!("{here}.effect"),
+                            inside,
                             "the scenario has no gateway to send effects through",
                         ));
                     }
-                    let path = format!("{here}.effect.resource");
+                    let path = format!("{inside}.resource");
                     known(&path, "resource", &effect.resource, resources)?;
                     needs_lease(path, &effect.resource, &acquired)?;
-                    check_ticks(&format!("{here}.effect.delay"), effect.delay)?;
+                    check_ticks(&format!("{inside}.delay"), effect.delay)?;
                     let name = self.operation_name(worker, s, effect.operation.as_deref());
-                    operations.insert(check_operation(format!("{here}.effect.operation"), name)?);
+                    operations.insert(check_operation(format!("{inside}.operation"), name)?);
                     let workflow =
                         effect.workflow.clone().unwrap_or_else(|| effect.resource.clone());
-                    let path = format!("{here}.effect.workflow");
+                    let path = format!("{inside}.workflow");
                     WorkflowKey::new(workflow.clone())
                         .map_err(|e| ScenarioError::new(path.clone(), e.to_string()))?;
                     // The gateway compares generations per workflow; generations of different
@@ -298,7 +250,7 @@ impl Scenario {
                 Step::Retry { operation } => {
                     if !operations.contains(operation) {
                         return Err(ScenarioError::new(
-                            format!("{here}.retry.operation"),
+                            format!("{inside}.operation"),
                             format!("no earlier write or effect of this worker has operation id \"{operation}\""),
                         ));
                     }

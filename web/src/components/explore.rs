@@ -16,7 +16,6 @@ use crate::viz::explore::{config, explain, toggled, Counterexample, ExploreActio
 use crate::viz::explore::{Outcome, Status};
 use crate::viz::run::step_no;
 use crate::viz::state::Action;
-use crate::TOOLS;
 
 /// What the explorer panel shows. Not a component's props: the panel is drawn by the explorer's
 /// own component whenever its search moves, so a second component would only add Yew's code.
@@ -230,9 +229,7 @@ pub fn explore_panel(props: &ExploreProps) -> Html {
                     { icon("read") }{ "Find a counterexample" }
                 </button>
             </div>
-            if TOOLS {
-                { result(&props.status, &props.on, &props.on_explore) }
-            }
+            { result(&props.status, &props.on, &props.on_explore) }
         </section>
     }
 }

@@ -15,7 +15,6 @@ use crate::components::icons::icon;
 use crate::io;
 use crate::viz::run::RunRef;
 use crate::viz::state::Action;
-use crate::TOOLS;
 
 #[derive(Properties, PartialEq)]
 pub struct ShareProps {
@@ -83,11 +82,7 @@ pub fn ShareExport(props: &ShareProps) -> Html {
             });
         })
     };
-    // In the viewer, export and import are the tools module's: pressing one loads it.
-    let tool = |control: &'static str| click(&props.on, Action::Tools(control));
-    let download_json = if !TOOLS {
-        tool("export-json")
-    } else {
+    let download_json = {
         let (status, run, position) = (status.clone(), props.run.clone(), props.position);
         Callback::from(move |_: MouseEvent| {
             let result = run.export_json(position).and_then(|json| {
@@ -103,9 +98,7 @@ pub fn ShareExport(props: &ShareProps) -> Html {
             });
         })
     };
-    let download_svg = if !TOOLS {
-        tool("export-svg")
-    } else {
+    let download_svg = {
         let (status, run) = (status.clone(), props.run.clone());
         Callback::from(move |_: MouseEvent| {
             let result = io::diagram_svg().and_then(|svg| {
@@ -117,9 +110,7 @@ pub fn ShareExport(props: &ShareProps) -> Html {
             });
         })
     };
-    let make_test = if !TOOLS {
-        tool("make-rust-test")
-    } else {
+    let make_test = {
         let (status, run, rust) = (status.clone(), props.run.clone(), rust.clone());
         Callback::from(move |_: MouseEvent| match run.rust_test() {
             Ok(text) => {
@@ -132,16 +123,7 @@ pub fn ShareExport(props: &ShareProps) -> Html {
             Err(e) => status.set(format!("Could not write a test: {e}.")),
         })
     };
-    // The viewer keeps the file chooser shut until the tools module opens it.
-    let choose = (!TOOLS).then(|| {
-        props.on.reform(|event: MouseEvent| {
-            event.prevent_default();
-            Action::Tools("import-json")
-        })
-    });
-    let import = if !TOOLS {
-        Callback::noop()
-    } else {
+    let import = {
         let (status, on) = (status.clone(), props.on.clone());
         Callback::from(move |event: Event| {
             let Some(input) = event.target().and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
@@ -175,7 +157,7 @@ pub fn ShareExport(props: &ShareProps) -> Html {
             </div>
             <div class="share-actions">
                 <button id="export-json" type="button" class="chip" onclick={download_json}>{ "Download run (JSON)" }</button>
-                <input id="import-json" class="sr-only" type="file" accept=".json,application/json" onchange={import} onclick={choose} />
+                <input id="import-json" class="sr-only" type="file" accept=".json,application/json" onchange={import} />
                 <label class="chip file-chip" for="import-json">{ "Import run (JSON)" }</label>
                 <button id="export-svg" type="button" class="chip" onclick={download_svg}>{ "Download diagram (SVG)" }</button>
                 <button id="make-rust-test" type="button" class="chip" onclick={make_test}>{ "Copy as Rust test" }</button>

@@ -4,6 +4,7 @@
 //! that the visualizer plays. Nothing here judges a write: switches, search and verdicts are all
 //! `fencelab-core`'s. The reducer is pure; timers live in the shell.
 
+#[cfg(feature = "test-hooks")]
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -33,18 +34,22 @@ pub fn config() -> ExploreConfig {
 /// How many explorer steps the shell runs per timer tick, unless a test asks otherwise.
 pub const SLICE: usize = 250;
 
+#[cfg(feature = "test-hooks")]
 thread_local! {
     static PACE: Cell<(usize, u32)> = const { Cell::new((SLICE, 0)) };
 }
 
 /// The explorer steps per slice and the milliseconds between slices.
 pub fn pace() -> (usize, u32) {
-    PACE.with(Cell::get)
+    #[cfg(feature = "test-hooks")]
+    return PACE.with(Cell::get);
+    #[cfg(not(feature = "test-hooks"))]
+    (SLICE, 0)
 }
 
-/// Sets the explorer steps per slice (0: the default) and the milliseconds between slices, so
-/// a browser test can make a search slow enough to cancel. The hook is the tools module's.
-#[cfg(feature = "tools")]
+/// Sets the explorer steps per slice (0: the default) and the milliseconds between slices, for
+/// the `explore_pace` test hook.
+#[cfg(feature = "test-hooks")]
 pub fn set_pace(budget: usize, ms: u32) {
     PACE.with(|p| p.set((if budget == 0 { SLICE } else { budget }, ms)));
 }
@@ -305,7 +310,7 @@ impl Job {
 
 /// Figures from exploring `library::contention(workers)` to the end in one go, for the browser
 /// benchmark: the counts, and whether no schedule broke anything.
-#[cfg(feature = "tools")]
+#[cfg(feature = "test-hooks")]
 pub fn bench(workers: usize) -> (ExploreStats, bool) {
     use fencelab_core::scenario::library::contention;
     use fencelab_core::scenario::model::Enforcement;

@@ -311,8 +311,8 @@ impl Frame {
         });
         let rejections =
             engine.rejections().into_iter().map(|(reason, n)| (reason.to_string(), n)).collect();
-        let violations = state
-            .violations
+        let violations = engine
+            .violations()
             .iter()
             .map(|v| ViolationRow {
                 step: v.step,

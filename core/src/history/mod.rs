@@ -1,0 +1,208 @@
+//! A run's history: what happened, in order, as typed events. It is the one thing the parts of
+//! Fencelab exchange: the simulator produces it, the checker judges it, the diagram draws it and
+//! the exporters write it, so a history that came from elsewhere can be judged and drawn too.
+//!
+//! A history is its [`Setup`] (who and what takes part) and a list of [`Entry`]s, each an
+//! [`Event`] at a logical time. It is written as JSON Lines ([`History::to_jsonl`]): one line
+//! holding the format version and the setup, then one line per entry.
+
+use crate::clock::Tick;
+use crate::scenario::event::Event;
+use crate::scenario::model::{Enforcement, Scenario};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The version of the history format this build writes and reads.
+pub const HISTORY_VERSION: u32 = 1;
+
+/// Who and what takes part in a history: enough to check it and to draw it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setup {
+    /// The workers, in the order their lanes are drawn.
+    pub workers: Vec<String>,
+    /// The leased resources.
+    pub resources: Vec<String>,
+    /// The stores.
+    #[serde(default)]
+    pub stores: Vec<StoreSetup>,
+    /// The side-effect gateway, if there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<GatewaySetup>,
+}
+
+/// A store and its write paths.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreSetup {
+    /// The store's name.
+    pub name: String,
+    /// Whether stale writes to it matter; the checker judges writes to critical stores only.
+    #[serde(default = "yes")]
+    pub critical: bool,
+    /// The write paths, `primary` first. Paths that name the same data share one fence.
+    pub paths: Vec<PathSetup>,
+}
+
+/// One way into a store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathSetup {
+    /// The path's name (`primary` for the main one).
+    pub name: String,
+    /// The data it writes.
+    pub data: String,
+    /// How it is protected.
+    pub enforcement: Enforcement,
+}
+
+/// The gateway in front of a partner.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewaySetup {
+    /// The partner's name.
+    pub partner: String,
+    /// How the gateway is protected.
+    pub enforcement: Enforcement,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Setup {
+    /// The setup of a scenario's runs.
+    pub fn of(scenario: &Scenario) -> Setup {
+        let stores = scenario.stores.iter().map(|store| {
+            let names = std::iter::once("primary").chain(store.paths.iter().map(|p| &*p.name));
+            let paths = names
+                .map(|name| {
+                    let (data, enforcement) =
+                        store.route(name).unwrap_or(("primary", store.enforcement));
+                    PathSetup { name: name.into(), data: data.into(), enforcement }
+                })
+                .collect();
+            StoreSetup { name: store.name.clone(), critical: store.critical, paths }
+        });
+        Setup {
+            workers: scenario.workers.iter().map(|w| w.name.clone()).collect(),
+            resources: scenario.resources.clone(),
+            stores: stores.collect(),
+            gateway: scenario
+                .gateway
+                .as_ref()
+                .map(|g| GatewaySetup { partner: g.partner.clone(), enforcement: g.enforcement }),
+        }
+    }
+
+    /// The store named `name`.
+    pub fn store(&self, name: &str) -> Option<&StoreSetup> {
+        self.stores.iter().find(|s| s.name == name)
+    }
+}
+
+impl StoreSetup {
+    /// The data `path` writes; an unknown path writes data of its own name.
+    pub fn data<'a>(&'a self, path: &'a str) -> &'a str {
+        self.paths.iter().find(|p| p.name == path).map_or(path, |p| &p.data)
+    }
+}
+
+/// One event of a history, at its logical time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Logical time.
+    pub at: Tick,
+    /// Wall-clock time in nanoseconds since the Unix epoch, when the source knew it. Simulated
+    /// runs have none; the checker never reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_ns: Option<u64>,
+    /// What happened.
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// A history: its setup and its entries, in the order they happened.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct History {
+    /// Who and what takes part.
+    pub setup: Setup,
+    /// What happened, in order; entry `i` is step `i` of a simulated run.
+    pub entries: Vec<Entry>,
+}
+
+/// The first line of a history file.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Head {
+    fencelab_history: u32,
+    setup: Setup,
+}
+
+/// A history file that cannot be read, and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {problem}")]
+pub struct HistoryError {
+    /// The line, from 1.
+    pub line: usize,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl History {
+    /// An empty history of `setup`.
+    pub fn new(setup: Setup) -> History {
+        History { setup, entries: Vec::new() }
+    }
+
+    /// The history as JSON Lines: a first line with the format version and the setup, then one
+    /// line per entry.
+    pub fn to_jsonl(&self) -> String {
+        let mut out = String::new();
+        let head = Head { fencelab_history: HISTORY_VERSION, setup: self.setup.clone() };
+        push_line(&mut out, &head);
+        for entry in &self.entries {
+            push_line(&mut out, entry);
+        }
+        out
+    }
+
+    /// Reads a history written by [`History::to_jsonl`]. Blank lines are skipped; any other line
+    /// that is not an entry is an error naming the line.
+    pub fn from_jsonl(text: &str) -> Result<History, HistoryError> {
+        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let Some((n, first)) = lines.next() else {
+            return Err(HistoryError { line: 1, problem: "the file is empty".into() });
+        };
+        let bad =
+            |n: usize, e: serde_json::Error| HistoryError { line: n + 1, problem: e.to_string() };
+        let head: Head = serde_json::from_str(first).map_err(|e| bad(n, e))?;
+        if head.fencelab_history != HISTORY_VERSION {
+            return Err(HistoryError {
+                line: n + 1,
+                problem: format!(
+                    "history format version {} is not supported (this build reads version {HISTORY_VERSION})",
+                    head.fencelab_history
+                ),
+            });
+        }
+        let entries = lines
+            .map(|(n, line)| serde_json::from_str(line).map_err(|e| bad(n, e)))
+            .collect::<Result<_, _>>()?;
+        Ok(History { setup: head.setup, entries })
+    }
+}
+
+fn push_line<T: Serialize>(out: &mut String, value: &T) {
+    // Serializing plain data with string keys cannot fail.
+    if let Ok(line) = serde_json::to_string(value) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+}
+
+impl fmt::Display for History {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_jsonl())
+    }
+}

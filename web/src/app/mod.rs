@@ -1,0 +1,234 @@
+//! The shell: owns the view's reducer, wires its effects (the hooks in `hooks/`) and renders the
+//! page from `components/`. The playground and the explorer have shells of their own.
+
+mod explore;
+mod playground;
+
+use yew::prelude::*;
+
+use crate::components::compare::{compare_view, CompareProps};
+use crate::components::controls::{click, controls, ControlsProps};
+use crate::components::diagram::{diagram_view, legend, DiagramProps};
+use crate::components::editor::Editor;
+use crate::components::icons::icon;
+use crate::components::log::{log, LogProps};
+use crate::components::panels::{caption, panels, run_badge};
+use crate::components::picker::Picker;
+use crate::components::share::{LinkProblem, ShareExport};
+use crate::components::transcript::Transcript;
+use crate::hooks::{
+    use_address, use_autoplay, use_follow_step, use_keep_custom, use_keys, use_pane_width,
+    FollowRefs,
+};
+use crate::io;
+use crate::viz::state::{Action, Tab, Viz};
+use explore::Explore;
+use fencelab_core::share::{Embed, ShareLink};
+use playground::Playground;
+
+#[component]
+pub fn App() -> Html {
+    // The fragment holds the whole view (core's `ShareLink`); an empty one is the first story.
+    let state = use_reducer(|| Viz::open(&io::fragment()));
+    // The address follows the view, replacing the current history entry (no flood of entries).
+    let link = state.to_link();
+    let fragment = link.to_fragment();
+    let embed_fragment = ShareLink {
+        embed: Some(Embed { controls: true, caption: true, ..Embed::default() }),
+        autoplay: false,
+        ..link
+    }
+    .to_fragment();
+    use_keep_custom(state.edited, state.base.clone());
+    use_keys(state.dispatcher(), state.tab);
+    use_autoplay(state.dispatcher(), state.playing, state.interval_ms());
+    let refs = use_memo((), |_| FollowRefs::default());
+    let pane_width = use_pane_width(refs.diagram.clone(), state.embed.is_some());
+    use_follow_step(&state, &refs, pane_width);
+    // An embed whose link could not be opened keeps its link, so reloading it shows the same
+    // error instead of another story.
+    let keep_address = state.broken_embed().is_some();
+    use_address(state.dispatcher(), fragment.clone(), state.entries, keep_address);
+    let on = {
+        let dispatcher = state.dispatcher();
+        use_callback((), move |action: Action, _| dispatcher.dispatch(action))
+    };
+    let on_seek = {
+        let dispatcher = state.dispatcher();
+        use_callback((), move |position: usize, _| dispatcher.dispatch(Action::Seek(position)))
+    };
+
+    let share = (AttrValue::from(fragment), AttrValue::from(embed_fragment));
+    let tabs = html! {
+        <nav class="tabs" aria-label="Views">
+            { for [(Tab::Visualizer, "tab-visualizer", "Visualizer"), (Tab::Playground, "tab-playground", "Register playground")]
+                .into_iter().map(|(t, id, label)| html! {
+                    <button id={id} type="button" class={classes!("tab", (state.tab == t).then_some("on"))}
+                        aria-current={(state.tab == t).then_some("page")}
+                        onclick={click(&on, Action::Tab(t))}>{ label }</button>
+                }) }
+        </nav>
+    };
+    let header = html! {
+        <header class="topbar">
+            <div class="brand">
+                <svg class="logo" viewBox="0 0 24 24" width="26" height="26" aria-hidden="true">
+                    <rect x="2" y="2" width="20" height="20" rx="6" class="logo-bg" />
+                    <path d="M7 6v12M12 6v12M17 6v12M5 10h14M5 15h14" class="logo-fg" />
+                </svg>
+                <span class="brand-name">{ "Fencelab" }</span>
+            </div>
+            { tabs }
+        </header>
+    };
+    let view = match state.broken_embed() {
+        Some(error) => embed_error(error),
+        None => visualizer(&state, &share, &on, &on_seek, &refs, pane_width),
+    };
+    if state.embed.is_some() {
+        return html! { <main class="embed">{ view }</main> };
+    }
+    let body = match state.tab {
+        Tab::Playground => html! { <Playground /> },
+        Tab::Visualizer => view,
+    };
+    html! {
+        <div class="app">
+            { header }
+            <main class="page wide">{ body }</main>
+            <footer class="footer">
+                { "Runs entirely in your browser: every step is " }<code>{ "fencelab-core" }</code>
+                { " compiled to WebAssembly. Nothing is sent anywhere." }
+            </footer>
+        </div>
+    }
+}
+
+/// What an embed shows when its link cannot be opened: what is wrong, in its frame, rather than
+/// another story in the story's place.
+fn embed_error(error: &str) -> Html {
+    html! {
+        <p id="link-error" class="error" role="alert">
+            { format!("This embedded view could not be opened: {error}. The page that embeds it needs to fix its link.") }
+        </p>
+    }
+}
+
+fn visualizer(
+    state: &Viz,
+    share: &(AttrValue, AttrValue),
+    on: &Callback<Action>,
+    on_seek: &Callback<usize>,
+    refs: &FollowRefs,
+    pane_width: f64,
+) -> Html {
+    let scenario = &state.run.scenario;
+    let (at, end) = state.cursor();
+    let (unit, now) = match &state.compare {
+        Some(c) => ("tick", c.now()),
+        None => ("step", state.run.tick_at(state.position)),
+    };
+    let compare_on = state.compare.is_some();
+    let kind = state
+        .current()
+        .and_then(|r| state.run.layout.step_kinds.get(r.index))
+        .copied()
+        .unwrap_or("");
+    let main = match &state.compare {
+        Some(compare) => html! {
+            { compare_view(&CompareProps { compare, on: on.clone(), on_seek: on_seek.clone(),
+                nodes: refs.compare.clone() }) }
+        },
+        None => html! {
+            <div class={classes!("stage", (!state.shows("panels")).then_some("alone"))}>
+                <section class="card diagram-card" aria-labelledby="diagram-title">
+                    <h2 id="diagram-title" class="sr-only">{ "Swimlane diagram" }</h2>
+                    { diagram_view(&DiagramProps { run: &state.run, position: state.position,
+                        frame: &state.frame, id: "main".into(), on_seek: on_seek.clone(),
+                        node: refs.diagram.clone(), width: pane_width }) }
+                    if state.shows("legend") {
+                        { legend(&state.run.layout) }
+                    }
+                </section>
+                if state.shows("panels") {
+                    <aside class="side-panels" aria-label="State at this step">
+                        { panels(&state.frame, !state.shows("caption")) }
+                    </aside>
+                }
+            </div>
+        },
+    };
+    let embedded = state.embed.is_some();
+    let badge = state.badge();
+    html! {
+        <>
+            if state.shows("picker") {
+            <section class="card story" aria-labelledby="story-title">
+                <Picker cases={state.cases.clone()} case={state.case.clone()} variant={state.variant.clone()}
+                    policy={state.policy} edited={state.edited} on={on.clone()} />
+                <div class="story-text">
+                    <h1 id="story-title">
+                        { scenario.title.clone() }
+                        { run_badge(&badge) }
+                    </h1>
+                    <p class="intro">{ scenario.intro.clone() }</p>
+                </div>
+                <div class="modes">
+                    <button id="compare-toggle" type="button" class={classes!("chip", compare_on.then_some("on"))}
+                        aria-pressed={compare_on.to_string()} onclick={click(on, Action::Compare(!compare_on))}>
+                        { icon("compare") }{ "Compare enforcement" }
+                    </button>
+                    // Embeds have no room for the editor.
+                    if !embedded {
+                        <button id="editor-toggle" type="button" class={classes!("chip", state.editor.open.then_some("on"))}
+                            aria-pressed={state.editor.open.to_string()} onclick={click(on, Action::ToggleEditor)}>
+                            { icon("edit") }{ "Edit scenario JSON" }
+                        </button>
+                    }
+                </div>
+                if let Some(error) = &state.link_error {
+                    <LinkProblem error={error.clone()} on={on.clone()} />
+                }
+                if let Some(error) = &state.error {
+                    <p class="error" role="alert">{ error.clone() }</p>
+                }
+                if let Some(stopped) = &state.run.stopped {
+                    <p class="notice">{ format!("Note: {stopped}.") }</p>
+                }
+            </section>
+            } else {
+                <h1 id="story-title" class="embed-title">{ scenario.title.clone() }
+                    { run_badge(&badge) }</h1>
+            }
+            if !embedded {
+                <Explore run={state.run.clone()} switches={state.switches.clone()}
+                    comparing={compare_on} on={on.clone()} />
+            }
+            <div class={classes!("player", embedded.then_some("static"))}>
+                if state.shows("controls") {
+                    { controls(&ControlsProps { at, end, unit, now, playing: state.playing, speed: state.speed, on: on.clone() }) }
+                }
+                if !compare_on && state.shows("caption") {
+                    { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption") }
+                }
+            </div>
+            { main }
+            <div class={classes!("lower", state.editor.open.then_some("with-editor"))}>
+                if state.editor.open && !embedded {
+                    <Editor text={state.editor.text.clone()} error={state.editor.error.clone()}
+                        edited={state.edited} on={on.clone()} />
+                }
+                if !compare_on && state.shows("log") {
+                    { log(&LogProps { run: &state.run, position: state.position, on_seek: on_seek.clone(), node: refs.log.clone() }) }
+                }
+            </div>
+            if !embedded {
+                <div class="exports">
+                    <ShareExport run={state.run.clone()} position={state.position}
+                        fragment={share.0.clone()} embed_fragment={share.1.clone()} on={on.clone()} />
+                    <Transcript run={state.run.clone()} />
+                </div>
+            }
+        </>
+    }
+}

@@ -1,0 +1,28 @@
+//! The shells' effects as named hooks, one concern each: keys, autoplay, the address, the
+//! diagram's pane, keeping the current step in view, the saved custom scenario, the playground's
+//! flash and focus, and the explorer's search. Each starts what it needs when it is needed and
+//! stops it when dropped.
+
+mod use_address;
+mod use_autoplay;
+mod use_counterexample;
+mod use_explore_origin;
+mod use_flash;
+mod use_focus_on_error;
+mod use_follow_step;
+mod use_keep_custom;
+mod use_keys;
+mod use_pane_width;
+mod use_search;
+
+pub use use_address::use_address;
+pub use use_autoplay::use_autoplay;
+pub use use_counterexample::use_counterexample;
+pub use use_explore_origin::use_explore_origin;
+pub use use_flash::use_flash;
+pub use use_focus_on_error::use_focus_on_error;
+pub use use_follow_step::{use_follow_step, FollowRefs};
+pub use use_keep_custom::use_keep_custom;
+pub use use_keys::use_keys;
+pub use use_pane_width::use_pane_width;
+pub use use_search::use_search;

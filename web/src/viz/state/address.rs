@@ -1,0 +1,111 @@
+//! The view as an address: opening a link (`ShareLink`) and writing the view back into one, and
+//! what an embed shows.
+
+use std::rc::Rc;
+
+use fencelab_core::share::{LinkError, LinkScenario, ShareLink};
+use yew::Reducible;
+
+use super::{Action, PolicyChoice, Side, Tab, Viz, GENERATED, SPEEDS, SPEED_PERCENT};
+
+impl Viz {
+    /// The page an address fragment (without `#`) asks for; an empty one is the first story.
+    pub fn open(fragment: &str) -> Viz {
+        if fragment.is_empty() {
+            return Viz::new();
+        }
+        let mut state = Viz::from_link(ShareLink::parse(fragment));
+        // A link that asked to be an embed stays one, even when it cannot be opened.
+        if state.link_error.is_some() {
+            state.embed = ShareLink::embed_in(fragment);
+        }
+        state
+    }
+
+    /// The page a link asks for. A bad link opens the default story with the picker and says
+    /// what was wrong with it.
+    pub fn from_link(link: Result<ShareLink, LinkError>) -> Viz {
+        let link = match link {
+            Ok(link) => link,
+            Err(e) => {
+                let mut state = Viz::new();
+                state.link_error = Some(e.to_string());
+                return state;
+            }
+        };
+        let mut state = Rc::new(Viz::new());
+        let mut actions = Vec::new();
+        match &link.scenario {
+            LinkScenario::Builtin { name, variant } => {
+                actions.push(Action::Pick(name.clone()));
+                if name != GENERATED {
+                    actions.push(Action::Variant(variant.clone()));
+                }
+            }
+            LinkScenario::Custom(scenario) => actions.push(Action::Load(scenario.clone())),
+        }
+        if let Some(policy) = link.policy {
+            actions.push(Action::Policy(PolicyChoice::Force(policy)));
+        }
+        if !link.switches.is_empty() {
+            actions.push(Action::Switches(link.switches.clone()));
+        }
+        if let Some((left, right)) = link.compare {
+            actions.push(Action::Compare(true));
+            actions.push(Action::CompareMode(Side::Left, left));
+            actions.push(Action::CompareMode(Side::Right, right));
+        }
+        let speed = SPEED_PERCENT.iter().position(|p| *p >= link.speed).unwrap_or(SPEEDS.len() - 1);
+        actions.push(Action::Speed(speed));
+        actions.push(Action::Seek(link.step));
+        if link.autoplay {
+            actions.push(Action::TogglePlay);
+        }
+        // An embed has no tabs: it shows the visualizer whatever the link says.
+        if link.playground && link.embed.is_none() {
+            actions.push(Action::Tab(Tab::Playground));
+        }
+        for action in actions {
+            state = state.reduce(action);
+        }
+        let mut state = Rc::unwrap_or_clone(state);
+        state.link_error = state.error.take();
+        if state.link_error.is_none() {
+            state.embed = link.embed;
+        }
+        state
+    }
+
+    /// The link to this view, as [`ShareLink::to_fragment`] writes it into the address.
+    pub fn to_link(&self) -> ShareLink {
+        let mut link = if self.edited {
+            let mut link = ShareLink::builtin("", "");
+            link.scenario = LinkScenario::Custom(Box::new((*self.base).clone()));
+            link
+        } else {
+            ShareLink::builtin(&self.case, &self.variant)
+        };
+        if let PolicyChoice::Force(policy) = self.policy {
+            link.policy = Some(policy);
+        }
+        link.step = self.cursor().0;
+        link.compare = self.compare.as_ref().map(|c| (c.left.mode, c.right.mode));
+        link.autoplay = self.playing;
+        link.speed = SPEED_PERCENT.get(self.speed).copied().unwrap_or(100);
+        link.switches = self.switches.clone();
+        link.embed = self.embed;
+        link.playground = self.tab == Tab::Playground && self.embed.is_none();
+        link
+    }
+
+    /// Whether this is an embed whose link could not be opened: it shows only what was wrong,
+    /// never another story in the link's place.
+    pub fn broken_embed(&self) -> Option<&str> {
+        self.embed.and(self.link_error.as_deref())
+    }
+
+    /// Whether an embedded page shows `part` (the full page shows everything).
+    pub fn shows(&self, part: &str) -> bool {
+        self.embed.as_ref().is_none_or(|embed| embed.shows(part))
+    }
+}

@@ -1,0 +1,277 @@
+//! The visualizer's view state as one reducer ([`Viz`], `impl Reducible`): which story is loaded,
+//! how it is played, where the reader is, compare mode, the editor and the page's address. Each
+//! concern keeps its state and its steps in a submodule (`story`: the story, playing and the
+//! position; `compare`; `editor`: the editor and scenarios loaded from elsewhere; `address`:
+//! links); the reducer here only routes actions to them. Fencing decisions all come from
+//! `fencelab-core` through [`Run`]; nothing here judges a write.
+
+mod address;
+mod compare;
+mod editor;
+mod story;
+#[cfg(test)]
+mod tests;
+
+use std::rc::Rc;
+
+use fencelab_core::scenario::library::{self, CaseInfo};
+use fencelab_core::scenario::model::Enforcement;
+use fencelab_core::scenario::switches::Switch;
+use fencelab_core::share::Embed;
+use fencelab_core::{Scenario, StepRecord};
+use yew::Reducible;
+
+use crate::viz::frame::Frame;
+use crate::viz::run::{Run, RunRef};
+
+pub use compare::{Compare, CompareSide, Side, MODES};
+pub use editor::Editor;
+pub use story::{
+    Badge, PolicyChoice, DEFAULT_SPEED, GENERATED, GENERATED_SIZE, SPEEDS, SPEED_PERCENT,
+};
+
+/// The page's top-level views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tab {
+    /// The swimlane visualizer.
+    #[default]
+    Visualizer,
+    /// Issue 2's single-register playground.
+    Playground,
+}
+
+/// Something the reader did, or the autoplay timer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Load a case from the library (or [`GENERATED`]) in its default variant.
+    Pick(String),
+    /// Switch the variant of the current case, keeping the schedule.
+    Variant(String),
+    /// Switch the same-generation policy, keeping the schedule.
+    Policy(PolicyChoice),
+    /// One step on.
+    Forward,
+    /// One step back.
+    Back,
+    /// To the start.
+    ToStart,
+    /// To the end.
+    ToEnd,
+    /// To a position (single mode: steps; compare mode: distinct ticks).
+    Seek(usize),
+    /// Play or pause.
+    TogglePlay,
+    /// The autoplay timer fired.
+    Tick,
+    /// Choose an entry of [`SPEEDS`].
+    Speed(usize),
+    /// Turn compare mode on or off.
+    Compare(bool),
+    /// Choose the enforcement one side of compare mode forces.
+    CompareMode(Side, Enforcement),
+    /// Open or close the editor.
+    ToggleEditor,
+    /// The editor's text changed.
+    Edit(String),
+    /// Put the current scenario's JSON back into the editor.
+    RevertEdit,
+    /// Switch the page's view.
+    Tab(Tab),
+    /// Show a scenario from elsewhere (a link, an imported run, local storage) as an edit.
+    Load(Box<Scenario>),
+    /// Turn off exactly these protections, keeping the schedule.
+    Switches(Vec<Switch>),
+    /// Forget what was wrong with the opening link.
+    DismissLinkError,
+    /// Replay an exported run file (JSON) to the step it was exported at.
+    Import(Rc<String>),
+    /// The address changed under the page (a pasted link, Back, Forward): open that view.
+    Open(String),
+}
+
+/// Everything the visualizer shows.
+#[derive(Debug, Clone)]
+pub struct Viz {
+    /// The library's cases, for the picker.
+    pub cases: Rc<Vec<CaseInfo>>,
+    /// The picked case's name, or [`GENERATED`].
+    pub case: String,
+    /// The picked variant.
+    pub variant: String,
+    /// The same-generation policy choice.
+    pub policy: PolicyChoice,
+    /// Whether the scenario on screen came from the editor.
+    pub edited: bool,
+    /// The scenario before the policy choice is applied.
+    pub base: Rc<Scenario>,
+    /// The run on screen.
+    pub run: RunRef,
+    /// How many steps have been played.
+    pub position: usize,
+    /// The panels at `position`.
+    pub frame: Rc<Frame>,
+    /// Whether autoplay is on.
+    pub playing: bool,
+    /// The index into [`SPEEDS`].
+    pub speed: usize,
+    /// Compare mode, when on.
+    pub compare: Option<Compare>,
+    /// The editor.
+    pub editor: Editor,
+    /// The page's view.
+    pub tab: Tab,
+    /// Why the last replay failed, if it did (the previous run stays on screen).
+    pub error: Option<String>,
+    /// Embedded mode: which parts to show besides the diagram (`None`: the full page).
+    pub embed: Option<Embed>,
+    /// Protections turned off ("break the protocol"), applied on every replay.
+    pub switches: Vec<Switch>,
+    /// What was wrong with the link the page was opened with, if anything.
+    pub link_error: Option<String>,
+    /// How many times the reader changed tabs. Each change is a new history entry, so Back and
+    /// Forward move between the tabs; every other move replaces the current entry. The shell
+    /// pushes an entry when this grows.
+    pub entries: usize,
+}
+
+impl Default for Viz {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Viz {
+    /// The first case of the library in its default variant, at the start.
+    pub fn new() -> Viz {
+        let cases = library::cases();
+        let first = cases.first().map(|c| c.name.clone()).unwrap_or_else(|| GENERATED.into());
+        let base = story::builtin(&first, None)
+            .or_else(|| story::builtin(GENERATED, None))
+            .unwrap_or_else(|| library::generated(1, 1, 1));
+        let run = match Run::play(base.clone()) {
+            Ok(run) => run,
+            Err(_) => Run::play(library::generated(1, 1, 1)).unwrap_or_else(|e| {
+                // The generator's output is valid by construction; say so loudly if not.
+                panic!("the generated scenario does not play: {e}")
+            }),
+        };
+        let run = RunRef(Rc::new(run));
+        let frame = Rc::new(run.frame(0));
+        Viz {
+            cases: Rc::new(cases),
+            case: first,
+            variant: base.variant.clone(),
+            policy: PolicyChoice::AsWritten,
+            edited: false,
+            base: Rc::new(base),
+            run,
+            position: 0,
+            frame,
+            playing: false,
+            speed: DEFAULT_SPEED,
+            compare: None,
+            editor: Editor::default(),
+            tab: Tab::Visualizer,
+            error: None,
+            embed: None,
+            switches: Vec::new(),
+            link_error: None,
+            entries: 0,
+        }
+    }
+
+    /// The step just played, if any.
+    pub fn current(&self) -> Option<&StepRecord> {
+        self.position.checked_sub(1).and_then(|i| self.run.timeline.get(i))
+    }
+
+    /// Where the controls are and how far they go: steps in single mode, ticks in compare mode.
+    pub fn cursor(&self) -> (usize, usize) {
+        match &self.compare {
+            Some(c) => (c.cursor, c.ticks.len()),
+            None => (self.position, self.run.len()),
+        }
+    }
+
+    /// Milliseconds between autoplay steps.
+    pub fn interval_ms(&self) -> u32 {
+        SPEEDS.get(self.speed).map_or(800, |s| s.1)
+    }
+}
+
+impl Reducible for Viz {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let (at, end) = self.cursor();
+        // Actions that change nothing keep the same state, so nothing re-renders.
+        match &action {
+            Action::Tick if !self.playing => return self,
+            Action::Forward | Action::ToEnd if at >= end && !self.playing => return self,
+            Action::Back | Action::ToStart if at == 0 && !self.playing => return self,
+            Action::Seek(n) if *n == at && !self.playing => return self,
+            Action::Tab(tab) if *tab == self.tab => return self,
+            Action::Speed(s) if *s == self.speed || *s >= SPEEDS.len() => return self,
+            // A new address replaces the whole view, so nothing of this one is copied but the
+            // count of history entries: the address is already in its own entry.
+            Action::Open(fragment) => {
+                let mut next = Viz::open(fragment);
+                next.entries = self.entries;
+                return Rc::new(next);
+            }
+            _ => {}
+        }
+        let mut next = (*self).clone();
+        match action {
+            Action::Pick(case) => next.pick(case),
+            Action::Variant(variant) => next.switch_variant(variant),
+            Action::Policy(policy) => {
+                next.policy = policy;
+                next.replay();
+            }
+            Action::Forward => {
+                next.playing = false;
+                next.step_by(true);
+            }
+            Action::Back => {
+                next.playing = false;
+                next.step_by(false);
+            }
+            Action::ToStart => {
+                next.playing = false;
+                next.seek(0);
+            }
+            Action::ToEnd => {
+                next.playing = false;
+                next.seek(end);
+            }
+            Action::Seek(n) => {
+                next.playing = false;
+                next.seek(n);
+            }
+            Action::TogglePlay => next.toggle_play(at, end),
+            Action::Tick => next.tick(),
+            Action::Speed(speed) => next.speed = speed,
+            Action::Compare(on) => next.set_compare(on),
+            Action::CompareMode(side, mode) => next.set_compare_mode(side, mode),
+            Action::ToggleEditor => next.toggle_editor(),
+            Action::Edit(text) => next.edit(text),
+            Action::RevertEdit => next.revert_edit(),
+            Action::Tab(tab) => {
+                next.tab = tab;
+                next.playing = false;
+                next.entries += 1;
+            }
+            Action::Load(scenario) => next.load(*scenario),
+            Action::Switches(switches) => {
+                next.switches = switches;
+                next.replay();
+            }
+            Action::DismissLinkError => next.link_error = None,
+            Action::Import(json) => return next.import(&json),
+            // Handled before the copy: a new address replaces the whole view.
+            Action::Open(_) => return self,
+        }
+        Rc::new(next)
+    }
+}

@@ -1,0 +1,222 @@
+//! The story on screen and the reader's place in it: picking a story, a variant, a policy and
+//! switches (each replays the run), stepping, seeking, autoplay and the title's badge.
+
+use std::rc::Rc;
+
+use fencelab_core::scenario::library;
+use fencelab_core::scenario::switches;
+use fencelab_core::{SameGenerationPolicy, Scenario};
+
+use super::{Compare, Viz};
+use crate::viz::run::{Run, RunRef};
+
+/// The picker's entry for the generated benchmark scenario (links name it the same way).
+pub use fencelab_core::share::{GENERATED, GENERATED_SIZE};
+/// Autoplay speeds: label and milliseconds per step.
+pub const SPEEDS: [(&str, u32); 4] = [("0.5×", 1400), ("1×", 800), ("2×", 400), ("4×", 180)];
+/// The speed of each entry of [`SPEEDS`] in percent of normal, as share links carry it.
+pub const SPEED_PERCENT: [u16; 4] = [50, 100, 200, 400];
+/// The speed a fresh page starts at.
+pub const DEFAULT_SPEED: usize = 1;
+
+/// Which same-generation policy the stores and gateway use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PolicyChoice {
+    /// Whatever the scenario says.
+    #[default]
+    AsWritten,
+    /// Force one policy everywhere.
+    Force(SameGenerationPolicy),
+}
+
+/// How the run on screen fares, as the title's badge says it: from the core's verdict on the
+/// whole run and the protections the reader switched off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Every invariant holds in this run, with every protection on.
+    Holds,
+    /// Every invariant holds in this run, though a protection is switched off.
+    Weakened,
+    /// This run breaks an invariant.
+    Breaks,
+}
+
+impl Tone {
+    /// The badge's CSS classes: the tone's picks the colour.
+    pub fn class(self) -> &'static str {
+        match self {
+            Tone::Holds => "badge ok",
+            Tone::Weakened => "badge warn",
+            Tone::Breaks => "badge bad",
+        }
+    }
+
+    /// Its glyph, so the colour is never the only cue: a tick, an open padlock, a warning.
+    pub fn glyph(self) -> &'static str {
+        match self {
+            Tone::Holds => "check",
+            Tone::Weakened => "released",
+            Tone::Breaks => "violation",
+        }
+    }
+
+    /// What it means, in words for screen readers, read after the badge's label.
+    pub fn says(self) -> &'static str {
+        match self {
+            Tone::Holds => " (every invariant holds in this run)",
+            Tone::Weakened => " (a protection is off, though this run breaks no invariant)",
+            Tone::Breaks => " (this run breaks an invariant)",
+        }
+    }
+}
+
+/// The title's badge: what runs now (the variant, or `edited`, and any switches on) and how it
+/// fares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Badge {
+    /// E.g. `fenced + unfenced store`.
+    pub label: String,
+    /// How the run fares.
+    pub tone: Tone,
+}
+
+/// `scenario` with one same-generation policy everywhere.
+pub fn with_policy(scenario: &Scenario, policy: PolicyChoice) -> Scenario {
+    let mut scenario = scenario.clone();
+    if let PolicyChoice::Force(policy) = policy {
+        for store in &mut scenario.stores {
+            store.policy = policy;
+        }
+        if let Some(gateway) = &mut scenario.gateway {
+            gateway.policy = policy;
+        }
+    }
+    scenario
+}
+
+/// A library scenario, or the generated one.
+pub(super) fn builtin(case: &str, variant: Option<&str>) -> Option<Scenario> {
+    if case == GENERATED {
+        let (w, r, n) = GENERATED_SIZE;
+        return Some(library::generated(w, r, n));
+    }
+    library::scenario(case, variant)
+}
+
+impl Viz {
+    /// The title's badge for the run on screen.
+    pub fn badge(&self) -> Badge {
+        let mut label = if self.edited { "edited".to_string() } else { self.variant.clone() };
+        for switch in &self.switches {
+            label.push_str(" + ");
+            label.push_str(switch.label());
+        }
+        let tone = if self.run.breaks {
+            Tone::Breaks
+        } else if self.switches.is_empty() {
+            Tone::Holds
+        } else {
+            Tone::Weakened
+        };
+        Badge { label, tone }
+    }
+
+    /// Moves to `to` (steps in single mode, ticks in compare mode), clamped to the end.
+    pub(super) fn seek(&mut self, to: usize) {
+        match &mut self.compare {
+            Some(c) => c.seek(to),
+            None => {
+                self.position = to.min(self.run.len());
+                self.frame = Rc::new(self.run.frame(self.position));
+            }
+        }
+    }
+
+    /// Plays the base scenario again under the policy choice; the previous run stays on screen
+    /// if that fails.
+    pub(super) fn replay(&mut self) {
+        let scenario = self.played();
+        match Run::play(scenario) {
+            Ok(run) => {
+                self.run = RunRef(Rc::new(run));
+                self.error = None;
+                if let Some(c) = &self.compare {
+                    let scenario = self.played();
+                    let mut next = Compare::new(&scenario, c.left.mode, c.right.mode);
+                    next.seek(c.cursor);
+                    self.compare = Some(next);
+                }
+                let (at, _) = self.cursor();
+                self.seek(at);
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// The scenario as played: the base with the policy choice and the switches applied.
+    pub(super) fn played(&self) -> Scenario {
+        switches::broken(&with_policy(&self.base, self.policy), &self.switches)
+    }
+
+    /// Loads a built-in story in its default variant, at the start.
+    pub(super) fn pick(&mut self, case: String) {
+        let Some(scenario) = builtin(&case, None) else {
+            self.error = Some(format!("there is no built-in story called “{case}”"));
+            return;
+        };
+        self.case = case;
+        self.variant = scenario.variant.clone();
+        self.base = Rc::new(scenario);
+        self.edited = false;
+        self.playing = false;
+        if let Some(c) = &mut self.compare {
+            c.cursor = 0;
+        }
+        self.position = 0;
+        self.replay();
+        self.sync_editor();
+    }
+
+    /// Switches the story's variant, keeping the schedule and the position.
+    pub(super) fn switch_variant(&mut self, variant: String) {
+        let Some(mut scenario) = builtin(&self.case, Some(&variant)) else {
+            self.error = Some(format!("{} has no variant “{variant}”", self.case));
+            return;
+        };
+        // The run restarts with the schedule of the one on screen.
+        scenario.schedule = self.base.schedule.clone();
+        self.variant = variant;
+        self.base = Rc::new(scenario);
+        self.edited = false;
+        self.replay();
+        self.sync_editor();
+    }
+
+    /// One step (or tick) forward or back.
+    pub(super) fn step_by(&mut self, forward: bool) {
+        let (at, end) = self.cursor();
+        let to = if forward { (at + 1).min(end) } else { at.saturating_sub(1) };
+        self.seek(to);
+    }
+
+    /// Play, or pause; play at the end (`at` of `end`) starts over.
+    pub(super) fn toggle_play(&mut self, at: usize, end: usize) {
+        if self.playing {
+            self.playing = false;
+        } else {
+            if at >= end {
+                self.seek(0);
+            }
+            self.playing = end > 0;
+        }
+    }
+
+    /// The autoplay timer's step, which stops at the end.
+    pub(super) fn tick(&mut self) {
+        self.step_by(true);
+        let (at, end) = self.cursor();
+        if at >= end {
+            self.playing = false;
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! The reducer's unit tests.
+
+use super::compare::merge_ticks;
+use super::story::Tone;
+use super::*;
+use crate::viz::frame::Kept;
+use fencelab_core::scenario::library;
+use fencelab_core::share::ShareLink;
+use fencelab_core::SameGenerationPolicy;
+
+#[test]
+fn a_new_address_opens_its_view_whatever_was_on_screen() {
+    let before = apply(Rc::new(Viz::new()), [Action::Pick("check-then-write".into())]);
+    let after = apply(
+        before,
+        [Action::Open("scenario=paused-worker&variant=broken&step=5&compare=1".into())],
+    );
+    assert_eq!((after.case.as_str(), after.variant.as_str()), ("paused-worker", "broken"));
+    assert!(after.compare.is_some());
+    assert_eq!(after.cursor().0, 5);
+    let first = apply(after, [Action::Open(String::new())]);
+    let fresh = Viz::new();
+    assert_eq!((&first.case, &first.variant, first.position), (&fresh.case, &fresh.variant, 0));
+    assert!(first.compare.is_none() && first.link_error.is_none());
+    let bad = apply(first, [Action::Open("scenario=paused-worker&step=lots".into())]);
+    assert!(bad.link_error.as_deref().is_some_and(|e| e.contains("step")));
+}
+
+#[test]
+fn merged_ticks_are_the_sorted_distinct_union() {
+    let cases: [(&[u64], &[u64]); 5] = [
+        (&[], &[]),
+        (&[1, 1, 3], &[]),
+        (&[], &[0, 2, 2]),
+        (&[1, 4, 4, 9], &[0, 4, 5, 9, 12]),
+        (&[7], &[7]),
+    ];
+    for (a, b) in cases {
+        let mut want: Vec<u64> = a.iter().chain(b).copied().collect();
+        want.sort_unstable();
+        want.dedup();
+        assert_eq!(merge_ticks(a.iter().copied(), b.iter().copied()), want, "{a:?} + {b:?}");
+    }
+}
+
+fn apply(state: Rc<Viz>, actions: impl IntoIterator<Item = Action>) -> Rc<Viz> {
+    actions.into_iter().fold(state, Reducible::reduce)
+}
+
+fn value(frame: &Frame) -> Option<String> {
+    frame.cells().next().and_then(|(_, c)| c.value.clone())
+}
+
+#[test]
+fn starts_on_the_paused_worker_at_the_start() {
+    let state = Viz::new();
+    assert_eq!(state.case, "paused-worker");
+    assert_eq!(state.variant, "fenced");
+    assert_eq!(state.cursor(), (0, 20));
+    assert!(state.current().is_none());
+    assert!(!state.playing);
+}
+
+#[test]
+fn stepping_to_the_stale_write_shows_the_rejection_and_keeps_the_value() {
+    let state = apply(Rc::new(Viz::new()), [Action::Seek(18)]);
+    let before = value(&state.frame);
+    let state = apply(state, [Action::Forward]);
+    let current = state.current().expect("a step");
+    assert!(current.caption.contains("stale owner: generation 1 < highest accepted 2"));
+    assert_eq!(state.run.layout.step_kinds[current.index], "rejected");
+    assert_eq!(value(&state.frame), before);
+    assert_eq!(value(&state.frame).as_deref(), Some("B: total=120"));
+    assert_eq!(state.frame.rejections, vec![("stale generation".to_string(), 1)]);
+    let back = apply(state.clone(), [Action::Back]);
+    assert_ne!(back.current().map(|r| &r.caption), state.current().map(|r| &r.caption));
+    let again = apply(back, [Action::Forward]);
+    assert_eq!(again.current().map(|r| &r.caption), state.current().map(|r| &r.caption));
+}
+
+#[test]
+fn a_paused_worker_believes_what_the_authority_no_longer_says() {
+    let state = apply(Rc::new(Viz::new()), [Action::Seek(11)]);
+    let a = state.frame.workers.iter().find(|w| w.name == "A").expect("worker A");
+    assert!(a.paused());
+    assert!(a.stale());
+    assert_eq!(a.beliefs[0].generation, 1);
+    assert_eq!(a.beliefs[0].authority_generation, Some(2));
+    assert_eq!(a.beliefs[0].authority_holder.as_deref(), Some("B"));
+}
+
+#[test]
+fn autoplay_ticks_to_the_end_and_stops() {
+    let mut state = apply(Rc::new(Viz::new()), [Action::TogglePlay]);
+    assert!(state.playing);
+    for _ in 0..100 {
+        state = state.reduce(Action::Tick);
+    }
+    assert_eq!(state.cursor(), (20, 20));
+    assert!(!state.playing);
+    // A stray tick after the end changes nothing.
+    let same = Rc::clone(&state).reduce(Action::Tick);
+    assert!(Rc::ptr_eq(&same, &state));
+    // Play at the end starts over.
+    let again = state.reduce(Action::TogglePlay);
+    assert_eq!(again.cursor(), (0, 20));
+    assert!(again.playing);
+}
+
+#[test]
+fn manual_steps_pause_autoplay() {
+    let state = apply(Rc::new(Viz::new()), [Action::TogglePlay, Action::Tick, Action::Forward]);
+    assert!(!state.playing);
+    assert_eq!(state.position, 2);
+}
+
+#[test]
+fn switching_variant_or_policy_replays_with_the_same_schedule() {
+    let state = apply(Rc::new(Viz::new()), [Action::ToEnd, Action::Variant("broken".into())]);
+    assert_eq!(state.variant, "broken");
+    assert_eq!(state.cursor(), (20, 20));
+    assert_eq!(value(&state.frame).as_deref(), Some("A: total=90 (from stale inputs)"));
+    assert!(!state.frame.violations.is_empty());
+    let strict = apply(
+        state,
+        [
+            Action::Variant("fenced".into()),
+            Action::Policy(PolicyChoice::Force(SameGenerationPolicy::StrictlyNewer)),
+        ],
+    );
+    assert!(strict
+        .run
+        .scenario
+        .stores
+        .iter()
+        .all(|s| s.policy == SameGenerationPolicy::StrictlyNewer));
+    assert_eq!(strict.error, None);
+}
+
+#[test]
+fn compare_mode_opens_and_closes_at_the_same_moment() {
+    // Step 11 (t=11): A is frozen and B holds generation 2.
+    let state = apply(Rc::new(Viz::new()), [Action::Seek(11)]);
+    let tick = state.run.tick_at(11);
+    let state = apply(state, [Action::Compare(true)]);
+    let compare = state.compare.as_ref().expect("compare mode");
+    assert_eq!(compare.now(), tick);
+    assert!(compare.cursor > 0);
+    // Closing it at the same tick keeps the step.
+    let same = apply(Rc::clone(&state), [Action::Compare(false)]);
+    assert_eq!(same.position, 11);
+    // Moving in compare mode and closing it shows every step of the tick it was at.
+    let state = apply(state, [Action::Forward]);
+    let now = state.compare.as_ref().expect("compare mode").now();
+    let state = apply(state, [Action::Compare(false)]);
+    assert_eq!(state.run.tick_at(state.position), now);
+    assert_eq!(state.position, state.run.position_at_tick(now));
+    // At the start it stays at the start.
+    let state = apply(state, [Action::ToStart, Action::Compare(true)]);
+    assert_eq!(state.cursor().0, 0);
+    let state = apply(state, [Action::Compare(false)]);
+    assert_eq!(state.position, 0);
+}
+
+#[test]
+fn the_badge_says_what_runs_and_how_it_fares() {
+    let badge = |state: &Viz| {
+        let b = state.badge();
+        (b.label, b.tone)
+    };
+    let fenced = Rc::new(Viz::new());
+    assert_eq!(badge(&fenced), ("fenced".into(), Tone::Holds));
+    let broken = apply(Rc::clone(&fenced), [Action::Variant("broken".into())]);
+    assert_eq!(badge(&broken), ("broken".into(), Tone::Breaks));
+    let switched = apply(Rc::clone(&fenced), [Action::Switches(vec![Switch::UnfencedStore])]);
+    assert_eq!(badge(&switched), ("fenced + unfenced store".into(), Tone::Breaks));
+    // A protection off that this schedule does not expose still shows.
+    let strict = apply(
+        Rc::new(Viz::new()),
+        [Action::Pick("paused-worker".into()), Action::Switches(vec![Switch::StrictlyNewer])],
+    );
+    assert!(!strict.run.breaks);
+    assert_eq!(badge(&strict), ("fenced + strictly newer generations only".into(), Tone::Weakened));
+    let edited = apply(
+        fenced,
+        [Action::Edit(library::scenario("paused-worker", Some("broken")).unwrap().to_json())],
+    );
+    assert_eq!(badge(&edited), ("edited".into(), Tone::Breaks));
+    // Each tone has its own glyph and words, not only its colour.
+    let tones = [Tone::Holds, Tone::Weakened, Tone::Breaks];
+    for (i, a) in tones.iter().enumerate() {
+        for b in &tones[i + 1..] {
+            assert_ne!(a.glyph(), b.glyph());
+            assert_ne!(a.says(), b.says());
+            assert_ne!(a.class(), b.class());
+        }
+    }
+}
+
+#[test]
+fn each_write_path_shows_what_it_keeps() {
+    let kept = |case: &str, variant: &str| {
+        let state = apply(
+            Rc::new(Viz::new()),
+            [Action::Pick(case.into()), Action::Variant(variant.into()), Action::ToEnd],
+        );
+        let cell = state.frame.cells().next().map(|(_, c)| c.kept).expect("a cell");
+        (cell.label(), cell.value(), cell.short())
+    };
+    // The unfenced store applied generation 1 after 2, yet keeps no fencing record.
+    assert_eq!(
+        kept("paused-worker", "broken"),
+        ("highest gen", "none: unfenced".into(), "unfenced".into())
+    );
+    assert_eq!(kept("paused-worker", "fenced"), ("highest gen", "2".into(), "g2".into()));
+    let (label, _, short) = kept("check-then-write", "check-then-write");
+    assert_eq!(label, "last written gen");
+    assert!(short.starts_with("last g"), "{short}");
+    assert_eq!(Kept::of(Enforcement::FencedIdempotent, Some(3)), Kept::Highest(Some(3)));
+    assert_eq!(Kept::of(Enforcement::CheckThenWrite, None).short(), "last –");
+    assert_eq!(Kept::Highest(None).value(), "none");
+}
+
+#[test]
+fn changing_tabs_is_a_new_history_entry_and_links_carry_the_tab() {
+    let state = apply(Rc::new(Viz::new()), [Action::Seek(5), Action::Tab(Tab::Playground)]);
+    assert_eq!(state.entries, 1);
+    let fragment = state.to_link().to_fragment();
+    assert_eq!(fragment, "scenario=paused-worker&variant=fenced&step=5&tab=playground");
+    // Opening an address (Back, Forward) is no new entry.
+    let back = apply(Rc::clone(&state), [Action::Open("scenario=paused-worker&step=5".into())]);
+    assert_eq!((back.tab, back.entries, back.position), (Tab::Visualizer, 1, 5));
+    let forward = apply(back, [Action::Open(fragment)]);
+    assert_eq!((forward.tab, forward.entries), (Tab::Playground, 1));
+    // Moving within a tab replaces the entry.
+    let moved = apply(forward, [Action::Tab(Tab::Visualizer), Action::Forward]);
+    assert_eq!(moved.entries, 2);
+}
+
+#[test]
+fn a_bad_embed_link_stays_an_embed_and_says_what_is_wrong() {
+    let state = Viz::open("scenario=paused-worker&variant=brokn&embed=controls,caption");
+    let error = state.broken_embed().expect("an error to show in the embed");
+    assert!(error.contains("`variant`"), "{error}");
+    assert!(state.shows("controls") && !state.shows("picker"));
+    let page = Viz::open("scenario=paused-worker&variant=brokn");
+    assert!(page.broken_embed().is_none() && page.link_error.is_some() && page.embed.is_none());
+    let fine = Viz::open("scenario=paused-worker&variant=broken&embed=controls");
+    assert!(fine.broken_embed().is_none() && fine.embed.is_some());
+}
+
+#[test]
+fn compare_mode_shows_corruption_unfenced_and_the_right_value_fenced() {
+    let state = apply(Rc::new(Viz::new()), [Action::Compare(true)]);
+    let compare = state.compare.as_ref().expect("compare mode");
+    assert_eq!(compare.left.mode, Enforcement::Unfenced);
+    assert_eq!(compare.right.mode, Enforcement::Fenced);
+    assert_eq!(value(&compare.left.last).as_deref(), Some("A: total=90 (from stale inputs)"));
+    assert_eq!(value(&compare.right.last).as_deref(), Some("B: total=120"));
+    assert!(compare.right.last.violations.is_empty());
+    // Lockstep by time: both sides are at the same tick.
+    let state = apply(state, [Action::Seek(5)]);
+    let compare = state.compare.as_ref().expect("compare mode");
+    let tick = |side: &CompareSide| side.steps_now().last().map(|r| r.at);
+    assert_eq!(tick(&compare.left), tick(&compare.right));
+    let state = apply(state, [Action::Compare(false)]);
+    assert!(state.compare.is_none());
+}
+
+#[test]
+fn an_invalid_edit_shows_the_field_and_keeps_the_last_valid_run() {
+    let state = apply(Rc::new(Viz::new()), [Action::ToggleEditor, Action::Seek(3)]);
+    let json = state.editor.text.to_string();
+    let run = state.run.clone();
+    let broken = json.replacen("\"resource\": \"totals\"", "\"resource\": \"ledgr\"", 1);
+    let state = apply(state, [Action::Edit(broken)]);
+    let error = state.editor.error.as_ref().expect("an error");
+    assert!(error.path.starts_with("workers[0].script[0]"), "{error:?}");
+    assert_eq!(state.run, run);
+    assert_eq!(state.position, 3);
+    let fixed = json.replace("B: total=120", "B: total=121");
+    let state = apply(state, [Action::Edit(fixed), Action::ToEnd]);
+    assert!(state.editor.error.is_none());
+    assert!(state.edited);
+    assert_eq!(value(&state.frame).as_deref(), Some("B: total=121"));
+}
+
+#[test]
+fn garbage_in_the_editor_never_panics() {
+    let mut state = apply(Rc::new(Viz::new()), [Action::ToggleEditor]);
+    for text in
+        ["", "{", "null", "[]", "{\"name\": 3}", "\u{0}", "{\"name\":\"x\",\"title\":\"t\"}"]
+    {
+        state = state.reduce(Action::Edit(text.into()));
+        assert!(state.editor.error.is_some(), "{text:?}");
+        assert_eq!(state.run.scenario.name, "paused-worker");
+    }
+}
+
+#[test]
+fn unknown_picks_and_variants_are_errors_not_panics() {
+    let state = apply(Rc::new(Viz::new()), [Action::Pick("nope".into())]);
+    assert!(state.error.is_some());
+    assert_eq!(state.case, "paused-worker");
+    let state = apply(state, [Action::Variant("nope".into())]);
+    assert!(state.error.is_some());
+    let state = apply(state, [Action::Seek(usize::MAX), Action::Speed(99)]);
+    assert_eq!(state.cursor(), (20, 20));
+    assert_eq!(state.speed, DEFAULT_SPEED);
+}
+
+#[test]
+fn every_library_story_plays_and_every_position_has_a_frame() {
+    for case in library::cases() {
+        for variant in &case.variants {
+            let scenario = library::scenario(&case.name, Some(variant)).expect("built in");
+            let run = Run::play(scenario).expect("plays");
+            assert!(run.stopped.is_none(), "{}/{variant}", case.name);
+            assert_eq!(run.layout.rows.len(), run.len());
+            assert_eq!(run.layout.settled.len(), run.len());
+            for position in 0..=run.len() {
+                let frame = run.frame(position);
+                assert_eq!(frame.error, None, "{}/{variant} at {position}", case.name);
+                assert_eq!(frame.position, position);
+            }
+            // The rows go down the page.
+            assert!(run.layout.rows.windows(2).all(|w| w[0] < w[1]));
+        }
+    }
+}
+
+#[test]
+fn links_pick_the_story_variant_and_parts_and_round_trip() {
+    let link = ShareLink::parse("#scenario=paused-worker&variant=broken&embed=controls,caption");
+    let state = Viz::from_link(link);
+    assert_eq!(state.variant, "broken");
+    assert!(state.shows("controls") && state.shows("caption"));
+    assert!(!state.shows("log"));
+    let fragment = "scenario=paused-worker&variant=fenced&policy=strict&step=9\
+                    &compare=check_then_write,fenced_idempotent&play=1&speed=200";
+    let state = Viz::from_link(ShareLink::parse(fragment));
+    let compare = state.compare.as_ref().expect("compare mode");
+    assert_eq!(
+        (compare.left.mode, compare.right.mode),
+        (Enforcement::CheckThenWrite, Enforcement::FencedIdempotent)
+    );
+    assert_eq!(state.cursor().0, 9);
+    assert!(state.playing);
+    assert_eq!(state.policy, PolicyChoice::Force(SameGenerationPolicy::StrictlyNewer));
+    assert!(state.shows("log"));
+    assert_eq!(state.to_link().to_fragment(), fragment);
+    let edited = apply(
+        Rc::new(state),
+        [
+            Action::Compare(false),
+            Action::Edit(library::scenario("paused-worker", Some("broken")).unwrap().to_json()),
+        ],
+    );
+    let back = Viz::from_link(ShareLink::parse(&edited.to_link().to_fragment()));
+    assert!(back.edited);
+    assert_eq!(back.base, edited.base);
+    for junk in ["&&&", "scenario=nope&variant=&step=x", "embed", "=="] {
+        let state = Viz::from_link(ShareLink::parse(junk));
+        assert_eq!(state.case, "paused-worker", "{junk:?}");
+        assert!(state.link_error.is_some(), "{junk:?}");
+        assert!(state.embed.is_none());
+    }
+}
+
+#[test]
+fn the_generated_benchmark_scenario_has_about_a_thousand_events() {
+    let state = apply(Rc::new(Viz::new()), [Action::Pick(GENERATED.into())]);
+    assert!(state.run.len() >= 1_000, "{}", state.run.len());
+    assert!(state.run.stopped.is_none());
+    let state = apply(state, [Action::Seek(700), Action::Back, Action::Seek(10)]);
+    assert_eq!(state.position, 10);
+}
