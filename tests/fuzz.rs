@@ -7,11 +7,11 @@
 //! what they write, and a bounded run of the engine on them must not panic. The `fuzz` binary
 //! runs millions of inputs; `it/fuzz.rs` runs a few hundred with proptest.
 
-use fencelab_core::scenario::diagram::diagram;
-use fencelab_core::scenario::library;
-use fencelab_core::scenario::model::{Enforcement, PauseReason, TokenSource};
-use fencelab_core::scenario::switches::Switch;
+use fencelab_core::draw::diagram;
+use fencelab_core::format::model::{Enforcement, PauseReason, TokenSource};
 use fencelab_core::share::{Embed, LinkScenario, ShareLink, GENERATED, MAX_LINK_LEN};
+use fencelab_core::stories::library;
+use fencelab_core::stories::switches::Switch;
 use fencelab_core::{
     Engine, InvariantKind, Named, RejectionReason, SameGenerationPolicy, Scenario, ScheduleMode,
 };

@@ -8,8 +8,8 @@
 //! only goes to a `fenced_idempotent` path or the gateway: without operation ids a fenced store
 //! applies a resent write again, which is the documented limit of fencing, not a finding.
 
-use fencelab_core::scenario::library;
-use fencelab_core::scenario::model::*;
+use fencelab_core::format::model::*;
+use fencelab_core::stories::library;
 use fencelab_core::{
     Effect, Engine, EngineError, InvariantKind, Named, Retention, SameGenerationPolicy, Violation,
 };

@@ -7,7 +7,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fencelab_core::memory::{Bytes, DEFAULT_MEMORY_BUDGET};
-use fencelab_core::scenario::library;
+use fencelab_core::stories::library;
 use fencelab_core::{
     Bound, Engine, EngineError, ExploreConfig, ExploreResult, Explorer, Scenario, StepRecord,
     Verdict,

@@ -19,7 +19,7 @@ fn list_names_every_built_in_case() {
     let out = fencelab(&["list"]);
     assert!(out.status.success());
     let text = stdout(&out);
-    for case in fencelab_core::scenario::library::cases() {
+    for case in fencelab_core::stories::library::cases() {
         assert!(text.contains(&case.name), "{} missing from:\n{text}", case.name);
     }
 }
@@ -50,7 +50,7 @@ fn run_exits_one_when_a_run_misses_its_expectations() {
     let path = dir.join("unexpected.json");
     // The broken story, but claiming to expect no violations.
     let mut scenario =
-        fencelab_core::scenario::library::scenario("paused-worker", Some("broken")).unwrap();
+        fencelab_core::stories::library::scenario("paused-worker", Some("broken")).unwrap();
     scenario.expect.violations.clear();
     std::fs::write(&path, scenario.to_json()).unwrap();
     let out = fencelab(&["run", path.to_str().unwrap()]);
@@ -86,7 +86,7 @@ fn bad_input_exits_two_with_the_field_named() {
     let dir = std::env::temp_dir().join(format!("fencelab-cli-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("bad.json");
-    let text = fencelab_core::scenario::library::scenario("paused-worker", None).unwrap().to_json();
+    let text = fencelab_core::stories::library::scenario("paused-worker", None).unwrap().to_json();
     std::fs::write(&path, text.replace("\"ttl\": 10", "\"ttl\": 0")).unwrap();
     let out = fencelab(&["run", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
@@ -165,7 +165,7 @@ fn stampede_file(workers: usize, name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("fencelab-cli-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("stampede.json");
-    std::fs::write(&path, fencelab_core::scenario::library::stampede(workers).to_json()).unwrap();
+    std::fs::write(&path, fencelab_core::stories::library::stampede(workers).to_json()).unwrap();
     path
 }
 

@@ -39,48 +39,49 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod authority;
 pub mod check;
 mod clock;
-pub mod conformance;
-mod gateway;
-mod generation;
+pub mod draw;
+mod fence;
+pub mod format;
 pub mod history;
-mod idempotency;
 mod ids;
-mod log;
 mod maps;
 pub mod memory;
 mod names;
-mod register;
-pub mod scenario;
+pub mod record;
 pub mod share;
-mod shared;
-pub mod store;
+pub mod sim;
+pub mod stories;
 
-pub use authority::{Lease, LeaseAuthority, LeaseError, ResourceRecord};
+pub use check::explore::{Bound, ExploreConfig, ExploreResult, ExploreStats, Explorer};
+pub use check::invariant::{InvariantKind, Place, Violation};
 pub use check::{Checker, Judgement};
 pub use clock::Tick;
-pub use history::{Entry, History, HistoryError, Setup};
-pub use gateway::{Delivery, DropReason, Effect, EffectRequest, GatewayOutcome, SideEffectGateway};
-pub use generation::{Generation, TokenError};
-pub use idempotency::{
+pub use fence::authority::{Lease, LeaseAuthority, LeaseError, ResourceRecord};
+pub use fence::gateway::{
+    Delivery, DropReason, Effect, EffectRequest, GatewayOutcome, SideEffectGateway,
+};
+pub use fence::generation::{Generation, TokenError};
+pub use fence::idempotency::{
     FencedResource, ForgetReason, Forgotten, IdempotencyStore, Retention, StoredResult,
     WriteOutcome,
 };
-pub use ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey, MAX_ID_LEN};
-pub use log::{rejections_by_reason, Attempt, LogEntry, LogError, LoggedOutcome, OperationLog};
-pub use names::Named;
-pub use register::{
+pub use fence::log::{
+    rejections_by_reason, Attempt, LogEntry, LogError, LoggedOutcome, OperationLog,
+};
+pub use fence::register::{
     Applied, Fence, FencedRegister, RejectionReason, Revision, SameGenerationPolicy,
     WriteRejection, WriteRequest,
 };
-pub use scenario::engine::{Engine, EngineError, ScheduleMode, Verdict};
-pub use scenario::error::ScenarioError;
-pub use scenario::event::{Event, StepRecord, TokenKind};
-pub use scenario::explore::{Bound, ExploreConfig, ExploreResult, ExploreStats, Explorer};
-pub use scenario::invariant::{InvariantKind, Place, Violation};
-pub use scenario::model::Scenario;
-pub use scenario::sim::Simulator;
-pub use shared::Shared;
-pub use store::{FencedStore, MemoryStore, StoredValue};
+pub use fence::shared::Shared;
+pub use fence::store;
+pub use fence::store::{FencedStore, MemoryStore, StoredValue};
+pub use format::error::ScenarioError;
+pub use format::model::Scenario;
+pub use history::event::{Event, StepRecord, TokenKind};
+pub use history::{Entry, History, HistoryError, Setup};
+pub use ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey, MAX_ID_LEN};
+pub use names::Named;
+pub use record::{Engine, EngineError, ScheduleMode, Verdict};
+pub use sim::Simulator;

@@ -15,18 +15,18 @@
 //! that its parent does not", which snapshots and the explorer's frontier need; they would also
 //! put a derive on every model type and a proc-macro in the page's build.
 
-use crate::authority::LeaseAuthority;
+use crate::check::invariant::{Place, Violation};
 use crate::check::{CellCheck, CheckState, Checker, Sender, Sent};
-use crate::gateway::{Delivery, DropReason, Effect, EffectRequest, SideEffectGateway};
-use crate::generation::TokenError;
-use crate::idempotency::{FencedResource, Forgotten, IdempotencyStore, WriteOutcome};
+use crate::fence::authority::LeaseAuthority;
+use crate::fence::gateway::{Delivery, DropReason, Effect, EffectRequest, SideEffectGateway};
+use crate::fence::generation::TokenError;
+use crate::fence::idempotency::{FencedResource, Forgotten, IdempotencyStore, WriteOutcome};
+use crate::fence::log::{Attempt, LogEntry, LoggedOutcome};
+use crate::fence::register::{FencedRegister, WriteRejection, WriteRequest};
+use crate::format::model::{Fault, Scenario, Step, StoreSpec, WorkerSpec};
+use crate::history::event::{Event, StepRecord};
 use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
-use crate::log::{Attempt, LogEntry, LoggedOutcome};
-use crate::register::{FencedRegister, WriteRejection, WriteRequest};
-use crate::scenario::event::{Event, StepRecord};
-use crate::scenario::invariant::{Place, Violation};
-use crate::scenario::model::{Fault, Scenario, Step, StoreSpec, WorkerSpec};
-use crate::scenario::state::*;
+use crate::sim::state::*;
 use litemap::LiteMap;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -229,12 +229,12 @@ no_heap!(
     usize,
     bool,
     crate::clock::Tick,
-    crate::generation::Generation,
-    crate::register::Revision,
-    crate::register::Fence,
-    crate::register::RejectionReason,
-    crate::idempotency::StoredResult,
-    crate::scenario::invariant::InvariantKind,
+    crate::fence::generation::Generation,
+    crate::fence::register::Revision,
+    crate::fence::register::Fence,
+    crate::fence::register::RejectionReason,
+    crate::fence::idempotency::StoredResult,
+    crate::check::invariant::InvariantKind,
     HeldLease,
     AgendaKey,
     Pending,
@@ -552,9 +552,7 @@ impl HeapSize for StoreSpec {
     fn heap_bytes(&self) -> usize {
         let paths: usize =
             self.paths.iter().map(|p| p.name.heap_bytes() + p.data.heap_bytes()).sum();
-        self.name.heap_bytes()
-            + buffer::<crate::scenario::model::PathSpec>(self.paths.len())
-            + paths
+        self.name.heap_bytes() + buffer::<crate::format::model::PathSpec>(self.paths.len()) + paths
     }
 }
 
@@ -581,7 +579,7 @@ impl HeapSize for Scenario {
             + self.stores.heap_bytes()
             + self.gateway.as_ref().map_or(0, |g| g.partner.heap_bytes())
             + self.workers.heap_bytes()
-            + buffer::<crate::scenario::model::FaultSpec>(self.faults.len())
+            + buffer::<crate::format::model::FaultSpec>(self.faults.len())
             + faults
             + self.expect.violations.heap_bytes()
             + self.expect.rejections.heap_bytes()
@@ -599,7 +597,7 @@ impl HeapSize for LeaseAuthority {
             owned += resource.heap_bytes()
                 + lease.map_or(0, |l| l.resource.heap_bytes() + l.holder.heap_bytes());
         }
-        buffer::<(ResourceId, crate::authority::ResourceRecord)>(len) + owned
+        buffer::<(ResourceId, crate::fence::authority::ResourceRecord)>(len) + owned
     }
 }
 
@@ -616,7 +614,7 @@ impl HeapSize for IdempotencyStore {
         let ids: usize = self.remembered().map(|(id, _)| id.heap_bytes()).sum();
         let queue = self.len().max(1).next_power_of_two() * size_of::<OperationId>();
         let forgotten = self.forgotten();
-        btree_nodes::<OperationId, crate::idempotency::StoredResult>(self.len())
+        btree_nodes::<OperationId, crate::fence::idempotency::StoredResult>(self.len())
             + if self.is_empty() { 0 } else { block(queue) }
             + 2 * ids
             + buffer::<Forgotten>(forgotten.len())

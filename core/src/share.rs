@@ -2,11 +2,11 @@
 //! break switches, embed options) in a URL fragment, and back, with a clear error for a bad,
 //! truncated or oversized link.
 
+use crate::fence::register::SameGenerationPolicy;
+use crate::format::model::{Enforcement, Scenario};
 use crate::names::Named;
-use crate::register::SameGenerationPolicy;
-use crate::scenario::library;
-use crate::scenario::model::{Enforcement, Scenario};
-use crate::scenario::switches::Switch;
+use crate::stories::library;
+use crate::stories::switches::Switch;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -336,7 +336,7 @@ impl ShareLink {
                 g.policy = policy;
             }
         }
-        Ok(crate::scenario::switches::broken(&scenario, &self.switches))
+        Ok(crate::stories::switches::broken(&scenario, &self.switches))
     }
 }
 

@@ -3,7 +3,7 @@
 //! heap per thread, so tests running side by side do not disturb each other's figures.
 
 use fencelab_core::memory::{Bytes, MIB};
-use fencelab_core::scenario::library;
+use fencelab_core::stories::library;
 use fencelab_core::{Bound, Engine, EngineError, ExploreConfig, ExploreResult, Explorer};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -108,7 +108,7 @@ fn a_search_over_1000_contending_workers_ends_with_the_memory_bound() {
 
 #[test]
 fn a_new_branch_gives_back_what_the_forgotten_steps_counted() {
-    use fencelab_core::scenario::model::Enforcement;
+    use fencelab_core::format::model::Enforcement;
     let scenario = library::contention(2, Enforcement::Fenced);
     let mut engine = Engine::new(scenario.clone()).unwrap();
     let start = engine.memory_estimate();

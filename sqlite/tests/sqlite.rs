@@ -1,8 +1,8 @@
 //! The SQLite store against real database files in a temporary folder.
 
-use fencelab_core::conformance::{check_store, Divergence};
-use fencelab_core::scenario::library;
-use fencelab_core::scenario::model::Enforcement;
+use fencelab_core::check::conformance::{check_store, Divergence};
+use fencelab_core::format::model::Enforcement;
+use fencelab_core::stories::library;
 use fencelab_core::*;
 use fencelab_sqlite::{Options, SqliteStore, StoreError};
 use rusqlite::Connection;

@@ -1,7 +1,7 @@
 //! The diagram model of a run: what the visualizer draws, pinned for the paused-worker story.
 
-use fencelab_core::scenario::diagram::{diagram, ArrowKind, LaneKind, MarkKind, SpanKind};
-use fencelab_core::scenario::library;
+use fencelab_core::draw::{diagram, ArrowKind, LaneKind, MarkKind, SpanKind};
+use fencelab_core::stories::library;
 use fencelab_core::*;
 
 fn full_run(name: &str, variant: &str) -> (Scenario, Engine) {
@@ -65,7 +65,11 @@ fn the_paused_worker_diagram_shows_handoffs_the_pause_and_the_rejection() {
         [
             (SpanKind::Lease { generation: Generation::new(1).unwrap() }, Tick(0), Tick(10)),
             (SpanKind::Belief { generation: Generation::new(1).unwrap() }, Tick(1), Tick(20)),
-            (SpanKind::Pause { reason: scenario::model::PauseReason::GcPause }, Tick(3), Tick(18)),
+            (
+                SpanKind::Pause { reason: fencelab_core::format::model::PauseReason::GcPause },
+                Tick(3),
+                Tick(18)
+            ),
         ]
     );
     assert_eq!(d.end, Tick(20));

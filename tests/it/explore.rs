@@ -1,8 +1,8 @@
 //! The explorer: fenced stories are safe within bounds (state counts pinned), broken ones break
 //! (shortest counterexample length pinned), and every counterexample replays in the engine.
 
-use fencelab_core::scenario::library;
-use fencelab_core::scenario::model::Enforcement;
+use fencelab_core::format::model::Enforcement;
+use fencelab_core::stories::library;
 use fencelab_core::InvariantKind::{self, *};
 use fencelab_core::*;
 

@@ -3,8 +3,8 @@
 //! operation ids are scoped per workflow.
 
 use crate::support::*;
-use fencelab_core::conformance::check_store;
-use fencelab_core::scenario::library;
+use fencelab_core::check::conformance::check_store;
+use fencelab_core::stories::library;
 use fencelab_core::*;
 use std::convert::Infallible;
 

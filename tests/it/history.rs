@@ -3,9 +3,9 @@
 //! drawn from it is the same.
 
 use fencelab_core::check::Checker;
+use fencelab_core::draw::diagram;
 use fencelab_core::history::{History, HISTORY_VERSION};
-use fencelab_core::scenario::diagram::diagram;
-use fencelab_core::scenario::library;
+use fencelab_core::stories::library;
 use fencelab_core::{Engine, Scenario, Violation};
 use fencelab_tests::soak::{fenced_scenario, rng_for};
 

@@ -8,9 +8,9 @@
 //! `FENCELAB_BLESS=1 cargo test -p fencelab-tests --test it history_equivalence` rewrites
 //! `it/golden/verdicts.txt` from the code under test; without it the test compares against it.
 
-use fencelab_core::scenario::library;
-use fencelab_core::scenario::model::*;
-use fencelab_core::scenario::switches::{broken, Switch};
+use fencelab_core::format::model::*;
+use fencelab_core::stories::library;
+use fencelab_core::stories::switches::{broken, Switch};
 use fencelab_core::{Engine, InvariantKind, ScheduleMode};
 use fencelab_tests::soak::{fenced_scenario, rng_for};
 use rand::rngs::ChaCha8Rng;

@@ -2,7 +2,7 @@
 //! line that says what this variant does. A learner reads it above the diagram, so it must not
 //! describe what another variant does.
 
-use fencelab_core::scenario::library;
+use fencelab_core::stories::library;
 
 /// The intro of one built-in variant.
 fn intro(name: &str, variant: &str) -> String {

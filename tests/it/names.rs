@@ -1,9 +1,9 @@
 //! Every fieldless enum's `Named` names are the ones serde writes and reads, so share links, the
 //! page and the SQLite store agree with JSON files.
 
-use fencelab_core::scenario::diagram::{ArrowKind, MarkKind};
-use fencelab_core::scenario::model::{Enforcement, PauseReason, TokenSource};
-use fencelab_core::scenario::switches::Switch;
+use fencelab_core::draw::{ArrowKind, MarkKind};
+use fencelab_core::format::model::{Enforcement, PauseReason, TokenSource};
+use fencelab_core::stories::switches::Switch;
 use fencelab_core::*;
 use serde::{de::DeserializeOwned, Serialize};
 use serde_json::Value;
@@ -41,13 +41,13 @@ fn every_name_is_the_one_serde_writes() {
 
 #[test]
 fn steps_and_faults_are_named_as_serde_writes_them() {
-    use fencelab_core::scenario::model::{Fault, Step};
+    use fencelab_core::format::model::{Fault, Step};
     let name = |value: Value| match value {
         Value::String(s) => s,
         Value::Object(map) => map.keys().next().expect("one key").clone(),
         other => panic!("not a variant: {other}"),
     };
-    for scenario in fencelab_core::scenario::library::all() {
+    for scenario in fencelab_core::stories::library::all() {
         for step in scenario.workers.iter().flat_map(|w| &w.script) {
             assert_eq!(step.name(), name(serde_json::to_value(step).unwrap()), "{step:?}");
         }

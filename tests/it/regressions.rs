@@ -1,6 +1,6 @@
 //! Bugs found in review, each pinned by the smallest story that showed it.
 
-use fencelab_core::scenario::library;
+use fencelab_core::stories::library;
 use fencelab_core::*;
 
 fn scenario(body: &str) -> String {
@@ -152,7 +152,7 @@ fn conformance_names_resources_by_index_so_long_names_are_not_skipped() {
             .unwrap();
         }
     }
-    assert_eq!(fencelab_core::conformance::writes_of(&s).len(), 3);
+    assert_eq!(fencelab_core::check::conformance::writes_of(&s).len(), 3);
 }
 
 #[test]

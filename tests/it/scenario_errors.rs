@@ -1,6 +1,6 @@
 //! Bad scenario files get an error naming the field and the problem, never a panic.
 
-use fencelab_core::scenario::library;
+use fencelab_core::stories::library;
 use fencelab_core::*;
 use serde_json::{json, Value};
 
@@ -185,7 +185,7 @@ fn size_limits_are_enforced_with_a_clear_message() {
         "workers",
         "the limit is 10000",
     );
-    let huge = " ".repeat(fencelab_core::scenario::validate::MAX_SCENARIO_BYTES + 1);
+    let huge = " ".repeat(fencelab_core::format::validate::MAX_SCENARIO_BYTES + 1);
     assert!(Scenario::from_json(&huge).unwrap_err().problem.contains("limit"));
 }
 

@@ -3,9 +3,9 @@
 //! tests hold every built-in story and every shape of the format to one round trip, and pin the
 //! errors a hand-edited file gets.
 
-use fencelab_core::scenario::library;
-use fencelab_core::scenario::model::*;
-use fencelab_core::scenario::switches::{self, Switch};
+use fencelab_core::format::model::*;
+use fencelab_core::stories::library;
+use fencelab_core::stories::switches::{self, Switch};
 use fencelab_core::*;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

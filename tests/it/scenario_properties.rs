@@ -1,7 +1,7 @@
 //! Generated scenarios under random schedules: with every protection on, no safety invariant
 //! ever breaks, whatever the interleaving.
 
-use fencelab_core::scenario::model::*;
+use fencelab_core::format::model::*;
 use fencelab_core::InvariantKind;
 use fencelab_core::*;
 use proptest::prelude::*;
@@ -69,8 +69,8 @@ fn fenced_scenario() -> impl Strategy<Value = Scenario> {
     let faults = prop::collection::vec((0u64..40, 0u8..3), 0..3);
     (workers, faults, 1u64..12, 0u64..3, prop::collection::vec(0usize..4, 0..40)).prop_map(
         |(workers, faults, ttl, latency, schedule)| {
-            let mut s = fencelab_core::scenario::library::scenario("paused-worker", Some("fenced"))
-                .unwrap();
+            let mut s =
+                fencelab_core::stories::library::scenario("paused-worker", Some("fenced")).unwrap();
             s.name = "generated".into();
             s.resources = vec!["r".into()];
             s.authority = AuthoritySpec {

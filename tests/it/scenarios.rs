@@ -1,7 +1,7 @@
 //! The built-in library, pinned: every scenario's violations (with the step that caused each)
 //! and rejection counts. A change to the engine or a story that moves any of these shows up here.
 
-use fencelab_core::scenario::library;
+use fencelab_core::stories::library;
 use fencelab_core::InvariantKind::{self, *};
 use fencelab_core::RejectionReason::{self, *};
 use fencelab_core::*;
@@ -342,7 +342,7 @@ fn seeking_in_a_long_generated_run_matches_a_straight_run() {
     let mut straight = Engine::new(scenario.clone()).unwrap();
     straight.run().unwrap();
     let total = straight.records().len();
-    assert!(total > 2 * fencelab_core::scenario::engine::SNAPSHOT_EVERY, "{total} steps");
+    assert!(total > 2 * fencelab_core::record::SNAPSHOT_EVERY, "{total} steps");
     let mut engine = Engine::new(scenario).unwrap();
     for target in [total - 1, 10, total / 2, total / 3 + 7, 0, total] {
         engine.seek(target).unwrap();

@@ -1,8 +1,8 @@
 //! A small soak run: random fully fenced scenarios under random schedules break no safety
 //! invariant. The `soak` binary plays 100,000 and more with the same generator.
 
-use fencelab_core::scenario::model::{Enforcement, Scenario, Step, TokenSource};
-use fencelab_core::scenario::switches::{broken, Switch};
+use fencelab_core::format::model::{Enforcement, Scenario, Step, TokenSource};
+use fencelab_core::stories::switches::{broken, Switch};
 use fencelab_core::{Engine, InvariantKind};
 use fencelab_tests::soak;
 use std::collections::HashSet;

@@ -1,8 +1,8 @@
 //! "Break the protocol" switches: flipping the one protection a broken story lacks makes the
 //! explorer find the same kind of failure in the fenced story.
 
-use fencelab_core::scenario::library;
-use fencelab_core::scenario::switches::{broken, Switch};
+use fencelab_core::stories::library;
+use fencelab_core::stories::switches::{broken, Switch};
 use fencelab_core::InvariantKind::{self, *};
 use fencelab_core::*;
 

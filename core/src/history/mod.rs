@@ -6,9 +6,11 @@
 //! [`Event`] at a logical time. It is written as JSON Lines ([`History::to_jsonl`]): one line
 //! holding the format version and the setup, then one line per entry.
 
+pub mod event;
+
 use crate::clock::Tick;
-use crate::scenario::event::Event;
-use crate::scenario::model::{Enforcement, Scenario};
+use crate::format::model::{Enforcement, Scenario};
+use crate::history::event::Event;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

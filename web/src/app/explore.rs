@@ -16,7 +16,7 @@ pub struct ExploreShellProps {
     /// The run on screen: its scenario is what a search explores.
     pub run: RunRef,
     /// The switches the reader turned on.
-    pub switches: Vec<fencelab_core::scenario::switches::Switch>,
+    pub switches: Vec<fencelab_core::stories::switches::Switch>,
     /// Whether compare mode is on (a counterexample opens in single mode).
     pub comparing: bool,
     pub on: Callback<Action>,

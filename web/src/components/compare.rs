@@ -1,7 +1,7 @@
 //! Compare mode: the same scenario and schedule under two enforcement modes, side by side and in
 //! lockstep by logical time, with the final states next to each other.
 
-use fencelab_core::scenario::model::Enforcement;
+use fencelab_core::format::model::Enforcement;
 use yew::prelude::*;
 
 use crate::components::controls::{event_number, when};

@@ -2,7 +2,7 @@
 //! down the page. Items are small components with cheap props, so a step re-renders only what
 //! changed (a mark appearing, a message moving, the current row).
 
-use fencelab_core::scenario::diagram::LaneKind;
+use fencelab_core::draw::LaneKind;
 use yew::prelude::*;
 
 use crate::components::icons::{glyph, icon};

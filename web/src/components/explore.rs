@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use fencelab_core::memory::Bytes;
-use fencelab_core::scenario::switches::Switch;
+use fencelab_core::stories::switches::Switch;
 use fencelab_core::Named;
 use fencelab_core::{Bound, ExploreStats};
 use yew::prelude::*;

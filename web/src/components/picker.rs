@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use fencelab_core::scenario::library::CaseInfo;
+use fencelab_core::stories::library::CaseInfo;
 use fencelab_core::SameGenerationPolicy;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlSelectElement;

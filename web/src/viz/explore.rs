@@ -9,7 +9,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use fencelab_core::memory::MIB;
-use fencelab_core::scenario::switches::Switch;
+use fencelab_core::stories::switches::Switch;
 use fencelab_core::{
     Bound, ExploreConfig, ExploreResult, ExploreStats, Explorer, InvariantKind, Scenario,
 };
@@ -312,8 +312,8 @@ impl Job {
 /// benchmark: the counts, and whether no schedule broke anything.
 #[cfg(feature = "test-hooks")]
 pub fn bench(workers: usize) -> (ExploreStats, bool) {
-    use fencelab_core::scenario::library::contention;
-    use fencelab_core::scenario::model::Enforcement;
+    use fencelab_core::format::model::Enforcement;
+    use fencelab_core::stories::library::contention;
     let scenario = contention(workers, Enforcement::Fenced);
     match Explorer::new(scenario, ExploreConfig::default()) {
         Ok(explorer) => {
@@ -328,9 +328,9 @@ pub fn bench(workers: usize) -> (ExploreStats, bool) {
 mod tests {
     use super::*;
     use crate::viz::run::Run;
-    use fencelab_core::scenario::diagram::MarkKind;
-    use fencelab_core::scenario::library;
-    use fencelab_core::scenario::switches::broken;
+    use fencelab_core::draw::MarkKind;
+    use fencelab_core::stories::library;
+    use fencelab_core::stories::switches::broken;
 
     fn story(case: &str, variant: &str, switches: &[Switch]) -> Rc<ExploreView> {
         let scenario = library::scenario(case, Some(variant)).expect("built in");

@@ -1,7 +1,7 @@
 //! What the state panels show at one position of a run, copied out of the engine as plain data.
 
-use fencelab_core::scenario::model::Enforcement;
-use fencelab_core::scenario::state::WorkerStatus;
+use fencelab_core::format::model::Enforcement;
+use fencelab_core::sim::state::WorkerStatus;
 use fencelab_core::{Engine, ResourceId, StepRecord};
 
 /// How many remembered operation ids a panel lists; the rest are counted.

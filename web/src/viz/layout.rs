@@ -1,8 +1,8 @@
 //! Where everything in a diagram sits: time runs down the page, one column per lane, one row
 //! per step, with extra room where logical time jumps. Pure geometry; nothing here knows HTML.
 
-use fencelab_core::scenario::diagram::{Diagram, MarkKind, SpanKind};
-use fencelab_core::scenario::model::{Enforcement, PauseReason};
+use fencelab_core::draw::{Diagram, MarkKind, SpanKind};
+use fencelab_core::format::model::{Enforcement, PauseReason};
 use fencelab_core::Named;
 use fencelab_core::{Event, StepRecord, WriteOutcome};
 
@@ -604,8 +604,8 @@ fn pause_label(reason: PauseReason) -> String {
 mod tests {
     use super::*;
     use crate::viz::run::Run;
-    use fencelab_core::scenario::diagram::{ArrowKind, MarkKind};
-    use fencelab_core::scenario::library;
+    use fencelab_core::draw::{ArrowKind, MarkKind};
+    use fencelab_core::stories::library;
     use fencelab_core::TokenKind;
 
     fn run(name: &str, variant: &str) -> Run {

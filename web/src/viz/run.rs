@@ -4,8 +4,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use fencelab_core::scenario::diagram::{diagram, Diagram};
-use fencelab_core::scenario::export::{rust_test, RunExport};
+use fencelab_core::draw::{diagram, Diagram};
+use fencelab_core::record::export::{rust_test, RunExport};
 use fencelab_core::{Engine, Scenario, ScheduleMode, StepRecord};
 
 use crate::viz::frame::Frame;

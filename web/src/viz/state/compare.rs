@@ -2,7 +2,7 @@
 
 use std::rc::Rc;
 
-use fencelab_core::scenario::model::Enforcement;
+use fencelab_core::format::model::Enforcement;
 use fencelab_core::{Scenario, StepRecord};
 
 use super::Viz;

@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use fencelab_core::scenario::export::RunExport;
+use fencelab_core::record::export::RunExport;
 use fencelab_core::{Scenario, ScenarioError};
 use yew::Reducible;
 

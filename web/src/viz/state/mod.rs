@@ -14,10 +14,10 @@ mod tests;
 
 use std::rc::Rc;
 
-use fencelab_core::scenario::library::{self, CaseInfo};
-use fencelab_core::scenario::model::Enforcement;
-use fencelab_core::scenario::switches::Switch;
+use fencelab_core::format::model::Enforcement;
 use fencelab_core::share::Embed;
+use fencelab_core::stories::library::{self, CaseInfo};
+use fencelab_core::stories::switches::Switch;
 use fencelab_core::{Scenario, StepRecord};
 use yew::Reducible;
 

@@ -3,8 +3,8 @@
 
 use std::rc::Rc;
 
-use fencelab_core::scenario::library;
-use fencelab_core::scenario::switches;
+use fencelab_core::stories::library;
+use fencelab_core::stories::switches;
 use fencelab_core::{SameGenerationPolicy, Scenario};
 
 use super::{Compare, Viz};

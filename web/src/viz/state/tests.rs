@@ -4,8 +4,8 @@ use super::compare::merge_ticks;
 use super::story::Tone;
 use super::*;
 use crate::viz::frame::Kept;
-use fencelab_core::scenario::library;
 use fencelab_core::share::ShareLink;
+use fencelab_core::stories::library;
 use fencelab_core::SameGenerationPolicy;
 
 #[test]

@@ -6,11 +6,11 @@
 //! one description: names, defaults, and which fields a file may leave out. Objects refuse fields
 //! they do not know, so a misspelt field is an error rather than a silent default.
 
-use crate::gateway::Effect;
-use crate::generation::Generation;
-use crate::idempotency::Retention;
-use crate::register::{RejectionReason, SameGenerationPolicy};
-use crate::scenario::invariant::InvariantKind;
+use crate::check::invariant::InvariantKind;
+use crate::fence::gateway::Effect;
+use crate::fence::generation::Generation;
+use crate::fence::idempotency::Retention;
+use crate::fence::register::{RejectionReason, SameGenerationPolicy};
 use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
@@ -477,8 +477,8 @@ pub struct Expectations {
 }
 
 /// Reads rejection counts with each key read as text before it is read as a reason, so an error
-/// names the key it is about (`expect.rejections.stale_generation`): serde reads an enum key
-/// through an access that carries no text to name.
+/// names the key it is about (`expect.rejections.stale_generation`): `serde_path_to_error` records
+/// a key that is read as text, not one read as an enum.
 fn counts<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<BTreeMap<RejectionReason, u64>>, D::Error> {

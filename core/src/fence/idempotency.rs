@@ -1,9 +1,9 @@
 //! Operation ids and their stored results: how a retry is recognised instead of applied twice.
 
 use crate::clock::Tick;
-use crate::generation::Generation;
+use crate::fence::generation::Generation;
+use crate::fence::register::{Applied, FencedRegister, WriteRejection, WriteRequest};
 use crate::ids::OperationId;
-use crate::register::{Applied, FencedRegister, WriteRejection, WriteRequest};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 use std::num::NonZeroUsize;

@@ -1,7 +1,7 @@
 //! The lease authority: who may act on a resource, until when, and under which generation.
 
 use crate::clock::Tick;
-use crate::generation::{Generation, TokenError};
+use crate::fence::generation::{Generation, TokenError};
 use crate::ids::{ResourceId, WorkerId};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};

@@ -2,14 +2,14 @@
 //! steps that create it. A front end draws what is visible at its current step and animates
 //! arrows in flight; it never needs to interpret events itself.
 
+use crate::check::invariant::{Place, Violation};
 use crate::clock::Tick;
-use crate::generation::Generation;
+use crate::fence::generation::Generation;
+use crate::fence::idempotency::WriteOutcome;
+use crate::fence::register::WriteRejection;
+use crate::format::model::PauseReason;
+use crate::history::event::{Event, TokenKind};
 use crate::history::{Entry, History, StoreSetup};
-use crate::idempotency::WriteOutcome;
-use crate::register::WriteRejection;
-use crate::scenario::event::{Event, TokenKind};
-use crate::scenario::invariant::{Place, Violation};
-use crate::scenario::model::PauseReason;
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 

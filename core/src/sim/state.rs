@@ -1,13 +1,13 @@
 //! Everything a run holds at one moment: what a UI draws, and what seeking restores.
 
-use crate::authority::LeaseAuthority;
 use crate::clock::Tick;
-use crate::gateway::{Delivery, EffectRequest, SideEffectGateway};
-use crate::generation::Generation;
-use crate::idempotency::FencedResource;
-use crate::register::{Revision, WriteRequest};
-use crate::scenario::event::TokenKind;
-use crate::scenario::model::{Enforcement, PauseReason};
+use crate::fence::authority::LeaseAuthority;
+use crate::fence::gateway::{Delivery, EffectRequest, SideEffectGateway};
+use crate::fence::generation::Generation;
+use crate::fence::idempotency::FencedResource;
+use crate::fence::register::{Revision, WriteRequest};
+use crate::format::model::{Enforcement, PauseReason};
+use crate::history::event::TokenKind;
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -306,8 +306,8 @@ impl SimState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::engine::Engine;
-    use crate::scenario::library;
+    use crate::record::Engine;
+    use crate::stories::library;
     use proptest::prelude::*;
 
     fn empty_state() -> SimState {

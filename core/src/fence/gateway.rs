@@ -1,9 +1,11 @@
 //! The side-effect gateway: the fence in front of calls that cannot be undone.
 
 use crate::clock::Tick;
-use crate::generation::Generation;
+use crate::fence::generation::Generation;
+use crate::fence::register::{
+    stale_message, stale_short, Fence, RejectionReason, SameGenerationPolicy,
+};
 use crate::ids::{OperationId, WorkflowKey};
-use crate::register::{stale_message, stale_short, Fence, RejectionReason, SameGenerationPolicy};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -86,7 +88,7 @@ pub enum DropReason {
     #[error("invalid token: {error}")]
     InvalidToken {
         /// What is wrong with it.
-        error: crate::generation::TokenError,
+        error: crate::fence::generation::TokenError,
     },
     /// This operation was delivered already for this workflow; delivering it again would repeat
     /// the effect.

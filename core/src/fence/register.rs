@@ -1,6 +1,6 @@
 //! The protected resource: a register that remembers the highest generation it has accepted.
 
-use crate::generation::{Generation, TokenError};
+use crate::fence::generation::{Generation, TokenError};
 use crate::ids::{OperationId, ResourceId};
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -1,11 +1,11 @@
 //! What can happen in a run, one variant per kind of event, each with a caption for learners.
 
 use crate::clock::Tick;
-use crate::gateway::{DropReason, EffectRequest};
-use crate::generation::Generation;
-use crate::idempotency::WriteOutcome;
-use crate::register::{Revision, WriteRejection, WriteRequest};
-use crate::scenario::model::{Enforcement, PauseReason};
+use crate::fence::gateway::{DropReason, EffectRequest};
+use crate::fence::generation::Generation;
+use crate::fence::idempotency::WriteOutcome;
+use crate::fence::register::{Revision, WriteRejection, WriteRequest};
+use crate::format::model::{Enforcement, PauseReason};
 use serde::{Deserialize, Serialize};
 
 /// How the token on a request came about.

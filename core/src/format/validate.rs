@@ -2,14 +2,13 @@
 //! orders). Every problem is reported with the path of the field that has it, so a person editing
 //! JSON by hand can find it.
 
-use crate::generation::Generation;
+use crate::fence::generation::Generation;
+use crate::format::model::{Enforcement, Fault, Scenario, Step};
 use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
 use crate::maps::StringSet;
-use crate::scenario::model::{Enforcement, Fault, Scenario, Step};
 use litemap::LiteMap;
 
-/// Re-exported so code that names the error here keeps working; it lives in `scenario::error`.
-pub use crate::scenario::error::ScenarioError;
+use crate::format::error::ScenarioError;
 
 /// The most workers a scenario may have.
 pub const MAX_WORKERS: usize = 10_000;
@@ -147,7 +146,7 @@ impl Scenario {
     fn validate_script(
         &self,
         at: &str,
-        worker: &crate::scenario::model::WorkerSpec,
+        worker: &crate::format::model::WorkerSpec,
         resources: &StringSet,
         workflows: &mut LiteMap<String, (String, String)>,
     ) -> Result<(), ScenarioError> {
@@ -287,7 +286,7 @@ impl Scenario {
     /// and the step's position.
     pub fn operation_name(
         &self,
-        worker: &crate::scenario::model::WorkerSpec,
+        worker: &crate::format::model::WorkerSpec,
         step: usize,
         explicit: Option<&str>,
     ) -> String {

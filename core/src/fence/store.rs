@@ -2,10 +2,10 @@
 //! checked against the in-memory reference with the same stories.
 
 use crate::clock::Tick;
-use crate::generation::Generation;
-use crate::idempotency::{FencedResource, Retention, StoredResult, WriteOutcome};
+use crate::fence::generation::Generation;
+use crate::fence::idempotency::{FencedResource, Retention, StoredResult, WriteOutcome};
+use crate::fence::register::{FencedRegister, Revision, SameGenerationPolicy, WriteRequest};
 use crate::ids::{OperationId, ResourceId};
-use crate::register::{FencedRegister, Revision, SameGenerationPolicy, WriteRequest};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::convert::Infallible;

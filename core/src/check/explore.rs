@@ -11,15 +11,15 @@
 //! The search drives the [`Simulator`] from each waiting state and feeds every event to that
 //! state's own [`Checker`], so a state is the simulated world and what the checker knows of it.
 
+use crate::check::invariant::{InvariantKind, Violation};
 use crate::check::Checker;
+use crate::format::error::ScenarioError;
+use crate::format::model::Scenario;
 use crate::history::{Entry, Setup};
 use crate::memory::{buffer, hash_table, HeapSize, DEFAULT_MEMORY_BUDGET};
-use crate::scenario::engine::EngineError;
-use crate::scenario::error::ScenarioError;
-use crate::scenario::invariant::{InvariantKind, Violation};
-use crate::scenario::model::Scenario;
-use crate::scenario::sim::Simulator;
-use crate::scenario::state::SimState;
+use crate::record::EngineError;
+use crate::sim::state::SimState;
+use crate::sim::Simulator;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
@@ -402,8 +402,8 @@ fn fingerprint(state: &SimState, checker: &Checker) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::library;
-    use crate::scenario::model::Enforcement;
+    use crate::format::model::Enforcement;
+    use crate::stories::library;
 
     /// Every worker and cell a search counted is released once no state holds it: after an
     /// exhaustive search only the fixed part and the two tables' buffers are left.

@@ -4,18 +4,22 @@
 //! and the explorer drive it, and the checker ([`Checker`](crate::check::Checker)) judges the
 //! events it returns.
 
-use crate::authority::{LeaseAuthority, LeaseError};
+pub mod state;
+
 use crate::clock::Tick;
-use crate::gateway::{Delivery, DropReason, EffectRequest, GatewayOutcome, SideEffectGateway};
-use crate::generation::{Generation, TokenError};
-use crate::idempotency::{FencedResource, WriteOutcome};
+use crate::fence::authority::{LeaseAuthority, LeaseError};
+use crate::fence::gateway::{
+    Delivery, DropReason, EffectRequest, GatewayOutcome, SideEffectGateway,
+};
+use crate::fence::generation::{Generation, TokenError};
+use crate::fence::idempotency::{FencedResource, WriteOutcome};
+use crate::fence::register::{FencedRegister, Revision, WriteRejection, WriteRequest};
+use crate::format::error::ScenarioError;
+use crate::format::model::{Enforcement, ExpectedRevision, Fault, Scenario, Step, TokenSource};
+use crate::history::event::{Event, TokenKind};
 use crate::ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey};
-use crate::register::{FencedRegister, Revision, WriteRejection, WriteRequest};
-use crate::scenario::engine::{EngineError, MAX_RUN_STEPS};
-use crate::scenario::event::{Event, TokenKind};
-use crate::scenario::model::{Enforcement, ExpectedRevision, Fault, Scenario, Step, TokenSource};
-use crate::scenario::state::*;
-use crate::scenario::validate::ScenarioError;
+use crate::record::{EngineError, MAX_RUN_STEPS};
+use crate::sim::state::*;
 use litemap::LiteMap;
 use std::collections::BTreeMap;
 use std::num::NonZeroU64;

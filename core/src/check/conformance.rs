@@ -2,24 +2,24 @@
 //! compares every outcome with the in-memory reference, reporting the first divergence.
 //!
 //! ```
-//! use fencelab_core::conformance::{check_store, Conformance};
+//! use fencelab_core::check::conformance::{check_store, Conformance};
 //! use fencelab_core::store::MemoryStore;
 //!
 //! // Point `make` at your own store; here the reference is checked against itself.
-//! let report = check_store(&fencelab_core::scenario::library::all(), |spec| {
+//! let report = check_store(&fencelab_core::stories::library::all(), |spec| {
 //!     Ok::<_, std::convert::Infallible>(MemoryStore::new(spec.policy, spec.retention))
 //! });
 //! assert!(matches!(report, Ok(Conformance { .. })));
 //! ```
 
 use crate::clock::Tick;
-use crate::idempotency::WriteOutcome;
+use crate::fence::idempotency::WriteOutcome;
+use crate::fence::register::WriteRequest;
+use crate::fence::store::{FencedStore, MemoryStore, StoredValue};
+use crate::format::model::{Scenario, StoreSpec};
+use crate::history::event::Event;
 use crate::ids::ResourceId;
-use crate::register::WriteRequest;
-use crate::scenario::engine::Engine;
-use crate::scenario::event::Event;
-use crate::scenario::model::{Scenario, StoreSpec};
-use crate::store::{FencedStore, MemoryStore, StoredValue};
+use crate::record::Engine;
 use serde::{Deserialize, Serialize};
 
 /// What a passing check covered.

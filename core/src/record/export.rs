@@ -1,12 +1,12 @@
 //! Taking a run out of the tool: a JSON file that replays identically, and a Rust test that
 //! pins the run's verdict in a reader's own test suite.
 
-use crate::log::LogEntry;
-use crate::scenario::engine::{Engine, EngineError, Verdict};
-use crate::scenario::error::ScenarioError;
-use crate::scenario::event::StepRecord;
-use crate::scenario::model::Scenario;
-use crate::scenario::validate::MAX_SCENARIO_BYTES;
+use crate::fence::log::LogEntry;
+use crate::format::error::ScenarioError;
+use crate::format::model::Scenario;
+use crate::format::validate::MAX_SCENARIO_BYTES;
+use crate::history::event::StepRecord;
+use crate::record::{Engine, EngineError, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// The format tag of exported runs; importing refuses other formats.
@@ -92,7 +92,7 @@ impl RunExport {
             )));
         }
         // The same strict reader as scenario files: a key written twice is an error.
-        let value = crate::scenario::parse::json_text(json)
+        let value = crate::format::parse::json_text(json)
             .map_err(|e| RunError::Format(if e.path == "." { e.problem } else { e.to_string() }))?;
         match value.get("format").and_then(|f| f.as_str()) {
             Some(RUN_FORMAT) => {}
@@ -128,7 +128,7 @@ impl RunExport {
         };
         // The replay goes through the same serializer as `to_json`, so no second one is compiled.
         let replayed = RunExport::capture(&engine);
-        let again = crate::scenario::parse::json_text(&replayed.to_json()).unwrap_or_default();
+        let again = crate::format::parse::json_text(&replayed.to_json()).unwrap_or_default();
         let list = |key: &str| again.get(key).and_then(|v| v.as_array()).cloned();
         let (replayed_steps, replayed_log) = (list("steps").unwrap_or_default(), list("log"));
         let diverged = replayed_steps.iter().zip(steps).position(|(a, b)| a != b);

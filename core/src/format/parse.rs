@@ -6,9 +6,9 @@
 //! hand-edited file) and text after the value. The model's derived `Deserialize` then reads that
 //! value, and `serde_path_to_error` says where it stopped.
 
-use crate::scenario::error::ScenarioError;
-use crate::scenario::model::Scenario;
-use crate::scenario::validate::MAX_SCENARIO_BYTES;
+use crate::format::error::ScenarioError;
+use crate::format::model::Scenario;
+use crate::format::validate::MAX_SCENARIO_BYTES;
 use serde_json::{Map, Value};
 
 impl Scenario {

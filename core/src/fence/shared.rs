@@ -1,9 +1,9 @@
 //! A thread-safe wrapper for native use, so check and mutation stay one step across threads.
 
 use crate::clock::Tick;
-use crate::gateway::{EffectRequest, GatewayOutcome, SideEffectGateway};
-use crate::idempotency::{FencedResource, WriteOutcome};
-use crate::register::{Applied, FencedRegister, WriteRejection, WriteRequest};
+use crate::fence::gateway::{EffectRequest, GatewayOutcome, SideEffectGateway};
+use crate::fence::idempotency::{FencedResource, WriteOutcome};
+use crate::fence::register::{Applied, FencedRegister, WriteRejection, WriteRequest};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Shares a fenced component between threads. Every operation takes the lock once, for the whole

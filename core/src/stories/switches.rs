@@ -1,8 +1,8 @@
 //! "Break the protocol" switches: each one turns off one protection of a scenario, so a learner
 //! can flip it and let the explorer find what goes wrong.
 
-use crate::register::SameGenerationPolicy;
-use crate::scenario::model::{Enforcement, Fault, Scenario, Step, TokenSource};
+use crate::fence::register::SameGenerationPolicy;
+use crate::format::model::{Enforcement, Fault, Scenario, Step, TokenSource};
 use serde::{Deserialize, Serialize};
 
 /// One protection turned off.
@@ -163,7 +163,7 @@ pub fn broken(scenario: &Scenario, switches: &[Switch]) -> Scenario {
     for switch in switches {
         switch.apply(&mut s);
     }
-    let setup = crate::scenario::library::setup(&s.name).filter(|set| s.intro.starts_with(set));
+    let setup = crate::stories::library::setup(&s.name).filter(|set| s.intro.starts_with(set));
     if let (Some(setup), false) = (setup, switches.is_empty()) {
         let labels: Vec<&str> = switches.iter().map(|w| w.label()).collect();
         s.intro = format!(

@@ -2,19 +2,21 @@
 //! and keeps what a reader can go back to: the step records with their captions, the operation
 //! log, the violations and snapshots for seeking.
 
+pub mod export;
+
+use crate::check::invariant::{InvariantKind, Violation};
 use crate::check::Checker;
 use crate::clock::Tick;
+use crate::fence::log::{Attempt, LogEntry, LoggedOutcome, OperationLog};
+use crate::fence::register::RejectionReason;
+use crate::format::error::ScenarioError;
+use crate::format::model::Scenario;
+use crate::history::event::{Event, StepRecord};
 use crate::history::{Entry, History, Setup};
 use crate::ids::WorkerId;
-use crate::log::{Attempt, LogEntry, LoggedOutcome, OperationLog};
 use crate::memory::{buffer, Bytes, HeapSize, DEFAULT_MEMORY_BUDGET};
-use crate::register::RejectionReason;
-use crate::scenario::event::{Event, StepRecord};
-use crate::scenario::invariant::{InvariantKind, Violation};
-use crate::scenario::model::Scenario;
-use crate::scenario::sim::{next_time, Simulator};
-use crate::scenario::state::SimState;
-use crate::scenario::validate::ScenarioError;
+use crate::sim::state::SimState;
+use crate::sim::{next_time, Simulator};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::mem::size_of;
@@ -254,7 +256,7 @@ impl Engine {
 
     /// Rejections and drops up to the current position, by reason.
     pub fn rejections(&self) -> BTreeMap<RejectionReason, u64> {
-        crate::log::rejections_by_reason(self.log())
+        crate::fence::log::rejections_by_reason(self.log())
     }
 
     /// Every step up to the current position.
@@ -375,7 +377,7 @@ impl Engine {
             }
             let entries_before = self.log.len();
             log_entry(&mut self.log, &entry);
-            let mut caption = crate::scenario::invariant::narrate(entry.event.caption(), &broken);
+            let mut caption = crate::check::invariant::narrate(entry.event.caption(), &broken);
             // Kept for the whole run, so without the spare room formatting leaves.
             caption.shrink_to_fit();
             let record =
@@ -571,9 +573,9 @@ fn log_entry(log: &mut OperationLog, entry: &Entry) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gateway::SideEffectGateway;
-    use crate::idempotency::FencedResource;
-    use crate::scenario::library;
+    use crate::fence::gateway::SideEffectGateway;
+    use crate::fence::idempotency::FencedResource;
+    use crate::stories::library;
     use std::sync::Arc;
 
     /// Plays `name/fenced` up to the step after the newer owner's request reached the boundary,

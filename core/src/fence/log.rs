@@ -1,10 +1,10 @@
 //! The operation log: every attempt to change protected state, and what became of it.
 
 use crate::clock::Tick;
-use crate::gateway::{DropReason, EffectRequest, GatewayOutcome};
-use crate::idempotency::{StoredResult, WriteOutcome};
+use crate::fence::gateway::{DropReason, EffectRequest, GatewayOutcome};
+use crate::fence::idempotency::{StoredResult, WriteOutcome};
+use crate::fence::register::{Applied, RejectionReason, WriteRejection, WriteRequest};
 use crate::ids::WorkerId;
-use crate::register::{Applied, RejectionReason, WriteRejection, WriteRequest};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
