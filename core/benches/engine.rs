@@ -15,7 +15,7 @@ use common::{is_bench_run, mib, peak_rss, reset_peak, rss};
 use divan::counter::ItemsCount;
 use divan::Bencher;
 use fencelab_core::memory::{Bytes, DEFAULT_MEMORY_BUDGET};
-use fencelab_core::scenario::library;
+use fencelab_core::stories::library;
 use fencelab_core::{Engine, EngineError, Scenario};
 
 fn main() {

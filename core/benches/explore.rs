@@ -12,9 +12,9 @@ mod common;
 use common::{is_bench_run, mib, peak_rss, reset_peak, rss};
 use divan::counter::ItemsCount;
 use divan::Bencher;
+use fencelab_core::format::model::Enforcement;
 use fencelab_core::memory::Bytes;
-use fencelab_core::scenario::library;
-use fencelab_core::scenario::model::Enforcement;
+use fencelab_core::stories::library;
 use fencelab_core::{Engine, ExploreConfig, ExploreResult, ExploreStats, Explorer, Scenario};
 
 fn main() {

@@ -761,7 +761,16 @@ impl Checker {
             + live.heap_bytes()
             + grants.heap_bytes()
             + held.heap_bytes()
-            + senders.heap_bytes()
+            + buffer::<Arc<Sender>>(senders.len())
+            + senders
+                .iter()
+                .enumerate()
+                .filter(|(i, sender)| {
+                    let theirs = base.and_then(|b| b.state().senders.get(*i));
+                    !theirs.is_some_and(|b| Arc::ptr_eq(b, sender))
+                })
+                .map(|(_, sender)| sender.heap_bytes())
+                .sum::<usize>()
             + messages.heap_bytes()
             + shared_map(cells, base.map(|b| &b.state().cells))
             + partner_ops.heap_bytes()

@@ -27,9 +27,10 @@
 
 use crate::check::invariant::{InvariantKind, Place, Violation};
 use crate::clock::Tick;
+use crate::fence::gateway::EffectRequest;
 use crate::fence::generation::Generation;
 use crate::fence::idempotency::WriteOutcome;
-use crate::fence::register::WriteRejection;
+use crate::fence::register::{WriteRejection, WriteRequest};
 use crate::history::event::{Event, TokenKind};
 use crate::history::{Entry, Setup};
 use crate::maps::StringSet;
@@ -51,14 +52,63 @@ pub struct Judgement {
 /// hash it to tell two checking states apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checker {
-    setup: Arc<Setup>,
+    names: Arc<Names>,
     state: CheckState,
 }
 
 impl std::hash::Hash for Checker {
-    /// Hashes what the checker has learnt; the setup is the same for every state of a run.
+    /// Hashes what the checker has learnt; the names are the same for every state of a run.
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         self.state.hash(h);
+    }
+}
+
+/// The setup's names by index, so that judging an event looks names up without allocating and
+/// the ghost state is kept in vectors and small maps of indices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Names {
+    setup: Setup,
+    workers: LiteMap<String, usize>,
+    resources: LiteMap<String, usize>,
+    stores: LiteMap<String, usize>,
+    /// Per store: its data by name.
+    data: Vec<LiteMap<String, usize>>,
+    /// Per store: the data names, by index.
+    data_names: Vec<Vec<String>>,
+}
+
+impl Names {
+    fn new(setup: Setup) -> Names {
+        let index = |names: &mut dyn Iterator<Item = &String>| {
+            let mut map = LiteMap::new();
+            for name in names {
+                let next = map.len();
+                map.try_insert(name.clone(), next);
+            }
+            map
+        };
+        let workers = index(&mut setup.workers.iter());
+        let resources = index(&mut setup.resources.iter());
+        let stores = index(&mut setup.stores.iter().map(|s| &s.name));
+        let data_names: Vec<Vec<String>> = setup
+            .stores
+            .iter()
+            .map(|s| {
+                let mut names: Vec<String> = Vec::new();
+                for p in &s.paths {
+                    if !names.contains(&p.data) {
+                        names.push(p.data.clone());
+                    }
+                }
+                names
+            })
+            .collect();
+        let data = data_names.iter().map(|names| index(&mut names.iter())).collect();
+        Names { setup, workers, resources, stores, data, data_names }
+    }
+
+    fn worker_name(&self, w: usize) -> &str {
+        self.setup.workers.get(w).map_or("", String::as_str)
     }
 }
 
@@ -73,25 +123,27 @@ pub(crate) struct Sent {
     pub token: TokenKind,
 }
 
-/// The checker's ghost state, derived from the events seen so far.
+/// The checker's ghost state, derived from the events seen so far. Workers, resources, stores
+/// and data are indices into the setup's lists.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub(crate) struct CheckState {
     /// Grants so far, per resource.
-    pub epochs: BTreeMap<String, u64>,
+    pub epochs: Vec<u64>,
     /// The highest generation ever issued, per resource, across restarts.
-    pub max_issued: BTreeMap<String, Generation>,
+    pub max_issued: Vec<Option<Generation>>,
     /// The lease the authority currently honours, per resource: (epoch, valid until).
-    pub live: BTreeMap<String, (u64, Tick)>,
+    pub live: Vec<Option<(u64, Tick)>>,
     /// Grants on their way, by message: their epochs.
     pub grants: BTreeMap<u64, u64>,
     /// The lease each worker believes it holds, per (worker, resource): its epoch.
-    pub held: BTreeMap<(String, String), u64>,
-    /// Per worker: the requests it has sent.
-    pub senders: BTreeMap<String, Sender>,
+    pub held: LiteMap<(usize, usize), u64>,
+    /// Per worker: the requests it has sent. Shared between copies until changed, like the
+    /// simulator's workers, so a snapshot or a search state copies only what a step touched.
+    pub senders: Vec<Arc<Sender>>,
     /// Requests on their way or waiting to commit, by message.
     pub messages: BTreeMap<u64, Sent>,
     /// Per (store, data, resource).
-    pub cells: LiteMap<(String, String, String), Arc<CellCheck>>,
+    pub cells: LiteMap<(usize, usize, usize), Arc<CellCheck>>,
     /// Operations the partner received, per workflow.
     pub partner_ops: BTreeMap<String, StringSet>,
     /// The newest lease epoch whose effect reached the gateway, per workflow, whatever the
@@ -108,14 +160,14 @@ pub(crate) struct Sender {
     pub ops: BTreeMap<String, (u64, u64)>,
 }
 
-/// What the checker knows about one piece of data in one store.
+/// What the checker knows about one piece of data in one store. Writers are worker indices.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub(crate) struct CellCheck {
     /// The newest lease epoch whose write reached this data's boundary, and whose it was,
     /// whatever the boundary then did with it (applied, refused, replayed, waiting to commit).
-    pub max_presented: Option<(u64, String)>,
+    pub max_presented: Option<(u64, usize)>,
     /// The epoch and writer of the last applied write.
-    pub last: Option<(u64, String)>,
+    pub last: Option<(u64, usize)>,
     /// Where the store's highest generation came from: the token of the request that last
     /// raised it.
     pub highest_token: Option<TokenKind>,
@@ -123,20 +175,29 @@ pub(crate) struct CellCheck {
     pub applied_ops: StringSet,
     /// The newest lease whose write applied, or was fenced out although no newer lease had
     /// reached this data.
-    pub max_attempted: Option<(u64, String)>,
+    pub max_attempted: Option<(u64, usize)>,
     /// Per writer, the (epoch, order) of its newest applied write.
-    pub last_seq: BTreeMap<String, (u64, u64)>,
+    pub last_seq: LiteMap<usize, (u64, u64)>,
 }
 
 impl Checker {
     /// A checker for histories of `setup`.
     pub fn new(setup: Setup) -> Checker {
-        Checker { setup: Arc::new(setup), state: CheckState::default() }
+        let names = Names::new(setup);
+        let (r, w) = (names.resources.len(), names.workers.len());
+        let state = CheckState {
+            epochs: vec![0; r],
+            max_issued: vec![None; r],
+            live: vec![None; r],
+            senders: vec![Arc::default(); w],
+            ..CheckState::default()
+        };
+        Checker { names: Arc::new(names), state }
     }
 
     /// The setup it checks against.
     pub fn setup(&self) -> &Setup {
-        &self.setup
+        &self.names.setup
     }
 
     /// The kinds broken so far.
@@ -162,26 +223,30 @@ impl Checker {
     /// Judges the end of the history, `last` being the index of its last entry: the final value
     /// of every critical store's data.
     pub fn finish(&mut self, last: usize) -> Vec<Violation> {
+        let names = &self.names;
         let mut found = Vec::new();
-        // Stores in the order the setup lists them, so reports read in the system's own order.
-        let order = |store: &str| self.setup.stores.iter().position(|s| s.name == store);
+        // By store in the setup's order, then by data and resource name.
         let mut cells: Vec<_> = self.state.cells.iter().collect();
-        cells.sort_by_key(|((store, data, resource), _)| (order(store), data, resource));
-        for ((store, data, resource), cell) in cells {
-            if !self.critical(store) {
+        let data = |s: usize, d: usize| names.data_names[s][d].as_str();
+        let resource = |r: usize| names.setup.resources[r].as_str();
+        cells.sort_by_key(|((s, d, r), _)| (*s, data(*s, *d), resource(*r)));
+        for ((s, d, r), cell) in cells {
+            let store = &names.setup.stores[*s];
+            if !store.critical {
                 continue;
             }
             let (Some((last_epoch, writer)), Some((latest, owner))) =
-                (&cell.last, &cell.max_attempted)
+                (cell.last, cell.max_attempted)
             else {
                 continue;
             };
             if last_epoch >= latest {
                 continue;
             }
-            let place = store_place(store, data, data, resource);
-            let text = place_text(store, data, resource);
-            let detail = if *last_epoch == 0 {
+            let (data, resource) = (data(*s, *d), resource(*r));
+            let (writer, owner) = (names.worker_name(writer), names.worker_name(owner));
+            let text = place_text(&store.name, data, resource);
+            let detail = if last_epoch == 0 {
                 format!("{text} ends with {writer}'s value, which no lease backs, though a write under {owner}'s lease reached it too")
             } else {
                 format!("{text} ends with {writer}'s value, though a write under {owner}'s newer lease reached it too")
@@ -190,7 +255,7 @@ impl Checker {
                 invariant: InvariantKind::FinalValueNotFromLatestOwner,
                 step: last,
                 detail,
-                place: Some(place),
+                place: Some(store_place(&store.name, data, data, resource)),
             });
         }
         for v in &found {
@@ -199,8 +264,63 @@ impl Checker {
         found
     }
 
-    fn critical(&self, store: &str) -> bool {
-        self.setup.store(store).is_none_or(|s| s.critical)
+    /// The index of worker `name`, adding it when the setup does not list it (a history from
+    /// elsewhere may name more workers than its setup).
+    fn worker(&mut self, name: &str) -> usize {
+        if let Some(w) = self.names.workers.get(name) {
+            return *w;
+        }
+        let names = Arc::make_mut(&mut self.names);
+        names.setup.workers.push(name.to_string());
+        let w = names.workers.len();
+        names.workers.insert(name.to_string(), w);
+        self.state.senders.push(Arc::default());
+        w
+    }
+
+    /// The index of resource `name`, adding it when the setup does not list it.
+    fn resource(&mut self, name: &str) -> usize {
+        if let Some(r) = self.names.resources.get(name) {
+            return *r;
+        }
+        let names = Arc::make_mut(&mut self.names);
+        names.setup.resources.push(name.to_string());
+        let r = names.resources.len();
+        names.resources.insert(name.to_string(), r);
+        self.state.epochs.push(0);
+        self.state.max_issued.push(None);
+        self.state.live.push(None);
+        r
+    }
+
+    /// The indices of a store and of the data it holds, adding either when the setup does not
+    /// list it (as a critical store).
+    fn data(&mut self, store: &str, data: &str) -> (usize, usize) {
+        if let Some(&s) = self.names.stores.get(store) {
+            if let Some(&d) = self.names.data[s].get(data) {
+                return (s, d);
+            }
+        }
+        let names = Arc::make_mut(&mut self.names);
+        let s = match names.stores.get(store) {
+            Some(&s) => s,
+            None => {
+                let s = names.stores.len();
+                names.stores.insert(store.to_string(), s);
+                names.setup.stores.push(crate::history::StoreSetup {
+                    name: store.to_string(),
+                    critical: true,
+                    paths: Vec::new(),
+                });
+                names.data.push(LiteMap::new());
+                names.data_names.push(Vec::new());
+                s
+            }
+        };
+        let d = names.data_names[s].len();
+        names.data[s].insert(data.to_string(), d);
+        names.data_names[s].push(data.to_string());
+        (s, d)
     }
 }
 
@@ -228,45 +348,50 @@ impl Judge<'_> {
                 self.granted(resource, *generation, *valid_until, *message)
             }
             Event::GrantReceived { worker, resource, message, .. } => {
+                let key = (self.checker.worker(worker), self.checker.resource(resource));
                 let state = self.state();
                 if let Some(epoch) = state.grants.remove(message) {
-                    state.held.insert((worker.clone(), resource.clone()), epoch);
+                    state.held.insert(key, epoch);
                 }
             }
             Event::Renewed { worker, resource, valid_until, .. } => {
+                let key = (self.checker.worker(worker), self.checker.resource(resource));
                 let state = self.state();
-                let epoch = state.held.get(&(worker.clone(), resource.clone())).copied();
-                state.live.insert(resource.clone(), (epoch.unwrap_or(0), *valid_until));
+                let epoch = state.held.get(&key).copied().unwrap_or(0);
+                state.live[key.1] = Some((epoch, *valid_until));
             }
             Event::RenewFailed { worker, resource, .. } => {
-                self.state().held.remove(&(worker.clone(), resource.clone()));
+                let key = (self.checker.worker(worker), self.checker.resource(resource));
+                self.state().held.remove(&key);
             }
             Event::Released { worker, resource, .. } => {
+                let key = (self.checker.worker(worker), self.checker.resource(resource));
                 let state = self.state();
-                let held = state.held.remove(&(worker.clone(), resource.clone()));
+                let held = state.held.remove(&key);
                 // The authority honours the release only from the lease it currently holds.
-                if held.is_some() && state.live.get(resource).map(|l| l.0) == held {
-                    state.live.remove(resource);
+                if held.is_some() && state.live[key.1].map(|l| l.0) == held {
+                    state.live[key.1] = None;
                 }
             }
             Event::LeaseExpired { resource, .. } => {
-                self.state().live.remove(resource);
+                let r = self.checker.resource(resource);
+                self.state().live[r] = None;
             }
-            Event::AuthorityRestarted { counter_kept: false } => self.state().live.clear(),
-            Event::WriteSent { worker, message, request, token, retry, .. } => self.sent(
-                worker,
-                *message,
-                request.resource.as_str(),
-                request.operation.as_str(),
-                *token,
-                *retry,
-            ),
+            Event::AuthorityRestarted { counter_kept: false } => {
+                self.state().live.iter_mut().for_each(|l| *l = None);
+            }
+            Event::WriteSent { worker, message, request, token, retry, .. } => {
+                let (resource, operation) = (request.resource.as_str(), request.operation.as_str());
+                self.sent(worker, *message, resource, operation, *token, *retry)
+            }
             Event::EffectSent { worker, message, request, token, retry, resource, .. } => {
                 self.sent(worker, *message, resource, request.operation.as_str(), *token, *retry)
             }
             Event::CheckPassed { worker, message, store, data, request, .. } => {
                 if let Some(sent) = self.state().messages.get(message).copied() {
-                    self.presented(store, data, request.resource.as_str(), sent.epoch, worker);
+                    let cell = self.cell_key(store, data, request.resource.as_str());
+                    let w = self.checker.worker(worker);
+                    self.presented(cell, sent.epoch, w);
                 }
             }
             Event::WriteArrived {
@@ -306,24 +431,26 @@ impl Judge<'_> {
                 if dropped.is_none() {
                     self.delivered(worker, request, sent);
                 }
-                let newest =
-                    self.state().effect_presented.entry(request.workflow.to_string()).or_insert(0);
-                *newest = (*newest).max(sent.epoch);
+                let state = self.state();
+                match state.effect_presented.get_mut(request.workflow.as_str()) {
+                    Some(newest) => *newest = (*newest).max(sent.epoch),
+                    None => {
+                        state.effect_presented.insert(request.workflow.to_string(), sent.epoch);
+                    }
+                }
             }
             _ => {}
         }
     }
 
     fn granted(&mut self, resource: &str, generation: Generation, until: Tick, message: u64) {
+        let r = self.checker.resource(resource);
         let state = self.state();
-        let epoch = state.epochs.entry(resource.to_string()).or_insert(0);
-        *epoch += 1;
-        let epoch = *epoch;
-        let previous = state.max_issued.get(resource).copied();
-        state
-            .max_issued
-            .insert(resource.to_string(), previous.max(Some(generation)).unwrap_or(generation));
-        state.live.insert(resource.to_string(), (epoch, until));
+        state.epochs[r] += 1;
+        let epoch = state.epochs[r];
+        let previous = state.max_issued[r];
+        state.max_issued[r] = previous.max(Some(generation));
+        state.live[r] = Some((epoch, until));
         state.grants.insert(message, epoch);
         if let Some(prev) = previous.filter(|p| generation <= *p) {
             self.violation(
@@ -348,9 +475,10 @@ impl Judge<'_> {
         retry: bool,
     ) {
         let now = self.now;
+        let (w, r) = (self.checker.worker(worker), self.checker.resource(resource));
         let state = self.state();
-        let held = state.held.get(&(worker.to_string(), resource.to_string())).copied();
-        let sender = state.senders.entry(worker.to_string()).or_default();
+        let held = state.held.get(&(w, r)).copied();
+        let sender = Arc::make_mut(&mut state.senders[w]);
         let (epoch, seq) = match sender.ops.get(operation) {
             Some(first) if retry => *first,
             _ => {
@@ -361,30 +489,43 @@ impl Judge<'_> {
             }
         };
         let valid = (retry || held.is_some())
-            && state.live.get(resource).is_some_and(|(e, until)| *e == epoch && now < *until);
+            && state.live[r].is_some_and(|(e, until)| e == epoch && now < until);
         state.messages.insert(message, Sent { epoch, valid, seq, token });
     }
 
-    fn cell(&mut self, store: &str, data: &str, resource: &str) -> &mut CellCheck {
-        let key = (store.to_string(), data.to_string(), resource.to_string());
-        Arc::make_mut(self.state().cells.entry(key).or_default())
+    fn cell_key(&mut self, store: &str, data: &str, resource: &str) -> (usize, usize, usize) {
+        let (s, d) = self.checker.data(store, data);
+        (s, d, self.checker.resource(resource))
     }
 
-    /// Records that a request under lease `epoch` reached the boundary of `data`, whatever the
+    fn cell(&mut self, key: (usize, usize, usize)) -> &mut CellCheck {
+        let cells = &mut self.state().cells;
+        if cells.get(&key).is_none() {
+            cells.insert(key, Arc::default());
+        }
+        Arc::make_mut(cells.get_mut(&key).expect("inserted above"))
+    }
+
+    /// Records that a request under lease `epoch` reached the boundary of a cell, whatever the
     /// boundary then did with it: from now on every older lease is superseded there.
-    fn presented(&mut self, store: &str, data: &str, resource: &str, epoch: u64, worker: &str) {
-        let cell = self.cell(store, data, resource);
-        if cell.max_presented.as_ref().is_none_or(|(e, _)| epoch > *e) {
-            cell.max_presented = Some((epoch, worker.to_string()));
+    fn presented(&mut self, key: (usize, usize, usize), epoch: u64, worker: usize) {
+        let cell = self.cell(key);
+        if cell.max_presented.is_none_or(|(e, _)| epoch > e) {
+            cell.max_presented = Some((epoch, worker));
         }
     }
 
     /// A write reached its boundary and the boundary answered it.
     fn settle(&mut self, write: Write, before: Option<Generation>, after: Option<Generation>) {
         let Write { worker, store, path, data, request, outcome, sent } = write;
-        let resource = request.resource.as_str();
-        let cell = self.cell(store, data, resource).clone();
-        let newest = cell.max_presented.as_ref().is_none_or(|(e, _)| sent.epoch >= *e);
+        let key = self.cell_key(store, data, request.resource.as_str());
+        let w = self.checker.worker(worker);
+        // What the cell knew before this write; copied out so the cell itself is not.
+        let (max_presented, highest_token) = match self.state().cells.get(&key) {
+            Some(cell) => (cell.max_presented, cell.highest_token),
+            None => (None, None),
+        };
+        let newest = max_presented.is_none_or(|(e, _)| sent.epoch >= e);
         // Only a generation below the highest is taken for a stale owner; "already written"
         // under the strict policy is the policy at work, not a misjudged owner.
         let below = matches!(
@@ -392,14 +533,14 @@ impl Judge<'_> {
             WriteOutcome::Rejected(WriteRejection::Stale { presented, highest }) if presented < highest
         );
         if sent.epoch != 0 && below && newest {
-            self.out.misfenced = Some(cell.highest_token.unwrap_or(TokenKind::Lease));
+            self.out.misfenced = Some(highest_token.unwrap_or(TokenKind::Lease));
         }
         // For the final value, a write counts as the latest owner's attempt when it applied, or
         // when the fence refused it although no newer lease had reached this data: then the
         // refusal wronged its writer (a forged, clock-made or reset generation). A refusal
         // because a newer lease did show up, a replay or a revision conflict is the store
         // working as designed and says nothing about whose value should win.
-        let superseded = cell.max_presented.as_ref().is_some_and(|(e, _)| sent.epoch < *e);
+        let superseded = max_presented.is_some_and(|(e, _)| sent.epoch < e);
         let fenced_out = !superseded
             && matches!(
                 outcome,
@@ -408,35 +549,31 @@ impl Judge<'_> {
                 )
             );
         if outcome.is_applied() || fenced_out {
-            let cell = self.cell(store, data, resource);
-            if cell.max_attempted.as_ref().is_none_or(|(e, _)| sent.epoch > *e) {
-                cell.max_attempted = Some((sent.epoch, worker.to_string()));
+            let cell = self.cell(key);
+            if cell.max_attempted.is_none_or(|(e, _)| sent.epoch > e) {
+                cell.max_attempted = Some((sent.epoch, w));
             }
         }
-        if outcome.is_applied() && self.checker.critical(store) {
-            self.accepted(worker, store, path, data, request, sent);
+        let critical = self.checker.names.setup.stores[key.0].critical;
+        if outcome.is_applied() && critical {
+            self.accepted(Applied { who: worker, w, store, path, data, request, sent }, key);
         }
-        self.presented(store, data, resource, sent.epoch, worker);
+        self.presented(key, sent.epoch, w);
         if after != before && after == Some(request.generation) {
-            self.cell(store, data, resource).highest_token = Some(sent.token);
+            self.cell(key).highest_token = Some(sent.token);
         }
     }
 
     /// A critical store applied a write.
-    fn accepted(
-        &mut self,
-        who: &str,
-        store: &str,
-        path: &str,
-        data: &str,
-        request: &crate::fence::register::WriteRequest,
-        sent: Sent,
-    ) {
+    fn accepted(&mut self, write: Applied, key: (usize, usize, usize)) {
+        let Applied { who, w, store, path, data, request, sent } = write;
         let resource = request.resource.as_str();
         let text = place_text(store, path, resource);
-        let cell = self.cell(store, data, resource);
+        let names = Arc::clone(&self.checker.names);
+        let cell = self.cell(key);
         let mut found = Vec::new();
-        if let Some((_, newer)) = cell.max_presented.as_ref().filter(|(e, _)| sent.epoch < *e) {
+        if let Some((_, newer)) = cell.max_presented.filter(|(e, _)| sent.epoch < *e) {
+            let newer = names.worker_name(newer);
             let detail = if sent.epoch == 0 {
                 format!("{text} accepted {who}'s write, which no lease backs, after {newer} presented one under a lease")
             } else {
@@ -461,7 +598,7 @@ impl Judge<'_> {
                 format!("{text} accepted {who}'s write, {when}"),
             ));
         }
-        if let Some((epoch, seq)) = cell.last_seq.get(who) {
+        if let Some((epoch, seq)) = cell.last_seq.get(&w) {
             if *epoch == sent.epoch && sent.seq < *seq {
                 found.push((
                     InvariantKind::WritesReordered,
@@ -472,11 +609,13 @@ impl Judge<'_> {
                 ));
             }
         }
-        let newest = cell.last_seq.entry(who.to_string()).or_insert((sent.epoch, sent.seq));
-        if (sent.epoch, sent.seq) > *newest {
-            *newest = (sent.epoch, sent.seq);
+        match cell.last_seq.get_mut(&w) {
+            Some(newest) => *newest = (*newest).max((sent.epoch, sent.seq)),
+            None => {
+                cell.last_seq.insert(w, (sent.epoch, sent.seq));
+            }
         }
-        cell.last = Some((sent.epoch, who.to_string()));
+        cell.last = Some((sent.epoch, w));
         let place = store_place(store, path, data, resource);
         for (kind, detail) in found {
             self.violation(kind, detail, place.clone());
@@ -484,16 +623,15 @@ impl Judge<'_> {
     }
 
     /// The partner received an effect.
-    fn delivered(&mut self, who: &str, request: &crate::fence::gateway::EffectRequest, sent: Sent) {
-        let workflow = request.workflow.to_string();
+    fn delivered(&mut self, who: &str, request: &EffectRequest, sent: Sent) {
+        let workflow = request.workflow.as_str();
         let state = self.state();
         let mut found = Vec::new();
-        if !state
-            .partner_ops
-            .entry(workflow.clone())
-            .or_default()
-            .insert(request.operation.to_string())
-        {
+        let ops = match state.partner_ops.get_mut(workflow) {
+            Some(ops) => ops,
+            None => state.partner_ops.entry(workflow.to_string()).or_default(),
+        };
+        if !ops.insert(request.operation.to_string()) {
             found.push((
                 InvariantKind::EffectDeliveredTwice,
                 format!(
@@ -502,7 +640,7 @@ impl Judge<'_> {
                 ),
             ));
         }
-        if state.effect_presented.get(&workflow).is_some_and(|newest| sent.epoch < *newest) {
+        if state.effect_presented.get(workflow).is_some_and(|newest| sent.epoch < *newest) {
             let from =
                 if sent.epoch == 0 { "which no lease backs" } else { "from a superseded lease" };
             found.push((
@@ -525,8 +663,19 @@ struct Write<'a> {
     store: &'a str,
     path: &'a str,
     data: &'a str,
-    request: &'a crate::fence::register::WriteRequest,
+    request: &'a WriteRequest,
     outcome: &'a WriteOutcome,
+    sent: Sent,
+}
+
+/// A write a critical store applied, and who sent it (by name and index).
+struct Applied<'a> {
+    who: &'a str,
+    w: usize,
+    store: &'a str,
+    path: &'a str,
+    data: &'a str,
+    request: &'a WriteRequest,
     sent: Sent,
 }
 

@@ -384,7 +384,14 @@ impl Explorer {
             .filter(|c| alone(Arc::strong_count(c)))
             .map(HeapSize::heap_bytes)
             .sum();
-        self.memory -= workers + cells + ghosts;
+        let senders: usize = checker
+            .state()
+            .senders
+            .iter()
+            .filter(|s| alone(Arc::strong_count(s)))
+            .map(|s| s.heap_bytes())
+            .sum();
+        self.memory -= workers + cells + ghosts + senders;
         debug_assert!(self.memory >= self.fixed, "released more than was counted");
     }
 }

@@ -6,7 +6,6 @@ pub mod export;
 
 use crate::check::invariant::{InvariantKind, Violation};
 use crate::check::Checker;
-use crate::clock::Tick;
 use crate::fence::log::{Attempt, LogEntry, LoggedOutcome, OperationLog};
 use crate::fence::register::RejectionReason;
 use crate::format::error::ScenarioError;
@@ -14,9 +13,10 @@ use crate::format::model::Scenario;
 use crate::history::event::{Event, StepRecord};
 use crate::history::{Entry, History, Setup};
 use crate::ids::WorkerId;
-use crate::memory::{buffer, Bytes, HeapSize, DEFAULT_MEMORY_BUDGET};
+use crate::memory::{buffer, HeapSize, DEFAULT_MEMORY_BUDGET};
 use crate::sim::state::SimState;
 use crate::sim::{next_time, Simulator};
+pub use crate::sim::{EngineError, MAX_RUN_STEPS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::mem::size_of;
@@ -26,46 +26,6 @@ use std::mem::size_of;
 /// of workers) weigh more than this many steps' records, copies are kept a multiple of this
 /// apart instead, so that they never cost much more than the records between them.
 pub const SNAPSHOT_EVERY: usize = 1024;
-/// The most steps one run may take; a guard against scenarios that never settle.
-pub const MAX_RUN_STEPS: usize = 5_000_000;
-
-/// Why the engine could not go on.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
-pub enum EngineError {
-    /// The schedule names a choice that does not exist at that point of the run.
-    #[error("schedule[{index}]: choice {choice}, but only {enabled} events were enabled at step {} ({at})", step + 1)]
-    BadChoice {
-        /// The position in the schedule.
-        index: usize,
-        /// The choice it names.
-        choice: usize,
-        /// How many events were enabled.
-        enabled: usize,
-        /// The step about to run.
-        step: usize,
-        /// Its time.
-        at: Tick,
-    },
-    /// The run went on for longer than [`MAX_RUN_STEPS`].
-    #[error("the run exceeded {MAX_RUN_STEPS} steps")]
-    TooLong,
-    /// The next step would take the run's records, operation log and snapshots past the memory
-    /// budget (see [`Engine::with_memory_budget`]). The engine stays at the last step that fit.
-    #[error(
-        "stopped before step {step}: the run's records, operation log and snapshots would take about {}, more than its memory budget of {}",
-        Bytes(*estimate),
-        Bytes(*budget)
-    )]
-    MemoryBudget {
-        /// The budget, in bytes.
-        budget: usize,
-        /// The estimate the next step would have reached, in bytes.
-        estimate: usize,
-        /// The step that did not run.
-        step: usize,
-    },
-}
-
 /// How the schedule's choices are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -281,10 +241,13 @@ impl Engine {
         &self.violations
     }
 
-    /// The history of the computed timeline: what the checker judged and the diagram draws.
+    /// The history up to the current position: what the checker judged and the diagram draws.
     pub fn history(&self) -> History {
-        let entries =
-            self.records.iter().map(|r| Entry { at: r.at, wall_ns: None, event: r.event.clone() });
+        let entries = self.records().iter().map(|r| Entry {
+            at: r.at,
+            wall_ns: None,
+            event: r.event.clone(),
+        });
         History { setup: self.checker.setup().clone(), entries: entries.collect() }
     }
 
@@ -349,7 +312,11 @@ impl Engine {
     /// Runs the `choice`-th enabled event, whatever the schedule says. The choice must be below
     /// the number of enabled events.
     pub fn step_choice(&mut self, choice: usize) -> Result<&StepRecord, EngineError> {
-        if choice >= self.enabled_count() {
+        let enabled = self.enabled_count();
+        if enabled == 0 {
+            return Err(EngineError::Finished { steps: self.state.position });
+        }
+        if choice >= enabled {
             return Err(self.sim.bad_choice(&self.state, choice));
         }
         let position = self.state.position;
@@ -573,6 +540,7 @@ fn log_entry(log: &mut OperationLog, entry: &Entry) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::Tick;
     use crate::fence::gateway::SideEffectGateway;
     use crate::fence::idempotency::FencedResource;
     use crate::stories::library;

@@ -18,12 +18,60 @@ use crate::format::error::ScenarioError;
 use crate::format::model::{Enforcement, ExpectedRevision, Fault, Scenario, Step, TokenSource};
 use crate::history::event::{Event, TokenKind};
 use crate::ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey};
-use crate::record::{EngineError, MAX_RUN_STEPS};
+use crate::memory::Bytes;
 use crate::sim::state::*;
 use litemap::LiteMap;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::num::NonZeroU64;
 use std::sync::Arc;
+
+/// The most steps one run may take; a guard against scenarios that never settle.
+pub const MAX_RUN_STEPS: usize = 5_000_000;
+
+/// Why the engine could not go on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+pub enum EngineError {
+    /// The schedule names a choice that does not exist at that point of the run.
+    #[error("schedule[{index}]: choice {choice}, but only {enabled} events were enabled at step {} ({at})", step + 1)]
+    BadChoice {
+        /// The position in the schedule.
+        index: usize,
+        /// The choice it names.
+        choice: usize,
+        /// How many events were enabled.
+        enabled: usize,
+        /// The step about to run.
+        step: usize,
+        /// Its time.
+        at: Tick,
+    },
+    /// A step was asked for after the run had ended: no event is left to run.
+    #[error("the run has ended after {steps} steps: no event is left to run")]
+    Finished {
+        /// How many steps the run took.
+        steps: usize,
+    },
+    /// The run went on for longer than [`MAX_RUN_STEPS`].
+    #[error("the run exceeded {MAX_RUN_STEPS} steps")]
+    TooLong,
+    /// The next step would take the run's records, operation log and snapshots past the memory
+    /// budget (see [`Engine::with_memory_budget`]). The engine stays at the last step that fit.
+    #[error(
+        "stopped before step {}: the run's records, operation log and snapshots would take about {}, more than its memory budget of {}",
+        step + 1,
+        Bytes(*estimate),
+        Bytes(*budget)
+    )]
+    MemoryBudget {
+        /// The budget, in bytes.
+        budget: usize,
+        /// The estimate the next step would have reached, in bytes.
+        estimate: usize,
+        /// The step that did not run.
+        step: usize,
+    },
+}
 
 /// Stands in for the authority's signing key. A teaching model: real systems use a MAC or a
 /// signature with a secret key; what matters here is that callers cannot compute it.
@@ -84,6 +132,9 @@ impl Simulator {
         choice: usize,
     ) -> Result<(usize, Tick, Event), EngineError> {
         let enabled = self.enabled_count(state);
+        if enabled == 0 {
+            return Err(EngineError::Finished { steps: state.position });
+        }
         let Some((key, alternative)) = self.enabled_choice(state, choice) else {
             return Err(self.bad_choice(state, choice));
         };

@@ -66,7 +66,7 @@ impl Run {
         }
         let verdict = engine.verdict();
         let timeline = engine.timeline().to_vec();
-        let diagram = diagram(&engine.history(), engine.timeline_violations());
+        let diagram = diagram(&engine.history(), engine.violations());
         let layout = Layout::new(&diagram, &timeline);
         let breaks = !verdict.violations.is_empty();
         let engine = RefCell::new(engine);
