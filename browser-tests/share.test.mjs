@@ -176,6 +176,8 @@ test('export the run as JSON, import it: the same step and caption', async () =>
   await other.page.setInputFiles('#import-json', bad);
   await other.page.locator('.story .error').waitFor();
   assert.match(await text(other.page, '.story .error'), /could not be imported: replaying the run gives a different result from step 4 on/);
+  // The status beside the import control says the same, never that the run was imported.
+  assert.match(await text(other.page, '#share-status'), /^Not imported: replaying the run gives a different result from step 4 on/);
   assert.equal(await text(other.page, '#caption'), caption);
   await rm(dir, { recursive: true, force: true });
   assert.deepEqual(other.problems, []);

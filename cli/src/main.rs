@@ -117,7 +117,7 @@ enum Format {
     Text,
     /// One JSON report: steps, operation log and verdict.
     Json,
-    /// The run's history as JSON Lines (the format other tools can produce and Fencelab reads).
+    /// The run's history as JSON Lines: the events the checker judges and the diagram draws.
     Jsonl,
 }
 
@@ -176,6 +176,11 @@ fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInput> {
     if path.is_file() || what.ends_with(".json") {
         let text = std::fs::read_to_string(path)
             .map_err(|e| BadInput(format!("cannot read {what}: {e}")))?;
+        if text.trim_start().starts_with("{\"fencelab_history\"") {
+            return Err(BadInput(format!(
+                "{what} is a history (JSON Lines of what happened), not a scenario; `run` and `check` play scenarios, and a history is read with `History::from_jsonl` and judged with a `Checker`"
+            )));
+        }
         return Scenario::from_json(&text).map_err(|e| BadInput(format!("{what}: {e}")));
     }
     let (name, inline) = match what.split_once('/') {

@@ -240,3 +240,23 @@ fn help_documents_the_memory_limit_and_every_exit_code() {
         "{check}"
     );
 }
+
+#[test]
+fn run_prints_the_history_as_json_lines_that_read_back() {
+    let output = fencelab(&["run", "paused-worker/broken", "--format", "jsonl"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let history = fencelab_core::History::from_jsonl(&text).unwrap();
+    assert_eq!(history.setup.workers, ["A", "B"]);
+    assert_eq!(text.lines().count(), history.entries.len() + 1);
+
+    // Handed back to `run`, a history is named for what it is.
+    let dir = std::env::temp_dir().join(format!("fencelab-cli-history-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("run.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let output = fencelab(&["run", file.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("is a history (JSON Lines of what happened), not a scenario"));
+}

@@ -33,6 +33,12 @@
 //! register; [`SideEffectGateway`] fences irreversible calls; [`OperationLog`] records every attempt;
 //! [`Shared`] keeps check and write atomic across threads.
 //!
+//! Whole stories are played in four parts that exchange one [`History`]: the [`Simulator`] moves
+//! a scenario's state on one event at a time, the [`Checker`] judges each event against what the
+//! system cannot see, the [`Engine`] records the run (captions, the operation log, seeking), and
+//! [`draw::diagram`] turns a history into a swimlane diagram. The built-in stories are in
+//! [`stories::library`]; [`check::explore`] searches every schedule of a scenario.
+//!
 //! Nothing here reads a clock, performs I/O or draws random numbers: callers pass logical time
 //! ([`Tick`]) explicitly, so every run can be replayed exactly.
 

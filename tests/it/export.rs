@@ -60,6 +60,16 @@ fn a_tampered_or_foreign_file_is_refused_with_a_reason() {
     let tampered = json.replacen("A: total=100", "A: total=999", 1);
     assert!(matches!(RunExport::import(&tampered), Err(RunError::Diverged { .. })));
 
+    // An edited log entry is named by its place in the log, not by a step the run does not have.
+    let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    value["log"][1]["attempt"]["write"]["value"] = "B: total=999".into();
+    let err = RunExport::import(&value.to_string()).unwrap_err();
+    assert_eq!(err, RunError::LogDiffers { entry: 1 }, "{err}");
+    assert_eq!(
+        err.to_string(),
+        "replaying the run gives a different operation log from entry 2 on"
+    );
+
     let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
     value["format"] = "something-else/2".into();
     let err = RunExport::import(&value.to_string()).unwrap_err();

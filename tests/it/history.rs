@@ -100,3 +100,87 @@ fn a_history_file_that_cannot_be_read_names_its_line() {
     let err = History::from_jsonl(&lines.join("\n")).unwrap_err();
     assert!(err.problem.contains("unknown variant `teleported`"), "{err}");
 }
+
+/// The JSON Lines of `paused-worker/broken`, one string per line.
+fn broken_lines() -> Vec<String> {
+    let scenario = library::scenario("paused-worker", Some("broken")).unwrap();
+    let mut engine = Engine::new(scenario).unwrap();
+    engine.run().unwrap();
+    engine.history().to_jsonl().lines().map(str::to_string).collect()
+}
+
+/// The first line holding `needle`, from 0.
+fn line_with(lines: &[String], needle: &str) -> usize {
+    lines.iter().position(|l| l.contains(needle)).unwrap()
+}
+
+fn refused(lines: &[String]) -> String {
+    History::from_jsonl(&lines.join("\n")).unwrap_err().to_string()
+}
+
+#[test]
+fn a_history_whose_parts_do_not_hold_together_is_refused_with_line_and_field() {
+    let lines = broken_lines();
+    let arrived = line_with(&lines, r#""event":"write_arrived","worker":"A""#);
+    let at = |i: usize| format!("line {}: ", i + 1);
+
+    // An answer to a request nobody sent would be judged as nothing at all.
+    let sent = line_with(&lines, r#""event":"write_sent","worker":"A""#);
+    let mut no_send = lines.clone();
+    no_send.remove(sent);
+    let err = refused(&no_send);
+    assert!(err.starts_with(&at(arrived - 1)), "{err}");
+    assert!(err.contains("`message`:") && err.contains("is not a write still on its way"), "{err}");
+
+    // Names the setup does not list.
+    for (from, to, field) in [
+        (
+            r#""store":"db""#,
+            r#""store":"dbx""#,
+            "`store`: \"dbx\" is not one of the setup's stores (db)",
+        ),
+        (
+            r#""data":"primary""#,
+            r#""data":"other""#,
+            "`data`: path db/primary writes \"primary\", not \"other\"",
+        ),
+        (
+            r#""worker":"A""#,
+            r#""worker":"Z""#,
+            "`worker`: \"Z\" is not one of the setup's workers (A, B)",
+        ),
+    ] {
+        let mut edited = lines.clone();
+        edited[arrived] = edited[arrived].replacen(from, to, 1);
+        let err = refused(&edited);
+        assert_eq!(err, format!("{}{field}", at(arrived)));
+    }
+
+    // Time that runs backwards.
+    let mut edited = lines.clone();
+    let last = edited.len() - 1;
+    let earlier = edited[1].clone();
+    edited.push(earlier);
+    let err = refused(&edited);
+    assert!(err.starts_with(&at(last + 1)) && err.contains("`at`: time runs backwards"), "{err}");
+
+    // A field the event does not have, and a field of the wrong type, named by path.
+    let mut edited = lines.clone();
+    edited[arrived] = edited[arrived].replacen('{', r#"{"bogus":5,"#, 1);
+    let err = refused(&edited);
+    assert!(err.starts_with(&at(arrived)) && err.contains("unknown field `bogus`"), "{err}");
+    let mut edited = lines.clone();
+    edited[arrived] = edited[arrived].replacen(r#""generation":1"#, r#""generation":"one""#, 1);
+    let err = refused(&edited);
+    // Fields inside an event are read through serde's buffer for tagged enums, which hides
+    // their path; the line and the problem are still named.
+    assert!(
+        err.starts_with(&at(arrived))
+            && err.contains("positive integer token required (got the text \"one\")"),
+        "{err}"
+    );
+
+    // An event where the header belongs.
+    let err = refused(&lines[1..]);
+    assert!(err.starts_with("line 1: the first line must be the header"), "{err}");
+}

@@ -22,7 +22,7 @@ pub enum TokenKind {
 
 /// One event of a run. The engine executes exactly one per [`step`](crate::Engine::step).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
+#[serde(tag = "event", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Event {
     /// The authority granted a lease; the grant (with its generation) is now travelling to the
     /// worker.

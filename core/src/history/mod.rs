@@ -7,6 +7,7 @@
 //! holding the format version and the setup, then one line per entry.
 
 pub mod event;
+mod links;
 
 use crate::clock::Tick;
 use crate::format::model::{Enforcement, Scenario};
@@ -110,8 +111,9 @@ impl StoreSetup {
     }
 }
 
-/// One event of a history, at its logical time.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One event of a history, at its logical time. Read through [`History::from_jsonl`] (or its
+/// `Deserialize`, which does the same): a field the event does not have is an error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Entry {
     /// Logical time.
     pub at: Tick,
@@ -176,9 +178,14 @@ impl History {
         let Some((n, first)) = lines.next() else {
             return Err(HistoryError { line: 1, problem: "the file is empty".into() });
         };
-        let bad =
-            |n: usize, e: serde_json::Error| HistoryError { line: n + 1, problem: e.to_string() };
-        let head: Head = serde_json::from_str(first).map_err(|e| bad(n, e))?;
+        let head: Head = read(first).map_err(|problem| {
+            let problem = if first.contains("\"event\"") {
+                format!("the first line must be the header ({{\"fencelab_history\": {HISTORY_VERSION}, \"setup\": ...}}), not an event")
+            } else {
+                problem
+            };
+            HistoryError { line: n + 1, problem }
+        })?;
         if head.fencelab_history != HISTORY_VERSION {
             return Err(HistoryError {
                 line: n + 1,
@@ -188,10 +195,68 @@ impl History {
                 ),
             });
         }
-        let entries = lines
-            .map(|(n, line)| serde_json::from_str(line).map_err(|e| bad(n, e)))
-            .collect::<Result<_, _>>()?;
-        Ok(History { setup: head.setup, entries })
+        let mut lines_of = Vec::new();
+        let mut entries = Vec::new();
+        for (n, line) in lines {
+            let entry =
+                read::<Entry>(line).map_err(|problem| HistoryError { line: n + 1, problem })?;
+            lines_of.push(n + 1);
+            entries.push(entry);
+        }
+        let history = History { setup: head.setup, entries };
+        links::check(&history, &lines_of)?;
+        Ok(history)
+    }
+}
+
+/// Reads one line, naming the field of a problem: "`request.generation`: positive integer token
+/// required (got the text \"one\") (column 381)".
+fn read<T: serde::de::DeserializeOwned>(line: &str) -> Result<T, String> {
+    // serde_json ends its messages with the position in the line, given here as a column.
+    let say = |path: String, e: serde_json::Error| {
+        let column = e.column();
+        let message = e.to_string();
+        let message = message.split(" at line ").next().unwrap_or_default();
+        let at = if column > 0 { format!(" (column {column})") } else { String::new() };
+        if path.is_empty() || path == "." {
+            format!("{message}{at}")
+        } else {
+            format!("`{path}`: {message}{at}")
+        }
+    };
+    let mut de = serde_json::Deserializer::from_str(line);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        say(path, e.into_inner())
+    })?;
+    de.end().map_err(|e| say(String::new(), e))?;
+    Ok(value)
+}
+
+impl<'de> Deserialize<'de> for Entry {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Entry, D::Error> {
+        use serde::de::Error;
+        let mut fields = serde_json::Map::deserialize(deserializer)?;
+        let at = fields.remove("at").ok_or_else(|| D::Error::missing_field("at"))?;
+        let at = Tick::deserialize(at).map_err(|e| D::Error::custom(format!("at: {e}")))?;
+        let wall_ns = match fields.remove("wall_ns") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(v) => {
+                Some(u64::deserialize(v).map_err(|e| D::Error::custom(format!("wall_ns: {e}")))?)
+            }
+        };
+        // The event's own fields, with the event's derived reader: unknown ones are refused.
+        let event =
+            serde_path_to_error::deserialize(serde_json::Value::Object(fields)).map_err(|e| {
+                let path = e.path().to_string();
+                let inner = e.into_inner();
+                if path.is_empty() || path == "." {
+                    D::Error::custom(inner)
+                } else {
+                    D::Error::custom(format_args!("{path}: {inner}"))
+                }
+            })?;
+        Ok(Entry { at, wall_ns, event })
     }
 }
 

@@ -53,6 +53,12 @@ pub enum RunError {
         /// The first step that differs.
         step: usize,
     },
+    /// Replaying it gave the same steps but a different operation log than the file records.
+    #[error("replaying the run gives a different operation log from entry {} on", entry + 1)]
+    LogDiffers {
+        /// The first entry that differs, from 0.
+        entry: usize,
+    },
 }
 
 impl RunExport {
@@ -138,8 +144,12 @@ impl RunExport {
         {
             return Err(RunError::Diverged { step });
         }
-        if replayed_log.as_deref() != Some(log) {
-            return Err(RunError::Diverged { step: position });
+        let replayed_log = replayed_log.unwrap_or_default();
+        let differs = replayed_log.iter().zip(log).position(|(a, b)| a != b);
+        if let Some(entry) =
+            differs.or((replayed_log.len() != log.len()).then(|| replayed_log.len().min(log.len())))
+        {
+            return Err(RunError::LogDiffers { entry });
         }
         Ok((replayed, engine))
     }

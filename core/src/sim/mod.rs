@@ -56,7 +56,8 @@ pub enum EngineError {
     #[error("the run exceeded {MAX_RUN_STEPS} steps")]
     TooLong,
     /// The next step would take the run's records, operation log and snapshots past the memory
-    /// budget (see [`Engine::with_memory_budget`]). The engine stays at the last step that fit.
+    /// budget (see [`Engine::with_memory_budget`](crate::Engine::with_memory_budget)). The engine
+    /// stays at the last step that fit.
     #[error(
         "stopped before step {}: the run's records, operation log and snapshots would take about {}, more than its memory budget of {}",
         step + 1,

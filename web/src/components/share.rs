@@ -5,6 +5,7 @@
 
 use std::rc::Rc;
 
+use fencelab_core::record::export::RunExport;
 use fencelab_core::Scenario;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
@@ -132,8 +133,12 @@ pub fn ShareExport(props: &ShareProps) -> Html {
             };
             let (status, on) = (status.clone(), on.clone());
             io::read_file(&input, move |text| {
+                // The status says what the core made of the file, next to the control pressed.
+                match RunExport::import(&text) {
+                    Ok(_) => status.set("Imported the run.".into()),
+                    Err(e) => status.set(format!("Not imported: {e}.")),
+                }
                 on.emit(Action::Import(Rc::new(text)));
-                status.set("Imported the run.".into());
             });
         })
     };
