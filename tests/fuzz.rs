@@ -1,7 +1,8 @@
-//! Fuzzing the two readers of outside input: the scenario reader (`Scenario::from_json`, which
-//! `Engine::from_json` and share links use) and the share-link parser (`ShareLink::parse`).
-//! cargo-fuzz needs a nightly compiler, so inputs come from seeded generators instead: raw text,
-//! mutations of the built-in scenarios' JSON, and fragments built from the link's parameter names.
+//! Fuzzing the scenario reader (`Scenario::from_json`, which `Engine::from_json`, the command
+//! line and the page's links use), the core's reader of outside input. cargo-fuzz needs a
+//! nightly compiler, so inputs come from seeded generators instead: raw text and mutations of the
+//! built-in scenarios' JSON. The page's link parser is fuzzed by the web crate's own unit tests
+//! (`web/src/share/fuzz.rs`), since this crate does not depend on the page.
 //!
 //! Every input must be refused with an error or accepted; accepted ones must also read back
 //! what they write, and a bounded run of the engine on them must not panic. The `fuzz` binary
@@ -9,9 +10,7 @@
 
 use fencelab_core::draw::diagram;
 use fencelab_core::format::model::{Enforcement, PauseReason, TokenSource};
-use fencelab_core::share::{Embed, LinkScenario, ShareLink, GENERATED, MAX_LINK_LEN};
 use fencelab_core::stories::library;
-use fencelab_core::stories::switches::Switch;
 use fencelab_core::{
     Engine, InvariantKind, Named, RejectionReason, SameGenerationPolicy, Scenario, ScheduleMode,
 };
@@ -35,21 +34,17 @@ pub enum Target {
     /// `Scenario::from_json` on mutated built-in scenarios: fields deleted, duplicated, renamed
     /// and replaced, huge, zero and negative numbers, wrong types, deep nesting, cut-off text.
     ScenarioMutated,
-    /// `ShareLink::parse` on fragments of known and unknown parameters with random values,
-    /// including custom scenarios carried in the link.
-    ShareLink,
 }
 
 impl Target {
     /// Every target, in report order.
-    pub const ALL: [Target; 3] = [Target::ScenarioText, Target::ScenarioMutated, Target::ShareLink];
+    pub const ALL: [Target; 2] = [Target::ScenarioText, Target::ScenarioMutated];
 
     /// The name the `fuzz` binary prints and accepts.
     pub fn name(self) -> &'static str {
         match self {
             Target::ScenarioText => "scenario-text",
             Target::ScenarioMutated => "scenario-mutated",
-            Target::ShareLink => "share-link",
         }
     }
 
@@ -58,7 +53,6 @@ impl Target {
         match self {
             Target::ScenarioText => 0x7e57,
             Target::ScenarioMutated => 0x3a7e,
-            Target::ShareLink => 0x114c,
         }
     }
 }
@@ -69,8 +63,6 @@ pub struct Seeds {
     texts: Vec<String>,
     keys: Vec<String>,
     strings: Vec<String>,
-    cases: Vec<(String, Vec<String>)>,
-    variants: Vec<String>,
 }
 
 /// Field names that the built-in stories leave out because they hold the default.
@@ -148,18 +140,7 @@ pub fn seeds() -> Seeds {
         list.sort();
         list.dedup();
     }
-    let cases = library::cases();
-    let mut variants: Vec<String> = cases.iter().flat_map(|c| c.variants.clone()).collect();
-    variants.sort();
-    variants.dedup();
-    Seeds {
-        texts: all.iter().map(Scenario::to_json).collect(),
-        scenarios,
-        keys,
-        strings,
-        cases: cases.into_iter().map(|c| (c.name, c.variants)).collect(),
-        variants,
-    }
+    Seeds { texts: all.iter().map(Scenario::to_json).collect(), scenarios, keys, strings }
 }
 
 fn collect(value: &Value, keys: &mut Vec<String>, strings: &mut Vec<String>) {
@@ -182,7 +163,6 @@ pub fn input(target: Target, seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
     match target {
         Target::ScenarioText => text_input(seeds, rng),
         Target::ScenarioMutated => mutated_scenario(seeds, rng),
-        Target::ShareLink => link_input(seeds, rng),
     }
 }
 
@@ -559,181 +539,6 @@ fn text_input(seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
     out
 }
 
-/// The parameters a share link knows.
-pub const LINK_PARAMS: &[&str] = &[
-    "scenario", "variant", "custom", "policy", "step", "compare", "play", "speed", "break", "embed",
-];
-
-/// A fragment: half the time a valid link (a story and one of its variants or a custom
-/// scenario, with random settings) with perhaps one pair added, dropped or changed; otherwise up
-/// to seven `name=value` pairs, mostly known names with values near what each accepts, sometimes
-/// unknown names, repeated names, a missing `=` or a leading `#`.
-fn link_input(seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
-    if rng.random_bool(0.002) {
-        // Just over the length limit.
-        return format!("step={}", "1".repeat(MAX_LINK_LEN));
-    }
-    let hash = if rng.random_bool(0.3) { "#" } else { "" };
-    if rng.random_bool(0.5) {
-        let mut pairs: Vec<String> =
-            valid_link(seeds, rng).to_fragment().split('&').map(str::to_string).collect();
-        match rng.random_range(0..4) {
-            0 => pairs.push(random_pair(seeds, rng)),
-            1 if !pairs.is_empty() => {
-                pairs.remove(rng.random_range(0..pairs.len()));
-            }
-            2 if !pairs.is_empty() => {
-                let i = rng.random_range(0..pairs.len());
-                let name = pairs[i].split('=').next().unwrap_or_default().to_string();
-                pairs[i] = format!("{name}={}", link_value(&name, seeds, rng));
-            }
-            _ => {}
-        }
-        return format!("{hash}{}", pairs.join("&"));
-    }
-    let pairs: Vec<String> =
-        (0..rng.random_range(0..=7)).map(|_| random_pair(seeds, rng)).collect();
-    format!("{hash}{}", pairs.join("&"))
-}
-
-fn random_pair(seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
-    let name = if rng.random_bool(0.9) {
-        pick(rng, LINK_PARAMS).to_string()
-    } else {
-        odd_string(seeds, rng)
-    };
-    let value = link_value(&name, seeds, rng);
-    match rng.random_range(0..30) {
-        0 => name,
-        1 => format!("{name}=={value}"),
-        _ => format!("{name}={value}"),
-    }
-}
-
-/// A link the parser must accept: a built-in story or the generated load or a custom
-/// scenario, with a random policy, step, compare mode, playback, switches and embed parts.
-fn valid_link(seeds: &Seeds, rng: &mut ChaCha8Rng) -> ShareLink {
-    let mut link = match rng.random_range(0..8) {
-        0 => ShareLink::builtin(GENERATED, ""),
-        1 => {
-            let text = pick(rng, &seeds.texts);
-            let scenario = Scenario::from_json(text).expect("built-in scenarios are valid");
-            ShareLink {
-                scenario: LinkScenario::Custom(Box::new(scenario)),
-                ..ShareLink::builtin("", "")
-            }
-        }
-        _ => {
-            let (name, variants) = pick(rng, &seeds.cases);
-            ShareLink::builtin(name, pick::<String>(rng, variants))
-        }
-    };
-    let policies = SameGenerationPolicy::VARIANTS;
-    link.policy = rng.random_bool(0.3).then(|| *pick(rng, policies));
-    link.step = if rng.random_bool(0.5) { 0 } else { rng.random_range(0..400) };
-    link.compare = rng
-        .random_bool(0.2)
-        .then(|| (*pick(rng, Enforcement::VARIANTS), *pick(rng, Enforcement::VARIANTS)));
-    link.autoplay = rng.random_bool(0.3);
-    link.speed = if rng.random_bool(0.5) { 100 } else { rng.random_range(25..=400) };
-    link.switches = (0..rng.random_range(0..=2)).map(|_| *pick(rng, &Switch::ALL)).collect();
-    link.embed = rng.random_bool(0.3).then(|| Embed {
-        controls: rng.random(),
-        caption: rng.random(),
-        picker: rng.random(),
-        legend: rng.random(),
-        panels: rng.random(),
-        log: rng.random(),
-    });
-    link
-}
-
-/// A value for link parameter `name`.
-pub fn link_value(name: &str, seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
-    if rng.random_bool(0.1) {
-        return odd_string(seeds, rng);
-    }
-    let list = |rng: &mut ChaCha8Rng, items: &[&str]| {
-        (0..rng.random_range(0..=4))
-            .map(|_| pick(rng, items).to_string())
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    match name {
-        "scenario" => match rng.random_range(0..4) {
-            0 => GENERATED.to_string(),
-            _ => pick(rng, &seeds.cases).0.clone(),
-        },
-        "variant" => pick(rng, &seeds.variants).clone(),
-        "custom" => custom_value(seeds, rng),
-        "policy" => {
-            pick(rng, &["allow-same", "allow_same", "strict", "strictly_newer", "Strict", ""])
-                .to_string()
-        }
-        "step" | "speed" => match rng.random_range(0..3) {
-            0 => rng.random_range(0..500u32).to_string(),
-            1 => rng.random::<u64>().to_string(),
-            _ => pick(
-                rng,
-                &[
-                    "0",
-                    "24",
-                    "25",
-                    "400",
-                    "401",
-                    "-1",
-                    "+5",
-                    "65535",
-                    "65536",
-                    "18446744073709551616",
-                    "1e3",
-                    " 1",
-                    "",
-                ],
-            )
-            .to_string(),
-        },
-        "compare" => {
-            let modes: Vec<&str> = Enforcement::VARIANTS.iter().map(|e| e.name()).collect();
-            match rng.random_range(0..4) {
-                0 => pick(rng, &["0", "1", "true", "false", "", ","]).to_string(),
-                _ => list(rng, &modes),
-            }
-        }
-        "play" => pick(rng, &["0", "1", "true", "false", "", "2", "yes"]).to_string(),
-        "break" => {
-            let mut names: Vec<&str> = Switch::ALL.iter().map(|s| s.name()).collect();
-            names.push("");
-            list(rng, &names)
-        }
-        "embed" => {
-            list(rng, &["diagram", "controls", "caption", "legend", "panels", "log", "picker", ""])
-        }
-        _ => odd_string(seeds, rng),
-    }
-}
-
-/// A `custom` value: base64url of a built-in or mutated scenario or of random bytes, sometimes
-/// cut off or with a character that base64url does not use.
-fn custom_value(seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
-    use base64::Engine as _;
-    let json = match rng.random_range(0..4) {
-        0 => pick(rng, &seeds.texts).clone(),
-        1 => String::from_utf8_lossy(
-            &(0..rng.random_range(0..64)).map(|_| rng.random()).collect::<Vec<u8>>(),
-        )
-        .into_owned(),
-        _ => mutated_scenario(seeds, rng),
-    };
-    let mut value = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json);
-    match rng.random_range(0..8) {
-        0 => value.truncate(rng.random_range(0..=value.len())),
-        1 => value.push_str(pick::<&str>(rng, &["=", "==", "+", "/", "%3D", " "])),
-        _ => {}
-    }
-    value
-}
-
 /// How one input went.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Exec {
@@ -743,9 +548,8 @@ pub struct Exec {
     pub steps: usize,
 }
 
-/// Feeds `input` to `target`'s reader. An accepted scenario must read back what it writes and
-/// run (up to [`RUN_CAP`] steps, then seek back and forth and draw its diagram); an accepted
-/// link must read back what it writes and resolve to a scenario that runs. `Err` says which
+/// Feeds `input` to the scenario reader. An accepted scenario must read back what it writes and
+/// run (up to [`RUN_CAP`] steps, then seek back and forth and draw its diagram). `Err` says which
 /// promise broke; a panic is left to the caller to catch.
 pub fn exercise(target: Target, input: &str) -> Result<Exec, String> {
     match target {
@@ -757,21 +561,6 @@ pub fn exercise(target: Target, input: &str) -> Result<Exec, String> {
                     return Err(format!("the scenario does not read back as itself: {back:?}"));
                 }
                 Ok(Exec { accepted: true, steps: run_bounded(scenario)? })
-            }
-        },
-        Target::ShareLink => match ShareLink::parse(input) {
-            Err(_) => Ok(Exec::default()),
-            Ok(link) => {
-                let fragment = link.to_fragment();
-                let back = ShareLink::parse(&fragment);
-                if back.as_ref() != Ok(&link) {
-                    return Err(format!("the link's fragment {fragment:?} reads back as {back:?}"));
-                }
-                let steps = match link.resolve() {
-                    Ok(scenario) => run_bounded(scenario)?,
-                    Err(_) => 0,
-                };
-                Ok(Exec { accepted: true, steps })
             }
         },
     }

@@ -27,7 +27,7 @@ pub(crate) fn index_by_name<'a>(names: impl Iterator<Item = &'a str>) -> LiteMap
 /// It serializes as a sorted JSON list, as `BTreeSet<String>` did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
-pub(crate) struct StringSet(Vec<String>);
+pub(crate) struct StringSet(pub(crate) Vec<String>);
 
 impl StringSet {
     /// An empty set.
@@ -49,12 +49,6 @@ impl StringSet {
     /// Whether `name` is in the set.
     pub fn contains(&self, name: &str) -> bool {
         self.0.binary_search_by(|n| n.as_str().cmp(name)).is_ok()
-    }
-}
-
-impl crate::memory::HeapSize for StringSet {
-    fn heap_bytes(&self) -> usize {
-        self.0.heap_bytes()
     }
 }
 

@@ -24,8 +24,9 @@ use crate::fence::idempotency::{FencedResource, Forgotten, IdempotencyStore, Wri
 use crate::fence::log::{Attempt, LogEntry, LoggedOutcome};
 use crate::fence::register::{FencedRegister, WriteRejection, WriteRequest};
 use crate::format::model::{Fault, Scenario, Step, StoreSpec, WorkerSpec};
-use crate::history::event::{Event, StepRecord};
+use crate::history::event::Event;
 use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
+use crate::sim::compiled::{Compiled, CompiledFault, EffectOp, Op, Route, Worker, WriteOp};
 use crate::sim::state::*;
 use litemap::LiteMap;
 use std::collections::BTreeMap;
@@ -507,12 +508,6 @@ impl HeapSize for Event {
     }
 }
 
-impl HeapSize for StepRecord {
-    fn heap_bytes(&self) -> usize {
-        self.event.heap_bytes() + self.caption.heap_bytes()
-    }
-}
-
 impl HeapSize for Step {
     fn heap_bytes(&self) -> usize {
         match self {
@@ -710,6 +705,55 @@ impl HeapSize for Cell {
 impl HeapSize for GatewayState {
     fn heap_bytes(&self) -> usize {
         self.partner.heap_bytes() + self.gateway.heap_bytes() + self.received.heap_bytes()
+    }
+}
+
+impl HeapSize for Compiled {
+    fn heap_bytes(&self) -> usize {
+        // Naming every field makes a new one a compile error here rather than a silent gap.
+        let Compiled { resources, workers, stores, faults, branching: _ } = self;
+        let ops = |script: &Vec<Op>| -> usize {
+            buffer::<Op>(script.len())
+                + script
+                    .iter()
+                    .map(|op| match op {
+                        Op::Write(w) => {
+                            block(size_of::<WriteOp>())
+                                + w.operation.heap_bytes()
+                                + w.value.heap_bytes()
+                        }
+                        Op::Effect(e) => {
+                            block(size_of::<EffectOp>())
+                                + e.workflow.heap_bytes()
+                                + e.operation.heap_bytes()
+                                + e.effect.heap_bytes()
+                        }
+                        Op::Retry(operation) => operation.heap_bytes(),
+                        _ => 0,
+                    })
+                    .sum::<usize>()
+        };
+        resources.heap_bytes()
+            + buffer::<Worker>(workers.len())
+            + workers.iter().map(|w| w.id.heap_bytes() + ops(&w.script)).sum::<usize>()
+            + buffer::<Vec<Route>>(stores.len())
+            + stores
+                .iter()
+                .map(|routes| {
+                    buffer::<Route>(routes.len())
+                        + routes
+                            .iter()
+                            .map(|r| r.name.heap_bytes() + r.data.heap_bytes())
+                            .sum::<usize>()
+                })
+                .sum::<usize>()
+            + buffer::<CompiledFault>(faults.len())
+    }
+}
+
+impl HeapSize for crate::maps::StringSet {
+    fn heap_bytes(&self) -> usize {
+        self.0.heap_bytes()
     }
 }
 

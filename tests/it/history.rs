@@ -184,3 +184,27 @@ fn a_history_whose_parts_do_not_hold_together_is_refused_with_line_and_field() {
     let err = refused(&lines[1..]);
     assert!(err.starts_with("line 1: the first line must be the header"), "{err}");
 }
+
+#[test]
+fn the_simulator_alone_produces_the_recorded_history() {
+    use fencelab_core::{Entry, Simulator};
+    let scenario = library::scenario("check-then-write", None).unwrap();
+    let mut engine = Engine::new(scenario.clone()).unwrap();
+    engine.run().unwrap();
+    let sim = Simulator::new(scenario).unwrap();
+    let (mut state, mut entries) = (sim.initial_state(), Vec::new());
+    for record in engine.records() {
+        let before = state.clone();
+        let (next, event) = sim.step(&state, record.chosen).unwrap();
+        assert_eq!(state, before, "step leaves the state it was given alone");
+        entries.push(Entry { at: next.now, wall_ns: None, event });
+        state = next;
+    }
+    assert!(state.finished);
+    assert_eq!(entries, engine.history().entries);
+    let err = sim.step(&state, 0).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("the run has ended after {} steps: no event is left to run", entries.len())
+    );
+}

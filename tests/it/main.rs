@@ -25,7 +25,6 @@ mod scenario_parse;
 mod scenario_properties;
 mod scenarios;
 mod serde_json_round_trip;
-mod share;
 mod soak;
 mod support;
 mod switches;

@@ -1,8 +1,10 @@
 //! "Break the protocol" switches: flipping the one protection a broken story lacks makes the
-//! explorer find the same kind of failure in the fenced story.
+//! explorer find the same kind of failure in the fenced story. Also the whole-scenario
+//! transforms beside them: one policy, or one enforcement mode, everywhere.
 
+use fencelab_core::format::model::Enforcement;
 use fencelab_core::stories::library;
-use fencelab_core::stories::switches::{broken, Switch};
+use fencelab_core::stories::switches::{broken, with_enforcement, with_policy, Switch};
 use fencelab_core::InvariantKind::{self, *};
 use fencelab_core::*;
 
@@ -72,4 +74,76 @@ fn a_switched_story_says_which_protections_are_off_instead_of_how_the_fenced_run
     let fenced_line = fenced.intro.strip_prefix(setup).unwrap();
     assert!(!switched.intro.contains(fenced_line.trim()), "{}", switched.intro);
     assert_eq!(broken(&fenced, &[]).intro, fenced.intro);
+}
+
+/// A forced policy reaches every store and the gateway, and nothing else changes: not the
+/// enforcement, not the expectations.
+#[test]
+fn with_policy_forces_one_policy_on_every_store_and_the_gateway() {
+    let mut gateways = 0;
+    for scenario in library::all() {
+        for policy in SameGenerationPolicy::VARIANTS.iter().copied() {
+            let forced = with_policy(&scenario, policy);
+            assert!(forced.stores.iter().all(|s| s.policy == policy), "{}", scenario.name);
+            let mut restored = forced.clone();
+            for (store, original) in restored.stores.iter_mut().zip(&scenario.stores) {
+                store.policy = original.policy;
+            }
+            if let (Some(gateway), Some(original)) = (&mut restored.gateway, &scenario.gateway) {
+                assert_eq!(gateway.policy, policy, "{}", scenario.name);
+                gateway.policy = original.policy;
+                gateways += 1;
+            }
+            assert_eq!(restored, scenario, "{} under {policy:?}", scenario.name);
+        }
+    }
+    assert!(gateways > 0, "some story has a gateway");
+    let strict = with_policy(
+        &library::scenario("paused-worker", Some("fenced")).unwrap(),
+        SameGenerationPolicy::StrictlyNewer,
+    );
+    assert!(Switch::StrictlyNewer.is_on(&strict));
+}
+
+/// Compare mode's transform sets every store and write path to the mode, and the gateway to
+/// fenced exactly when the mode is fenced; nothing else changes.
+#[test]
+fn with_enforcement_sets_every_store_path_and_the_gateway() {
+    let mut paths = 0;
+    for scenario in library::all() {
+        for mode in Enforcement::VARIANTS.iter().copied() {
+            let forced = with_enforcement(&scenario, mode);
+            let mut restored = forced.clone();
+            for (store, original) in restored.stores.iter_mut().zip(&scenario.stores) {
+                assert_eq!(store.enforcement, mode, "{}", scenario.name);
+                store.enforcement = original.enforcement;
+                for (path, original) in store.paths.iter_mut().zip(&original.paths) {
+                    assert_eq!(path.enforcement, mode, "{}", scenario.name);
+                    path.enforcement = original.enforcement;
+                    paths += 1;
+                }
+            }
+            if let (Some(gateway), Some(original)) = (&mut restored.gateway, &scenario.gateway) {
+                let want =
+                    if mode.is_fenced() { Enforcement::Fenced } else { Enforcement::Unfenced };
+                assert_eq!(gateway.enforcement, want, "{} under {mode:?}", scenario.name);
+                gateway.enforcement = original.enforcement;
+            }
+            assert_eq!(restored, scenario, "{} under {mode:?}", scenario.name);
+        }
+    }
+    assert!(paths > 0, "some story has a secondary write path");
+}
+
+/// The two sides of compare mode on one story: unfenced, the paused worker's stale write lands;
+/// fenced, it is refused.
+#[test]
+fn compare_modes_applied_to_a_story_decide_its_run() {
+    let story = library::scenario("paused-worker", Some("broken")).unwrap();
+    let run = |mode| {
+        let verdict = Engine::new(with_enforcement(&story, mode)).unwrap().run().unwrap();
+        verdict.violations.iter().any(|v| v.invariant == StaleWriteAccepted)
+    };
+    assert!(run(Enforcement::Unfenced));
+    assert!(!run(Enforcement::Fenced));
 }

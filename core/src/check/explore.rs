@@ -194,7 +194,7 @@ impl Explorer {
         let own = root.heap_bytes_beyond(Some(&root)) + checker.heap_bytes_beyond(Some(&checker));
         let fixed = size_of::<Explorer>()
             + sim.scenario().heap_bytes()
-            + sim.resource_indices().heap_bytes()
+            + sim.compiled().heap_bytes()
             + root.heap_bytes_beyond(None)
             + checker.heap_bytes_beyond(None)
             + own;

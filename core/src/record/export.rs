@@ -5,7 +5,7 @@ use crate::fence::log::LogEntry;
 use crate::format::error::ScenarioError;
 use crate::format::model::Scenario;
 use crate::format::validate::MAX_SCENARIO_BYTES;
-use crate::history::event::StepRecord;
+use crate::record::StepRecord;
 use crate::record::{Engine, EngineError, Verdict};
 use serde::{Deserialize, Serialize};
 

@@ -2,15 +2,17 @@
 //! and keeps what a reader can go back to: the step records with their captions, the operation
 //! log, the violations and snapshots for seeking.
 
+mod caption;
 pub mod export;
 
 use crate::check::invariant::{InvariantKind, Violation};
 use crate::check::Checker;
+use crate::clock::Tick;
 use crate::fence::log::{Attempt, LogEntry, LoggedOutcome, OperationLog};
 use crate::fence::register::RejectionReason;
 use crate::format::error::ScenarioError;
 use crate::format::model::Scenario;
-use crate::history::event::{Event, StepRecord};
+use crate::history::event::Event;
 use crate::history::{Entry, History, Setup};
 use crate::ids::WorkerId;
 use crate::memory::{buffer, HeapSize, DEFAULT_MEMORY_BUDGET};
@@ -26,6 +28,29 @@ use std::mem::size_of;
 /// of workers) weigh more than this many steps' records, copies are kept a multiple of this
 /// apart instead, so that they never cost much more than the records between them.
 pub const SNAPSHOT_EVERY: usize = 1024;
+/// One executed step: when, what, and which choice produced it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// Position in the run, from 0.
+    pub index: usize,
+    /// Logical time.
+    pub at: Tick,
+    /// What happened.
+    pub event: Event,
+    /// The learner's caption.
+    pub caption: String,
+    /// How many events were enabled at this point.
+    pub enabled: usize,
+    /// Which of them ran.
+    pub chosen: usize,
+}
+
+impl HeapSize for StepRecord {
+    fn heap_bytes(&self) -> usize {
+        self.event.heap_bytes() + self.caption.heap_bytes()
+    }
+}
+
 /// How the schedule's choices are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -125,9 +150,7 @@ impl Engine {
             checker: checker.clone(),
         };
         let usage = Usage {
-            fixed: size_of::<Engine>()
-                + sim.scenario().heap_bytes()
-                + sim.resource_indices().heap_bytes(),
+            fixed: size_of::<Engine>() + sim.scenario().heap_bytes() + sim.compiled().heap_bytes(),
             snapshots: snapshot.bytes,
             live: state.heap_bytes_beyond(Some(&snapshot.state))
                 + checker.heap_bytes_beyond(Some(&snapshot.checker)),

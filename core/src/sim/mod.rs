@@ -4,6 +4,7 @@
 //! and the explorer drive it, and the checker ([`Checker`](crate::check::Checker)) judges the
 //! events it returns.
 
+pub(crate) mod compiled;
 pub mod state;
 
 use crate::clock::Tick;
@@ -15,11 +16,11 @@ use crate::fence::generation::{Generation, TokenError};
 use crate::fence::idempotency::{FencedResource, WriteOutcome};
 use crate::fence::register::{FencedRegister, Revision, WriteRejection, WriteRequest};
 use crate::format::error::ScenarioError;
-use crate::format::model::{Enforcement, ExpectedRevision, Fault, Scenario, Step, TokenSource};
+use crate::format::model::{Enforcement, ExpectedRevision, Scenario, TokenSource};
 use crate::history::event::{Event, TokenKind};
-use crate::ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey};
 use crate::memory::Bytes;
 use crate::sim::state::*;
+use compiled::{Compiled, CompiledFault, Op, Route, Target};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -97,18 +98,15 @@ fn proof(resource: &str, generation: Generation) -> u64 {
 #[derive(Debug, Clone)]
 pub struct Simulator {
     scenario: Scenario,
-    resource_indices: LiteMap<String, usize>,
-    /// Whether some events have several ways to go (optional pauses, network jitter).
-    branching: bool,
+    compiled: Compiled,
 }
 
 impl Simulator {
     /// Checks the scenario.
     pub fn new(scenario: Scenario) -> Result<Simulator, ScenarioError> {
         scenario.validate()?;
-        let resource_indices =
-            crate::maps::index_by_name(scenario.resources.iter().map(String::as_str));
-        Ok(Simulator { branching: scenario_branches(&scenario), scenario, resource_indices })
+        let compiled = Compiled::new(&scenario)?;
+        Ok(Simulator { scenario, compiled })
     }
 
     /// The scenario it plays.
@@ -116,13 +114,13 @@ impl Simulator {
         &self.scenario
     }
 
-    pub(crate) fn resource_indices(&self) -> &LiteMap<String, usize> {
-        &self.resource_indices
+    pub(crate) fn compiled(&self) -> &Compiled {
+        &self.compiled
     }
 
     /// The state before anything has happened.
     pub fn initial_state(&self) -> SimState {
-        initial_state(&self.scenario)
+        initial_state(&self.scenario, &self.compiled)
     }
 
     /// Runs the `choice`-th enabled event on `state` and returns how many were enabled, when it
@@ -156,6 +154,15 @@ impl Simulator {
         Ok((enabled, key.at, event))
     }
 
+    /// The pure form of [`Simulator::advance`]: the state after the `choice`-th enabled event,
+    /// and that event, leaving `state` as it was. Workers and cells the event does not touch are
+    /// shared with `state` (they sit behind `Arc`), so the copy is cheap.
+    pub fn step(&self, state: &SimState, choice: usize) -> Result<(SimState, Event), EngineError> {
+        let mut next = state.clone();
+        let (_, _, event) = self.advance(&mut next, choice)?;
+        Ok((next, event))
+    }
+
     /// The error for a choice that is not enabled in `state`.
     pub(crate) fn bad_choice(&self, state: &SimState, choice: usize) -> EngineError {
         EngineError::BadChoice {
@@ -171,9 +178,9 @@ impl Simulator {
     /// on a jittery network takes any of its possible latencies. Everything else has one way.
     fn alternatives(&self, state: &SimState, pending: &Pending) -> usize {
         let Pending::WorkerStep(w) = pending else { return 1 };
-        match self.scenario.workers[*w].script.get(state.workers[*w].pc) {
-            Some(Step::Pause { optional: true, .. }) => 2,
-            Some(Step::Write(_) | Step::Effect(_) | Step::Retry { .. }) => {
+        match self.compiled.workers[*w].script.get(state.workers[*w].pc) {
+            Some(Op::Pause { optional: true, .. }) => 2,
+            Some(Op::Write(_) | Op::Effect(_) | Op::Retry(_)) => {
                 self.scenario.network.jitter as usize + 1
             }
             _ => 1,
@@ -183,7 +190,7 @@ impl Simulator {
     /// How many choices there are in `state`: the alternatives of every event due at the
     /// earliest tick.
     pub fn enabled_count(&self, state: &SimState) -> usize {
-        if !self.branching {
+        if !self.compiled.branching {
             return state.enabled_count();
         }
         let due = state.agenda.values().take(state.enabled_count());
@@ -191,7 +198,7 @@ impl Simulator {
     }
 
     fn enabled_choice(&self, state: &SimState, choice: usize) -> Option<(AgendaKey, usize)> {
-        if !self.branching {
+        if !self.compiled.branching {
             return state.enabled_key(choice).map(|k| (k, 0));
         }
         let mut rest = choice;
@@ -210,7 +217,7 @@ impl Simulator {
         let due = state.agenda.values().take(state.enabled_count());
         due.flat_map(|pending| {
             let what = self.describe_pending(state, pending);
-            let n = if self.branching { self.alternatives(state, pending) } else { 1 };
+            let n = if self.compiled.branching { self.alternatives(state, pending) } else { 1 };
             (0..n).map(move |alt| if n == 1 { what.clone() } else { format!("{what} (way {alt})") })
         })
         .collect()
@@ -263,21 +270,16 @@ impl Run<'_> {
         Arc::make_mut(&mut self.state.workers[w]).pending = Some(key);
     }
 
-    /// The data a write path reaches and how that path is protected. Validation guarantees the
-    /// path exists; an unknown one falls back to the primary data rather than panicking.
-    fn route(&self, s: usize, path: &str) -> (String, Enforcement) {
-        let store = &self.scenario.stores[s];
-        store
-            .route(path)
-            .map_or(("primary".to_string(), store.enforcement), |(d, e)| (d.to_string(), e))
+    /// The cell of store `s` that holds `key` (data, resource), to change it. The initial state
+    /// builds a cell for every data and resource, and cells are never removed.
+    fn cell_mut(&mut self, s: usize, key: &(String, String)) -> &mut Cell {
+        let cell = self.state.stores[s].cells.get_mut(key);
+        Arc::make_mut(cell.expect("cells exist for every data and resource"))
     }
 
-    fn resource_index(&self, name: &str) -> usize {
-        self.sim.resource_indices.get(name).copied().unwrap_or(0)
-    }
-
-    fn store_index(&self, name: Option<&str>) -> usize {
-        name.and_then(|n| self.scenario.stores.iter().position(|s| s.name == n)).unwrap_or(0)
+    /// A write path of store `s`: the data it writes and how it is protected.
+    fn route(&self, s: usize, path: usize) -> &Route {
+        &self.sim.compiled.stores[s][path]
     }
 
     fn execute(&mut self, pending: Pending, alternative: usize) -> Event {
@@ -295,9 +297,9 @@ impl Run<'_> {
     }
 
     fn fault(&mut self, i: usize) -> Event {
-        match self.scenario.faults[i].fault.clone() {
-            Fault::PauseWorker { worker, ticks, reason } => {
-                let w = self.state.workers.iter().position(|x| x.name == worker).unwrap_or(0);
+        match self.sim.compiled.faults[i] {
+            CompiledFault::PauseWorker { worker: w, ticks, reason } => {
+                let worker = self.state.workers[w].name.clone();
                 let until = self.state.now.after(ticks);
                 if matches!(
                     self.state.workers[w].status,
@@ -311,12 +313,12 @@ impl Run<'_> {
                 self.schedule_worker(w, later, true);
                 Event::Paused { worker, ticks, reason, believes: self.believed(w) }
             }
-            Fault::DelayMessages { worker, ticks, count } => {
-                let w = self.state.workers.iter().position(|x| x.name == worker).unwrap_or(0);
+            CompiledFault::DelayMessages { worker: w, ticks, count } => {
                 Arc::make_mut(&mut self.state.workers[w]).slowed = (ticks, count);
+                let worker = self.state.workers[w].name.clone();
                 Event::MessagesDelayed { worker, ticks, count }
             }
-            Fault::RestartAuthority => {
+            CompiledFault::RestartAuthority => {
                 let kept = self.scenario.authority.token_source != TokenSource::VolatileCounter;
                 if !kept {
                     self.state.authority.restart_losing_counter();
@@ -328,15 +330,17 @@ impl Run<'_> {
                 }
                 Event::AuthorityRestarted { counter_kept: kept }
             }
-            Fault::RestartStore { store } => {
-                let s = self.store_index(Some(&store));
+            CompiledFault::RestartStore(s) => {
                 let kept = self.scenario.stores[s].persist_highest;
                 if !kept {
                     for (_, cell) in self.state.stores[s].cells.iter_mut() {
                         Arc::make_mut(cell).resource.register.forget_highest();
                     }
                 }
-                Event::StoreRestarted { store, highest_kept: kept }
+                Event::StoreRestarted {
+                    store: self.scenario.stores[s].name.clone(),
+                    highest_kept: kept,
+                }
             }
         }
     }
@@ -348,7 +352,7 @@ impl Run<'_> {
     fn expire(&mut self, r: usize) -> Event {
         self.state.expiry[r] = None;
         let resource = self.scenario.resources[r].clone();
-        let id = validated(ResourceId::new(resource.clone()));
+        let id = self.sim.compiled.resources[r].clone();
         // The expiry agenda is kept in step with grants, renewals and releases, so the lease is
         // there; the fallback only keeps a corrupted state from panicking.
         let (worker, generation) = self
@@ -376,20 +380,21 @@ impl Run<'_> {
         }
         let now = self.state.now;
         let worker = &self.state.workers[w];
-        let held = worker.leases.iter().next().map(|(r, l)| (r.clone(), l.generation));
-        let (resource, believes) = held.map_or((None, None), |(r, g)| (Some(r), Some(g)));
+        let held = worker.leases.iter().next().map(|(r, l)| (r.clone(), *l));
+        let believes = held.as_ref().map(|(_, l)| l.generation);
         let name = worker.name.clone();
-        let (still_owner, current) = match &resource {
-            Some(r) => {
-                let id = ResourceId::new(r.clone()).ok();
-                let current = id.as_ref().and_then(|id| self.state.authority.generation(id));
-                let holder = id.as_ref().and_then(|id| self.state.authority.lease(id, now));
+        let (still_owner, current) = match &held {
+            Some((_, lease)) => {
+                let id = &self.sim.compiled.resources[lease.resource];
+                let current = self.state.authority.generation(id);
+                let holder = self.state.authority.lease(id, now);
                 let owner = holder
                     .is_some_and(|l| l.holder.as_str() == name && Some(l.generation) == believes);
                 (owner, current)
             }
             None => (false, None),
         };
+        let resource = held.map(|(r, _)| r);
         Event::Resumed { worker: name, believes, resource, still_owner, current }
     }
 
@@ -403,10 +408,10 @@ impl Run<'_> {
     /// an optional pause; for a send it is the extra network latency.
     fn worker_step(&mut self, w: usize, alternative: u64) -> Event {
         let now = self.state.now;
-        let spec = &self.scenario.workers[w];
-        let name = spec.name.clone();
+        let sim = self.sim;
+        let name = self.state.workers[w].name.clone();
         let pc = self.state.workers[w].pc;
-        let Some(step) = spec.script.get(pc).cloned() else {
+        let Some(step) = sim.compiled.workers[w].script.get(pc) else {
             Arc::make_mut(&mut self.state.workers[w]).status = WorkerStatus::Finished;
             return Event::WorkerFinished { worker: name };
         };
@@ -415,16 +420,17 @@ impl Run<'_> {
             Arc::make_mut(&mut engine.state.workers[w]).pc += 1;
             engine.schedule_worker(w, at, false);
         };
+        let wid = &sim.compiled.workers[w].id;
         match step {
-            Step::Acquire { resource } => self.acquire(w, &resource),
-            Step::Renew { resource } => {
+            Op::Acquire(r) => self.acquire(w, *r),
+            Op::Renew(r) => {
+                let (r, resource) = (*r, sim.scenario.resources[*r].clone());
                 let Some(held) = self.state.workers[w].leases.get(&resource).copied() else {
                     return self.stop(w, format!("it holds no lease on {resource} to renew"));
                 };
-                let (rid, wid) = ids(&resource, &name);
-                match self.state.authority.renew(&rid, &wid, held.generation, now) {
+                let rid = &sim.compiled.resources[r];
+                match self.state.authority.renew(rid, wid, held.generation, now) {
                     Ok(lease) => {
-                        let r = self.resource_index(&resource);
                         self.schedule_expiry(r, lease.valid_until);
                         if let Some(l) =
                             Arc::make_mut(&mut self.state.workers[w]).leases.get_mut(&resource)
@@ -447,7 +453,8 @@ impl Run<'_> {
                     }
                 }
             }
-            Step::Release { resource } => {
+            Op::Release(r) => {
+                let (r, resource) = (*r, sim.scenario.resources[*r].clone());
                 let held = Arc::make_mut(&mut self.state.workers[w]).leases.remove(&resource);
                 advance(self, now);
                 let Some(held) = held else {
@@ -456,19 +463,19 @@ impl Run<'_> {
                         reason: format!("it holds no lease on {resource} to release"),
                     };
                 };
-                let (rid, wid) = ids(&resource, &name);
-                if self.state.authority.release(&rid, &wid, held.generation).is_ok() {
-                    let r = self.resource_index(&resource);
+                let rid = &sim.compiled.resources[r];
+                if self.state.authority.release(rid, wid, held.generation).is_ok() {
                     if let Some(key) = self.state.expiry[r].take() {
                         self.state.agenda_remove(&key);
                     }
                 }
                 Event::Released { worker: name, resource, generation: held.generation }
             }
-            Step::Read { resource, store, path } => {
-                let s = self.store_index(store.as_deref());
-                let path = path.unwrap_or_else(|| "primary".into());
-                let (data, _) = self.route(s, &path);
+            Op::Read(target) => {
+                let Target { store: s, path, resource: r } = *target;
+                let resource = sim.scenario.resources[r].clone();
+                let route = self.route(s, path);
+                let (data, path) = (route.data.clone(), route.name.clone());
                 let cell = &self.state.stores[s].cells[&(data.clone(), resource.clone())];
                 let (value, revision) = (
                     cell.resource.register.value().map(str::to_string),
@@ -480,32 +487,33 @@ impl Run<'_> {
                 advance(self, now);
                 Event::ReadValue {
                     worker: name,
-                    store: self.scenario.stores[s].name.clone(),
+                    store: sim.scenario.stores[s].name.clone(),
                     path,
                     resource,
                     value,
                     revision,
                 }
             }
-            Step::Compute { ticks } => {
-                let until = now.after(ticks);
+            Op::Compute(ticks) => {
+                let (ticks, until) = (*ticks, now.after(*ticks));
                 advance(self, until);
                 Arc::make_mut(&mut self.state.workers[w]).status = WorkerStatus::Busy { until };
                 Event::Computing { worker: name, ticks }
             }
-            Step::Pause { ticks, optional: true, .. } if alternative == 1 => {
+            Op::Pause { ticks, optional: true, .. } if alternative == 1 => {
                 advance(self, now);
-                Event::PauseSkipped { worker: name, ticks }
+                Event::PauseSkipped { worker: name, ticks: *ticks }
             }
-            Step::Pause { ticks, reason, .. } => {
-                let until = now.after(ticks);
+            Op::Pause { ticks, reason, .. } => {
+                let (ticks, reason, until) = (*ticks, *reason, now.after(*ticks));
                 Arc::make_mut(&mut self.state.workers[w]).pc += 1;
                 self.schedule_worker(w, until, true);
                 Arc::make_mut(&mut self.state.workers[w]).status =
                     WorkerStatus::Paused { until, reason };
                 Event::Paused { worker: name, ticks, reason, believes: self.believed(w) }
             }
-            Step::CheckLease { resource } => {
+            Op::CheckLease(r) => {
+                let resource = sim.scenario.resources[*r].clone();
                 let local = self.local_time(w);
                 let Some(held) = self.state.workers[w].leases.get(&resource).copied() else {
                     return self.stop(w, format!("it holds no lease on {resource}"));
@@ -526,80 +534,63 @@ impl Run<'_> {
                     believes_valid: ok,
                 }
             }
-            Step::Write(write) => {
-                let s = self.store_index(write.store.as_deref());
-                let path = write.path.clone().unwrap_or_else(|| "primary".into());
-                let operation = self.scenario.operation_name(spec, pc, write.operation.as_deref());
-                let (token, generation, proof) =
-                    match self.token_for(w, &write.resource, write.forge) {
-                        Ok(t) => t,
-                        Err(reason) => return self.stop(w, reason),
-                    };
-                let (data, _) = self.route(s, &path);
+            Op::Write(write) => {
+                let Target { store: s, path, resource: r } = write.target;
+                let (token, generation, proof) = match self.token_for(w, r, write.forge) {
+                    Ok(t) => t,
+                    Err(reason) => return self.stop(w, reason),
+                };
+                let data = &self.route(s, path).data;
                 let expected_revision = write.expected_revision.map(|e| match e {
                     ExpectedRevision::Exactly(n) => Revision(n),
                     ExpectedRevision::LastRead => self.state.workers[w]
                         .last_read
-                        .get(&(s, data.clone(), write.resource.clone()))
+                        .get(&(s, data.clone(), sim.scenario.resources[r].clone()))
                         .copied()
                         .unwrap_or_default(),
                 });
-                // Validation guarantees both names; a scenario built in code without validating
-                // stops the worker instead of panicking.
-                let (Ok(resource), Ok(operation_id)) =
-                    (ResourceId::new(write.resource.clone()), OperationId::new(operation.clone()))
-                else {
-                    return self
-                        .stop(w, format!("operation id or resource name of step {pc} is invalid"));
-                };
                 let request = WriteRequest {
-                    resource,
+                    resource: sim.compiled.resources[r].clone(),
                     generation,
-                    operation: operation_id,
+                    operation: write.operation.clone(),
                     expected_revision,
                     value: write.value.clone(),
                 };
                 let body = MessageBody::Write { store: s, path, request, token, proof };
                 advance(self, now);
+                let operation = write.operation.to_string();
                 self.send(w, operation, body, write.delay + alternative, false)
             }
-            Step::Effect(effect) => {
-                let operation = self.scenario.operation_name(spec, pc, effect.operation.as_deref());
-                let (token, generation, proof) = match self.token_for(w, &effect.resource, None) {
+            Op::Effect(effect) => {
+                let (token, generation, proof) = match self.token_for(w, effect.resource, None) {
                     Ok(t) => t,
                     Err(reason) => return self.stop(w, reason),
                 };
-                let workflow = effect.workflow.clone().unwrap_or_else(|| effect.resource.clone());
-                let (Ok(workflow), Ok(operation_id)) =
-                    (WorkflowKey::new(workflow), OperationId::new(operation.clone()))
-                else {
-                    return self
-                        .stop(w, format!("operation id or workflow key of step {pc} is invalid"));
-                };
                 let request = EffectRequest {
-                    workflow,
+                    workflow: effect.workflow.clone(),
                     generation,
-                    operation: operation_id,
+                    operation: effect.operation.clone(),
                     effect: effect.effect.clone(),
                 };
                 let body = MessageBody::Effect {
                     request,
                     token,
-                    resource: effect.resource.clone(),
+                    resource: sim.scenario.resources[effect.resource].clone(),
                     proof,
                 };
                 advance(self, now);
+                let operation = effect.operation.to_string();
                 self.send(w, operation, body, effect.delay + alternative, false)
             }
-            Step::Retry { operation } => {
-                let Some(body) = self.state.workers[w].sent.get(&operation).cloned() else {
+            Op::Retry(operation) => {
+                let Some(body) = self.state.workers[w].sent.get(operation).cloned() else {
                     return self.stop(w, format!("it never sent operation {operation}"));
                 };
                 if let MessageBody::Grant { .. } = body {
                     return self.stop(w, format!("operation {operation} is not a request"));
                 }
                 advance(self, now);
-                self.send(w, operation, body, alternative, true)
+                self.send(w, operation.clone(), body, alternative, true)
             }
         }
     }
@@ -613,9 +604,10 @@ impl Run<'_> {
     fn token_for(
         &self,
         w: usize,
-        resource: &str,
+        r: usize,
         forge: Option<u64>,
     ) -> Result<(TokenKind, Generation, u64), String> {
+        let resource = &self.sim.scenario.resources[r];
         let held = self.state.workers[w].leases.get(resource).copied();
         if let Some(forged) = forge {
             let g = Generation::new(forged).map_err(|e| e.to_string())?;
@@ -657,7 +649,7 @@ impl Run<'_> {
                 worker: worker.clone(),
                 message: id,
                 store: self.scenario.stores[*store].name.clone(),
-                path: path.clone(),
+                path: self.route(*store, *path).name.clone(),
                 request: request.clone(),
                 token: *token,
                 arrives_at,
@@ -688,18 +680,20 @@ impl Run<'_> {
         self.state.expiry[r] = Some(key);
     }
 
-    fn acquire(&mut self, w: usize, resource: &str) -> Event {
+    fn acquire(&mut self, w: usize, r: usize) -> Event {
         let now = self.state.now;
+        let sim = self.sim;
         let name = self.state.workers[w].name.clone();
-        let (rid, wid) = ids(resource, &name);
-        let r = self.resource_index(resource);
-        match self.state.authority.acquire(&rid, &wid, now) {
+        let resource = sim.scenario.resources[r].as_str();
+        let (rid, wid) = (&sim.compiled.resources[r], &sim.compiled.workers[w].id);
+        match self.state.authority.acquire(rid, wid, now) {
             Ok(lease) => {
                 self.schedule_expiry(r, lease.valid_until);
                 let held = HeldLease {
                     generation: lease.generation,
                     valid_until: lease.valid_until,
                     proof: proof(resource, lease.generation),
+                    resource: r,
                 };
                 let id = self.state.next_message;
                 self.state.next_message += 1;
@@ -803,25 +797,22 @@ impl Run<'_> {
         &mut self,
         message: Message,
         s: usize,
-        path: String,
+        path: usize,
         request: WriteRequest,
         token: TokenKind,
         proof: u64,
     ) -> Event {
         let now = self.state.now;
         let resource = request.resource.to_string();
-        let (data, enforcement) = self.route(s, &path);
+        let route = self.route(s, path);
+        let (data, enforcement) = (route.data.clone(), route.enforcement);
         let key = (data.clone(), resource.clone());
         let verified = if enforcement == Enforcement::Unfenced {
             Ok(())
         } else {
             self.verify(&resource, request.generation, token, proof)
         };
-        let cell = self.state.stores[s]
-            .cells
-            .get_mut(&key)
-            .map(Arc::make_mut)
-            .expect("cells exist for every data and resource");
+        let cell = self.cell_mut(s, &key);
         let highest_before = cell.resource.register.highest();
         let outcome = match (verified, enforcement) {
             (Err(error), _) => WriteOutcome::Rejected(WriteRejection::InvalidToken(error)),
@@ -837,7 +828,7 @@ impl Run<'_> {
                         worker: message.worker.clone(),
                         message: message.id,
                         store: self.scenario.stores[s].name.clone(),
-                        path,
+                        path: self.route(s, path).name.clone(),
                         data: data.clone(),
                         request,
                         highest_seen,
@@ -871,13 +862,8 @@ impl Run<'_> {
                 reason: format!("message {id} is not a write"),
             };
         };
-        let (data, _) = self.route(s, &path);
-        let key = (data, request.resource.to_string());
-        let cell = self.state.stores[s]
-            .cells
-            .get_mut(&key)
-            .map(Arc::make_mut)
-            .expect("cells exist for every data and resource");
+        let key = (self.route(s, path).data.clone(), request.resource.to_string());
+        let cell = self.cell_mut(s, &key);
         let highest_before = cell.resource.register.highest();
         let outcome = WriteOutcome::Applied(cell.resource.register.write_unchecked(&request));
         let enforcement = Enforcement::CheckThenWrite;
@@ -904,12 +890,13 @@ impl Run<'_> {
         &mut self,
         message: Message,
         s: usize,
-        path: String,
+        path: usize,
         request: WriteRequest,
         settled: Settled,
     ) -> Event {
         let Settled { enforcement, outcome, highest_before } = settled;
-        let (data, _) = self.route(s, &path);
+        let route = self.route(s, path);
+        let (data, path) = (route.data.clone(), route.name.clone());
         let key = (data.clone(), request.resource.to_string());
         let register = &self.state.stores[s].cells[&key].resource.register;
         Event::WriteArrived {
@@ -985,20 +972,7 @@ struct Settled {
     highest_before: Option<Generation>,
 }
 
-fn scenario_branches(scenario: &Scenario) -> bool {
-    scenario.network.jitter > 0
-        || scenario
-            .workers
-            .iter()
-            .flat_map(|w| &w.script)
-            .any(|s| matches!(s, Step::Pause { optional: true, .. }))
-}
-
-fn ids(resource: &str, worker: &str) -> (ResourceId, WorkerId) {
-    (validated(ResourceId::new(resource)), validated(WorkerId::new(worker)))
-}
-
-fn initial_state(scenario: &Scenario) -> SimState {
+fn initial_state(scenario: &Scenario, compiled: &Compiled) -> SimState {
     let ttl = NonZeroU64::new(scenario.authority.ttl).unwrap_or(NonZeroU64::MIN);
     let stores = scenario
         .stores
@@ -1012,9 +986,8 @@ fn initial_state(scenario: &Scenario) -> SimState {
             });
             let mut cells = Vec::new();
             for (path, enforcement) in paths {
-                for resource in &scenario.resources {
-                    let id = validated(ResourceId::new(resource.clone()));
-                    let register = FencedRegister::new(id, spec.policy);
+                for (resource, id) in scenario.resources.iter().zip(&compiled.resources) {
+                    let register = FencedRegister::new(id.clone(), spec.policy);
                     let resource_state = FencedResource::new(register, spec.retention);
                     cells.push((
                         (path.clone(), resource.clone()),
@@ -1082,10 +1055,4 @@ fn initial_state(scenario: &Scenario) -> SimState {
         state.finished = true;
     }
     state
-}
-
-/// Unwraps a name the scenario's validation has already accepted. A failure is a bug in
-/// validation; the message uses `Display`, so the page's wasm needs no `Debug` for names.
-fn validated<T>(name: Result<T, IdError>) -> T {
-    name.unwrap_or_else(|e| unreachable!("validated by Scenario::validate, yet {e}"))
 }

@@ -79,6 +79,8 @@ pub struct HeldLease {
     pub valid_until: Tick,
     /// The authority's proof on the token, for scenarios with authenticated tokens.
     pub(crate) proof: u64,
+    /// The resource's index in the scenario.
+    pub(crate) resource: usize,
 }
 
 /// What a worker is doing.
@@ -184,8 +186,8 @@ pub enum MessageBody {
     Write {
         /// The store's index.
         store: usize,
-        /// The write path.
-        path: String,
+        /// The write path, by its index among the store's paths (0 is `primary`).
+        path: usize,
         /// The request.
         request: WriteRequest,
         /// Where the token came from.

@@ -1,5 +1,6 @@
 //! "Break the protocol" switches: each one turns off one protection of a scenario, so a learner
-//! can flip it and let the explorer find what goes wrong.
+//! can flip it and let the explorer find what goes wrong. Beside them, the transforms a front end
+//! applies to a whole scenario: one same-generation policy, or one enforcement mode, everywhere.
 
 use crate::fence::register::SameGenerationPolicy;
 use crate::format::model::{Enforcement, Fault, Scenario, Step, TokenSource};
@@ -172,4 +173,35 @@ pub fn broken(scenario: &Scenario, switches: &[Switch]) -> Scenario {
         );
     }
     s
+}
+
+/// `scenario` with `policy` on every store and the gateway, as when a reader forces one
+/// same-generation policy on a story. Unlike [`Switch::apply`], it leaves the expectations alone.
+pub fn with_policy(scenario: &Scenario, policy: SameGenerationPolicy) -> Scenario {
+    let mut scenario = scenario.clone();
+    for store in &mut scenario.stores {
+        store.policy = policy;
+    }
+    if let Some(gateway) = &mut scenario.gateway {
+        gateway.policy = policy;
+    }
+    scenario
+}
+
+/// `scenario` with `enforcement` on every store and write path, as each side of compare mode
+/// plays it. The gateway knows only fenced and unfenced, so it is fenced exactly when
+/// `enforcement` is a fenced mode. Unlike [`Switch::apply`], it leaves the expectations alone.
+pub fn with_enforcement(scenario: &Scenario, enforcement: Enforcement) -> Scenario {
+    let mut scenario = scenario.clone();
+    for store in &mut scenario.stores {
+        store.enforcement = enforcement;
+        for path in &mut store.paths {
+            path.enforcement = enforcement;
+        }
+    }
+    if let Some(gateway) = &mut scenario.gateway {
+        gateway.enforcement =
+            if enforcement.is_fenced() { Enforcement::Fenced } else { Enforcement::Unfenced };
+    }
+    scenario
 }

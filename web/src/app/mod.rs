@@ -21,14 +21,14 @@ use crate::hooks::{
     FollowRefs,
 };
 use crate::io;
+use crate::share::{Embed, ShareLink};
 use crate::viz::state::{Action, Tab, Viz};
 use explore::Explore;
-use fencelab_core::share::{Embed, ShareLink};
 use playground::Playground;
 
 #[component]
 pub fn App() -> Html {
-    // The fragment holds the whole view (core's `ShareLink`); an empty one is the first story.
+    // The fragment holds the whole view (`ShareLink`); an empty one is the first story.
     let state = use_reducer(|| Viz::open(&io::fragment()));
     // The address follows the view, replacing the current history entry (no flood of entries).
     let link = state.to_link();

@@ -3,8 +3,9 @@
 
 use std::rc::Rc;
 
-use fencelab_core::share::{LinkError, LinkScenario, ShareLink};
 use yew::Reducible;
+
+use crate::share::{LinkError, LinkScenario, ShareLink};
 
 use super::{Action, PolicyChoice, Side, Tab, Viz, GENERATED, SPEEDS, SPEED_PERCENT};
 

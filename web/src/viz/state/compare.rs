@@ -3,6 +3,7 @@
 use std::rc::Rc;
 
 use fencelab_core::format::model::Enforcement;
+use fencelab_core::stories::switches::with_enforcement;
 use fencelab_core::{Scenario, StepRecord};
 
 use super::Viz;
@@ -139,23 +140,6 @@ pub(super) fn merge_ticks(a: impl Iterator<Item = u64>, b: impl Iterator<Item = 
             ticks.push(t);
         }
     }
-}
-
-/// `scenario` with one enforcement mode on every store, write path and the gateway (which only
-/// knows fenced and unfenced).
-pub fn with_enforcement(scenario: &Scenario, mode: Enforcement) -> Scenario {
-    let mut scenario = scenario.clone();
-    for store in &mut scenario.stores {
-        store.enforcement = mode;
-        for path in &mut store.paths {
-            path.enforcement = mode;
-        }
-    }
-    if let Some(gateway) = &mut scenario.gateway {
-        gateway.enforcement =
-            if mode.is_fenced() { Enforcement::Fenced } else { Enforcement::Unfenced };
-    }
-    scenario
 }
 
 impl Viz {

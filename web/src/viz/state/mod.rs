@@ -15,12 +15,12 @@ mod tests;
 use std::rc::Rc;
 
 use fencelab_core::format::model::Enforcement;
-use fencelab_core::share::Embed;
 use fencelab_core::stories::library::{self, CaseInfo};
 use fencelab_core::stories::switches::Switch;
 use fencelab_core::{Scenario, StepRecord};
 use yew::Reducible;
 
+use crate::share::Embed;
 use crate::viz::frame::Frame;
 use crate::viz::run::{Run, RunRef};
 

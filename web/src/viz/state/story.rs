@@ -11,7 +11,7 @@ use super::{Compare, Viz};
 use crate::viz::run::{Run, RunRef};
 
 /// The picker's entry for the generated benchmark scenario (links name it the same way).
-pub use fencelab_core::share::{GENERATED, GENERATED_SIZE};
+pub use crate::share::{GENERATED, GENERATED_SIZE};
 /// Autoplay speeds: label and milliseconds per step.
 pub const SPEEDS: [(&str, u32); 4] = [("0.5×", 1400), ("1×", 800), ("2×", 400), ("4×", 180)];
 /// The speed of each entry of [`SPEEDS`] in percent of normal, as share links carry it.
@@ -80,20 +80,6 @@ pub struct Badge {
     pub tone: Tone,
 }
 
-/// `scenario` with one same-generation policy everywhere.
-pub fn with_policy(scenario: &Scenario, policy: PolicyChoice) -> Scenario {
-    let mut scenario = scenario.clone();
-    if let PolicyChoice::Force(policy) = policy {
-        for store in &mut scenario.stores {
-            store.policy = policy;
-        }
-        if let Some(gateway) = &mut scenario.gateway {
-            gateway.policy = policy;
-        }
-    }
-    scenario
-}
-
 /// A library scenario, or the generated one.
 pub(super) fn builtin(case: &str, variant: Option<&str>) -> Option<Scenario> {
     if case == GENERATED {
@@ -155,7 +141,12 @@ impl Viz {
 
     /// The scenario as played: the base with the policy choice and the switches applied.
     pub(super) fn played(&self) -> Scenario {
-        switches::broken(&with_policy(&self.base, self.policy), &self.switches)
+        match self.policy {
+            PolicyChoice::AsWritten => switches::broken(&self.base, &self.switches),
+            PolicyChoice::Force(policy) => {
+                switches::broken(&switches::with_policy(&self.base, policy), &self.switches)
+            }
+        }
     }
 
     /// Loads a built-in story in its default variant, at the start.

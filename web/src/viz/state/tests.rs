@@ -3,8 +3,8 @@
 use super::compare::merge_ticks;
 use super::story::Tone;
 use super::*;
+use crate::share::ShareLink;
 use crate::viz::frame::Kept;
-use fencelab_core::share::ShareLink;
 use fencelab_core::stories::library;
 use fencelab_core::SameGenerationPolicy;
 

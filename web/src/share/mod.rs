@@ -1,22 +1,26 @@
 //! Share links: the whole view (which story, variant, policy, step, compare mode, playback,
-//! break switches, embed options) in a URL fragment, and back, with a clear error for a bad,
-//! truncated or oversized link.
+//! break switches, embed options, the tab) in a URL fragment, and back, with a clear error for a
+//! bad, truncated or oversized link. This is page state: the core knows nothing of links, only
+//! the scenarios and switches they name.
 
-use crate::fence::register::SameGenerationPolicy;
-use crate::format::model::{Enforcement, Scenario};
-use crate::names::Named;
-use crate::stories::library;
-use crate::stories::switches::Switch;
 use base64::Engine as _;
-use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
+use fencelab_core::format::model::{Enforcement, Scenario};
+use fencelab_core::stories::library;
+use fencelab_core::stories::switches::Switch;
+use fencelab_core::{Named, SameGenerationPolicy};
+use std::fmt::{self, Write as _};
+
+#[cfg(test)]
+mod fuzz;
+#[cfg(test)]
+mod tests;
 
 /// The longest fragment accepted, in bytes. Browsers allow more, but a link this long is no
 /// longer something people share.
 pub const MAX_LINK_LEN: usize = 64 * 1024;
 
 /// Which scenario a link shows.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LinkScenario {
     /// A built-in story and variant.
     Builtin {
@@ -35,7 +39,7 @@ pub const GENERATED: &str = "generated";
 pub const GENERATED_SIZE: (usize, usize, usize) = (20, 5, 6);
 
 /// What an embedded view shows besides the diagram.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Embed {
     /// The playback controls.
     pub controls: bool,
@@ -88,11 +92,11 @@ impl Embed {
 }
 
 /// The full state of a view, as carried by a link.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShareLink {
     /// The scenario.
     pub scenario: LinkScenario,
-    /// A same-generation policy forced on every store, if any.
+    /// A same-generation policy forced on every store and the gateway, if any.
     pub policy: Option<SameGenerationPolicy>,
     /// The step shown.
     pub step: usize,
@@ -111,14 +115,21 @@ pub struct ShareLink {
 }
 
 /// What is wrong with a link, naming the parameter.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
-#[error("link parameter `{param}`: {problem}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkError {
     /// The parameter (`.` for the link as a whole).
     pub param: String,
     /// What is wrong with it.
     pub problem: String,
 }
+
+impl fmt::Display for LinkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "link parameter `{}`: {}", self.param, self.problem)
+    }
+}
+
+impl std::error::Error for LinkError {}
 
 fn bad(param: &str, problem: impl Into<String>) -> LinkError {
     LinkError { param: param.into(), problem: problem.into() }
@@ -317,8 +328,11 @@ impl ShareLink {
         Ok(link)
     }
 
-    /// The scenario this link shows, with its policy override and switches applied.
+    /// The scenario this link shows, with its policy override and switches applied. The page
+    /// reaches the same scenario through the reducer's actions, so only tests call this.
+    #[cfg(test)]
     pub fn resolve(&self) -> Result<Scenario, LinkError> {
+        use fencelab_core::stories::switches;
         let mut scenario = match &self.scenario {
             LinkScenario::Builtin { name, .. } if name == GENERATED => {
                 let (workers, resources, rounds) = GENERATED_SIZE;
@@ -331,12 +345,9 @@ impl ShareLink {
             LinkScenario::Custom(s) => (**s).clone(),
         };
         if let Some(policy) = self.policy {
-            scenario.stores.iter_mut().for_each(|s| s.policy = policy);
-            if let Some(g) = scenario.gateway.as_mut() {
-                g.policy = policy;
-            }
+            scenario = switches::with_policy(&scenario, policy);
         }
-        Ok(crate::stories::switches::broken(&scenario, &self.switches))
+        Ok(switches::broken(&scenario, &self.switches))
     }
 }
 

@@ -1,8 +1,8 @@
 //! Share links: every view state survives the trip through a URL fragment, and every kind of
 //! broken link is refused with the parameter named.
 
+use super::{Embed, LinkScenario, ShareLink, MAX_LINK_LEN};
 use fencelab_core::format::model::Enforcement;
-use fencelab_core::share::{Embed, LinkScenario, ShareLink, MAX_LINK_LEN};
 use fencelab_core::stories::library;
 use fencelab_core::stories::switches::Switch;
 use fencelab_core::SameGenerationPolicy;
