@@ -322,7 +322,8 @@ fn check(
                     for r in engine.records() {
                         say!(
                             "{:>4}  t={:<4} {:<10} {}",
-                            r.index,
+                            // Steps are numbered from 1 for readers, as `run` numbers them.
+                            r.index + 1,
                             r.at.0,
                             r.event.actor(),
                             r.caption

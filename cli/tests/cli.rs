@@ -119,6 +119,11 @@ fn check_exits_one_with_a_replayable_counterexample() {
     // its own check: a stale write accepted, whoever commits last.
     assert!(text.contains("stale_write_accepted breaks after 17 steps"), "{text}");
     assert!(text.contains("Broken: a stale write was accepted"), "{text}");
+    // The listing numbers steps from 1 and ends at the step the header names.
+    let listing: Vec<&str> =
+        text.lines().skip_while(|l| !l.contains("step by step")).skip(1).collect();
+    assert!(listing[0].trim_start().starts_with("1  t=0"), "{text}");
+    assert!(listing.last().unwrap().trim_start().starts_with("17  "), "{text}");
 
     let json = fencelab(&["check", "paused-worker/broken", "--format", "json"]);
     assert_eq!(json.status.code(), Some(1));
