@@ -35,7 +35,12 @@ use crate::history::event::{Event, TokenKind};
 use crate::history::{Entry, Setup};
 use crate::maps::StringSet;
 use litemap::LiteMap;
-use std::collections::BTreeMap;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::BuildHasherDefault;
+
+/// Names to indices. The hasher has fixed keys, so the core draws no random numbers.
+type Index = HashMap<String, usize, BuildHasherDefault<DefaultHasher>>;
 use std::sync::Arc;
 
 /// What the checker concluded from one entry.
@@ -68,11 +73,11 @@ impl std::hash::Hash for Checker {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Names {
     setup: Setup,
-    workers: LiteMap<String, usize>,
-    resources: LiteMap<String, usize>,
-    stores: LiteMap<String, usize>,
+    workers: Index,
+    resources: Index,
+    stores: Index,
     /// Per store: its data by name.
-    data: Vec<LiteMap<String, usize>>,
+    data: Vec<Index>,
     /// Per store: the data names, by index.
     data_names: Vec<Vec<String>>,
 }
@@ -80,10 +85,10 @@ struct Names {
 impl Names {
     fn new(setup: Setup) -> Names {
         let index = |names: &mut dyn Iterator<Item = &String>| {
-            let mut map = LiteMap::new();
+            let mut map = Index::default();
             for name in names {
                 let next = map.len();
-                map.try_insert(name.clone(), next);
+                map.entry(name.clone()).or_insert(next);
             }
             map
         };
@@ -135,8 +140,9 @@ pub(crate) struct CheckState {
     pub live: Vec<Option<(u64, Tick)>>,
     /// Grants on their way, by message: their epochs.
     pub grants: BTreeMap<u64, u64>,
-    /// The lease each worker believes it holds, per (worker, resource): its epoch.
-    pub held: LiteMap<(usize, usize), u64>,
+    /// The lease each worker believes it holds, per (worker, resource): its epoch. A B-tree,
+    /// as it grows with the workers (thousands in a large run).
+    pub held: BTreeMap<(usize, usize), u64>,
     /// Per worker: the requests it has sent. Shared between copies until changed, like the
     /// simulator's workers, so a snapshot or a search state copies only what a step touched.
     pub senders: Vec<Arc<Sender>>,
@@ -312,7 +318,7 @@ impl Checker {
                     critical: true,
                     paths: Vec::new(),
                 });
-                names.data.push(LiteMap::new());
+                names.data.push(Index::default());
                 names.data_names.push(Vec::new());
                 s
             }
