@@ -1,4 +1,4 @@
-// Accessibility (issue 5): axe-core, run inside the page, finds no serious or critical violation
+// Accessibility: axe-core, run inside the page, finds no serious or critical violation
 // (contrast included) on the main view, compare mode, the editor and an embed, in the light and
 // the dark theme; every control is reachable by keyboard with a visible focus ring and a name.
 import { after, before, test } from 'node:test';

@@ -1,4 +1,4 @@
-// Share links, embedding, export and import (issue 5), on the built page (dist/). Like every
+// Share links, embedding, export and import, on the built page (dist/). Like every
 // browser test, each fails on any console error, uncaught exception or failed request.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -23,7 +23,7 @@ pub(crate) fn index_by_name<'a>(names: impl Iterator<Item = &'a str>) -> LiteMap
 }
 
 /// A set of strings kept as a sorted vector. Scenarios hold a handful of names and operation
-/// ids, so a binary search beats a B-tree here, and the wasm page avoids one more B-tree copy.
+/// ids, so a binary search beats a B-tree here.
 /// It serializes as a sorted JSON list, as `BTreeSet<String>` did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]

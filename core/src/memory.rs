@@ -57,8 +57,8 @@ impl fmt::Display for Bytes {
         else {
             return write!(f, "{} bytes", self.0);
         };
-        // Whole units and rounded tenths in integers, so the page's wasm needs no float code, and
-        // in u64, as ten times a remainder can overflow a 32-bit usize.
+        // Whole units and rounded tenths in integers, in u64, as ten times a remainder can
+        // overflow a 32-bit usize.
         let (mut whole, rest, size) =
             (self.0 as u64 / size as u64, (self.0 % size) as u64, size as u64);
         let mut tenths = (rest * 10 + size / 2) / size;

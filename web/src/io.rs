@@ -199,7 +199,7 @@ pub fn diagram_svg() -> Result<String, String> {
         .and_then(|s| s.serialize_to_string(&svg))
         .map_err(|_| "the browser could not copy the diagram".to_string())?;
     let frame = svg.get_bounding_client_rect();
-    // Whole pixels, formatted as integers (the float formatter would add kilobytes to the wasm).
+    // Whole pixels: the SVG's size attributes need no fractions.
     let (width, height) = (frame.width().round() as u32, frame.height().round() as u32);
     let mut names = String::new();
     let heads = svg

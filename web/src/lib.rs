@@ -15,7 +15,7 @@ mod share;
 mod test_hooks;
 mod viz;
 
-// Talc instead of the default dlmalloc: a few kilobytes less wasm, and faster on wasm.
+// Talc instead of the default dlmalloc, which is slower on wasm.
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();

@@ -124,7 +124,7 @@ impl RegisterView {
     /// An empty register for [`RESOURCE`] that lets the current owner write again with the same
     /// generation ([`SameGenerationPolicy::AllowSame`]).
     pub fn new() -> Self {
-        // `Display`, not `expect`'s `Debug`: the wasm then carries no `Debug` code for names.
+        // `Display`, not `expect`'s `Debug`: the message shows the name as written.
         let resource = ResourceId::new(RESOURCE)
             .unwrap_or_else(|e| unreachable!("the constant resource name is valid, yet {e}"));
         Self {

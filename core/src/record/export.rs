@@ -126,8 +126,8 @@ impl RunExport {
             .ok_or_else(|| RunError::Format("\"position\" is not a step number".into()))?;
         let mut engine = Engine::new(scenario).map_err(RunError::Scenario)?;
         engine.seek(position).map_err(RunError::Replay)?;
-        // Compare the replay with the file as JSON values, so importing needs no deserializer
-        // for steps and log entries (which keeps them out of the wasm bundle).
+        // Compare the replay with the file as JSON values: steps and log entries need no
+        // deserializer of their own.
         let listed = |key: &str| value.get(key).and_then(|v| v.as_array()).map(Vec::as_slice);
         let (Some(steps), Some(log)) = (listed("steps"), listed("log")) else {
             return Err(RunError::Format("\"steps\" and \"log\" must be lists".into()));

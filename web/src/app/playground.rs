@@ -15,7 +15,7 @@ fn input_text(event: &InputEvent) -> Option<String> {
     Some(input.value())
 }
 
-/// Issue 2's single-register playground, with its own reducer and flash timer.
+/// The single-register playground, with its own reducer and flash timer.
 #[component]
 pub fn Playground() -> Html {
     let state = use_reducer(RegisterView::new);

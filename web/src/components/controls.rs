@@ -40,8 +40,7 @@ fn button(
     }
 }
 
-/// A click handler that dispatches `action`. One closure type serves every such button, so the
-/// wasm carries one copy of the callback plumbing instead of one per button.
+/// A click handler that dispatches `action`: one closure type serves every such button.
 pub fn click(on: &Callback<Action>, action: Action) -> Callback<MouseEvent> {
     on.reform(move |_: MouseEvent| action.clone())
 }

@@ -182,7 +182,7 @@ fn Backdrop(props: &BackdropProps) -> Html {
 }
 
 fn span_view(span: &SpanGeom, shown_to: f64, id: &str, fit: Fit) -> Html {
-    // Not `clamp`: its assertion message would link the float formatter into the wasm.
+    // Not `clamp`, which panics when a span's ends are out of order.
     let shown = shown_to.max(span.y1).min(span.y2);
     let centre = fit.x(span.x);
     let (width, x) = match span.kind {

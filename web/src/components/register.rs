@@ -1,4 +1,4 @@
-//! The register playground's markup (issue 2): each function turns (part of) the playground's
+//! The register playground's markup: each function turns (part of) the playground's
 //! view state into markup and nothing else.
 
 use yew::prelude::*;

@@ -168,8 +168,7 @@ impl ShareLink {
                 put("variant", variant);
             }
             LinkScenario::Custom(scenario) => {
-                // The pretty form with its layout removed: the same serializer as the editor's,
-                // so links need no second one in the wasm bundle.
+                // The pretty form with its layout removed: the same serializer as the editor's.
                 put("custom", &B64.encode(compact_json(&scenario.to_json())));
             }
         }

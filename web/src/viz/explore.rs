@@ -112,7 +112,7 @@ pub fn offers(played: &Scenario, switches: &[Switch]) -> Vec<Offer> {
 
 /// `switches` with `switch` turned on or off, in display order.
 pub fn toggled(switches: &[Switch], switch: Switch) -> Vec<Switch> {
-    // Walking the fixed list keeps display order without a sort (which is a lot of wasm).
+    // Walking the fixed list keeps display order without a sort.
     let on = !switches.contains(&switch);
     Switch::ALL
         .into_iter()

@@ -307,7 +307,6 @@ pub fn clip(text: &str, room: f64, char_w: f64) -> Option<String> {
     let max = ((room / char_w) as usize).max(6);
     text.char_indices().nth(max)?;
     let (end, _) = text.char_indices().nth(max - 1)?;
-    // Pushed rather than formatted: the formatter costs the wasm more.
     let mut cut = text[..end].to_string();
     cut.push('…');
     Some(cut)
@@ -337,8 +336,7 @@ const PRIORITY: [&str; 9] = [
     "busy",
 ];
 
-/// An SVG coordinate with at most one decimal, formatted through integers: the float formatter
-/// alone adds several kilobytes to the bundle.
+/// An SVG coordinate with at most one decimal, formatted through integers.
 pub fn num(v: f64) -> String {
     decimal(v, 1)
 }

@@ -124,7 +124,7 @@ impl Compare {
 }
 
 /// The distinct ticks of two ascending sequences, ascending. A merge, not a sort: timelines are
-/// already in time order (and the page's wasm then carries no sort routine for this).
+/// already in time order.
 pub(super) fn merge_ticks(a: impl Iterator<Item = u64>, b: impl Iterator<Item = u64>) -> Vec<u64> {
     let (mut a, mut b) = (a.peekable(), b.peekable());
     let mut ticks = Vec::new();

@@ -36,7 +36,7 @@ pub enum Tab {
     /// The swimlane visualizer.
     #[default]
     Visualizer,
-    /// Issue 2's single-register playground.
+    /// The single-register playground.
     Playground,
 }
 
