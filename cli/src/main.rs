@@ -14,6 +14,8 @@ use fencelab_core::{
 };
 use std::process::ExitCode;
 
+mod audit;
+
 const RUN_EXIT_CODES: &str = "\
 Exit codes:
   0  the run met the scenario's expectations
@@ -30,6 +32,12 @@ Exit codes:
   2  bad input: an unknown name, an unreadable or invalid file, a size that is not one
   3  inconclusive: no violation found, but the depth, state or memory bound cut the search
      short, so it proves nothing about the schedules it did not reach";
+
+const AUDIT_EXIT_CODES: &str = "\
+Exit codes:
+  0  no history shows a finding
+  1  a history shows one (each printed with its line, its step and what it proves)
+  2  bad input: an unreadable file, or a line that is not a history's (named with its line)";
 
 /// The exit code for a run or a search that a limit cut short.
 const CUT_SHORT: u8 = 3;
@@ -56,6 +64,18 @@ enum Command {
         /// The variant, instead of writing NAME/VARIANT.
         #[arg(long)]
         variant: Option<String>,
+    },
+    /// Judge histories (JSON Lines, as `run --format jsonl` writes them) with the checker, as
+    /// they are read: every stale write or effect, reissued generation and operation applied
+    /// twice, with its line.
+    #[command(after_help = AUDIT_EXIT_CODES)]
+    Audit {
+        /// History files; `-` reads standard input.
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Print the findings as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Run a scenario and print its transcript and verdict.
     #[command(after_help = RUN_EXIT_CODES)]
@@ -128,9 +148,10 @@ macro_rules! say {
         let _ = writeln!(std::io::stdout().lock(), $($arg)*);
     }};
 }
+pub(crate) use say;
 
 /// A failure that is the input's fault, reported with exit code 2.
-struct BadInput(String);
+pub(crate) struct BadInput(String);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -143,6 +164,7 @@ fn main() -> ExitCode {
             say!("{}", s.to_json());
             ExitCode::SUCCESS
         }),
+        Command::Audit { files, json } => audit::audit(&files, json),
         Command::Run { scenario, variant, format, memory_limit } => {
             load(&scenario, variant.as_deref()).and_then(|s| run(s, format, memory_limit))
         }

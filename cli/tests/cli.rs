@@ -265,3 +265,57 @@ fn run_prints_the_history_as_json_lines_that_read_back() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("is a history (JSON Lines of what happened), not a scenario"));
 }
+
+/// Runs `fencelab` with `input` on standard input.
+fn fencelab_with_stdin(args: &[&str], input: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fencelab"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn audit_judges_histories_as_it_reads_them_and_names_the_line() {
+    let history = |name: &str| stdout(&fencelab(&["run", name, "--format", "jsonl"]));
+    let (fenced, broken) = (history("paused-worker/fenced"), history("paused-worker/broken"));
+
+    let clean = fencelab_with_stdin(&["audit", "-"], &fenced);
+    assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
+    assert_eq!(stdout(&clean).trim(), "-: 20 events, 0 findings");
+
+    let found = fencelab_with_stdin(&["audit", "-"], &broken);
+    assert_eq!(found.status.code(), Some(1));
+    let text = stdout(&found);
+    // The stale write is entry 19 of the run, on line 20 (the header is line 1).
+    assert!(text.contains("line 20 (step 19): stale_write_accepted: totals in db accepted A's write from an older lease after B presented a newer one"), "{text}");
+    assert!(text.contains("final_value_not_from_latest_owner"), "{text}");
+
+    let json = fencelab_with_stdin(&["audit", "-", "--json"], &broken);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(report["clean"], false);
+    assert_eq!(report["files"][0]["findings"][0]["line"], 20);
+    assert_eq!(report["files"][0]["findings"][0]["place"]["store"]["store"], "db");
+
+    // A line that is not a history's is bad input, named by its line.
+    let mut lines: Vec<&str> = broken.lines().collect();
+    lines[5] = r#"{"at": 3, "event": "teleported"}"#;
+    let bad = fencelab_with_stdin(&["audit", "-"], &lines.join("\n"));
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).starts_with("error: -: line 6: event: unknown variant `teleported`"),
+        "{}",
+        stderr(&bad)
+    );
+    let empty = fencelab_with_stdin(&["audit", "-"], "\n");
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(stderr(&empty).contains("the file is empty"), "{}", stderr(&empty));
+    let missing = fencelab(&["audit", "/no/such/history.jsonl"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("cannot read /no/such/history.jsonl"));
+}

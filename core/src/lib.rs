@@ -85,7 +85,7 @@ pub use fence::store::{FencedStore, MemoryStore, StoredValue};
 pub use format::error::ScenarioError;
 pub use format::model::Scenario;
 pub use history::event::{Event, TokenKind};
-pub use history::{Entry, History, HistoryError, Setup};
+pub use history::{Entry, History, HistoryError, JsonlParser, Setup};
 pub use ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey, MAX_ID_LEN};
 pub use names::Named;
 pub use record::{Engine, EngineError, ScheduleMode, StepRecord, Verdict};

@@ -4,11 +4,11 @@
 //! line and the field.
 
 use crate::history::event::Event;
-use crate::history::{History, HistoryError};
+use crate::history::{Entry, HistoryError, Setup};
 use std::collections::BTreeMap;
 
 /// What a message id was first used for.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Sent {
     Grant,
     Write,
@@ -16,18 +16,29 @@ enum Sent {
     Effect,
 }
 
-/// Checks `history`, whose entry `i` was read from line `lines[i]`.
-pub(super) fn check(history: &History, lines: &[usize]) -> Result<(), HistoryError> {
-    let setup = &history.setup;
-    let mut messages: BTreeMap<u64, Sent> = BTreeMap::new();
-    let mut last = None;
-    for (entry, &line) in history.entries.iter().zip(lines) {
+/// What the entries read so far leave open: the messages on their way and the time reached.
+/// It grows with the messages in flight, not with the history's length.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Links {
+    messages: BTreeMap<u64, Sent>,
+    last: Option<crate::clock::Tick>,
+}
+
+impl Links {
+    /// Checks the next entry, read from `line`, against `setup` and the entries before it.
+    pub(super) fn check(
+        &mut self,
+        setup: &Setup,
+        entry: &Entry,
+        line: usize,
+    ) -> Result<(), HistoryError> {
+        let Links { messages, last } = self;
         let bad = |problem: String| HistoryError { line, problem };
         if last.is_some_and(|t| entry.at < t) {
             let before = last.map_or(0, |t: crate::clock::Tick| t.0);
             return Err(bad(format!("`at`: time runs backwards ({} after {before})", entry.at.0)));
         }
-        last = Some(entry.at);
+        *last = Some(entry.at);
         let worker = |name: &str| {
             if setup.workers.iter().any(|w| w == name) {
                 Ok(())
@@ -72,14 +83,14 @@ pub(super) fn check(history: &History, lines: &[usize]) -> Result<(), HistoryErr
             }
         };
         let mut answer = |message: u64, wanted: &[Sent], what: &str, then: Option<Sent>| {
-            answer(&mut messages, message, wanted, then)
+            answer(messages, message, wanted, then)
                 .map_err(|()| bad(format!("`message`: {message} is not a {what} still on its way")))
         };
         match &entry.event {
             Event::LeaseGranted { worker: w, resource: r, message, .. } => {
                 worker(w)?;
                 resource("resource", r)?;
-                send(&mut messages, *message, Sent::Grant).map_err(bad)?;
+                send(messages, *message, Sent::Grant).map_err(bad)?;
             }
             Event::GrantReceived { worker: w, resource: r, message, .. } => {
                 worker(w)?;
@@ -104,7 +115,7 @@ pub(super) fn check(history: &History, lines: &[usize]) -> Result<(), HistoryErr
                 worker(w)?;
                 place(store, path, None)?;
                 resource("request.resource", request.resource.as_str())?;
-                send(&mut messages, *message, Sent::Write).map_err(bad)?;
+                send(messages, *message, Sent::Write).map_err(bad)?;
             }
             Event::CheckPassed { worker: w, message, store, path, data, request, .. } => {
                 worker(w)?;
@@ -127,7 +138,7 @@ pub(super) fn check(history: &History, lines: &[usize]) -> Result<(), HistoryErr
             Event::EffectSent { worker: w, message, resource: r, .. } => {
                 worker(w)?;
                 resource("resource", r)?;
-                send(&mut messages, *message, Sent::Effect).map_err(bad)?;
+                send(messages, *message, Sent::Effect).map_err(bad)?;
             }
             Event::EffectArrived { worker: w, message, .. } => {
                 worker(w)?;
@@ -155,8 +166,8 @@ pub(super) fn check(history: &History, lines: &[usize]) -> Result<(), HistoryErr
             // A stopped "worker" may be a part of the system that gave up (the network, a store).
             Event::WorkerStopped { .. } | Event::AuthorityRestarted { .. } => {}
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Takes the answer to `message`, which must be on its way as one of `wanted`; `then` is what it

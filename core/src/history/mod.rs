@@ -171,41 +171,86 @@ impl History {
         out
     }
 
-    /// Reads a history written by [`History::to_jsonl`]. Blank lines are skipped; any other line
-    /// that is not an entry is an error naming the line.
+    /// Reads a history written by [`History::to_jsonl`] (see [`JsonlParser`], which it feeds
+    /// line by line). An empty text is an error.
     pub fn from_jsonl(text: &str) -> Result<History, HistoryError> {
-        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-        let Some((n, first)) = lines.next() else {
-            return Err(HistoryError { line: 1, problem: "the file is empty".into() });
-        };
-        let head: Head = read(first).map_err(|problem| {
-            let problem = if first.contains("\"event\"") {
-                format!("the first line must be the header ({{\"fencelab_history\": {HISTORY_VERSION}, \"setup\": ...}}), not an event")
-            } else {
-                problem
-            };
-            HistoryError { line: n + 1, problem }
-        })?;
-        if head.fencelab_history != HISTORY_VERSION {
-            return Err(HistoryError {
-                line: n + 1,
-                problem: format!(
-                    "history format version {} is not supported (this build reads version {HISTORY_VERSION})",
-                    head.fencelab_history
-                ),
-            });
-        }
-        let mut lines_of = Vec::new();
+        let mut parser = JsonlParser::new();
         let mut entries = Vec::new();
-        for (n, line) in lines {
-            let entry =
-                read::<Entry>(line).map_err(|problem| HistoryError { line: n + 1, problem })?;
-            lines_of.push(n + 1);
-            entries.push(entry);
+        for line in text.lines() {
+            entries.extend(parser.line(line)?);
         }
-        let history = History { setup: head.setup, entries };
-        links::check(&history, &lines_of)?;
-        Ok(history)
+        let setup = parser
+            .into_setup()
+            .ok_or_else(|| HistoryError { line: 1, problem: "the file is empty".into() })?;
+        Ok(History { setup, entries })
+    }
+}
+
+/// Reads a history in JSON Lines one line at a time, so a caller can judge a history of any
+/// length as it reads it: the first line that is not blank must be the header, every other one
+/// an entry. Each entry is checked against the setup and the lines before it (names the setup
+/// lists, answers to messages sent, time forwards); what the parser keeps grows with the
+/// messages on their way, not with the history. The parser does no I/O: the caller hands it
+/// lines.
+#[derive(Debug, Clone, Default)]
+pub struct JsonlParser {
+    line: usize,
+    setup: Option<Setup>,
+    links: links::Links,
+}
+
+impl JsonlParser {
+    /// A parser at the start of a file.
+    pub fn new() -> JsonlParser {
+        JsonlParser::default()
+    }
+
+    /// The setup, once the header has been read.
+    pub fn setup(&self) -> Option<&Setup> {
+        self.setup.as_ref()
+    }
+
+    /// The setup, once the header has been read.
+    pub fn into_setup(self) -> Option<Setup> {
+        self.setup
+    }
+
+    /// How many lines have been fed so far.
+    pub fn lines(&self) -> usize {
+        self.line
+    }
+
+    /// Reads the next line: the entry it holds, or `None` for the header or a blank line.
+    pub fn line(&mut self, text: &str) -> Result<Option<Entry>, HistoryError> {
+        self.line += 1;
+        let line = self.line;
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        let Some(setup) = &self.setup else {
+            let head: Head = read(text).map_err(|problem| {
+                let problem = if text.contains("\"event\"") {
+                    format!("the first line must be the header ({{\"fencelab_history\": {HISTORY_VERSION}, \"setup\": ...}}), not an event")
+                } else {
+                    problem
+                };
+                HistoryError { line, problem }
+            })?;
+            if head.fencelab_history != HISTORY_VERSION {
+                return Err(HistoryError {
+                    line,
+                    problem: format!(
+                        "history format version {} is not supported (this build reads version {HISTORY_VERSION})",
+                        head.fencelab_history
+                    ),
+                });
+            }
+            self.setup = Some(head.setup);
+            return Ok(None);
+        };
+        let entry = read::<Entry>(text).map_err(|problem| HistoryError { line, problem })?;
+        self.links.check(setup, &entry, line)?;
+        Ok(Some(entry))
     }
 }
 
