@@ -15,6 +15,7 @@ use fencelab_core::{
 use std::process::ExitCode;
 
 mod audit;
+mod export;
 
 const RUN_EXIT_CODES: &str = "\
 Exit codes:
@@ -76,6 +77,17 @@ enum Command {
         /// Print the findings as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Write a run's history (a scenario played to its end) or a history file in another format.
+    Export {
+        /// A history file, a scenario file, or a built-in NAME or NAME/VARIANT.
+        source: String,
+        /// The variant of a built-in scenario.
+        #[arg(long)]
+        variant: Option<String>,
+        /// What to write.
+        #[arg(long, value_enum)]
+        to: export::To,
     },
     /// Run a scenario and print its transcript and verdict.
     #[command(after_help = RUN_EXIT_CODES)]
@@ -165,6 +177,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }),
         Command::Audit { files, json } => audit::audit(&files, json),
+        Command::Export { source, variant, to } => export::export(&source, variant.as_deref(), to),
         Command::Run { scenario, variant, format, memory_limit } => {
             load(&scenario, variant.as_deref()).and_then(|s| run(s, format, memory_limit))
         }
@@ -193,7 +206,7 @@ fn list() {
 }
 
 /// Resolves a file path or a built-in `NAME[/VARIANT]`.
-fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInput> {
+pub(crate) fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInput> {
     let path = std::path::Path::new(what);
     if path.is_file() || what.ends_with(".json") {
         let text = std::fs::read_to_string(path)

@@ -319,3 +319,24 @@ fn audit_judges_histories_as_it_reads_them_and_names_the_line() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("cannot read /no/such/history.jsonl"));
 }
+
+#[test]
+fn export_writes_a_run_or_a_history_file_as_mermaid_or_json_lines() {
+    let mermaid = fencelab(&["export", "paused-worker/broken", "--to", "mermaid"]);
+    assert_eq!(mermaid.status.code(), Some(0), "{}", stderr(&mermaid));
+    let text = stdout(&mermaid);
+    assert!(text.starts_with("sequenceDiagram\n    participant authority as lease authority"));
+    assert!(text.contains("Note over s0: broken: stale_write_accepted"), "{text}");
+
+    // A history file is read and judged as it is, then written out.
+    let jsonl = stdout(&fencelab(&["export", "paused-worker/broken", "--to", "jsonl"]));
+    let dir = std::env::temp_dir().join(format!("fencelab-cli-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("run.jsonl");
+    std::fs::write(&file, &jsonl).unwrap();
+    let again = fencelab(&["export", file.to_str().unwrap(), "--to", "mermaid"]);
+    let back = fencelab(&["export", file.to_str().unwrap(), "--to", "jsonl"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(stdout(&again), text);
+    assert_eq!(stdout(&back), jsonl);
+}

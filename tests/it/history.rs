@@ -208,3 +208,37 @@ fn the_simulator_alone_produces_the_recorded_history() {
         format!("the run has ended after {} steps: no event is left to run", entries.len())
     );
 }
+
+#[test]
+fn every_story_writes_a_mermaid_diagram_whose_messages_name_declared_participants() {
+    use fencelab_core::draw::mermaid;
+    for (label, scenario) in stories().into_iter().take(60) {
+        let mut engine = Engine::new(scenario).unwrap();
+        let verdict = engine.run().unwrap();
+        let text = mermaid(&engine.history(), &verdict.violations);
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("sequenceDiagram"), "{label}");
+        let mut declared = Vec::new();
+        let mut notes = 0;
+        for line in lines {
+            let line = line.strip_prefix("    ").unwrap_or_else(|| panic!("{label}: {line}"));
+            assert!(!line.contains(';') && !line.contains('#'), "{label}: {line}");
+            if let Some(rest) = line.strip_prefix("participant ") {
+                declared.push(rest.split(" as ").next().unwrap().to_string());
+            } else if let Some(rest) = line.strip_prefix("Note over ") {
+                let who = rest.split(':').next().unwrap();
+                assert!(declared.iter().any(|d| d == who), "{label}: {line}");
+                notes += usize::from(rest.contains(": broken: "));
+            } else {
+                let (arrow, _) = line.split_once(": ").unwrap_or_else(|| panic!("{label}: {line}"));
+                let (from, to) = arrow
+                    .split_once("-->>")
+                    .or_else(|| arrow.split_once("->>"))
+                    .unwrap_or_else(|| panic!("{label}: {line}"));
+                assert!(declared.iter().any(|d| d == from), "{label}: {line}");
+                assert!(declared.iter().any(|d| d == to), "{label}: {line}");
+            }
+        }
+        assert_eq!(notes, verdict.violations.len(), "{label}: one note per finding");
+    }
+}

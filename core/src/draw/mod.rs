@@ -2,6 +2,10 @@
 //! steps that create it. A front end draws what is visible at its current step and animates
 //! arrows in flight; it never needs to interpret events itself.
 
+mod mermaid;
+
+pub use mermaid::mermaid;
+
 use crate::check::invariant::{Place, Violation};
 use crate::clock::Tick;
 use crate::fence::generation::Generation;
