@@ -242,3 +242,70 @@ fn every_story_writes_a_mermaid_diagram_whose_messages_name_declared_participant
         assert_eq!(notes, verdict.violations.len(), "{label}: one note per finding");
     }
 }
+
+mod fuzz {
+    use super::*;
+    use fencelab_core::JsonlParser;
+    use proptest::prelude::*;
+
+    /// Feeds every line of `text` to a fresh parser. It must answer every line with an entry,
+    /// nothing, or an error naming that very line, and never panic.
+    fn feed(text: &str) -> Result<usize, String> {
+        let mut parser = JsonlParser::new();
+        let mut entries = 0;
+        for (n, line) in text.lines().enumerate() {
+            match parser.line(line) {
+                Ok(entry) => entries += usize::from(entry.is_some()),
+                Err(e) => {
+                    assert_eq!(e.line, n + 1, "{e}");
+                    assert!(!e.problem.is_empty());
+                    return Err(e.to_string());
+                }
+            }
+        }
+        Ok(entries)
+    }
+
+    fn history_lines() -> Vec<String> {
+        let scenario = library::scenario("idempotent-retry", None).unwrap();
+        let mut engine = Engine::new(scenario).unwrap();
+        engine.run().unwrap();
+        engine.history().to_jsonl().lines().map(str::to_string).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
+
+        /// Arbitrary bytes, read as text the way a reader of files does.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+            let _ = feed(&String::from_utf8_lossy(&bytes));
+        }
+
+        /// A real history with one line cut, doubled, swapped, truncated or given a new value in
+        /// one field: read whole, or refused at a line, never a panic.
+        #[test]
+        fn damaged_histories_are_read_or_refused_at_a_line(
+            pick in 0usize..1_000, how in 0u8..5, at in 0usize..400, value in any::<i64>()
+        ) {
+            let mut lines = history_lines();
+            let i = pick % lines.len();
+            match how {
+                0 => { lines.remove(i); }
+                1 => { let copy = lines[i].clone(); lines.insert(i, copy); }
+                2 => { let j = (i + 1) % lines.len(); lines.swap(i, j); }
+                3 => { let cut = at.min(lines[i].len()); lines[i].truncate(cut); }
+                _ => {
+                    // The first number at or after `at` becomes `value`.
+                    let line = &lines[i];
+                    let start = line[at.min(line.len())..].find(|c: char| c.is_ascii_digit()).map(|p| p + at.min(line.len()));
+                    if let Some(start) = start {
+                        let end = line[start..].find(|c: char| !c.is_ascii_digit()).map_or(line.len(), |e| start + e);
+                        lines[i] = format!("{}{value}{}", &line[..start], &line[end..]);
+                    }
+                }
+            }
+            let _ = feed(&lines.join("\n"));
+        }
+    }
+}
