@@ -308,7 +308,7 @@ fn audit_judges_histories_as_it_reads_them_and_names_the_line() {
     let bad = fencelab_with_stdin(&["audit", "-"], &lines.join("\n"));
     assert_eq!(bad.status.code(), Some(2));
     assert!(
-        stderr(&bad).starts_with("error: -: line 6: event: unknown variant `teleported`"),
+        stderr(&bad).starts_with("error: -: line 6: unknown variant `teleported`"),
         "{}",
         stderr(&bad)
     );

@@ -5,7 +5,9 @@
 
 use crate::history::event::Event;
 use crate::history::{Entry, HistoryError, Setup};
-use std::collections::BTreeMap;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, HashSet};
+use std::hash::BuildHasherDefault;
 
 /// What a message id was first used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +24,21 @@ enum Sent {
 pub(super) struct Links {
     messages: BTreeMap<u64, Sent>,
     last: Option<crate::clock::Tick>,
+    /// The setup's worker and resource names, for look-ups that do not walk the lists.
+    known: Option<(Names, Names)>,
+}
+
+/// A set of names. The hasher has fixed keys, so the core draws no random numbers.
+type Names = HashSet<String, BuildHasherDefault<DefaultHasher>>;
+
+/// A list of names for a message: the first few, and how many more.
+fn some_of(names: &[String]) -> String {
+    const SHOWN: usize = 8;
+    let mut text = names.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
 }
 
 impl Links {
@@ -32,7 +49,10 @@ impl Links {
         entry: &Entry,
         line: usize,
     ) -> Result<(), HistoryError> {
-        let Links { messages, last } = self;
+        let Links { messages, last, known } = self;
+        let (workers, resources) = known.get_or_insert_with(|| {
+            (setup.workers.iter().cloned().collect(), setup.resources.iter().cloned().collect())
+        });
         let bad = |problem: String| HistoryError { line, problem };
         if last.is_some_and(|t| entry.at < t) {
             let before = last.map_or(0, |t: crate::clock::Tick| t.0);
@@ -40,22 +60,22 @@ impl Links {
         }
         *last = Some(entry.at);
         let worker = |name: &str| {
-            if setup.workers.iter().any(|w| w == name) {
+            if workers.contains(name) {
                 Ok(())
             } else {
                 Err(bad(format!(
                     "`worker`: \"{name}\" is not one of the setup's workers ({})",
-                    setup.workers.join(", ")
+                    some_of(&setup.workers)
                 )))
             }
         };
         let resource = |field: &str, name: &str| {
-            if setup.resources.iter().any(|r| r == name) {
+            if resources.contains(name) {
                 Ok(())
             } else {
                 Err(bad(format!(
                     "`{field}`: \"{name}\" is not one of the setup's resources ({})",
-                    setup.resources.join(", ")
+                    some_of(&setup.resources)
                 )))
             }
         };

@@ -280,27 +280,17 @@ fn read<T: serde::de::DeserializeOwned>(line: &str) -> Result<T, String> {
 
 impl<'de> Deserialize<'de> for Entry {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Entry, D::Error> {
-        use serde::de::Error;
-        let mut fields = serde_json::Map::deserialize(deserializer)?;
-        let at = fields.remove("at").ok_or_else(|| D::Error::missing_field("at"))?;
-        let at = Tick::deserialize(at).map_err(|e| D::Error::custom(format!("at: {e}")))?;
-        let wall_ns = match fields.remove("wall_ns") {
-            None | Some(serde_json::Value::Null) => None,
-            Some(v) => {
-                Some(u64::deserialize(v).map_err(|e| D::Error::custom(format!("wall_ns: {e}")))?)
-            }
-        };
-        // The event's own fields, with the event's derived reader: unknown ones are refused.
-        let event =
-            serde_path_to_error::deserialize(serde_json::Value::Object(fields)).map_err(|e| {
-                let path = e.path().to_string();
-                let inner = e.into_inner();
-                if path.is_empty() || path == "." {
-                    D::Error::custom(inner)
-                } else {
-                    D::Error::custom(format_args!("{path}: {inner}"))
-                }
-            })?;
+        /// An entry as written: time apart, the event's own fields flattened beside it. The
+        /// event's reader refuses a field it does not have.
+        #[derive(Deserialize)]
+        struct Line {
+            at: Tick,
+            #[serde(default)]
+            wall_ns: Option<u64>,
+            #[serde(flatten)]
+            event: Event,
+        }
+        let Line { at, wall_ns, event } = Line::deserialize(deserializer)?;
         Ok(Entry { at, wall_ns, event })
     }
 }
