@@ -3,7 +3,7 @@
 use crate::{load, say, BadInput};
 use clap::ValueEnum;
 use fencelab_core::draw::mermaid;
-use fencelab_core::{Checker, Engine, History, Violation};
+use fencelab_core::{Checker, Engine, History};
 use std::process::ExitCode;
 
 /// What `export` writes.
@@ -23,7 +23,7 @@ pub fn export(source: &str, variant: Option<&str>, to: To) -> Result<ExitCode, B
         Some(Ok(text)) if text.trim_start().starts_with("{\"fencelab_history\"") => {
             let history =
                 History::from_jsonl(&text).map_err(|e| BadInput(format!("{source}: {e}")))?;
-            let violations = judge(&history);
+            let violations = Checker::judge(&history);
             (history, violations)
         }
         Some(Err(e)) => return Err(BadInput(format!("cannot read {source}: {e}"))),
@@ -40,17 +40,4 @@ pub fn export(source: &str, variant: Option<&str>, to: To) -> Result<ExitCode, B
         To::Mermaid => say!("{}", mermaid(&history, &violations).trim_end()),
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The checker's findings on a whole history.
-fn judge(history: &History) -> Vec<Violation> {
-    let mut checker = Checker::new(history.setup.clone());
-    let mut found = Vec::new();
-    for (step, entry) in history.entries.iter().enumerate() {
-        found.extend(checker.feed(step, entry).violations);
-    }
-    if let Some(last) = history.entries.len().checked_sub(1) {
-        found.extend(checker.finish(last));
-    }
-    found
 }

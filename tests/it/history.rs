@@ -23,16 +23,17 @@ fn stories() -> Vec<(String, Scenario)> {
     all
 }
 
-/// Feeds a whole history to a fresh checker.
+/// Feeds a whole history to a fresh checker, entry by entry, as `Checker::judge` does.
 fn check(history: &History) -> Vec<Violation> {
     let mut checker = Checker::new(history.setup.clone());
-    let mut found = Vec::new();
-    for (step, entry) in history.entries.iter().enumerate() {
-        found.extend(checker.feed(step, entry).violations);
-    }
-    if let Some(last) = history.entries.len().checked_sub(1) {
-        found.extend(checker.finish(last));
-    }
+    let mut found: Vec<Violation> = history
+        .entries
+        .iter()
+        .enumerate()
+        .flat_map(|(step, entry)| checker.feed(step, entry).violations)
+        .collect();
+    found.extend(history.entries.len().checked_sub(1).map_or_else(Vec::new, |l| checker.finish(l)));
+    assert_eq!(found, Checker::judge(history));
     found
 }
 

@@ -201,6 +201,19 @@ impl Checker {
         Checker { names: Arc::new(names), state }
     }
 
+    /// Judges a whole history: every entry in order, then its end.
+    pub fn judge(history: &crate::history::History) -> Vec<Violation> {
+        let mut checker = Checker::new(history.setup.clone());
+        let mut found = Vec::new();
+        for (step, entry) in history.entries.iter().enumerate() {
+            found.extend(checker.feed(step, entry).violations);
+        }
+        if let Some(last) = history.entries.len().checked_sub(1) {
+            found.extend(checker.finish(last));
+        }
+        found
+    }
+
     /// The setup it checks against.
     pub fn setup(&self) -> &Setup {
         &self.names.setup
