@@ -220,8 +220,10 @@ test('the diagram downloads as a standalone SVG that Chromium renders', async ()
   await page.close();
 });
 
-test('copy as Rust test gives a #[test] replaying the scenario and schedule', async () => {
+test('write as a Rust test gives a #[test] replaying the scenario and schedule', async () => {
   const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken');
+  // The button writes the test into the panel below; its own Copy button copies it.
+  assert.equal(await text(page, '#make-rust-test'), 'Write as a Rust test');
   await page.click('#make-rust-test');
   const code = await page.locator('#rust-test').inputValue();
   assert.match(code, /#\[test\]\nfn paused_worker_broken\(\)/);

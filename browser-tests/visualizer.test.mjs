@@ -116,6 +116,11 @@ test('the paused worker: step to the stale write, see it rejected with its reaso
   assert.match(await text(page, '[data-testid="rejections-panel"]'), /stale generation\s*1/);
   assert.match(await text(page, '[data-testid="violations-panel"]'), /all hold so far/);
   await shots(page, 'rejected-write', { dark: true, fullPage: true });
+  // At the end of the run nothing more can break, and the panel says so without "so far".
+  const ended = await openPage(env, '/#scenario=paused-worker&variant=fenced&step=20');
+  assert.equal(await text(ended.page, '[data-testid="violations-panel"] .ok-text'), 'all hold');
+  assert.deepEqual(ended.problems, []);
+  await ended.page.close();
   await shots(page, 'rejected-write-player', { phoneAt: '.player' });
 
   // Step back: the caption and the diagram go back; step forward: they come back.

@@ -168,7 +168,8 @@ pub fn panels(f: &Frame, announce: bool) -> Html {
                 // be announced.
                 <div aria-live={announce.then_some("polite")} aria-relevant={announce.then_some("additions")}>
                     if f.violations.is_empty() {
-                        <p class="ok-text">{ "all hold so far" }</p>
+                        // Once the run has ended nothing more can break: then they all hold.
+                        <p class="ok-text">{ if f.finished { "all hold" } else { "all hold so far" } }</p>
                     } else {
                         <ul class="violations">
                             { for f.violations.iter().map(|v| html! {

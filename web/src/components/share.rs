@@ -165,7 +165,7 @@ pub fn ShareExport(props: &ShareProps) -> Html {
                 <input id="import-json" class="sr-only" type="file" accept=".json,application/json" onchange={import} />
                 <label class="chip file-chip" for="import-json">{ "Import run (JSON)" }</label>
                 <button id="export-svg" type="button" class="chip" onclick={download_svg}>{ "Download diagram (SVG)" }</button>
-                <button id="make-rust-test" type="button" class="chip" onclick={make_test}>{ "Copy as Rust test" }</button>
+                <button id="make-rust-test" type="button" class="chip" onclick={make_test}>{ "Write as a Rust test" }</button>
             </div>
             <p id="share-status" class="share-status" role="status" aria-live="polite">{ (*status).clone() }</p>
             if let Some(text) = &*rust {
