@@ -14,7 +14,7 @@ fn full_run(name: &str, variant: &str) -> (Scenario, Engine) {
 #[test]
 fn the_paused_worker_diagram_shows_handoffs_the_pause_and_the_rejection() {
     let (_, engine) = full_run("paused-worker", "fenced");
-    let d = diagram(&engine.history(), engine.timeline_violations());
+    let d = diagram(&engine.history(), engine.violations());
     let lanes: Vec<(&str, LaneKind)> = d.lanes.iter().map(|l| (l.id.as_str(), l.kind)).collect();
     assert_eq!(
         lanes,
@@ -78,7 +78,7 @@ fn the_paused_worker_diagram_shows_handoffs_the_pause_and_the_rejection() {
 #[test]
 fn violations_are_marked_at_the_step_and_lane_that_broke_them() {
     let (_, engine) = full_run("secondary-path", "broken");
-    let d = diagram(&engine.history(), engine.timeline_violations());
+    let d = diagram(&engine.history(), engine.violations());
     let object = d.lanes.iter().position(|l| l.id == "store:storage/object").unwrap();
     let marks: Vec<_> = d
         .marks
@@ -99,7 +99,7 @@ fn violations_are_marked_at_the_step_and_lane_that_broke_them() {
 #[test]
 fn gateway_stories_get_gateway_and_partner_lanes() {
     let (_, engine) = full_run("payment-capture", "fenced");
-    let d = diagram(&engine.history(), engine.timeline_violations());
+    let d = diagram(&engine.history(), engine.violations());
     assert_eq!(
         d.lanes.last().map(|l| (l.kind, l.label.as_str())),
         Some((LaneKind::Partner, "payments"))
@@ -116,7 +116,7 @@ fn every_built_in_diagram_has_an_arrow_for_every_message_and_marks_on_real_lanes
     for scenario in library::all() {
         let mut engine = Engine::new(scenario.clone()).unwrap();
         engine.run().unwrap();
-        let d = diagram(&engine.history(), engine.timeline_violations());
+        let d = diagram(&engine.history(), engine.violations());
         for arrow in &d.arrows {
             assert!(arrow.from < d.lanes.len() && arrow.to < d.lanes.len());
             assert!(

@@ -7,6 +7,8 @@
 //!
 //! `FENCELAB_BLESS=1 cargo test -p fencelab-tests --test it history_equivalence` rewrites
 //! `it/golden/verdicts.txt` from the code under test; without it the test compares against it.
+//! `FENCELAB_DUMP=<label>` prints the text one label's digest is taken over, to compare a
+//! mismatch with the same text printed by an older build.
 
 use fencelab_core::format::model::*;
 use fencelab_core::stories::library;

@@ -32,7 +32,7 @@ use crate::fence::generation::Generation;
 use crate::fence::idempotency::WriteOutcome;
 use crate::fence::register::{WriteRejection, WriteRequest};
 use crate::history::event::{Event, TokenKind};
-use crate::history::{Entry, Setup};
+use crate::history::{place_name, Entry, Setup};
 use crate::maps::StringSet;
 use litemap::LiteMap;
 use std::collections::hash_map::DefaultHasher;
@@ -217,11 +217,6 @@ impl Checker {
     /// The setup it checks against.
     pub fn setup(&self) -> &Setup {
         &self.names.setup
-    }
-
-    /// The kinds broken so far.
-    pub fn broken(&self) -> impl Iterator<Item = InvariantKind> + '_ {
-        InvariantKind::ALL.into_iter().zip(self.state.broken).filter_map(|(k, b)| b.then_some(k))
     }
 
     pub(crate) fn state(&self) -> &CheckState {
@@ -518,11 +513,7 @@ impl Judge<'_> {
     }
 
     fn cell(&mut self, key: (usize, usize, usize)) -> &mut CellCheck {
-        let cells = &mut self.state().cells;
-        if cells.get(&key).is_none() {
-            cells.insert(key, Arc::default());
-        }
-        Arc::make_mut(cells.get_mut(&key).expect("inserted above"))
+        Arc::make_mut(self.state().cells.entry(key).or_default())
     }
 
     /// Records that a request under lease `epoch` reached the boundary of a cell, whatever the
@@ -709,9 +700,5 @@ fn store_place(store: &str, path: &str, data: &str, resource: &str) -> Place {
 
 /// How a store's data is named in a violation: "ledger in db", "ledger in db/cache".
 fn place_text(store: &str, path: &str, resource: &str) -> String {
-    if path == "primary" {
-        format!("{resource} in {store}")
-    } else {
-        format!("{resource} in {store}/{path}")
-    }
+    format!("{resource} in {}", place_name(store, path))
 }

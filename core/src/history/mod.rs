@@ -13,7 +13,6 @@ use crate::clock::Tick;
 use crate::format::model::{Enforcement, Scenario};
 use crate::history::event::Event;
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// The version of the history format this build writes and reads.
 pub const HISTORY_VERSION: u32 = 1;
@@ -154,11 +153,6 @@ pub struct HistoryError {
 }
 
 impl History {
-    /// An empty history of `setup`.
-    pub fn new(setup: Setup) -> History {
-        History { setup, entries: Vec::new() }
-    }
-
     /// The history as JSON Lines: a first line with the format version and the setup, then one
     /// line per entry.
     pub fn to_jsonl(&self) -> String {
@@ -303,8 +297,12 @@ fn push_line<T: Serialize>(out: &mut String, value: &T) {
     }
 }
 
-impl fmt::Display for History {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_jsonl())
+/// How a write path is named for readers: the store alone for its primary path ("db"), the
+/// store and the path otherwise ("db/cache").
+pub(crate) fn place_name(store: &str, path: &str) -> String {
+    if path == "primary" {
+        store.to_string()
+    } else {
+        format!("{store}/{path}")
     }
 }

@@ -7,6 +7,7 @@ use crate::fence::idempotency::WriteOutcome;
 use crate::fence::register::WriteRejection;
 use crate::format::model::Enforcement;
 use crate::history::event::{Event, TokenKind};
+use crate::history::place_name;
 
 impl Event {
     /// One or two sentences telling a learner what just happened and why it matters.
@@ -60,7 +61,7 @@ impl Event {
             }
             Event::ReadValue { worker, store, path, resource, value: v, revision } => format!(
                 "{worker} reads {resource} from {}: {} at revision {revision}.",
-                at_path(store, path),
+                place_name(store, path),
                 value(v)
             ),
             Event::LeaseChecked { worker, resource, local_time, valid_until, believes_valid: true } => format!(
@@ -73,13 +74,13 @@ impl Event {
                 "{worker} {} \"{}\" to {} with {} (operation {}{}). It arrives at {arrives_at}.",
                 if *retry { "re-sends the write" } else { "sends the write" },
                 request.value,
-                at_path(store, path),
+                place_name(store, path),
                 token_phrase(*token, request.generation),
                 request.operation,
                 request.expected_revision.map(|r| format!(", expecting revision {r}")).unwrap_or_default()
             ),
             Event::WriteArrived { worker, store, path, enforcement, request, outcome, value_after, highest_before, highest_after, misfenced, .. } => {
-                let place = at_path(store, path);
+                let place = place_name(store, path);
                 match outcome {
                     WriteOutcome::Applied(_) if *enforcement == Enforcement::Unfenced => format!(
                         "{place} applies {worker}'s write \"{}\" without looking at its token. The value is now {}.",
@@ -133,7 +134,7 @@ impl Event {
             }
             Event::CheckPassed { worker, store, path, request, highest_seen, writes_at, .. } => format!(
                 "{} reads the last generation it wrote ({}) and finds {worker}'s generation {} acceptable. It will write at {writes_at}, in a separate step.",
-                at_path(store, path),
+                place_name(store, path),
                 gen(*highest_seen),
                 request.generation
             ),
@@ -141,7 +142,7 @@ impl Event {
                 let overtaken = highest_before.filter(|h| *h > request.generation);
                 format!(
                     "{} writes {worker}'s \"{}\" (generation {}) without checking again.{}",
-                    at_path(store, path),
+                    place_name(store, path),
                     request.value,
                     request.generation,
                     overtaken.map_or_else(String::new, |h| format!(
@@ -205,14 +206,6 @@ fn gen(g: Option<Generation>) -> String {
 
 fn value(v: &Option<String>) -> String {
     v.as_deref().map_or_else(|| "nothing".to_string(), |v| format!("\"{v}\""))
-}
-
-fn at_path(store: &str, path: &str) -> String {
-    if path == "primary" {
-        store.to_string()
-    } else {
-        format!("{store}/{path}")
-    }
 }
 
 fn token_phrase(token: TokenKind, generation: Generation) -> String {

@@ -217,19 +217,9 @@ impl Engine {
         self.sim.scenario()
     }
 
-    /// The simulator that plays it.
-    pub fn simulator(&self) -> &Simulator {
-        &self.sim
-    }
-
     /// Everything a UI draws.
     pub fn state(&self) -> &SimState {
         &self.state
-    }
-
-    /// The checker, as it stands after the current position.
-    pub fn checker(&self) -> &Checker {
-        &self.checker
     }
 
     /// Every attempted write and effect up to the current position.
@@ -257,11 +247,6 @@ impl Engine {
     pub fn violations(&self) -> &[Violation] {
         let position = self.state.position;
         &self.violations[..self.violations.partition_point(|v| v.step < position)]
-    }
-
-    /// The invariants broken along the whole computed timeline, in step order.
-    pub fn timeline_violations(&self) -> &[Violation] {
-        &self.violations
     }
 
     /// The history up to the current position: what the checker judged and the diagram draws.
