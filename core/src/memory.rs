@@ -410,7 +410,7 @@ impl HeapSize for LogEntry {
 
 impl HeapSize for Violation {
     fn heap_bytes(&self) -> usize {
-        self.detail.heap_bytes() + self.place.heap_bytes()
+        self.detail.heap_bytes() + self.place.heap_bytes() + self.witness.heap_bytes()
     }
 }
 
@@ -500,6 +500,16 @@ impl HeapSize for Event {
                     + partner.heap_bytes()
                     + request.heap_bytes()
                     + dropped.heap_bytes()
+            }
+            Event::WriteUnknown { worker, store, path, data, request, .. } => {
+                worker.heap_bytes()
+                    + store.heap_bytes()
+                    + path.heap_bytes()
+                    + data.heap_bytes()
+                    + request.heap_bytes()
+            }
+            Event::EffectUnknown { worker, partner, request, .. } => {
+                worker.heap_bytes() + partner.heap_bytes() + request.heap_bytes()
             }
             Event::AuthorityRestarted { .. } => 0,
             Event::StoreRestarted { store, .. } => store.heap_bytes(),

@@ -270,6 +270,8 @@ impl Checker {
                 step: last,
                 detail,
                 place: Some(store_place(&store.name, data, data, resource)),
+                possible: false,
+                witness: Vec::new(),
             });
         }
         for v in &found {
@@ -353,7 +355,15 @@ impl Judge<'_> {
 
     fn violation(&mut self, invariant: InvariantKind, detail: String, place: Place) {
         let step = self.step;
-        self.out.violations.push(Violation { invariant, step, detail, place: Some(place) });
+        let (possible, witness) = (false, Vec::new());
+        self.out.violations.push(Violation {
+            invariant,
+            step,
+            detail,
+            place: Some(place),
+            possible,
+            witness,
+        });
     }
 
     fn event(&mut self, event: &Event) {

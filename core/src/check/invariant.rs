@@ -152,6 +152,15 @@ pub struct Violation {
     /// Where it happened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub place: Option<Place>,
+    /// Whether it depends on a write or an effect whose outcome nobody learned: it happened if
+    /// that outcome went one way. A finding that holds either way is certain.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub possible: bool,
+    /// The steps of the entries that prove it, in order, ending with [`step`](Self::step) or
+    /// before it: with the history's setup they form a history that shows the same finding on its
+    /// own. Empty when the checker ran without witnesses (the explorer's search).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witness: Vec<usize>,
 }
 
 /// Where in the system an invariant broke.

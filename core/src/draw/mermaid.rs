@@ -79,6 +79,12 @@ pub fn mermaid(history: &History, violations: &[Violation]) -> String {
                     text(&reason.to_string())
                 ),
             }),
+            Event::WriteUnknown { worker, store, .. } => {
+                Some(format!("{}--x{}: t={at} outcome unknown", id(store), id(worker)))
+            }
+            Event::EffectUnknown { worker, partner, .. } => {
+                Some(format!("{}--x{}: t={at} outcome unknown", id(partner), id(worker)))
+            }
             Event::AuthorityRestarted { counter_kept } => Some(format!(
                 "Note over authority: t={at} restarts{}",
                 if *counter_kept { "" } else { ", losing its counters" }
@@ -95,10 +101,12 @@ pub fn mermaid(history: &History, violations: &[Violation]) -> String {
         }
         for v in violations.iter().filter(|v| v.step == step) {
             let over = match &entry.event {
-                Event::WriteArrived { store, .. } | Event::WriteCommitted { store, .. } => {
-                    id(store)
+                Event::WriteArrived { store, .. }
+                | Event::WriteCommitted { store, .. }
+                | Event::WriteUnknown { store, .. } => id(store),
+                Event::EffectArrived { partner, .. } | Event::EffectUnknown { partner, .. } => {
+                    id(partner)
                 }
-                Event::EffectArrived { partner, .. } => id(partner),
                 _ => "authority".to_string(),
             };
             let _ = writeln!(

@@ -139,6 +139,8 @@ pub enum MarkKind {
     Delivered,
     /// The gateway dropped an effect.
     Dropped,
+    /// Nobody learned whether a write or an effect took effect.
+    Unknown,
     /// A worker read a value.
     Read,
     /// A worker checked its lease on its own clock.
@@ -420,6 +422,16 @@ impl Builder {
                 let label = format!("wrote gen {} unchecked", request.generation);
                 self.mark(step, self.store(store, path), at, MarkKind::Applied, label);
             }
+            Event::WriteUnknown { message, store, path, request, .. } => {
+                self.arrived(*message, step);
+                let label = format!("gen {}: outcome unknown", request.generation);
+                self.mark(step, self.store(store, path), at, MarkKind::Unknown, label);
+            }
+            Event::EffectUnknown { message, .. } => {
+                self.arrived(*message, step);
+                let gateway = self.lane("gateway");
+                self.mark(step, gateway, at, MarkKind::Unknown, "outcome unknown".into());
+            }
             Event::EffectSent { worker, message, request, token, arrives_at, retry, .. } => {
                 let (from, to) = (self.worker(worker), self.lane("gateway"));
                 let label = format!("{}{}", if *retry { "retry: " } else { "" }, request.effect);
@@ -537,8 +549,9 @@ fn event_lane(builder: &Builder, event: &Event) -> usize {
     match event {
         Event::WriteArrived { store, path, .. }
         | Event::CheckPassed { store, path, .. }
-        | Event::WriteCommitted { store, path, .. } => builder.store(store, path),
-        Event::EffectArrived { .. } => builder.lane("partner"),
+        | Event::WriteCommitted { store, path, .. }
+        | Event::WriteUnknown { store, path, .. } => builder.store(store, path),
+        Event::EffectArrived { .. } | Event::EffectUnknown { .. } => builder.lane("partner"),
         Event::LeaseGranted { .. }
         | Event::LeaseExpired { .. }
         | Event::AuthorityRestarted { .. } => builder.lane("authority"),

@@ -262,6 +262,23 @@ pub enum Event {
         /// The highest generation the store had just before, which may be newer than the request.
         highest_before: Option<Generation>,
     },
+    /// The writer never learned what became of its write (a timeout, a lost reply, a crash): the
+    /// store may or may not have applied it. Recorded histories have these (Jepsen's `info`); the
+    /// checker considers both outcomes and reports what depends on this one as possible.
+    WriteUnknown {
+        /// The sender.
+        worker: String,
+        /// The message.
+        message: u64,
+        /// The store.
+        store: String,
+        /// The write path.
+        path: String,
+        /// The data the path writes.
+        data: String,
+        /// The request.
+        request: WriteRequest,
+    },
     /// An effect left the worker towards the gateway.
     EffectSent {
         /// The sender.
@@ -293,6 +310,18 @@ pub enum Event {
         enforcement: Enforcement,
         /// Why it was dropped, or `None` if the partner got it.
         dropped: Option<DropReason>,
+    },
+    /// The sender never learned whether the gateway delivered its effect; the partner may or may
+    /// not have received it.
+    EffectUnknown {
+        /// The sender.
+        worker: String,
+        /// The message.
+        message: u64,
+        /// The partner.
+        partner: String,
+        /// The request.
+        request: EffectRequest,
     },
     /// The network slowed down for one worker's next messages.
     MessagesDelayed {
@@ -351,6 +380,8 @@ impl Event {
             | Event::WriteCommitted { worker, .. }
             | Event::EffectSent { worker, .. }
             | Event::EffectArrived { worker, .. }
+            | Event::WriteUnknown { worker, .. }
+            | Event::EffectUnknown { worker, .. }
             | Event::WorkerStopped { worker, .. }
             | Event::MessagesDelayed { worker, .. }
             | Event::PauseSkipped { worker, .. }

@@ -149,6 +149,16 @@ impl Links {
                 resource("request.resource", request.resource.as_str())?;
                 answer(*message, &[Sent::Write], "write", None)?;
             }
+            Event::WriteUnknown { worker: w, message, store, path, data, request } => {
+                worker(w)?;
+                place(store, path, Some(data))?;
+                resource("request.resource", request.resource.as_str())?;
+                answer(*message, &[Sent::Write, Sent::Checked], "write", None)?;
+            }
+            Event::EffectUnknown { worker: w, message, .. } => {
+                worker(w)?;
+                answer(*message, &[Sent::Effect], "effect", None)?;
+            }
             Event::WriteCommitted { worker: w, message, store, path, data, request, .. } => {
                 worker(w)?;
                 place(store, path, Some(data))?;

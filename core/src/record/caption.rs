@@ -171,6 +171,16 @@ impl Event {
                     String::new()
                 }
             ),
+            Event::WriteUnknown { worker, store, path, request, .. } => format!(
+                "{worker} never learns what became of its write \"{}\" (generation {}) to {}: it may have been applied or not. The checker weighs both.",
+                request.value,
+                request.generation,
+                place_name(store, path)
+            ),
+            Event::EffectUnknown { worker, partner, request, .. } => format!(
+                "{worker} never learns whether {partner} received {}: it may have happened or not. The checker weighs both.",
+                request.effect
+            ),
             Event::PauseIgnored { worker, ticks } => format!(
                 "A {ticks}-tick pause hits {worker}, which has already stopped: nothing changes."
             ),

@@ -207,7 +207,7 @@ const fn entry(group: &'static str, kind: &'static str, text: &'static str) -> L
 /// Everything the diagram can draw, in the order the legend lists it: messages and their
 /// tokens, periods, then marks roughly in the order a story meets them. A lease token needs no
 /// entry of its own: the messages' entries show it.
-pub const LEGEND: [LegendEntry; 25] = [
+pub const LEGEND: [LegendEntry; 26] = [
     entry("arrow", "grant", "lease grant with its generation"),
     entry("arrow", "write", "write with its generation"),
     entry("arrow", "effect", "side effect with its generation"),
@@ -230,6 +230,7 @@ pub const LEGEND: [LegendEntry; 25] = [
     entry("mark", "replayed", "retry answered from the stored result"),
     entry("mark", "delivered", "effect passed on / received"),
     entry("mark", "dropped", "effect dropped"),
+    entry("mark", "unknown", "outcome never learned: it may or may not have happened"),
     entry("mark", "restarted", "restart"),
     entry("mark", "stopped", "worker stopped"),
     entry("mark", "violation", "invariant broken"),
