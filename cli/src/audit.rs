@@ -1,17 +1,28 @@
 //! `fencelab audit`: judges histories (JSON Lines) with the core's checker as it reads them, line
-//! by line, so a history of any length is judged in one pass.
+//! by line, so a history of any length is judged in one pass and in memory that grows with the
+//! leases and messages open at once, not with the history.
 
 use crate::{say, BadInput};
-use fencelab_core::{Checker, JsonlParser, Violation};
-use std::io::{BufRead, BufReader, Read};
+use fencelab_core::{Checker, Entry, JsonlParser, Violation};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, IsTerminal, Read};
+use std::path::Path;
 use std::process::ExitCode;
 
 /// The longest line read; a longer one is bad input rather than a reason to run out of memory.
 const MAX_LINE: u64 = 16 * 1024 * 1024;
 
-/// A finding, with the line of the entry that showed it.
+/// Files smaller than this get no progress bar: they are read before one would show.
+const PROGRESS_FROM: u64 = 64 * 1024 * 1024;
+
+/// The exit code when the only findings depend on outcomes nobody learned.
+const INCONCLUSIVE: u8 = 3;
+
+/// A finding, with the line of the entry that showed it and the lines of its witness.
 struct Finding {
     line: usize,
+    witness_lines: Vec<usize>,
     violation: Violation,
 }
 
@@ -22,42 +33,55 @@ struct Audited {
     findings: Vec<Finding>,
 }
 
-/// Audits every file (`-` is standard input): exit 0 when none shows a finding, 1 when one does.
-pub fn audit(files: &[String], json: bool) -> Result<ExitCode, BadInput> {
+/// Where entries sit in a file: entry `step` is on line `step + 2` (after the header) unless
+/// blank lines came before it, so only the steps after which the gap grew are kept.
+#[derive(Default)]
+struct LineMap {
+    /// (first step, line of that step) at each point where the gap changed.
+    jumps: Vec<(usize, usize)>,
+}
+
+impl LineMap {
+    fn record(&mut self, step: usize, line: usize) {
+        if self.line(step) != line {
+            self.jumps.push((step, line));
+        }
+    }
+
+    fn line(&self, step: usize) -> usize {
+        let at = self.jumps.partition_point(|(s, _)| *s <= step);
+        match at.checked_sub(1).map(|i| self.jumps[i]) {
+            Some((first, line)) => line + (step - first),
+            None => step + 2,
+        }
+    }
+}
+
+/// Audits every file (`-` is standard input): exit 0 when none shows a finding, 1 when one shows
+/// a certain finding, 3 when the only findings depend on outcomes nobody learned. With
+/// `witnesses`, each finding's witness is written there as a history of its own.
+pub fn audit(files: &[String], json: bool, witnesses: Option<&Path>) -> Result<ExitCode, BadInput> {
     let mut audited = Vec::new();
     for file in files {
-        let input: Box<dyn Read> = if file == "-" {
-            Box::new(std::io::stdin().lock())
+        let (input, size): (Box<dyn Read>, u64) = if file == "-" {
+            (Box::new(std::io::stdin().lock()), 0)
         } else {
             let opened = std::fs::File::open(file)
                 .map_err(|e| BadInput(format!("cannot read {file}: {e}")))?;
-            Box::new(opened)
+            let size = opened.metadata().map(|m| m.len()).unwrap_or(0);
+            (Box::new(opened), size)
         };
-        audited.push(audit_one(file, BufReader::new(input))?);
+        let result = audit_one(file, BufReader::new(Progress::new(input, size)))?;
+        if let Some(dir) = witnesses {
+            write_witnesses(file, &result, dir)?;
+        }
+        audited.push(result);
     }
-    let found = audited.iter().any(|a| !a.findings.is_empty());
+    let all = || audited.iter().flat_map(|a| &a.findings);
+    let certain = all().any(|f| !f.violation.possible);
+    let possible = all().any(|f| f.violation.possible);
     if json {
-        let files: Vec<_> = audited
-            .iter()
-            .map(|a| {
-                let findings: Vec<_> = a
-                    .findings
-                    .iter()
-                    .map(|f| {
-                        serde_json::json!({
-                            "line": f.line,
-                            "step": f.violation.step,
-                            "invariant": f.violation.invariant,
-                            "detail": f.violation.detail,
-                            "place": f.violation.place,
-                        })
-                    })
-                    .collect();
-                serde_json::json!({ "file": a.file, "events": a.events, "findings": findings })
-            })
-            .collect();
-        let report = serde_json::json!({ "clean": !found, "files": files });
-        say!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+        say!("{}", serde_json::to_string_pretty(&report(&audited)).unwrap_or_default());
     } else {
         for a in &audited {
             let n = a.findings.len();
@@ -65,39 +89,74 @@ pub fn audit(files: &[String], json: bool) -> Result<ExitCode, BadInput> {
             say!("{}: {} events, {findings}", a.file, a.events);
             for f in &a.findings {
                 let v = &f.violation;
-                say!("  line {} (step {}): {}: {}", f.line, v.step + 1, v.invariant, v.detail);
+                let maybe =
+                    if v.possible { " (possible: depends on an unknown outcome)" } else { "" };
+                say!(
+                    "  line {} (step {}): {}{maybe}: {}",
+                    f.line,
+                    v.step + 1,
+                    v.invariant,
+                    v.detail
+                );
+                let lines: Vec<String> = f.witness_lines.iter().map(usize::to_string).collect();
+                say!("    witness: lines {}", lines.join(", "));
             }
         }
     }
-    Ok(if found { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if certain {
+        ExitCode::FAILURE
+    } else if possible {
+        ExitCode::from(INCONCLUSIVE)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn report(audited: &[Audited]) -> serde_json::Value {
+    let files: Vec<_> = audited
+        .iter()
+        .map(|a| {
+            let findings: Vec<_> = a
+                .findings
+                .iter()
+                .map(|f| {
+                    let v = &f.violation;
+                    serde_json::json!({
+                        "line": f.line,
+                        "step": v.step,
+                        "invariant": v.invariant,
+                        "detail": v.detail,
+                        "place": v.place,
+                        "possible": v.possible,
+                        "witness_steps": v.witness,
+                        "witness_lines": f.witness_lines,
+                    })
+                })
+                .collect();
+            serde_json::json!({ "file": a.file, "events": a.events, "findings": findings })
+        })
+        .collect();
+    let findings = || audited.iter().flat_map(|a| &a.findings);
+    serde_json::json!({
+        "clean": findings().next().is_none(),
+        "certain": findings().filter(|f| !f.violation.possible).count(),
+        "possible": findings().filter(|f| f.violation.possible).count(),
+        "files": files,
+    })
 }
 
 /// Reads and judges one history.
 fn audit_one(file: &str, mut input: impl BufRead) -> Result<Audited, BadInput> {
     let mut parser = JsonlParser::new();
     let mut checker: Option<Checker> = None;
-    let (mut events, mut findings, mut last_line) = (0, Vec::new(), 0);
+    let (mut events, mut found, mut last_line) = (0, Vec::new(), 0);
+    let mut lines = LineMap::default();
     let mut buffer = String::new();
-    loop {
-        buffer.clear();
-        let line = parser.lines() + 1;
-        let read = (&mut input)
-            .take(MAX_LINE + 1)
-            .read_line(&mut buffer)
-            .map_err(|e| BadInput(format!("{file}: line {line}: {e}")))?;
-        if read == 0 {
-            break;
-        }
-        if buffer.len() as u64 > MAX_LINE {
-            return Err(BadInput(format!("{file}: line {line} is longer than {MAX_LINE} bytes")));
-        }
-        let text = buffer.trim_end_matches(['\n', '\r']);
-        let entry = parser.line(text).map_err(|e| BadInput(format!("{file}: {e}")))?;
-        let Some(entry) = entry else { continue };
+    while let Some((line, entry)) = next_entry(file, &mut input, &mut parser, &mut buffer)? {
         let checker = checker
             .get_or_insert_with(|| Checker::new(parser.setup().cloned().unwrap_or_default()));
-        let judged = checker.feed(events, &entry);
-        findings.extend(judged.violations.into_iter().map(|violation| Finding { line, violation }));
+        lines.record(events, line);
+        found.extend(checker.feed(events, &entry).violations.into_iter().map(|v| (line, v)));
         events += 1;
         last_line = line;
     }
@@ -107,8 +166,120 @@ fn audit_one(file: &str, mut input: impl BufRead) -> Result<Audited, BadInput> {
         )));
     }
     if let (Some(checker), Some(last)) = (checker.as_mut(), events.checked_sub(1)) {
-        let end = checker.finish(last);
-        findings.extend(end.into_iter().map(|violation| Finding { line: last_line, violation }));
+        found.extend(checker.finish(last).into_iter().map(|v| (last_line, v)));
     }
+    let findings = found
+        .into_iter()
+        .map(|(line, violation)| {
+            let witness_lines = violation.witness.iter().map(|s| lines.line(*s)).collect();
+            Finding { line, witness_lines, violation }
+        })
+        .collect();
     Ok(Audited { file: file.to_string(), events, findings })
+}
+
+/// The next entry of a history and its line, or `None` at the end of the input.
+fn next_entry(
+    file: &str,
+    input: &mut impl BufRead,
+    parser: &mut JsonlParser,
+    buffer: &mut String,
+) -> Result<Option<(usize, Entry)>, BadInput> {
+    loop {
+        buffer.clear();
+        let line = parser.lines() + 1;
+        let read = input
+            .take(MAX_LINE + 1)
+            .read_line(buffer)
+            .map_err(|e| BadInput(format!("{file}: line {line}: {e}")))?;
+        if read == 0 {
+            return Ok(None);
+        }
+        if buffer.len() as u64 > MAX_LINE {
+            return Err(BadInput(format!("{file}: line {line} is longer than {MAX_LINE} bytes")));
+        }
+        let text = buffer.trim_end_matches(['\n', '\r']);
+        if let Some(entry) = parser.line(text).map_err(|e| BadInput(format!("{file}: {e}")))? {
+            return Ok(Some((line, entry)));
+        }
+    }
+}
+
+/// Writes each finding's witness as a history file in `dir`, picking its entries out of the
+/// file in a second reading (standard input cannot be read twice).
+fn write_witnesses(file: &str, audited: &Audited, dir: &Path) -> Result<(), BadInput> {
+    if audited.findings.is_empty() {
+        return Ok(());
+    }
+    if file == "-" {
+        return Err(BadInput(
+            "--witnesses needs history files: standard input cannot be read a second time".into(),
+        ));
+    }
+    let wanted: BTreeSet<usize> =
+        audited.findings.iter().flat_map(|f| f.violation.witness.iter().copied()).collect();
+    let opened =
+        std::fs::File::open(file).map_err(|e| BadInput(format!("cannot read {file}: {e}")))?;
+    let mut input = BufReader::new(opened);
+    let (mut parser, mut buffer, mut step) = (JsonlParser::new(), String::new(), 0);
+    let mut entries = BTreeMap::new();
+    while let Some((_, entry)) = next_entry(file, &mut input, &mut parser, &mut buffer)? {
+        if wanted.contains(&step) {
+            entries.insert(step, entry);
+        }
+        step += 1;
+    }
+    let setup = parser.into_setup().unwrap_or_default();
+    std::fs::create_dir_all(dir)
+        .map_err(|e| BadInput(format!("cannot create {}: {e}", dir.display())))?;
+    let stem = Path::new(file).file_stem().and_then(|s| s.to_str()).unwrap_or("history");
+    for (n, finding) in audited.findings.iter().enumerate() {
+        let v = &finding.violation;
+        let history = fencelab_core::History {
+            setup: setup.clone(),
+            entries: v.witness.iter().filter_map(|s| entries.get(s).cloned()).collect(),
+        };
+        let path = dir.join(format!("{stem}-{}-{}.jsonl", n + 1, v.invariant));
+        std::fs::write(&path, history.to_jsonl())
+            .map_err(|e| BadInput(format!("cannot write {}: {e}", path.display())))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// A reader that shows how far it has read on a progress bar, when the file is large and
+/// standard error is a terminal.
+struct Progress<R> {
+    inner: R,
+    bar: Option<ProgressBar>,
+}
+
+impl<R: Read> Progress<R> {
+    fn new(inner: R, size: u64) -> Progress<R> {
+        let show = size >= PROGRESS_FROM && std::io::stderr().is_terminal();
+        let bar = show.then(|| {
+            let bar = ProgressBar::new(size);
+            let style = ProgressStyle::with_template(
+                "{bar:40} {bytes}/{total_bytes} ({bytes_per_sec}, {eta} left)",
+            );
+            if let Ok(style) = style {
+                bar.set_style(style);
+            }
+            bar
+        });
+        Progress { inner, bar }
+    }
+}
+
+impl<R: Read> Read for Progress<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(bar) = &self.bar {
+            bar.inc(n as u64);
+            if n == 0 {
+                bar.finish_and_clear();
+            }
+        }
+        Ok(n)
+    }
 }

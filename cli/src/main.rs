@@ -37,8 +37,10 @@ Exit codes:
 const AUDIT_EXIT_CODES: &str = "\
 Exit codes:
   0  no history shows a finding
-  1  a history shows one (each printed with its line, its step and what it proves)
-  2  bad input: an unreadable file, or a line that is not a history's (named with its line)";
+  1  a history shows a certain one (each printed with its line, its step, what it proves and
+     the lines of its witness)
+  2  bad input: an unreadable file, or a line that is not a history's (named with its line)
+  3  inconclusive: every finding depends on a write or effect whose outcome nobody learned";
 
 /// The exit code for a run or a search that a limit cut short.
 const CUT_SHORT: u8 = 3;
@@ -77,6 +79,10 @@ enum Command {
         /// Print the findings as JSON.
         #[arg(long)]
         json: bool,
+        /// Write each finding's witness (the few entries that prove it) to this folder as a
+        /// history of its own, to draw or replay.
+        #[arg(long, value_name = "DIR")]
+        witnesses: Option<std::path::PathBuf>,
     },
     /// Write a run's history (a scenario played to its end) or a history file in another format.
     Export {
@@ -176,7 +182,9 @@ fn main() -> ExitCode {
             say!("{}", s.to_json());
             ExitCode::SUCCESS
         }),
-        Command::Audit { files, json } => audit::audit(&files, json),
+        Command::Audit { files, json, witnesses } => {
+            audit::audit(&files, json, witnesses.as_deref())
+        }
         Command::Export { source, variant, to } => export::export(&source, variant.as_deref(), to),
         Command::Run { scenario, variant, format, memory_limit } => {
             load(&scenario, variant.as_deref()).and_then(|s| run(s, format, memory_limit))

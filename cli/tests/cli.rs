@@ -340,3 +340,45 @@ fn export_writes_a_run_or_a_history_file_as_mermaid_or_json_lines() {
     assert_eq!(stdout(&again), text);
     assert_eq!(stdout(&back), jsonl);
 }
+
+#[test]
+fn audit_writes_each_finding_s_witness_as_a_history_that_shows_it_again() {
+    let broken = stdout(&fencelab(&["run", "paused-worker/broken", "--format", "jsonl"]));
+    let dir = std::env::temp_dir().join(format!("fencelab-witness-{}", std::process::id()));
+    let file = dir.join("broken.jsonl");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&file, &broken).unwrap();
+    let out = dir.join("witnesses");
+    let found = fencelab(&["audit", file.to_str().unwrap(), "--witnesses", out.to_str().unwrap()]);
+    assert_eq!(found.status.code(), Some(1), "{}", stderr(&found));
+    assert!(stdout(&found).contains("    witness: lines 2, 3, 11, 12, 14, 16, 18, 20"));
+    let witness = out.join("broken-1-stale_write_accepted.jsonl");
+    let again = fencelab(&["audit", witness.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(1));
+    let text = stdout(&again);
+    assert!(text.contains(": 8 events,") && text.contains("stale_write_accepted"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn audit_is_inconclusive_when_every_finding_depends_on_an_unknown_outcome() {
+    let broken = stdout(&fencelab(&["run", "paused-worker/broken", "--format", "jsonl"]));
+    // A's late write (line 20) never answered: nobody knows whether db applied it.
+    let mut lines: Vec<String> = broken.lines().map(String::from).collect();
+    let late: serde_json::Value = serde_json::from_str(&lines[19]).unwrap();
+    assert_eq!(late["event"], "write_arrived");
+    let mut unknown = serde_json::Map::new();
+    for key in ["at", "worker", "message", "store", "path", "data", "request"] {
+        unknown.insert(key.into(), late[key].clone());
+    }
+    unknown.insert("event".into(), "write_unknown".into());
+    lines[19] = serde_json::Value::Object(unknown).to_string();
+    let maybe = fencelab_with_stdin(&["audit", "-", "--json"], &lines.join("\n"));
+    assert_eq!(maybe.status.code(), Some(3), "{}", stderr(&maybe));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&maybe)).unwrap();
+    assert_eq!(report["certain"], 0);
+    let first = &report["files"][0]["findings"][0];
+    assert_eq!(first["invariant"], "stale_write_accepted");
+    assert_eq!(first["possible"], true);
+    assert_eq!(first["line"], 20);
+}

@@ -16,7 +16,9 @@
 //! put a derive on every model type and a proc-macro in the page's build.
 
 use crate::check::invariant::{Place, Violation};
-use crate::check::{CellCheck, CheckState, Checker, Sender, Sent};
+use crate::check::{
+    CellCheck, CheckState, Checker, Done, Live, Reached, Recent, Sender, Sent, Steps,
+};
 use crate::fence::authority::LeaseAuthority;
 use crate::fence::gateway::{Delivery, DropReason, Effect, EffectRequest, SideEffectGateway};
 use crate::fence::generation::TokenError;
@@ -240,6 +242,10 @@ no_heap!(
     AgendaKey,
     Pending,
     Sent,
+    Steps,
+    Reached,
+    Live,
+    Done,
 );
 
 impl HeapSize for String {
@@ -767,19 +773,32 @@ impl HeapSize for crate::maps::StringSet {
     }
 }
 
+impl<V: HeapSize> HeapSize for Recent<V> {
+    fn heap_bytes(&self) -> usize {
+        // Each id is held twice: in the map and in the order it was seen.
+        self.seen.heap_bytes()
+            + self.order().iter().map(|op| op.heap_bytes()).sum::<usize>()
+            + buffer::<String>(self.order().capacity())
+    }
+}
+
 impl HeapSize for CellCheck {
     fn heap_bytes(&self) -> usize {
         // Naming every field makes a new one a compile error here rather than a silent gap.
         let CellCheck {
             max_presented,
+            maybe_presented,
             last,
+            maybe_last,
             applied_ops,
             max_attempted,
             last_seq,
             highest_token: _,
         } = self;
         max_presented.heap_bytes()
+            + maybe_presented.heap_bytes()
             + last.heap_bytes()
+            + maybe_last.heap_bytes()
             + applied_ops.heap_bytes()
             + max_attempted.heap_bytes()
             + last_seq.heap_bytes()
@@ -801,20 +820,25 @@ impl Checker {
             epochs,
             max_issued,
             live,
+            live_why,
             grants,
             held,
+            let_go,
             senders,
             messages,
             cells,
             partner_ops,
             effect_presented,
+            effect_maybe,
             broken: _,
         } = self.state();
         epochs.heap_bytes()
             + max_issued.heap_bytes()
             + live.heap_bytes()
+            + live_why.heap_bytes()
             + grants.heap_bytes()
             + held.heap_bytes()
+            + let_go.0.heap_bytes()
             + buffer::<Arc<Sender>>(senders.len())
             + senders
                 .iter()
@@ -829,6 +853,7 @@ impl Checker {
             + shared_map(cells, base.map(|b| &b.state().cells))
             + partner_ops.heap_bytes()
             + effect_presented.heap_bytes()
+            + effect_maybe.heap_bytes()
     }
 }
 

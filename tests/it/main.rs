@@ -1,6 +1,7 @@
 //! Integration tests: fencelab-core used the way a user's own test suite would use it.
 //! One binary, one module per area, as in once_cell's `tests/it`.
 
+mod audit;
 mod authority;
 mod diagram;
 // Generated code, checked against its generator by `export::emitted_tests_are_what_the_emitter_produces_today`.

@@ -105,7 +105,13 @@ const PINNED: &[Pinned] = &[
     (
         "wall-clock-tokens",
         "broken",
-        &[(StaleWriteAccepted, 15), (WriteOutsideLease, 15), (FinalValueNotFromLatestOwner, 16)],
+        &[
+            (TokenNeverIssued, 4),
+            (StaleWriteAccepted, 15),
+            (WriteOutsideLease, 15),
+            (TokenNeverIssued, 15),
+            (FinalValueNotFromLatestOwner, 16),
+        ],
         &[(StaleGeneration, 1)],
         17,
     ),
@@ -129,7 +135,12 @@ const PINNED: &[Pinned] = &[
     (
         "forged-token",
         "unauthenticated",
-        &[(StaleWriteAccepted, 7), (WriteOutsideLease, 7), (FinalValueNotFromLatestOwner, 11)],
+        &[
+            (StaleWriteAccepted, 7),
+            (WriteOutsideLease, 7),
+            (TokenNeverIssued, 7),
+            (FinalValueNotFromLatestOwner, 11),
+        ],
         &[(StaleGeneration, 1)],
         12,
     ),

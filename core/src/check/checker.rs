@@ -33,7 +33,6 @@ use crate::fence::idempotency::WriteOutcome;
 use crate::fence::register::{WriteRejection, WriteRequest};
 use crate::history::event::{Event, TokenKind};
 use crate::history::{place_name, Entry, Setup};
-use crate::maps::StringSet;
 use litemap::LiteMap;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap};
@@ -117,6 +116,114 @@ impl Names {
     }
 }
 
+/// Steps of the entries that taught the checker a fact, kept beside the fact so that a finding
+/// can name the few entries that prove it. Two states that know the same facts are the same
+/// state whatever steps taught them, so steps never take part in comparing or hashing (the
+/// explorer tells states apart by what they know).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Steps {
+    at: [u32; STEPS_KEPT],
+    len: u8,
+}
+
+/// The most steps one fact needs: a lease's grant and receipt, a request's first send and
+/// this send, its check, and what ended the lease it was sent under (up to three entries).
+const STEPS_KEPT: usize = 10;
+
+impl PartialEq for Steps {
+    fn eq(&self, _: &Steps) -> bool {
+        true
+    }
+}
+
+impl Eq for Steps {}
+
+impl std::hash::Hash for Steps {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl Steps {
+    fn one(step: usize) -> Steps {
+        Steps::default().with(step)
+    }
+
+    /// These steps and `step`.
+    fn with(mut self, step: usize) -> Steps {
+        let step = u32::try_from(step).unwrap_or(u32::MAX);
+        if !self.iter().any(|s| s == step as usize) && usize::from(self.len) < STEPS_KEPT {
+            self.at[usize::from(self.len)] = step;
+            self.len += 1;
+        }
+        self
+    }
+
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.at[..usize::from(self.len)].iter().map(|s| *s as usize)
+    }
+}
+
+/// Operation ids seen at one place, each with what the checker learnt there. The oldest are
+/// forgotten beyond [`OPS_REMEMBERED`], so a history of any length is judged in bounded memory,
+/// as a store forgets its oldest replay records.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Recent<V> {
+    pub seen: BTreeMap<String, V>,
+    /// The ids in the order they were first seen. Bookkeeping only: it does not change what the
+    /// checker knows, so it does not tell states apart.
+    order: Untracked<std::collections::VecDeque<String>>,
+}
+
+/// How many operation ids the checker remembers per store data, partner workflow and worker.
+pub const OPS_REMEMBERED: usize = 1 << 16;
+
+impl<V> Default for Recent<V> {
+    fn default() -> Recent<V> {
+        Recent { seen: BTreeMap::new(), order: Untracked::default() }
+    }
+}
+
+impl<V> Recent<V> {
+    /// The ids, oldest first.
+    pub(crate) fn order(&self) -> &std::collections::VecDeque<String> {
+        &self.order.0
+    }
+
+    fn get(&self, op: &str) -> Option<&V> {
+        self.seen.get(op)
+    }
+
+    fn get_mut(&mut self, op: &str) -> Option<&mut V> {
+        self.seen.get_mut(op)
+    }
+
+    /// Remembers `op` (which must not be remembered yet), forgetting the oldest beyond the cap.
+    fn insert(&mut self, op: &str, value: V) {
+        self.seen.insert(op.to_string(), value);
+        self.order.0.push_back(op.to_string());
+        if self.order.0.len() > OPS_REMEMBERED {
+            if let Some(oldest) = self.order.0.pop_front() {
+                self.seen.remove(&oldest);
+            }
+        }
+    }
+}
+
+/// A value that takes no part in comparing or hashing its owner.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Untracked<T>(pub T);
+
+impl<T> PartialEq for Untracked<T> {
+    fn eq(&self, _: &Untracked<T>) -> bool {
+        true
+    }
+}
+
+impl<T> Eq for Untracked<T> {}
+
+impl<T> std::hash::Hash for Untracked<T> {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
 /// What a request carried that only the checker knows: the true order of the lease behind it
 /// (its grant count, 0 for none), whether that lease was valid when it was sent, its place in
 /// its sender's order of requests, and where its token came from.
@@ -126,6 +233,36 @@ pub(crate) struct Sent {
     pub valid: bool,
     pub seq: u64,
     pub token: TokenKind,
+    /// The resource whose lease backs it.
+    pub resource: usize,
+    /// The lease's grant and receipt, the request's first send and this send.
+    pub steps: Steps,
+    /// What had ended its lease when it was sent, if it had ended.
+    pub ended: Steps,
+}
+
+/// A request that reached a boundary: its lease epoch, its sender, and the steps that show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Reached {
+    pub epoch: u64,
+    pub worker: usize,
+    pub steps: Steps,
+}
+
+/// The lease the authority honours for a resource, by its own record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Live {
+    pub epoch: u64,
+    pub until: Tick,
+    pub holder: usize,
+    pub generation: Generation,
+}
+
+/// An operation that took effect at a place, and whether it surely did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Done {
+    pub steps: Steps,
+    pub certain: bool,
 }
 
 /// The checker's ghost state, derived from the events seen so far. Workers, resources, stores
@@ -134,15 +271,21 @@ pub(crate) struct Sent {
 pub(crate) struct CheckState {
     /// Grants so far, per resource.
     pub epochs: Vec<u64>,
-    /// The highest generation ever issued, per resource, across restarts.
-    pub max_issued: Vec<Option<Generation>>,
-    /// The lease the authority currently honours, per resource: (epoch, valid until).
-    pub live: Vec<Option<(u64, Tick)>>,
-    /// Grants on their way, by message: their epochs.
-    pub grants: BTreeMap<u64, u64>,
-    /// The lease each worker believes it holds, per (worker, resource): its epoch. A B-tree,
-    /// as it grows with the workers (thousands in a large run).
-    pub held: BTreeMap<(usize, usize), u64>,
+    /// The highest generation ever issued, per resource, across restarts, and its grant.
+    pub max_issued: Vec<Option<(Generation, Steps)>>,
+    /// The lease the authority currently honours, per resource.
+    pub live: Vec<Option<Live>>,
+    /// Per resource: the entries that made `live` what it is (a grant and a renewal, or what
+    /// ended the lease).
+    pub live_why: Vec<Steps>,
+    /// Grants on their way, by message: their epochs and their grant.
+    pub grants: BTreeMap<u64, (u64, Steps)>,
+    /// The lease each worker believes it holds, per (worker, resource): its epoch, with its
+    /// grant and receipt. A B-tree, as it grows with the workers (thousands in a large run).
+    pub held: BTreeMap<(usize, usize), (u64, Steps)>,
+    /// Per (worker, resource) that holds no lease: the entries that show it let its last one
+    /// go (its grant, receipt and release or refused renewal). Kept for witnesses only.
+    pub let_go: Untracked<BTreeMap<(usize, usize), Steps>>,
     /// Per worker: the requests it has sent. Shared between copies until changed, like the
     /// simulator's workers, so a snapshot or a search state copies only what a step touched.
     pub senders: Vec<Arc<Sender>>,
@@ -150,40 +293,50 @@ pub(crate) struct CheckState {
     pub messages: BTreeMap<u64, Sent>,
     /// Per (store, data, resource).
     pub cells: LiteMap<(usize, usize, usize), Arc<CellCheck>>,
-    /// Operations the partner received, per workflow.
-    pub partner_ops: BTreeMap<String, StringSet>,
+    /// Operations the partner received (or may have), per workflow.
+    pub partner_ops: BTreeMap<String, Recent<Done>>,
     /// The newest lease epoch whose effect reached the gateway, per workflow, whatever the
     /// gateway then did with it.
-    pub effect_presented: BTreeMap<String, u64>,
+    pub effect_presented: BTreeMap<String, Reached>,
+    /// The newest lease epoch whose effect may have reached the gateway (its outcome unknown),
+    /// per workflow, when newer than every effect that surely did.
+    pub effect_maybe: BTreeMap<String, Reached>,
     /// Kinds broken so far: the explorer tells states apart by them.
     pub broken: [bool; InvariantKind::ALL.len()],
 }
 
-/// What a worker has sent: how many requests, and each operation's lease epoch and order.
+/// What a worker has sent: how many requests, and each operation's lease epoch, order and
+/// first send.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub(crate) struct Sender {
     pub count: u64,
-    pub ops: BTreeMap<String, (u64, u64)>,
+    pub ops: Recent<(u64, u64, Steps)>,
 }
 
 /// What the checker knows about one piece of data in one store. Writers are worker indices.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub(crate) struct CellCheck {
-    /// The newest lease epoch whose write reached this data's boundary, and whose it was,
-    /// whatever the boundary then did with it (applied, refused, replayed, waiting to commit).
-    pub max_presented: Option<(u64, usize)>,
-    /// The epoch and writer of the last applied write.
-    pub last: Option<(u64, usize)>,
+    /// The newest lease whose write reached this data's boundary, whatever the boundary then
+    /// did with it (applied, refused, replayed, waiting to commit).
+    pub max_presented: Option<Reached>,
+    /// The newest lease whose write may have reached it (its outcome unknown), when newer than
+    /// `max_presented`.
+    pub maybe_presented: Option<Reached>,
+    /// The last applied write.
+    pub last: Option<Reached>,
+    /// The newest write since the last applied one whose outcome nobody learned: it may be
+    /// what the data holds now.
+    pub maybe_last: Option<Reached>,
     /// Where the store's highest generation came from: the token of the request that last
     /// raised it.
     pub highest_token: Option<TokenKind>,
-    /// Operations applied here.
-    pub applied_ops: StringSet,
+    /// Operations applied here (or that may have been).
+    pub applied_ops: Recent<Done>,
     /// The newest lease whose write applied, or was fenced out although no newer lease had
     /// reached this data.
-    pub max_attempted: Option<(u64, usize)>,
-    /// Per writer, the (epoch, order) of its newest applied write.
-    pub last_seq: LiteMap<usize, (u64, u64)>,
+    pub max_attempted: Option<Reached>,
+    /// Per writer, the (epoch, order) of its newest applied write and the steps that show it.
+    pub last_seq: LiteMap<usize, (u64, u64, Steps)>,
 }
 
 impl Checker {
@@ -195,6 +348,7 @@ impl Checker {
             epochs: vec![0; r],
             max_issued: vec![None; r],
             live: vec![None; r],
+            live_why: vec![Steps::default(); r],
             senders: vec![Arc::default(); w],
             ..CheckState::default()
         };
@@ -236,7 +390,7 @@ impl Checker {
 
     /// Judges the end of the history, `last` being the index of its last entry: the final value
     /// of every critical store's data.
-    pub fn finish(&mut self, last: usize) -> Vec<Violation> {
+    pub fn finish(&mut self, last_step: usize) -> Vec<Violation> {
         let names = &self.names;
         let mut found = Vec::new();
         // By store in the setup's order, then by data and resource name.
@@ -249,29 +403,31 @@ impl Checker {
             if !store.critical {
                 continue;
             }
-            let (Some((last_epoch, writer)), Some((latest, owner))) =
-                (cell.last, cell.max_attempted)
-            else {
+            let (Some(last), Some(latest)) = (cell.last, cell.max_attempted) else {
                 continue;
             };
-            if last_epoch >= latest {
+            if last.epoch >= latest.epoch {
                 continue;
             }
             let (data, resource) = (data(*s, *d), resource(*r));
-            let (writer, owner) = (names.worker_name(writer), names.worker_name(owner));
+            let (writer, owner) =
+                (names.worker_name(last.worker), names.worker_name(latest.worker));
             let text = place_text(&store.name, data, resource);
-            let detail = if last_epoch == 0 {
+            let detail = if last.epoch == 0 {
                 format!("{text} ends with {writer}'s value, which no lease backs, though a write under {owner}'s lease reached it too")
             } else {
                 format!("{text} ends with {writer}'s value, though a write under {owner}'s newer lease reached it too")
             };
+            // A write whose outcome nobody learned, under the newest lease, may have replaced
+            // that value.
+            let possible = cell.maybe_last.is_some_and(|m| m.epoch >= latest.epoch);
             found.push(Violation {
                 invariant: InvariantKind::FinalValueNotFromLatestOwner,
-                step: last,
+                step: last_step,
                 detail,
                 place: Some(store_place(&store.name, data, data, resource)),
-                possible: false,
-                witness: Vec::new(),
+                possible,
+                witness: witness(&[last.steps, latest.steps], None),
             });
         }
         for v in &found {
@@ -306,6 +462,7 @@ impl Checker {
         self.state.epochs.push(0);
         self.state.max_issued.push(None);
         self.state.live.push(None);
+        self.state.live_why.push(Steps::default());
         r
     }
 
@@ -348,61 +505,87 @@ struct Judge<'a> {
     out: Judgement,
 }
 
+/// A finding about to be reported: what broke, in words, whether it is only possible, and the
+/// steps (besides the current one) that prove it.
+struct Found {
+    kind: InvariantKind,
+    detail: String,
+    possible: bool,
+    steps: Vec<Steps>,
+}
+
 impl Judge<'_> {
     fn state(&mut self) -> &mut CheckState {
         &mut self.checker.state
     }
 
-    fn violation(&mut self, invariant: InvariantKind, detail: String, place: Place) {
+    fn report(&mut self, found: Found, place: Place) {
+        let Found { kind, detail, possible, steps } = found;
         let step = self.step;
-        let (possible, witness) = (false, Vec::new());
         self.out.violations.push(Violation {
-            invariant,
+            invariant: kind,
             step,
             detail,
             place: Some(place),
             possible,
-            witness,
+            witness: witness(&steps, Some(step)),
         });
     }
 
     fn event(&mut self, event: &Event) {
+        let step = self.step;
         match event {
-            Event::LeaseGranted { resource, generation, valid_until, message, .. } => {
-                self.granted(resource, *generation, *valid_until, *message)
+            Event::LeaseGranted { worker, resource, generation, valid_until, message, .. } => {
+                let grant =
+                    Grant { worker, resource, generation: *generation, until: *valid_until };
+                self.granted(grant, *message)
             }
             Event::GrantReceived { worker, resource, message, .. } => {
                 let key = (self.checker.worker(worker), self.checker.resource(resource));
                 let state = self.state();
-                if let Some(epoch) = state.grants.remove(message) {
-                    state.held.insert(key, epoch);
+                if let Some((epoch, steps)) = state.grants.remove(message) {
+                    state.held.insert(key, (epoch, steps.with(step)));
+                    state.let_go.0.remove(&key);
                 }
             }
-            Event::Renewed { worker, resource, valid_until, .. } => {
-                let key = (self.checker.worker(worker), self.checker.resource(resource));
+            Event::Renewed { worker, resource, valid_until, generation } => {
+                let (w, r) = (self.checker.worker(worker), self.checker.resource(resource));
                 let state = self.state();
-                let epoch = state.held.get(&key).copied().unwrap_or(0);
-                state.live[key.1] = Some((epoch, *valid_until));
+                let (epoch, steps) = state.held.get(&(w, r)).copied().unwrap_or_default();
+                let generation = *generation;
+                state.live[r] = Some(Live { epoch, until: *valid_until, holder: w, generation });
+                state.live_why[r] = steps.with(step);
             }
             Event::RenewFailed { worker, resource, .. } => {
                 let key = (self.checker.worker(worker), self.checker.resource(resource));
-                self.state().held.remove(&key);
+                let state = self.state();
+                if let Some((_, steps)) = state.held.remove(&key) {
+                    state.let_go.0.insert(key, steps.with(step));
+                }
             }
             Event::Released { worker, resource, .. } => {
                 let key = (self.checker.worker(worker), self.checker.resource(resource));
                 let state = self.state();
                 let held = state.held.remove(&key);
                 // The authority honours the release only from the lease it currently holds.
-                if held.is_some() && state.live[key.1].map(|l| l.0) == held {
-                    state.live[key.1] = None;
+                if let Some((epoch, steps)) = held {
+                    state.let_go.0.insert(key, steps.with(step));
+                    if state.live[key.1].map(|l| l.epoch) == Some(epoch) {
+                        state.live[key.1] = None;
+                        state.live_why[key.1] = steps.with(step);
+                    }
                 }
             }
             Event::LeaseExpired { resource, .. } => {
                 let r = self.checker.resource(resource);
-                self.state().live[r] = None;
+                let state = self.state();
+                state.live[r] = None;
+                state.live_why[r] = Steps::one(step);
             }
             Event::AuthorityRestarted { counter_kept: false } => {
-                self.state().live.iter_mut().for_each(|l| *l = None);
+                let state = self.state();
+                state.live.iter_mut().for_each(|l| *l = None);
+                state.live_why.iter_mut().for_each(|why| *why = Steps::one(step));
             }
             Event::WriteSent { worker, message, request, token, retry, .. } => {
                 let (resource, operation) = (request.resource.as_str(), request.operation.as_str());
@@ -412,10 +595,13 @@ impl Judge<'_> {
                 self.sent(worker, *message, resource, request.operation.as_str(), *token, *retry)
             }
             Event::CheckPassed { worker, message, store, data, request, .. } => {
-                if let Some(sent) = self.state().messages.get(message).copied() {
+                if let Some(sent) = self.state().messages.get_mut(message) {
+                    sent.steps = sent.steps.with(step);
+                    let sent = *sent;
                     let cell = self.cell_key(store, data, request.resource.as_str());
                     let w = self.checker.worker(worker);
-                    self.presented(cell, sent.epoch, w);
+                    let reached = Reached { epoch: sent.epoch, worker: w, steps: sent.steps };
+                    self.presented(cell, reached, true);
                 }
             }
             Event::WriteArrived {
@@ -450,40 +636,68 @@ impl Judge<'_> {
                 // A committed write lands without looking: the highest generation becomes its own.
                 self.settle(write, *highest_before, Some(request.generation));
             }
+            Event::WriteUnknown { worker, message, store, path, data, request } => {
+                let Some(sent) = self.state().messages.remove(message) else { return };
+                self.unknown_write(worker, store, path, data, request, sent);
+            }
             Event::EffectArrived { worker, message, request, dropped, .. } => {
                 let Some(sent) = self.state().messages.remove(message) else { return };
                 if dropped.is_none() {
-                    self.delivered(worker, request, sent);
+                    self.delivered(worker, request, sent, true);
                 }
-                let state = self.state();
-                match state.effect_presented.get_mut(request.workflow.as_str()) {
-                    Some(newest) => *newest = (*newest).max(sent.epoch),
-                    None => {
-                        state.effect_presented.insert(request.workflow.to_string(), sent.epoch);
-                    }
-                }
+                self.effect_reached(worker, request, sent, true);
+            }
+            Event::EffectUnknown { worker, message, request, .. } => {
+                let Some(sent) = self.state().messages.remove(message) else { return };
+                self.delivered(worker, request, sent, false);
+                self.effect_reached(worker, request, sent, false);
             }
             _ => {}
         }
     }
 
-    fn granted(&mut self, resource: &str, generation: Generation, until: Tick, message: u64) {
-        let r = self.checker.resource(resource);
+    fn granted(&mut self, grant: Grant, message: u64) {
+        let Grant { worker, resource, generation, until } = grant;
+        let (w, r) = (self.checker.worker(worker), self.checker.resource(resource));
+        let (now, step) = (self.now, self.step);
+        let names = Arc::clone(&self.checker.names);
         let state = self.state();
         state.epochs[r] += 1;
         let epoch = state.epochs[r];
         let previous = state.max_issued[r];
-        state.max_issued[r] = previous.max(Some(generation));
-        state.live[r] = Some((epoch, until));
-        state.grants.insert(message, epoch);
-        if let Some(prev) = previous.filter(|p| generation <= *p) {
-            self.violation(
-                InvariantKind::GenerationReissued,
-                format!(
-                    "the authority issued generation {generation} for {resource} after it had already issued {prev}"
-                ),
-                Place::Authority,
+        if previous.is_none_or(|(p, _)| generation > p) {
+            state.max_issued[r] = Some((generation, Steps::one(step)));
+        }
+        let overlapped = state.live[r].filter(|l| l.holder != w && now < l.until);
+        let live_why = state.live_why[r];
+        state.live[r] = Some(Live { epoch, until, holder: w, generation });
+        state.live_why[r] = Steps::one(step);
+        state.grants.insert(message, (epoch, Steps::one(step)));
+        if let Some((prev, steps)) = previous.filter(|(p, _)| generation <= *p) {
+            let detail = format!(
+                "the authority issued generation {generation} for {resource} after it had already issued {prev}"
             );
+            let found = Found {
+                kind: InvariantKind::GenerationReissued,
+                detail,
+                possible: false,
+                steps: vec![steps],
+            };
+            self.report(found, Place::Authority);
+        }
+        if let Some(old) = overlapped {
+            let holder = names.worker_name(old.holder);
+            let detail = format!(
+                "the authority granted {resource} to {worker} (generation {generation}) while {holder}'s lease (generation {}) ran until {} by its own record",
+                old.generation, old.until
+            );
+            let found = Found {
+                kind: InvariantKind::LeasesOverlap,
+                detail,
+                possible: false,
+                steps: vec![live_why],
+            };
+            self.report(found, Place::Authority);
         }
     }
 
@@ -498,23 +712,40 @@ impl Judge<'_> {
         token: TokenKind,
         retry: bool,
     ) {
-        let now = self.now;
+        let (now, step) = (self.now, self.step);
         let (w, r) = (self.checker.worker(worker), self.checker.resource(resource));
         let state = self.state();
         let held = state.held.get(&(w, r)).copied();
         let sender = Arc::make_mut(&mut state.senders[w]);
-        let (epoch, seq) = match sender.ops.get(operation) {
-            Some(first) if retry => *first,
-            _ => {
-                let fresh = (held.unwrap_or(0), sender.count);
+        let first = sender.ops.get(operation).copied().filter(|_| retry);
+        let (epoch, seq, steps) = match first {
+            Some(first) => first,
+            None => {
+                // Without a lease, what shows that the worker let its last one go.
+                let let_go = state.let_go.0.get(&(w, r)).copied().unwrap_or_default();
+                let (epoch, lease) = held.unwrap_or((0, let_go));
+                let fresh = (epoch, sender.count, lease.with(step));
                 sender.count += 1;
-                sender.ops.insert(operation.to_string(), fresh);
+                match sender.ops.get_mut(operation) {
+                    Some(known) => *known = fresh,
+                    None => sender.ops.insert(operation, fresh),
+                }
                 fresh
             }
         };
-        let valid = (retry || held.is_some())
-            && state.live[r].is_some_and(|(e, until)| e == epoch && now < until);
-        state.messages.insert(message, Sent { epoch, valid, seq, token });
+        let live = state.live[r];
+        let valid =
+            (retry || held.is_some()) && live.is_some_and(|l| l.epoch == epoch && now < l.until);
+        // A lease that ran out by its own end shows that from its grant; one replaced or ended
+        // early needs what replaced or ended it.
+        let ended = if valid || live.is_some_and(|l| l.epoch == epoch) {
+            Steps::default()
+        } else {
+            state.live_why[r]
+        };
+        let steps = steps.with(step);
+        let sent = Sent { epoch, valid, seq, token, resource: r, steps, ended };
+        state.messages.insert(message, sent);
     }
 
     fn cell_key(&mut self, store: &str, data: &str, resource: &str) -> (usize, usize, usize) {
@@ -526,12 +757,21 @@ impl Judge<'_> {
         Arc::make_mut(self.state().cells.entry(key).or_default())
     }
 
-    /// Records that a request under lease `epoch` reached the boundary of a cell, whatever the
-    /// boundary then did with it: from now on every older lease is superseded there.
-    fn presented(&mut self, key: (usize, usize, usize), epoch: u64, worker: usize) {
+    /// Records that a request reached the boundary of a cell (or, when not `certain`, may have),
+    /// whatever the boundary then did with it: from now on every older lease is superseded there.
+    fn presented(&mut self, key: (usize, usize, usize), reached: Reached, certain: bool) {
         let cell = self.cell(key);
-        if cell.max_presented.is_none_or(|(e, _)| epoch > e) {
-            cell.max_presented = Some((epoch, worker));
+        if certain {
+            if cell.max_presented.is_none_or(|m| reached.epoch > m.epoch) {
+                cell.max_presented = Some(reached);
+            }
+            if cell.maybe_presented.is_some_and(|m| m.epoch <= reached.epoch) {
+                cell.maybe_presented = None;
+            }
+        } else if cell.max_presented.is_none_or(|m| reached.epoch > m.epoch)
+            && cell.maybe_presented.is_none_or(|m| reached.epoch > m.epoch)
+        {
+            cell.maybe_presented = Some(reached);
         }
     }
 
@@ -540,12 +780,13 @@ impl Judge<'_> {
         let Write { worker, store, path, data, request, outcome, sent } = write;
         let key = self.cell_key(store, data, request.resource.as_str());
         let w = self.checker.worker(worker);
+        let reached = Reached { epoch: sent.epoch, worker: w, steps: sent.steps.with(self.step) };
         // What the cell knew before this write; copied out so the cell itself is not.
         let (max_presented, highest_token) = match self.state().cells.get(&key) {
             Some(cell) => (cell.max_presented, cell.highest_token),
             None => (None, None),
         };
-        let newest = max_presented.is_none_or(|(e, _)| sent.epoch >= e);
+        let newest = max_presented.is_none_or(|m| sent.epoch >= m.epoch);
         // Only a generation below the highest is taken for a stale owner; "already written"
         // under the strict policy is the policy at work, not a misjudged owner.
         let below = matches!(
@@ -560,7 +801,7 @@ impl Judge<'_> {
         // refusal wronged its writer (a forged, clock-made or reset generation). A refusal
         // because a newer lease did show up, a replay or a revision conflict is the store
         // working as designed and says nothing about whose value should win.
-        let superseded = max_presented.is_some_and(|(e, _)| sent.epoch < e);
+        let superseded = max_presented.is_some_and(|m| sent.epoch < m.epoch);
         let fenced_out = !superseded
             && matches!(
                 outcome,
@@ -570,42 +811,85 @@ impl Judge<'_> {
             );
         if outcome.is_applied() || fenced_out {
             let cell = self.cell(key);
-            if cell.max_attempted.is_none_or(|(e, _)| sent.epoch > e) {
-                cell.max_attempted = Some((sent.epoch, w));
+            if cell.max_attempted.is_none_or(|m| sent.epoch > m.epoch) {
+                cell.max_attempted = Some(reached);
             }
         }
         let critical = self.checker.names.setup.stores[key.0].critical;
         if outcome.is_applied() && critical {
-            self.accepted(Applied { who: worker, w, store, path, data, request, sent }, key);
+            let write = Accepted { who: worker, w, store, path, data, request, sent };
+            self.accepted(write, key, true);
         }
-        self.presented(key, sent.epoch, w);
+        self.presented(key, reached, true);
         if after != before && after == Some(request.generation) {
             self.cell(key).highest_token = Some(sent.token);
         }
     }
 
-    /// A critical store applied a write.
-    fn accepted(&mut self, write: Applied, key: (usize, usize, usize)) {
-        let Applied { who, w, store, path, data, request, sent } = write;
+    /// A write whose outcome nobody learned: judged as if it applied, with what that would
+    /// break reported as possible, and remembered as a write that may have reached its data.
+    fn unknown_write(
+        &mut self,
+        worker: &str,
+        store: &str,
+        path: &str,
+        data: &str,
+        request: &WriteRequest,
+        sent: Sent,
+    ) {
+        let key = self.cell_key(store, data, request.resource.as_str());
+        let w = self.checker.worker(worker);
+        if self.checker.names.setup.stores[key.0].critical {
+            let write = Accepted { who: worker, w, store, path, data, request, sent };
+            self.accepted(write, key, false);
+        }
+        let reached = Reached { epoch: sent.epoch, worker: w, steps: sent.steps.with(self.step) };
+        let cell = self.cell(key);
+        if cell.maybe_last.is_none_or(|m| reached.epoch >= m.epoch) {
+            cell.maybe_last = Some(reached);
+        }
+        self.presented(key, reached, false);
+    }
+
+    /// A critical store applied a write, or (when not `certain`) may have.
+    fn accepted(&mut self, write: Accepted, key: (usize, usize, usize), certain: bool) {
+        let Accepted { who, w, store, path, data, request, sent } = write;
+        let step = self.step;
         let resource = request.resource.as_str();
         let text = place_text(store, path, resource);
         let names = Arc::clone(&self.checker.names);
+        let issued = self.state().max_issued[sent.resource];
         let cell = self.cell(key);
         let mut found = Vec::new();
-        if let Some((_, newer)) = cell.max_presented.filter(|(e, _)| sent.epoch < *e) {
-            let newer = names.worker_name(newer);
+        let mut find = |kind, detail, possible: bool, steps: Vec<Steps>| {
+            found.push(Found { kind, detail, possible: possible || !certain, steps });
+        };
+        let older = |m: &Reached| sent.epoch < m.epoch;
+        let newer = cell.max_presented.filter(older).map(|m| (m, false));
+        if let Some((m, possible)) =
+            newer.or_else(|| cell.maybe_presented.filter(older).map(|m| (m, true)))
+        {
+            let newer = names.worker_name(m.worker);
             let detail = if sent.epoch == 0 {
                 format!("{text} accepted {who}'s write, which no lease backs, after {newer} presented one under a lease")
             } else {
                 format!("{text} accepted {who}'s write from an older lease after {newer} presented a newer one")
             };
-            found.push((InvariantKind::StaleWriteAccepted, detail));
+            find(InvariantKind::StaleWriteAccepted, detail, possible, vec![sent.steps, m.steps]);
         }
-        if !cell.applied_ops.insert(request.operation.to_string()) {
-            found.push((
-                InvariantKind::OperationAppliedTwice,
-                format!("{text} applied operation {} a second time", request.operation),
-            ));
+        let this = Done { steps: sent.steps.with(step), certain };
+        match cell.applied_ops.get_mut(request.operation.as_str()) {
+            Some(first) => {
+                let detail =
+                    format!("{text} applied operation {} a second time", request.operation);
+                let possible = !first.certain;
+                let steps = vec![first.steps, sent.steps];
+                if certain && !first.certain {
+                    *first = this;
+                }
+                find(InvariantKind::OperationAppliedTwice, detail, possible, steps);
+            }
+            None => cell.applied_ops.insert(request.operation.as_str(), this),
         }
         if !sent.valid {
             let when = if sent.epoch == 0 {
@@ -613,68 +897,151 @@ impl Judge<'_> {
             } else {
                 "sent when its lease was no longer valid"
             };
-            found.push((
-                InvariantKind::WriteOutsideLease,
-                format!("{text} accepted {who}'s write, {when}"),
-            ));
+            let detail = format!("{text} accepted {who}'s write, {when}");
+            find(InvariantKind::WriteOutsideLease, detail, false, vec![sent.steps, sent.ended]);
         }
-        if let Some((epoch, seq)) = cell.last_seq.get(&w) {
-            if *epoch == sent.epoch && sent.seq < *seq {
-                found.push((
-                    InvariantKind::WritesReordered,
-                    format!(
+        if let Some((issued, grant)) = issued.filter(|(g, _)| request.generation > *g) {
+            let detail = format!(
+                "{text} accepted {who}'s write with generation {}, which the authority never issued (the highest it had issued was {issued})",
+                request.generation
+            );
+            find(InvariantKind::TokenNeverIssued, detail, false, vec![grant, sent.steps]);
+        }
+        if certain {
+            if let Some((epoch, seq, steps)) = cell.last_seq.get(&w) {
+                if *epoch == sent.epoch && sent.seq < *seq {
+                    let detail = format!(
                         "{text} applied {who}'s earlier write \"{}\" after a later one",
                         request.value
-                    ),
-                ));
+                    );
+                    find(InvariantKind::WritesReordered, detail, false, vec![*steps, sent.steps]);
+                }
             }
-        }
-        match cell.last_seq.get_mut(&w) {
-            Some(newest) => *newest = (*newest).max((sent.epoch, sent.seq)),
-            None => {
-                cell.last_seq.insert(w, (sent.epoch, sent.seq));
+            let mine = (sent.epoch, sent.seq, sent.steps.with(step));
+            match cell.last_seq.get_mut(&w) {
+                Some(newest) if (newest.0, newest.1) < (sent.epoch, sent.seq) => *newest = mine,
+                Some(_) => {}
+                None => {
+                    cell.last_seq.insert(w, mine);
+                }
             }
+            cell.last =
+                Some(Reached { epoch: sent.epoch, worker: w, steps: sent.steps.with(step) });
+            cell.maybe_last = None;
         }
-        cell.last = Some((sent.epoch, w));
         let place = store_place(store, path, data, resource);
-        for (kind, detail) in found {
-            self.violation(kind, detail, place.clone());
+        for found in found {
+            self.report(found, place.clone());
         }
     }
 
-    /// The partner received an effect.
-    fn delivered(&mut self, who: &str, request: &EffectRequest, sent: Sent) {
+    /// The partner received an effect, or (when not `certain`) may have.
+    fn delivered(&mut self, who: &str, request: &EffectRequest, sent: Sent, certain: bool) {
         let workflow = request.workflow.as_str();
+        let step = self.step;
+        let issued = self.state().max_issued[sent.resource];
         let state = self.state();
         let mut found = Vec::new();
+        let this = Done { steps: sent.steps.with(step), certain };
         let ops = match state.partner_ops.get_mut(workflow) {
             Some(ops) => ops,
             None => state.partner_ops.entry(workflow.to_string()).or_default(),
         };
-        if !ops.insert(request.operation.to_string()) {
-            found.push((
-                InvariantKind::EffectDeliveredTwice,
-                format!(
+        match ops.get_mut(request.operation.as_str()) {
+            Some(first) => {
+                let detail = format!(
                     "the partner received operation {} ({}) of {workflow} a second time",
                     request.operation, request.effect
-                ),
-            ));
+                );
+                let possible = !(certain && first.certain);
+                let steps = vec![first.steps, sent.steps];
+                if certain && !first.certain {
+                    *first = this;
+                }
+                found.push(Found {
+                    kind: InvariantKind::EffectDeliveredTwice,
+                    detail,
+                    possible,
+                    steps,
+                });
+            }
+            None => ops.insert(request.operation.as_str(), this),
         }
-        if state.effect_presented.get(workflow).is_some_and(|newest| sent.epoch < *newest) {
+        let older = |m: &Reached| sent.epoch < m.epoch;
+        let newer = state.effect_presented.get(workflow).filter(|m| older(m)).map(|m| (*m, false));
+        let maybe = || state.effect_maybe.get(workflow).filter(|m| older(m)).map(|m| (*m, true));
+        if let Some((m, possible)) = newer.or_else(maybe) {
             let from =
                 if sent.epoch == 0 { "which no lease backs" } else { "from a superseded lease" };
-            found.push((
-                InvariantKind::EffectFromSupersededOwner,
-                format!(
-                    "the partner received {who}'s {}, {from}, after a newer lease's request for {workflow} reached the gateway",
-                    request.effect
-                ),
-            ));
+            let detail = format!(
+                "the partner received {who}'s {}, {from}, after a newer lease's request for {workflow} reached the gateway",
+                request.effect
+            );
+            let possible = possible || !certain;
+            let steps = vec![sent.steps, m.steps];
+            found.push(Found {
+                kind: InvariantKind::EffectFromSupersededOwner,
+                detail,
+                possible,
+                steps,
+            });
         }
-        for (kind, detail) in found {
-            self.violation(kind, detail, Place::Partner);
+        if let Some((issued, grant)) = issued.filter(|(g, _)| request.generation > *g) {
+            let detail = format!(
+                "the partner received {who}'s {} with generation {}, which the authority never issued (the highest it had issued was {issued})",
+                request.effect, request.generation
+            );
+            let steps = vec![grant, sent.steps];
+            found.push(Found {
+                kind: InvariantKind::TokenNeverIssued,
+                detail,
+                possible: !certain,
+                steps,
+            });
+        }
+        for found in found {
+            self.report(found, Place::Partner);
         }
     }
+
+    /// An effect reached the gateway (or, when not `certain`, may have): from now on every
+    /// older lease's effect for its workflow is superseded.
+    fn effect_reached(&mut self, who: &str, request: &EffectRequest, sent: Sent, certain: bool) {
+        let w = self.checker.worker(who);
+        let reached = Reached { epoch: sent.epoch, worker: w, steps: sent.steps.with(self.step) };
+        let workflow = request.workflow.as_str();
+        let state = self.state();
+        let newest = state.effect_presented.get(workflow).map(|m| m.epoch);
+        if certain {
+            if newest.is_none_or(|e| sent.epoch > e) {
+                state.effect_presented.insert(workflow.to_string(), reached);
+            }
+            if state.effect_maybe.get(workflow).is_some_and(|m| m.epoch <= sent.epoch) {
+                state.effect_maybe.remove(workflow);
+            }
+        } else if newest.is_none_or(|e| sent.epoch > e)
+            && state.effect_maybe.get(workflow).is_none_or(|m| sent.epoch > m.epoch)
+        {
+            state.effect_maybe.insert(workflow.to_string(), reached);
+        }
+    }
+}
+
+/// A lease grant as the authority recorded it.
+struct Grant<'a> {
+    worker: &'a str,
+    resource: &'a str,
+    generation: Generation,
+    until: Tick,
+}
+
+/// The entries that prove a finding: every step of `parts` and `last`, in order.
+fn witness(parts: &[Steps], last: Option<usize>) -> Vec<usize> {
+    let mut steps: Vec<usize> = parts.iter().flat_map(|p| p.iter().collect::<Vec<_>>()).collect();
+    steps.extend(last);
+    steps.sort_unstable();
+    steps.dedup();
+    steps
 }
 
 /// A write as its boundary answered it.
@@ -688,8 +1055,8 @@ struct Write<'a> {
     sent: Sent,
 }
 
-/// A write a critical store applied, and who sent it (by name and index).
-struct Applied<'a> {
+/// A write a critical store applied (or may have), and who sent it (by name and index).
+struct Accepted<'a> {
     who: &'a str,
     w: usize,
     store: &'a str,

@@ -48,6 +48,13 @@ pub enum InvariantKind {
     /// Two writes from one owner applied in the opposite order to the one it sent them in. Equal
     /// generations do not order writes; expected revisions do.
     WritesReordered,
+    /// The authority granted a lease while, by its own record, another worker's lease on the
+    /// same resource was still valid: two holders at once, whatever the tokens say.
+    LeasesOverlap,
+    /// A store applied a write, or the partner received an effect, carrying a generation higher
+    /// than any the authority had issued for that resource: a forged or invented token (a clock
+    /// reading, say). Judged only when the history shows the authority's grants.
+    TokenNeverIssued,
 }
 
 impl InvariantKind {
@@ -62,7 +69,7 @@ impl InvariantKind {
     ];
 
     /// Every invariant, in report order.
-    pub const ALL: [InvariantKind; 8] = [
+    pub const ALL: [InvariantKind; 10] = [
         InvariantKind::StaleWriteAccepted,
         InvariantKind::OperationAppliedTwice,
         InvariantKind::EffectDeliveredTwice,
@@ -71,6 +78,8 @@ impl InvariantKind {
         InvariantKind::FinalValueNotFromLatestOwner,
         InvariantKind::WriteOutsideLease,
         InvariantKind::WritesReordered,
+        InvariantKind::LeasesOverlap,
+        InvariantKind::TokenNeverIssued,
     ];
 
     /// The property, stated for a learner.
@@ -94,6 +103,12 @@ impl InvariantKind {
                 "every accepted write was sent under a lease that was still valid (fencing alone does not promise this)"
             }
             InvariantKind::WritesReordered => "one owner's writes apply in the order it sent them",
+            InvariantKind::LeasesOverlap => {
+                "the authority never grants a lease while another holder's lease is still valid"
+            }
+            InvariantKind::TokenNeverIssued => {
+                "every accepted generation is one the lease authority issued"
+            }
         }
     }
 }
@@ -116,6 +131,10 @@ impl InvariantKind {
                 "a write was accepted outside its lease (a limit of fencing)"
             }
             InvariantKind::WritesReordered => "one owner's writes were applied out of order",
+            InvariantKind::LeasesOverlap => "two holders' leases overlapped",
+            InvariantKind::TokenNeverIssued => {
+                "a generation the authority never issued was accepted"
+            }
         }
     }
 }

@@ -7,5 +7,5 @@ pub mod conformance;
 pub mod explore;
 pub mod invariant;
 
-pub(crate) use checker::{CellCheck, CheckState, Sender, Sent};
+pub(crate) use checker::{CellCheck, CheckState, Done, Live, Reached, Recent, Sender, Sent, Steps};
 pub use checker::{Checker, Judgement};

@@ -165,6 +165,13 @@ impl History {
         out
     }
 
+    /// The entries at `steps` (indices into [`entries`](Self::entries); out-of-range ones are
+    /// skipped) with the same setup: a finding's witness as a history of its own.
+    pub fn excerpt(&self, steps: &[usize]) -> History {
+        let entries = steps.iter().filter_map(|s| self.entries.get(*s).cloned()).collect();
+        History { setup: self.setup.clone(), entries }
+    }
+
     /// Reads a history written by [`History::to_jsonl`] (see [`JsonlParser`], which it feeds
     /// line by line). An empty text is an error.
     pub fn from_jsonl(text: &str) -> Result<History, HistoryError> {

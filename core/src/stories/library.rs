@@ -644,7 +644,7 @@ const CASES: &[Case] = &[
             s.workers = vec![a, worker("B", 2, vec![acquire("ledger"), write("ledger", "B: current").step()])];
             // B's write is refused, yet it showed the store a newer lease: A's later write is a
             // stale write accepted, and its value is the final one.
-            expect(&mut s, v == "broken", &[StaleWriteAccepted, FinalValueNotFromLatestOwner, WriteOutsideLease]);
+            expect(&mut s, v == "broken", &[StaleWriteAccepted, FinalValueNotFromLatestOwner, WriteOutsideLease, TokenNeverIssued]);
             s
         },
     },
@@ -722,7 +722,7 @@ const CASES: &[Case] = &[
                 worker("A", 0, vec![acquire("ledger"), write("ledger", "A: first").step(), compute(6), write("ledger", "A: update").step()]),
                 worker("M", 3, vec![forged.step()]),
             ];
-            expect(&mut s, v == "unauthenticated", &[WriteOutsideLease, FinalValueNotFromLatestOwner, StaleWriteAccepted]);
+            expect(&mut s, v == "unauthenticated", &[WriteOutsideLease, FinalValueNotFromLatestOwner, StaleWriteAccepted, TokenNeverIssued]);
             s
         },
     },

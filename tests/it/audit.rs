@@ -1,0 +1,174 @@
+//! Judging recorded histories: findings that only a recorded history can show (two holders at
+//! once), and outcomes nobody learned, considered both ways.
+
+use fencelab_core::{Checker, History, InvariantKind, Violation};
+use InvariantKind::*;
+
+/// A history of workers A and B on `ledger`, one fenced store `db`, from its entries' lines.
+fn history(entries: &[&str]) -> History {
+    let head = r#"{"fencelab_history":1,"setup":{"workers":["A","B"],"resources":["ledger"],"stores":[{"name":"db","paths":[{"name":"primary","data":"primary","enforcement":"unfenced"}]}]}}"#;
+    let text = std::iter::once(head).chain(entries.iter().copied()).collect::<Vec<_>>().join("\n");
+    History::from_jsonl(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn grant(at: u64, worker: &str, generation: u64, until: u64, message: u64) -> [String; 2] {
+    [
+        format!(
+            r#"{{"at":{at},"event":"lease_granted","worker":"{worker}","resource":"ledger","generation":{generation},"valid_until":{until},"arrives_at":{at},"message":{message}}}"#
+        ),
+        format!(
+            r#"{{"at":{at},"event":"grant_received","worker":"{worker}","resource":"ledger","generation":{generation},"message":{message}}}"#
+        ),
+    ]
+}
+
+fn request(generation: u64, op: &str) -> String {
+    format!(
+        r#"{{"resource":"ledger","generation":{generation},"operation":"{op}","value":"{op}"}}"#
+    )
+}
+
+fn sent(at: u64, worker: &str, generation: u64, op: &str, message: u64) -> String {
+    format!(
+        r#"{{"at":{at},"event":"write_sent","worker":"{worker}","message":{message},"store":"db","path":"primary","request":{},"token":"lease","arrives_at":{at},"retry":false}}"#,
+        request(generation, op)
+    )
+}
+
+fn applied(at: u64, worker: &str, generation: u64, op: &str, message: u64) -> String {
+    format!(
+        r#"{{"at":{at},"event":"write_arrived","worker":"{worker}","message":{message},"store":"db","path":"primary","data":"primary","enforcement":"unfenced","request":{},"outcome":{{"outcome":"applied","generation":{generation},"revision":1}},"value_after":"{op}","highest_after":{generation}}}"#,
+        request(generation, op)
+    )
+}
+
+fn unknown(at: u64, worker: &str, generation: u64, op: &str, message: u64) -> String {
+    format!(
+        r#"{{"at":{at},"event":"write_unknown","worker":"{worker}","message":{message},"store":"db","path":"primary","data":"primary","request":{}}}"#,
+        request(generation, op)
+    )
+}
+
+fn judge(lines: &[String]) -> Vec<Violation> {
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    Checker::judge(&history(&lines))
+}
+
+fn kinds(found: &[Violation]) -> Vec<(InvariantKind, usize, bool)> {
+    found.iter().map(|v| (v.invariant, v.step, v.possible)).collect()
+}
+
+/// A's lease (generation 1, until 10) then B's (generation 2 at 12): the classic paused worker.
+fn two_leases() -> Vec<String> {
+    let mut lines = grant(0, "A", 1, 10, 0).to_vec();
+    lines.extend(grant(12, "B", 2, 22, 1));
+    lines
+}
+
+#[test]
+fn a_stale_write_after_a_newer_one_is_certain() {
+    let mut lines = two_leases();
+    lines.extend([sent(13, "B", 2, "b1", 10), applied(13, "B", 2, "b1", 10)]);
+    lines.extend([sent(14, "A", 1, "a1", 11), applied(14, "A", 1, "a1", 11)]);
+    let found = judge(&lines);
+    assert!(kinds(&found).contains(&(StaleWriteAccepted, 7, false)), "{found:#?}");
+    let stale = found.iter().find(|v| v.invariant == StaleWriteAccepted).expect("found");
+    // Both grants and receipts, B's write and A's: everything but nothing else.
+    assert_eq!(stale.witness, vec![0, 1, 2, 3, 4, 5, 6, 7]);
+}
+
+#[test]
+fn a_stale_write_whose_outcome_is_unknown_is_possible() {
+    let mut lines = two_leases();
+    lines.extend([sent(13, "B", 2, "b1", 10), applied(13, "B", 2, "b1", 10)]);
+    lines.extend([sent(14, "A", 1, "a1", 11), unknown(20, "A", 1, "a1", 11)]);
+    let found = judge(&lines);
+    assert!(kinds(&found).contains(&(StaleWriteAccepted, 7, true)), "{found:#?}");
+    assert!(found.iter().all(|v| v.possible), "nothing certain: {found:#?}");
+}
+
+#[test]
+fn a_newer_write_whose_outcome_is_unknown_makes_a_later_stale_write_possible() {
+    let mut lines = two_leases();
+    lines.extend([sent(13, "B", 2, "b1", 10), unknown(13, "B", 2, "b1", 10)]);
+    lines.extend([sent(14, "A", 1, "a1", 11), applied(14, "A", 1, "a1", 11)]);
+    let found = judge(&lines);
+    let stale: Vec<_> = found.iter().filter(|v| v.invariant == StaleWriteAccepted).collect();
+    assert_eq!(stale.len(), 1, "{found:#?}");
+    assert!(stale[0].possible, "B's write may never have reached db: {found:#?}");
+    // Once a newer write surely arrives, an older one is stale for certain.
+    lines.extend([sent(15, "B", 2, "b2", 12), applied(15, "B", 2, "b2", 12)]);
+    lines.extend([sent(16, "A", 1, "a2", 13), applied(16, "A", 1, "a2", 13)]);
+    let found = judge(&lines);
+    assert!(kinds(&found).contains(&(StaleWriteAccepted, 11, false)), "{found:#?}");
+}
+
+#[test]
+fn an_operation_applied_and_then_perhaps_again_is_possible_twice() {
+    let mut lines = grant(0, "A", 1, 10, 0).to_vec();
+    lines.extend([sent(1, "A", 1, "op", 10), applied(1, "A", 1, "op", 10)]);
+    lines.extend([sent(2, "A", 1, "op", 11), unknown(3, "A", 1, "op", 11)]);
+    assert!(kinds(&judge(&lines)).contains(&(OperationAppliedTwice, 5, true)));
+    lines.extend([sent(4, "A", 1, "op", 12), applied(4, "A", 1, "op", 12)]);
+    assert!(kinds(&judge(&lines)).contains(&(OperationAppliedTwice, 7, false)));
+}
+
+#[test]
+fn a_final_value_an_unknown_newer_write_may_have_replaced_is_possibly_stale() {
+    let mut lines = two_leases();
+    // B's first write applies, A's stale one lands after it, then B's retry is lost.
+    lines.extend([sent(13, "B", 2, "b1", 10), applied(13, "B", 2, "b1", 10)]);
+    lines.extend([sent(14, "A", 1, "a1", 11), applied(14, "A", 1, "a1", 11)]);
+    let certain = judge(&lines);
+    let last = certain.iter().find(|v| v.invariant == FinalValueNotFromLatestOwner);
+    assert!(last.is_some_and(|v| !v.possible), "{certain:#?}");
+    lines.extend([sent(15, "B", 2, "b2", 12), unknown(16, "B", 2, "b2", 12)]);
+    let found = judge(&lines);
+    let last = found.iter().find(|v| v.invariant == FinalValueNotFromLatestOwner);
+    assert!(last.is_some_and(|v| v.possible), "B's lost write may have won: {found:#?}");
+}
+
+#[test]
+fn two_holders_at_once_by_the_authority_s_own_record() {
+    // B is granted the lease at 5 while A's runs until 10.
+    let mut lines = grant(0, "A", 1, 10, 0).to_vec();
+    lines.extend(grant(5, "B", 2, 15, 1));
+    let found = judge(&lines);
+    assert_eq!(kinds(&found), vec![(LeasesOverlap, 2, false)]);
+    assert_eq!(found[0].witness, vec![0, 2]);
+    assert!(
+        found[0].detail.contains("while A's lease (generation 1) ran until t=10"),
+        "{found:#?}"
+    );
+    // After the lease ran out, or once it was released, a new holder is fine.
+    let mut lines = grant(0, "A", 1, 10, 0).to_vec();
+    lines.extend(grant(10, "B", 2, 20, 1));
+    assert!(judge(&lines).is_empty());
+    let mut lines = grant(0, "A", 1, 10, 0).to_vec();
+    lines.push(
+        r#"{"at":3,"event":"released","worker":"A","resource":"ledger","generation":1}"#.into(),
+    );
+    lines.extend(grant(4, "B", 2, 14, 1));
+    assert!(judge(&lines).is_empty());
+}
+
+#[test]
+fn a_generation_the_authority_never_issued() {
+    let mut lines = grant(0, "A", 1, 10, 0).to_vec();
+    lines.extend([sent(1, "A", 7, "a1", 10), applied(1, "A", 7, "a1", 10)]);
+    let found = judge(&lines);
+    assert_eq!(kinds(&found), vec![(TokenNeverIssued, 3, false)]);
+    assert!(found[0].detail.contains("generation 7, which the authority never issued"));
+    // Without the authority's record there is nothing to compare with.
+    let lines = [sent(1, "A", 7, "a1", 10), applied(1, "A", 7, "a1", 10)];
+    assert!(judge(&lines).iter().all(|v| v.invariant != TokenNeverIssued));
+}
+
+#[test]
+fn generations_that_go_backwards_at_the_authority() {
+    let mut lines = grant(0, "A", 5, 10, 0).to_vec();
+    lines.extend(grant(10, "B", 3, 20, 1));
+    let found = judge(&lines);
+    assert_eq!(kinds(&found), vec![(GenerationReissued, 2, false)]);
+    assert_eq!(found[0].witness, vec![0, 2]);
+}
