@@ -7,6 +7,9 @@
 //! retention policy as the in-memory reference, and every forgotten id is recorded in
 //! `fenced_forgotten`.
 //!
+//! [`record`] plays the paused-worker story against this store with real threads and sleeps,
+//! and records it as a history the checker can judge.
+//!
 //! # One write
 //!
 //! Every write is one `IMMEDIATE` transaction that checks in the order of the reference,
@@ -57,6 +60,8 @@
 //! let WriteOutcome::Rejected(rejection) = stale else { panic!("{stale:?}") };
 //! assert_eq!(rejection.to_string(), "stale owner: generation 7 < highest accepted 8");
 //! ```
+
+pub mod record;
 
 use fencelab_core::{
     Applied, Fence, FencedStore, ForgetReason, Generation, Named, OperationId, ResourceId,
