@@ -773,7 +773,7 @@ impl HeapSize for crate::maps::StringSet {
     }
 }
 
-impl<V: HeapSize> HeapSize for Recent<V> {
+impl<V: HeapSize, const CAP: usize> HeapSize for Recent<V, CAP> {
     fn heap_bytes(&self) -> usize {
         // Each id is held twice: in the map and in the order it was seen.
         self.seen.heap_bytes()

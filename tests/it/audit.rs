@@ -172,3 +172,25 @@ fn generations_that_go_backwards_at_the_authority() {
     assert_eq!(kinds(&found), vec![(GenerationReissued, 2, false)]);
     assert_eq!(found[0].witness, vec![0, 2]);
 }
+
+#[test]
+fn a_duplicate_is_recognised_within_the_window_of_remembered_operations() {
+    use fencelab_core::check::OPS_REMEMBERED;
+    // The lease runs past every write, so nothing but the duplicate can be found.
+    let mut lines = grant(0, "A", 1, 1_000_000, 0).to_vec();
+    let write = |lines: &mut Vec<String>, op: &str, message: u64| {
+        lines.extend([sent(1, "A", 1, op, message), applied(1, "A", 1, op, message)]);
+    };
+    write(&mut lines, "first", 1);
+    for n in 0..OPS_REMEMBERED - 1 {
+        write(&mut lines, &format!("op{n}"), 2 + n as u64);
+    }
+    let mut again = lines.clone();
+    write(&mut again, "first", 1_000_000);
+    let found = judge(&again);
+    assert_eq!(found.iter().map(|v| v.invariant).collect::<Vec<_>>(), vec![OperationAppliedTwice]);
+    // One more operation in between, and the first has been forgotten, as a store forgets.
+    write(&mut lines, "one-more", 999_999);
+    write(&mut lines, "first", 1_000_000);
+    assert!(judge(&lines).is_empty());
+}

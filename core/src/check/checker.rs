@@ -163,26 +163,31 @@ impl Steps {
 }
 
 /// Operation ids seen at one place, each with what the checker learnt there. The oldest are
-/// forgotten beyond [`OPS_REMEMBERED`], so a history of any length is judged in bounded memory,
-/// as a store forgets its oldest replay records.
+/// forgotten beyond `CAP`, so a history of any length is judged in bounded memory, as a store
+/// forgets its oldest replay records.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct Recent<V> {
+pub(crate) struct Recent<V, const CAP: usize> {
     pub seen: BTreeMap<String, V>,
     /// The ids in the order they were first seen. Bookkeeping only: it does not change what the
     /// checker knows, so it does not tell states apart.
     order: Untracked<std::collections::VecDeque<String>>,
 }
 
-/// How many operation ids the checker remembers per store data, partner workflow and worker.
-pub const OPS_REMEMBERED: usize = 1 << 16;
+/// How many operations the checker remembers per store data and per partner workflow: an
+/// operation applied again after this many others were applied there is not reported.
+pub const OPS_REMEMBERED: usize = 10_000;
 
-impl<V> Default for Recent<V> {
-    fn default() -> Recent<V> {
+/// How many of its operations the checker remembers per worker, to judge a retry by its first
+/// send: a retry after this many newer operations counts as a fresh request.
+pub const SENDS_REMEMBERED: usize = 256;
+
+impl<V, const CAP: usize> Default for Recent<V, CAP> {
+    fn default() -> Recent<V, CAP> {
         Recent { seen: BTreeMap::new(), order: Untracked::default() }
     }
 }
 
-impl<V> Recent<V> {
+impl<V, const CAP: usize> Recent<V, CAP> {
     /// The ids, oldest first.
     pub(crate) fn order(&self) -> &std::collections::VecDeque<String> {
         &self.order.0
@@ -200,7 +205,7 @@ impl<V> Recent<V> {
     fn insert(&mut self, op: &str, value: V) {
         self.seen.insert(op.to_string(), value);
         self.order.0.push_back(op.to_string());
-        if self.order.0.len() > OPS_REMEMBERED {
+        if self.order.0.len() > CAP {
             if let Some(oldest) = self.order.0.pop_front() {
                 self.seen.remove(&oldest);
             }
@@ -294,7 +299,7 @@ pub(crate) struct CheckState {
     /// Per (store, data, resource).
     pub cells: LiteMap<(usize, usize, usize), Arc<CellCheck>>,
     /// Operations the partner received (or may have), per workflow.
-    pub partner_ops: BTreeMap<String, Recent<Done>>,
+    pub partner_ops: BTreeMap<String, Recent<Done, OPS_REMEMBERED>>,
     /// The newest lease epoch whose effect reached the gateway, per workflow, whatever the
     /// gateway then did with it.
     pub effect_presented: BTreeMap<String, Reached>,
@@ -310,7 +315,7 @@ pub(crate) struct CheckState {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub(crate) struct Sender {
     pub count: u64,
-    pub ops: Recent<(u64, u64, Steps)>,
+    pub ops: Recent<(u64, u64, Steps), SENDS_REMEMBERED>,
 }
 
 /// What the checker knows about one piece of data in one store. Writers are worker indices.
@@ -331,7 +336,7 @@ pub(crate) struct CellCheck {
     /// raised it.
     pub highest_token: Option<TokenKind>,
     /// Operations applied here (or that may have been).
-    pub applied_ops: Recent<Done>,
+    pub applied_ops: Recent<Done, OPS_REMEMBERED>,
     /// The newest lease whose write applied, or was fenced out although no newer lease had
     /// reached this data.
     pub max_attempted: Option<Reached>,

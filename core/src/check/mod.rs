@@ -8,4 +8,4 @@ pub mod explore;
 pub mod invariant;
 
 pub(crate) use checker::{CellCheck, CheckState, Done, Live, Reached, Recent, Sender, Sent, Steps};
-pub use checker::{Checker, Judgement};
+pub use checker::{Checker, Judgement, OPS_REMEMBERED, SENDS_REMEMBERED};

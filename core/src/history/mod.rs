@@ -258,6 +258,11 @@ impl JsonlParser {
 /// Reads one line, naming the field of a problem: "`request.generation`: positive integer token
 /// required (got the text \"one\") (column 381)".
 fn read<T: serde::de::DeserializeOwned>(line: &str) -> Result<T, String> {
+    // Most lines are well formed: read them directly, and read a bad one again, more slowly,
+    // to learn the path of the field at fault.
+    if let Ok(value) = serde_json::from_str(line) {
+        return Ok(value);
+    }
     // serde_json ends its messages with the position in the line, given here as a column.
     let say = |path: String, e: serde_json::Error| {
         let column = e.column();
