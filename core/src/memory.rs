@@ -775,10 +775,15 @@ impl HeapSize for crate::maps::StringSet {
 
 impl<V: HeapSize, const CAP: usize> HeapSize for Recent<V, CAP> {
     fn heap_bytes(&self) -> usize {
-        // Each id is held twice: in the map and in the order it was seen.
-        self.seen.heap_bytes()
-            + self.order().iter().map(|op| op.heap_bytes()).sum::<usize>()
-            + buffer::<String>(self.order().capacity())
+        // The hash table: a slot per bucket (with a control byte), buckets a power of two with
+        // room to spare; each id once, shared by the table and the order it was seen in (its
+        // two reference counts beside it).
+        let slots = self.seen.capacity().next_power_of_two();
+        let ids: usize = self.order().iter().map(|op| block(16 + op.len())).sum();
+        block(slots * (size_of::<(std::sync::Arc<str>, V)>() + 1))
+            + self.seen.values().map(HeapSize::heap_bytes).sum::<usize>()
+            + buffer::<std::sync::Arc<str>>(self.order().capacity())
+            + ids
     }
 }
 

@@ -34,12 +34,12 @@ use crate::fence::register::{WriteRejection, WriteRequest};
 use crate::history::event::{Event, TokenKind};
 use crate::history::{place_name, Entry, Setup};
 use litemap::LiteMap;
-use std::collections::hash_map::DefaultHasher;
+use rustc_hash::FxBuildHasher;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::BuildHasherDefault;
+use std::hash::BuildHasher;
 
-/// Names to indices. The hasher has fixed keys, so the core draws no random numbers.
-type Index = HashMap<String, usize, BuildHasherDefault<DefaultHasher>>;
+/// Names to indices. The hasher has no random keys, so the core draws no random numbers.
+type Index = HashMap<String, usize, FxBuildHasher>;
 use std::sync::Arc;
 
 /// What the checker concluded from one entry.
@@ -165,12 +165,24 @@ impl Steps {
 /// Operation ids seen at one place, each with what the checker learnt there. The oldest are
 /// forgotten beyond `CAP`, so a history of any length is judged in bounded memory, as a store
 /// forgets its oldest replay records.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Recent<V, const CAP: usize> {
-    pub seen: BTreeMap<String, V>,
-    /// The ids in the order they were first seen. Bookkeeping only: it does not change what the
-    /// checker knows, so it does not tell states apart.
-    order: Untracked<std::collections::VecDeque<String>>,
+    pub seen: HashMap<Arc<str>, V, FxBuildHasher>,
+    /// The ids in the order they were first seen, sharing the map's strings. Bookkeeping only:
+    /// it does not change what the checker knows, so it does not tell states apart.
+    order: Untracked<std::collections::VecDeque<Arc<str>>>,
+}
+
+impl<V: std::hash::Hash, const CAP: usize> std::hash::Hash for Recent<V, CAP> {
+    /// Hashes the ids and what was learnt about them in any order, as equal sets are equal
+    /// whatever order they were filled in.
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let sum = self
+            .seen
+            .iter()
+            .fold(0u64, |sum, entry| sum.wrapping_add(FxBuildHasher.hash_one(entry)));
+        (self.seen.len(), sum).hash(h);
+    }
 }
 
 /// How many operations the checker remembers per store data and per partner workflow: an
@@ -183,13 +195,13 @@ pub const SENDS_REMEMBERED: usize = 256;
 
 impl<V, const CAP: usize> Default for Recent<V, CAP> {
     fn default() -> Recent<V, CAP> {
-        Recent { seen: BTreeMap::new(), order: Untracked::default() }
+        Recent { seen: HashMap::default(), order: Untracked::default() }
     }
 }
 
 impl<V, const CAP: usize> Recent<V, CAP> {
     /// The ids, oldest first.
-    pub(crate) fn order(&self) -> &std::collections::VecDeque<String> {
+    pub(crate) fn order(&self) -> &std::collections::VecDeque<Arc<str>> {
         &self.order.0
     }
 
@@ -203,8 +215,9 @@ impl<V, const CAP: usize> Recent<V, CAP> {
 
     /// Remembers `op` (which must not be remembered yet), forgetting the oldest beyond the cap.
     fn insert(&mut self, op: &str, value: V) {
-        self.seen.insert(op.to_string(), value);
-        self.order.0.push_back(op.to_string());
+        let op: Arc<str> = Arc::from(op);
+        self.seen.insert(Arc::clone(&op), value);
+        self.order.0.push_back(op);
         if self.order.0.len() > CAP {
             if let Some(oldest) = self.order.0.pop_front() {
                 self.seen.remove(&oldest);

@@ -5,9 +5,8 @@
 
 use crate::history::event::Event;
 use crate::history::{Entry, HistoryError, Setup};
-use std::collections::hash_map::DefaultHasher;
+use rustc_hash::FxBuildHasher;
 use std::collections::{BTreeMap, HashSet};
-use std::hash::BuildHasherDefault;
 
 /// What a message id was first used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,8 +27,8 @@ pub(super) struct Links {
     known: Option<(Names, Names)>,
 }
 
-/// A set of names. The hasher has fixed keys, so the core draws no random numbers.
-type Names = HashSet<String, BuildHasherDefault<DefaultHasher>>;
+/// A set of names. The hasher has no random keys, so the core draws no random numbers.
+type Names = HashSet<String, FxBuildHasher>;
 
 /// A list of names for a message: the first few, and how many more.
 fn some_of(names: &[String]) -> String {
