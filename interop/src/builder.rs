@@ -169,6 +169,8 @@ struct Cell {
 pub(crate) struct Builder {
     setup: Setup,
     slots: Vec<Option<Entry>>,
+    /// The wall-clock time of each slot's moment, when the source gives one.
+    walls: Vec<Option<u64>>,
     now: Tick,
     wall: Option<u64>,
     open: Vec<Open>,
@@ -243,6 +245,7 @@ impl Builder {
 
     fn slot(&mut self) -> usize {
         self.slots.push(None);
+        self.walls.push(self.wall);
         self.slots.len() - 1
     }
 
@@ -256,7 +259,7 @@ impl Builder {
     fn fill(&mut self, slot: usize, at: Tick, event: Event) {
         self.register(&event);
         self.observe(&event);
-        let wall_ns = if at == self.now { self.wall } else { None };
+        let wall_ns = self.walls.get(slot).copied().flatten();
         if let Some(place) = self.slots.get_mut(slot) {
             *place = Some(Entry { at, wall_ns, event });
         }
@@ -271,13 +274,14 @@ impl Builder {
         }
     }
 
-    /// Starts an operation.
+    /// Starts an operation; returns the message id it was given, if it has one yet (a write's,
+    /// an effect's, a grant's whose generation is known), for the caller to pair its completion.
     pub(crate) fn invoke(
         &mut self,
         loc: &Loc,
         worker: &str,
         call: Call,
-    ) -> Result<(), ImportError> {
+    ) -> Result<Option<u64>, ImportError> {
         let slot = self.slot();
         let at = self.now;
         let (op, message) = match &call {
@@ -363,7 +367,7 @@ impl Builder {
             }
         }
         self.open.push(Open { worker: worker.to_string(), op, message, at, slot, call });
-        Ok(())
+        Ok(message)
     }
 
     /// The token a write carries: the worker's lease when the generation is the one it was
@@ -408,6 +412,28 @@ impl Builder {
                     ),
                 ))
             }
+        }
+    }
+
+    /// Takes the open write of `worker` whose operation id is `operation`: how a log pairs a
+    /// completion that names its operation.
+    pub(crate) fn complete_write(
+        &mut self,
+        loc: &Loc,
+        field: &str,
+        worker: &str,
+        operation: &str,
+    ) -> Result<Open, ImportError> {
+        let found = self.open.iter().position(|o| {
+            o.worker == worker
+                && matches!(&o.call, Call::Write(w) if w.request.operation.as_str() == operation)
+        });
+        match found {
+            Some(i) => Ok(self.open.remove(i)),
+            None => Err(loc.field(
+                field,
+                format!("a completion of {worker}'s write {operation} without its invocation"),
+            )),
         }
     }
 

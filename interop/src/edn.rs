@@ -40,6 +40,12 @@ pub(crate) fn read_all(text: &str) -> Result<Vec<Form>, ImportError> {
     }
 }
 
+/// Whether the first form of `text` (after whitespace and comments) is a vector or a list.
+pub(crate) fn starts_with_sequence(text: &str) -> bool {
+    let mut reader = Reader { src: text, text: text.as_bytes(), pos: 0, line: 1 };
+    reader.skip().is_ok() && matches!(reader.peek(), Some(b'[' | b'('))
+}
+
 /// Reads the elements of one top-level vector or list, each with its line: the shape of a
 /// Jepsen `history.edn`.
 pub(crate) fn read_elements(text: &str) -> Result<Vec<Form>, ImportError> {

@@ -160,8 +160,7 @@ pub fn read_jepsen_edn(text: &str) -> Result<Imported, ImportError> {
                 .whole(format!("a line of {} bytes; the longest read is {MAX_LINE}", line.len())));
         }
     }
-    let first = text.chars().find(|c| !c.is_whitespace() && *c != ',');
-    let forms = if matches!(first, Some('[' | '(')) {
+    let forms = if edn::starts_with_sequence(text) {
         edn::read_elements(text)?
     } else {
         edn::read_all(text)?
@@ -388,7 +387,7 @@ fn worker_op(
             Op::Effect => Call::Effect(effect_call(v)?),
             other => Call::Plain(other),
         };
-        return b.invoke(loc, worker, call);
+        return b.invoke(loc, worker, call).map(|_| ());
     }
     let message = v.u64("message")?;
     // Only grants, writes and effects carry their message from the invocation on.

@@ -28,7 +28,10 @@
 mod builder;
 mod edn;
 mod error;
+pub mod itf;
 pub mod jepsen;
+pub mod otlp;
+pub mod pattern;
 mod values;
 
 pub use error::{utf8, ImportError, MAX_INPUT, MAX_LINE};
