@@ -23,7 +23,15 @@ struct Audited {
 }
 
 /// Audits every file (`-` is standard input): exit 0 when none shows a finding, 1 when one does.
-pub fn audit(files: &[String], json: bool) -> Result<ExitCode, BadInput> {
+/// A file in another tool's format (see [`crate::import`]) is read whole, and its history judged
+/// as JSON Lines; its findings' lines are the lines of that history, as `export --to jsonl`
+/// writes it.
+pub fn audit(
+    files: &[String],
+    json: bool,
+    format: crate::import::Format,
+    pattern: Option<&str>,
+) -> Result<ExitCode, BadInput> {
     let mut audited = Vec::new();
     for file in files {
         let input: Box<dyn Read> = if file == "-" {
@@ -33,7 +41,11 @@ pub fn audit(files: &[String], json: bool) -> Result<ExitCode, BadInput> {
                 .map_err(|e| BadInput(format!("cannot read {file}: {e}")))?;
             Box::new(opened)
         };
-        audited.push(audit_one(file, BufReader::new(input))?);
+        let mut input = BufReader::new(input);
+        match crate::import::imported(file, &mut input, format, pattern)? {
+            Some(jsonl) => audited.push(audit_one(file, jsonl.as_bytes())?),
+            None => audited.push(audit_one(file, input)?),
+        }
     }
     let found = audited.iter().any(|a| !a.findings.is_empty());
     if json {
