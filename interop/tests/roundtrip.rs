@@ -61,3 +61,16 @@ fn one_op_per_line_reads_like_a_vector() {
     let read = read_jepsen_json(&lines).unwrap_or_else(|e| panic!("{label}: {e}"));
     assert_eq!(read.history, history);
 }
+
+#[test]
+fn wall_clock_times_survive_both_formats() {
+    let (label, mut history) = histories().swap_remove(0);
+    for (i, entry) in history.entries.iter_mut().enumerate() {
+        entry.wall_ns = (i % 3 != 0).then_some(1_714_564_800_000_000_000 + entry.at.0 * 1_000_000);
+    }
+    let json =
+        read_jepsen_json(&to_jepsen_json(&history)).unwrap_or_else(|e| panic!("{label}: {e}"));
+    assert_eq!(json.history, history);
+    let edn = read_jepsen_edn(&to_jepsen_edn(&history)).unwrap_or_else(|e| panic!("{label}: {e}"));
+    assert_eq!(edn.history, history);
+}
