@@ -59,8 +59,16 @@ impl LineMap {
 
 /// Audits every file (`-` is standard input): exit 0 when none shows a finding, 1 when one shows
 /// a certain finding, 3 when the only findings depend on outcomes nobody learned. With
-/// `witnesses`, each finding's witness is written there as a history of its own.
-pub fn audit(files: &[String], json: bool, witnesses: Option<&Path>) -> Result<ExitCode, BadInput> {
+/// `witnesses`, each finding's witness is written there as a history of its own. A file in
+/// another tool's format (see [`crate::import`]) is read whole, and its history judged as JSON
+/// Lines; its findings' lines are the lines of that history, as `export --to jsonl` writes it.
+pub fn audit(
+    files: &[String],
+    json: bool,
+    witnesses: Option<&Path>,
+    format: crate::import::Format,
+    pattern: Option<&str>,
+) -> Result<ExitCode, BadInput> {
     let mut audited = Vec::new();
     for file in files {
         let (input, size): (Box<dyn Read>, u64) = if file == "-" {
@@ -71,9 +79,14 @@ pub fn audit(files: &[String], json: bool, witnesses: Option<&Path>) -> Result<E
             let size = opened.metadata().map(|m| m.len()).unwrap_or(0);
             (Box::new(opened), size)
         };
-        let result = audit_one(file, BufReader::new(Progress::new(input, size)))?;
+        let mut input = BufReader::new(Progress::new(input, size));
+        let (result, converted) = match crate::import::imported(file, &mut input, format, pattern)?
+        {
+            Some(jsonl) => (audit_one(file, jsonl.as_bytes())?, Some(jsonl)),
+            None => (audit_one(file, input)?, None),
+        };
         if let Some(dir) = witnesses {
-            write_witnesses(file, &result, dir)?;
+            write_witnesses(file, converted.as_deref(), &result, dir)?;
         }
         audited.push(result);
     }
@@ -206,21 +219,31 @@ fn next_entry(
 }
 
 /// Writes each finding's witness as a history file in `dir`, picking its entries out of the
-/// file in a second reading (standard input cannot be read twice).
-fn write_witnesses(file: &str, audited: &Audited, dir: &Path) -> Result<(), BadInput> {
+/// history in a second reading: of the file, or of `converted`, the history read from another
+/// tool's file (standard input cannot be read twice).
+fn write_witnesses(
+    file: &str,
+    converted: Option<&str>,
+    audited: &Audited,
+    dir: &Path,
+) -> Result<(), BadInput> {
     if audited.findings.is_empty() {
         return Ok(());
     }
-    if file == "-" {
-        return Err(BadInput(
-            "--witnesses needs history files: standard input cannot be read a second time".into(),
-        ));
-    }
     let wanted: BTreeSet<usize> =
         audited.findings.iter().flat_map(|f| f.violation.witness.iter().copied()).collect();
-    let opened =
-        std::fs::File::open(file).map_err(|e| BadInput(format!("cannot read {file}: {e}")))?;
-    let mut input = BufReader::new(opened);
+    let mut input: Box<dyn BufRead> = match converted {
+        Some(text) => Box::new(text.as_bytes()),
+        None if file == "-" => {
+            return Err(BadInput(
+                "--witnesses needs history files: standard input cannot be read a second time"
+                    .into(),
+            ))
+        }
+        None => Box::new(BufReader::new(
+            std::fs::File::open(file).map_err(|e| BadInput(format!("cannot read {file}: {e}")))?,
+        )),
+    };
     let (mut parser, mut buffer, mut step) = (JsonlParser::new(), String::new(), 0);
     let mut entries = BTreeMap::new();
     while let Some((_, entry)) = next_entry(file, &mut input, &mut parser, &mut buffer)? {

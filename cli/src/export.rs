@@ -13,12 +13,36 @@ pub enum To {
     Jsonl,
     /// A Mermaid `sequenceDiagram` (renders in GitHub Markdown), with the findings as notes.
     Mermaid,
+    /// A Jepsen history in JSON: an array of ops, one per line, every event included.
+    JepsenJson,
+    /// A Jepsen `history.edn`: a vector of op maps, one per line, every event included.
+    JepsenEdn,
+    /// The Informal Trace Format of Apalache and Quint: one state per step.
+    Itf,
 }
 
-/// Exports `source`: a history file (read and judged as it is), or a scenario (run to its end).
+/// Exports `source`: a history file (Fencelab's, or a Jepsen or OTLP file, read and judged as it
+/// is), or a scenario (run to its end).
 pub fn export(source: &str, variant: Option<&str>, to: To) -> Result<ExitCode, BadInput> {
     let path = std::path::Path::new(source);
-    let text = path.is_file().then(|| std::fs::read_to_string(path));
+    let text = path.is_file().then(|| std::fs::read(path));
+    let foreign = match &text {
+        Some(Ok(bytes)) => crate::import::foreign(bytes).map(|format| (format, bytes)),
+        _ => None,
+    };
+    let text = match foreign {
+        Some((format, bytes)) => {
+            let history = crate::import::history(source, bytes, format, None)?;
+            let violations = Checker::judge(&history);
+            return write(&history, &violations, to);
+        }
+        None => text.map(|t| {
+            t.and_then(|b| {
+                String::from_utf8(b)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            })
+        }),
+    };
     let (history, violations) = match text {
         Some(Ok(text)) if text.trim_start().starts_with("{\"fencelab_history\"") => {
             let history =
@@ -35,9 +59,21 @@ pub fn export(source: &str, variant: Option<&str>, to: To) -> Result<ExitCode, B
             (engine.history(), engine.violations().to_vec())
         }
     };
-    match to {
-        To::Jsonl => say!("{}", history.to_jsonl().trim_end()),
-        To::Mermaid => say!("{}", mermaid(&history, &violations).trim_end()),
-    }
+    write(&history, &violations, to)
+}
+
+fn write(
+    history: &History,
+    violations: &[fencelab_core::Violation],
+    to: To,
+) -> Result<ExitCode, BadInput> {
+    let text = match to {
+        To::Jsonl => history.to_jsonl(),
+        To::Mermaid => mermaid(history, violations),
+        To::JepsenJson => fencelab_interop::jepsen::to_jepsen_json(history),
+        To::JepsenEdn => fencelab_interop::jepsen::to_jepsen_edn(history),
+        To::Itf => fencelab_interop::itf::to_itf(history),
+    };
+    say!("{}", text.trim_end());
     Ok(ExitCode::SUCCESS)
 }

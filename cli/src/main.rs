@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 mod audit;
 mod export;
+mod import;
 
 const RUN_EXIT_CODES: &str = "\
 Exit codes:
@@ -68,9 +69,9 @@ enum Command {
         #[arg(long)]
         variant: Option<String>,
     },
-    /// Judge histories (JSON Lines, as `run --format jsonl` writes them) with the checker, as
-    /// they are read: every stale write or effect, reissued generation and operation applied
-    /// twice, with its line.
+    /// Judge histories (JSON Lines, as `run --format jsonl` writes them, or Jepsen, OTLP and
+    /// log files) with the checker, as they are read: every stale write or effect, reissued
+    /// generation and operation applied twice, with its line.
     #[command(after_help = AUDIT_EXIT_CODES)]
     Audit {
         /// History files; `-` reads standard input.
@@ -83,6 +84,14 @@ enum Command {
         /// history of its own, to draw or replay.
         #[arg(long, value_name = "DIR")]
         witnesses: Option<std::path::PathBuf>,
+        /// The files' format. Other tools' histories are read whole and judged as Fencelab
+        /// histories (see README, "Importing histories").
+        #[arg(long, value_enum, default_value_t)]
+        format: import::Format,
+        /// For text logs: a regular expression with named groups (`actor`, `kind`, `time`,
+        /// `resource`, `generation`, ...), or @FILE to read it from a file.
+        #[arg(long, value_name = "RE")]
+        pattern: Option<String>,
     },
     /// Write a run's history (a scenario played to its end) or a history file in another format.
     Export {
@@ -182,8 +191,8 @@ fn main() -> ExitCode {
             say!("{}", s.to_json());
             ExitCode::SUCCESS
         }),
-        Command::Audit { files, json, witnesses } => {
-            audit::audit(&files, json, witnesses.as_deref())
+        Command::Audit { files, json, witnesses, format, pattern } => {
+            audit::audit(&files, json, witnesses.as_deref(), format, pattern.as_deref())
         }
         Command::Export { source, variant, to } => export::export(&source, variant.as_deref(), to),
         Command::Run { scenario, variant, format, memory_limit } => {

@@ -1,0 +1,139 @@
+//! Histories from other tools for `audit` and `export`: which format a file is in, and its
+//! history read through `fencelab-interop`.
+
+use crate::BadInput;
+use clap::ValueEnum;
+use fencelab_core::History;
+use fencelab_interop::{jepsen, otlp, pattern};
+use std::io::{BufRead, Read};
+
+/// The format of a history file.
+#[derive(Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Format {
+    /// Tell by the first bytes: with --pattern, a log; else `{"fencelab_history"` is JSON
+    /// Lines, `{"resourceSpans"` OTLP, `[{:`, `{:`, `[{"` or a JSON op with "type" and
+    /// "process" Jepsen.
+    #[default]
+    Auto,
+    /// Fencelab's history (JSON Lines), judged line by line as it is read.
+    Jsonl,
+    /// A Jepsen history, EDN or JSON.
+    Jepsen,
+    /// OpenTelemetry spans, as the collector's file exporter writes them (OTLP JSON lines).
+    Otlp,
+    /// A text log, read through --pattern.
+    Pattern,
+}
+
+/// What the first bytes of a file say its format is.
+fn sniff(start: &[u8], pattern: bool) -> Format {
+    let text = String::from_utf8_lossy(start);
+    let squeezed: String =
+        text.chars().filter(|c| !c.is_whitespace() && *c != ',').take(64).collect();
+    let first = text.lines().next().unwrap_or("");
+    let jepsen_json =
+        squeezed.starts_with('{') && first.contains("\"type\"") && first.contains("\"process\"");
+    let jepsen = ["[{:", "{:", ";", "[{\"", "[#"].iter().any(|p| squeezed.starts_with(p));
+    if pattern {
+        Format::Pattern
+    } else if squeezed.starts_with("{\"fencelab_history\"") {
+        Format::Jsonl
+    } else if squeezed.starts_with("{\"resourceSpans\"") {
+        Format::Otlp
+    } else if jepsen || jepsen_json {
+        Format::Jepsen
+    } else {
+        Format::Jsonl
+    }
+}
+
+/// Reads `input` when it is in another tool's format, as a history in JSON Lines that the
+/// streaming reader then judges; `None` for Fencelab's own JSON Lines, which is read as it
+/// streams. `pattern` is the expression itself, or `@FILE` to read it from a file.
+pub fn imported(
+    file: &str,
+    input: &mut impl BufRead,
+    format: Format,
+    pattern: Option<&str>,
+) -> Result<Option<String>, BadInput> {
+    let format = match format {
+        Format::Auto => {
+            let start =
+                input.fill_buf().map_err(|e| BadInput(format!("cannot read {file}: {e}")))?;
+            sniff(start, pattern.is_some())
+        }
+        other => other,
+    };
+    if format == Format::Jsonl {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    input
+        .take(fencelab_interop::MAX_INPUT as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| BadInput(format!("cannot read {file}: {e}")))?;
+    history(file, &bytes, format, pattern).map(|h| Some(h.to_jsonl()))
+}
+
+/// Reads a file's bytes in `format` (not `Auto`, not `Jsonl`).
+pub fn history(
+    file: &str,
+    bytes: &[u8],
+    format: Format,
+    pattern: Option<&str>,
+) -> Result<History, BadInput> {
+    let bad = |e: fencelab_interop::ImportError| BadInput(e.in_file(file).to_string());
+    let imported = match format {
+        Format::Jepsen => jepsen::read_jepsen_bytes(bytes).map_err(bad)?,
+        Format::Otlp => otlp::read_otlp_bytes(bytes).map_err(bad)?,
+        Format::Pattern => {
+            let Some(pattern) = pattern else {
+                return Err(BadInput("--format pattern needs --pattern RE".into()));
+            };
+            let pattern = match pattern.strip_prefix('@') {
+                Some(path) => std::fs::read_to_string(path)
+                    .map_err(|e| BadInput(format!("cannot read the pattern file {path}: {e}")))?,
+                None => pattern.to_string(),
+            };
+            pattern::read_pattern_bytes(bytes, pattern.trim_end_matches(['\n', '\r']))
+                .map_err(bad)?
+        }
+        Format::Auto | Format::Jsonl => {
+            let text = std::str::from_utf8(bytes)
+                .map_err(|_| BadInput(format!("{file}: the history is not UTF-8")))?;
+            return History::from_jsonl(text).map_err(|e| BadInput(format!("{file}: {e}")));
+        }
+    };
+    Ok(imported.history)
+}
+
+/// The format of a file `export` was given, when it is another tool's history.
+pub fn foreign(bytes: &[u8]) -> Option<Format> {
+    match sniff(bytes, false) {
+        Format::Jepsen => Some(Format::Jepsen),
+        Format::Otlp => Some(Format::Otlp),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffs_each_format() {
+        let cases: [(&str, bool, Format); 8] = [
+            ("{\"fencelab_history\": 1, \"setup\": {}}", false, Format::Jsonl),
+            ("{\"resourceSpans\":[]}", false, Format::Otlp),
+            ("[{:type :invoke}]", false, Format::Jepsen),
+            ("\n[\n {:type :invoke}]", false, Format::Jepsen),
+            ("{:type :invoke, :process 0}", false, Format::Jepsen),
+            ("[{\"type\": \"invoke\"}]", false, Format::Jepsen),
+            ("{\"type\": \"invoke\", \"process\": 0, \"f\": \"write\"}", false, Format::Jepsen),
+            ("2024-05-01 worker=a event=acquire", true, Format::Pattern),
+        ];
+        for (text, pattern, want) in cases {
+            assert!(sniff(text.as_bytes(), pattern) == want, "{text}");
+        }
+    }
+}

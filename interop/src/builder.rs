@@ -1,0 +1,1083 @@
+//! The one place where observed operations become a history. Every reader (Jepsen, OpenTelemetry,
+//! text logs) says what it saw: a lease acquired, a write invoked and how it ended, a pause. The
+//! builder pairs each completion with its invocation, allocates message ids, fills in the fields
+//! the simulator would have filled (the store's highest generation before and after a write, the
+//! value afterwards, the revision, what a paused worker believes) from what it has seen so far,
+//! and infers the setup. So every format is judged by the same checker in the same way, and a
+//! field the source does give always wins over one the builder would infer.
+
+use crate::error::{ImportError, Loc};
+use fencelab_core::format::model::{Enforcement, PauseReason};
+use fencelab_core::history::{GatewaySetup, PathSetup, StoreSetup};
+use fencelab_core::Tick;
+use fencelab_core::{
+    Applied, DropReason, EffectRequest, Entry, Event, Generation, History, Revision, Setup,
+    TokenError, TokenKind, WriteOutcome, WriteRejection, WriteRequest,
+};
+use std::collections::BTreeMap;
+
+/// What kind of operation an invocation starts, for pairing it with its completion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Op {
+    Acquire,
+    Renew,
+    Release,
+    Write,
+    Effect,
+    /// An operation that only its completion describes (`compute`, `read`, ...).
+    Other(String),
+}
+
+impl Op {
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            Op::Acquire => "acquire",
+            Op::Renew => "renew",
+            Op::Release => "release",
+            Op::Write => "write",
+            Op::Effect => "effect",
+            Op::Other(name) => name,
+        }
+    }
+}
+
+/// A lease request, with what the source says about it up front.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AcquireCall {
+    pub resource: Option<String>,
+    pub generation: Option<Generation>,
+    pub ttl: Option<u64>,
+    pub valid_until: Option<Tick>,
+    pub arrives_at: Option<Tick>,
+    pub message: Option<u64>,
+}
+
+/// A write as its sender sent it.
+#[derive(Debug, Clone)]
+pub(crate) struct WriteCall {
+    pub request: WriteRequest,
+    pub store: String,
+    pub path: Option<String>,
+    pub token: Option<TokenKind>,
+    pub arrives_at: Option<Tick>,
+    pub retry: Option<bool>,
+    pub message: Option<u64>,
+    pub enforcement: Option<Enforcement>,
+}
+
+/// An effect as its sender sent it.
+#[derive(Debug, Clone)]
+pub(crate) struct EffectCall {
+    pub request: EffectRequest,
+    pub resource: Option<String>,
+    pub token: Option<TokenKind>,
+    pub arrives_at: Option<Tick>,
+    pub retry: Option<bool>,
+    pub message: Option<u64>,
+}
+
+/// An invocation.
+#[derive(Debug, Clone)]
+pub(crate) enum Call {
+    Acquire(AcquireCall),
+    Write(WriteCall),
+    Effect(EffectCall),
+    Plain(Op),
+}
+
+/// An invocation waiting for its completion.
+#[derive(Debug, Clone)]
+pub(crate) struct Open {
+    worker: String,
+    op: Op,
+    message: Option<u64>,
+    at: Tick,
+    /// The entry the invocation holds a place for (a grant, a write sent).
+    slot: usize,
+    call: Call,
+}
+
+/// A grant as its completion reports it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Granted {
+    pub resource: Option<String>,
+    pub generation: Option<Generation>,
+    pub ttl: Option<u64>,
+    pub valid_until: Option<Tick>,
+    pub arrives_at: Option<Tick>,
+    pub message: Option<u64>,
+}
+
+/// How a write ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum WriteResult {
+    Applied,
+    /// Refused, with the source's reason (`stale` when it gives none) and the highest
+    /// generation it names.
+    Rejected {
+        error: Option<String>,
+        highest: Option<Generation>,
+    },
+    Unknown,
+}
+
+/// A write's completion, with the fields the source gives.
+#[derive(Debug, Clone)]
+pub(crate) struct WriteDone {
+    pub result: WriteResult,
+    /// The second half of a check-then-write.
+    pub committed: bool,
+    pub data: Option<String>,
+    pub enforcement: Option<Enforcement>,
+    pub outcome: Option<WriteOutcome>,
+    pub value_after: Option<Option<String>>,
+    pub highest_before: Option<Option<Generation>>,
+    pub highest_after: Option<Option<Generation>>,
+    pub misfenced: Option<TokenKind>,
+}
+
+/// How an effect ended.
+#[derive(Debug, Clone)]
+pub(crate) struct EffectDone {
+    /// `Some(None)`: delivered; `Some(Some(reason))`: dropped; `None`: unknown.
+    pub dropped: Option<Option<DropReason>>,
+    pub partner: Option<String>,
+    pub enforcement: Option<Enforcement>,
+}
+
+/// A pause or a resume, with the fields the source gives.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PauseFields {
+    pub ticks: Option<u64>,
+    pub reason: Option<PauseReason>,
+    pub believes: Option<Option<Generation>>,
+    pub resource: Option<Option<String>>,
+    pub still_owner: Option<bool>,
+    pub current: Option<Option<Generation>>,
+}
+
+/// What the builder knows about one store's data for one resource.
+#[derive(Debug, Clone, Default)]
+struct Cell {
+    value: Option<String>,
+    revision: u64,
+    highest: Option<Generation>,
+}
+
+/// A history being built from observed operations.
+#[derive(Debug, Default)]
+pub(crate) struct Builder {
+    setup: Setup,
+    slots: Vec<Option<Entry>>,
+    /// The wall-clock time of each slot's moment, when the source gives one.
+    walls: Vec<Option<u64>>,
+    now: Tick,
+    wall: Option<u64>,
+    open: Vec<Open>,
+    next_message: u64,
+    /// The authority's newest generation, per resource.
+    issued: BTreeMap<String, Generation>,
+    /// The lease the authority honours, per resource: holder, generation, end.
+    live: BTreeMap<String, (String, Generation, Tick)>,
+    /// The leases each worker believes it holds.
+    held: BTreeMap<String, BTreeMap<String, Generation>>,
+    cells: BTreeMap<(String, String, String), Cell>,
+    /// Per worker: the slot of its pause whose length is known only when it resumes.
+    pauses: BTreeMap<String, usize>,
+}
+
+/// The generation a worker believes it holds, as the simulator reports it: its first lease.
+fn first(held: Option<&BTreeMap<String, Generation>>) -> Option<(String, Generation)> {
+    held.and_then(|h| h.iter().next()).map(|(r, g)| (r.clone(), *g))
+}
+
+impl Builder {
+    pub(crate) fn new() -> Builder {
+        Builder { next_message: 1, ..Builder::default() }
+    }
+
+    /// Takes the setup the source declares. Names the events use that it does not list are
+    /// added to it.
+    pub(crate) fn declare(&mut self, loc: &Loc, setup: Setup) -> Result<(), ImportError> {
+        if !self.slots.is_empty() {
+            return Err(loc.whole("the setup must come before the first operation"));
+        }
+        self.setup = setup;
+        Ok(())
+    }
+
+    /// Moves the clock to `at` (milliseconds), refusing time that runs backwards.
+    pub(crate) fn time(
+        &mut self,
+        loc: &Loc,
+        field: &str,
+        at: Tick,
+        wall_ns: Option<u64>,
+    ) -> Result<(), ImportError> {
+        if at < self.now {
+            return Err(loc.field(
+                field,
+                format!("time runs backwards ({} ms after {} ms)", at.0, self.now.0),
+            ));
+        }
+        self.now = at;
+        self.wall = wall_ns;
+        Ok(())
+    }
+
+    pub(crate) fn now(&self) -> Tick {
+        self.now
+    }
+
+    fn message(&mut self, given: Option<u64>) -> u64 {
+        match given {
+            Some(id) => {
+                self.next_message = self.next_message.max(id.saturating_add(1));
+                id
+            }
+            None => {
+                let id = self.next_message;
+                self.next_message = self.next_message.saturating_add(1);
+                id
+            }
+        }
+    }
+
+    fn slot(&mut self) -> usize {
+        self.slots.push(None);
+        self.walls.push(self.wall);
+        self.slots.len() - 1
+    }
+
+    /// Appends an event at the current time.
+    pub(crate) fn push(&mut self, event: Event) {
+        let slot = self.slot();
+        self.fill(slot, self.now, event);
+    }
+
+    /// Puts an event in a slot reserved earlier, at time `at`.
+    fn fill(&mut self, slot: usize, at: Tick, event: Event) {
+        self.register(&event);
+        self.observe(&event);
+        let wall_ns = self.walls.get(slot).copied().flatten();
+        if let Some(place) = self.slots.get_mut(slot) {
+            *place = Some(Entry { at, wall_ns, event });
+        }
+    }
+
+    /// The worker's newest lease on `resource`, or on its only resource.
+    fn held(&self, worker: &str, resource: Option<&str>) -> Option<(String, Generation)> {
+        let held = self.held.get(worker)?;
+        match resource {
+            Some(r) => held.get(r).map(|g| (r.to_string(), *g)),
+            None => first(Some(held)),
+        }
+    }
+
+    /// Starts an operation; returns the message id it was given, if it has one yet (a write's,
+    /// an effect's, a grant's whose generation is known), for the caller to pair its completion.
+    pub(crate) fn invoke(
+        &mut self,
+        loc: &Loc,
+        worker: &str,
+        call: Call,
+    ) -> Result<Option<u64>, ImportError> {
+        let slot = self.slot();
+        let at = self.now;
+        let (op, message) = match &call {
+            Call::Acquire(a) => {
+                let ready = (
+                    a.resource.clone(),
+                    a.generation,
+                    a.valid_until.or_else(|| a.ttl.map(|t| at.after(t))),
+                );
+                let mut message = a.message;
+                if let (Some(resource), Some(generation), Some(valid_until)) = ready {
+                    let id = self.message(a.message);
+                    message = Some(id);
+                    let arrives_at = a.arrives_at.unwrap_or(at);
+                    let event = Event::LeaseGranted {
+                        worker: worker.to_string(),
+                        resource,
+                        generation,
+                        valid_until,
+                        arrives_at,
+                        message: id,
+                    };
+                    self.fill(slot, at, event);
+                }
+                (Op::Acquire, message)
+            }
+            Call::Write(w) => {
+                let id = self.message(w.message);
+                let path = w.path.clone().unwrap_or_else(|| "primary".into());
+                self.path(&w.store, &path, None, w.enforcement);
+                let resource = w.request.resource.as_str();
+                let token =
+                    w.token.unwrap_or_else(|| self.token(worker, resource, w.request.generation));
+                let event = Event::WriteSent {
+                    worker: worker.to_string(),
+                    message: id,
+                    store: w.store.clone(),
+                    path,
+                    request: w.request.clone(),
+                    token,
+                    arrives_at: w.arrives_at.unwrap_or(at),
+                    retry: w.retry.unwrap_or(false),
+                };
+                self.fill(slot, at, event);
+                (Op::Write, Some(id))
+            }
+            Call::Effect(e) => {
+                let id = self.message(e.message);
+                let resource = match &e.resource {
+                    Some(r) => r.clone(),
+                    None => match (self.held(worker, None), self.setup.resources.as_slice()) {
+                        (Some((r, _)), _) => r,
+                        (None, [only]) => only.clone(),
+                        _ => {
+                            return Err(loc.field(
+                                "resource",
+                                "an effect needs the resource whose lease backs it: the worker holds no lease and the history has no single resource",
+                            ))
+                        }
+                    },
+                };
+                let token =
+                    e.token.unwrap_or_else(|| self.token(worker, &resource, e.request.generation));
+                let event = Event::EffectSent {
+                    worker: worker.to_string(),
+                    message: id,
+                    request: e.request.clone(),
+                    resource,
+                    token,
+                    arrives_at: e.arrives_at.unwrap_or(at),
+                    retry: e.retry.unwrap_or(false),
+                };
+                self.fill(slot, at, event);
+                (Op::Effect, Some(id))
+            }
+            Call::Plain(op) => (op.clone(), None),
+        };
+        if let (Some(id), true) = (message, matches!(op, Op::Acquire)) {
+            if self.open.iter().any(|o| o.message == Some(id)) {
+                return Err(
+                    loc.field("value.message", format!("message {id} is already on its way"))
+                );
+            }
+        }
+        self.open.push(Open { worker: worker.to_string(), op, message, at, slot, call });
+        Ok(message)
+    }
+
+    /// The token a write carries: the worker's lease when the generation is the one it was
+    /// granted, otherwise made up.
+    fn token(&self, worker: &str, resource: &str, generation: Generation) -> TokenKind {
+        match self.held(worker, Some(resource)) {
+            Some((_, g)) if g == generation => TokenKind::Lease,
+            _ => TokenKind::Forged,
+        }
+    }
+
+    /// Takes the open invocation a completion answers: the one of the same worker and kind with
+    /// the same message when the completion names one, else the oldest.
+    pub(crate) fn complete(
+        &mut self,
+        loc: &Loc,
+        field: &str,
+        worker: &str,
+        op: &Op,
+        message: Option<u64>,
+    ) -> Result<Open, ImportError> {
+        let mine = |o: &Open| o.worker == worker && &o.op == op;
+        // A completion that names no message answers an invocation that named none before one
+        // that did (a refused acquire, not the grant still on its way).
+        let found = match message {
+            Some(m) => self.open.iter().position(|o| mine(o) && o.message == Some(m)),
+            None => self
+                .open
+                .iter()
+                .position(|o| mine(o) && o.message.is_none())
+                .or_else(|| self.open.iter().position(mine)),
+        };
+        match found {
+            Some(i) => Ok(self.open.remove(i)),
+            None => {
+                let which = message.map_or(String::new(), |m| format!(" (message {m})"));
+                Err(loc.field(
+                    field,
+                    format!(
+                        "a completion of {worker}'s {}{which} without its invocation",
+                        op.name()
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// Takes the open write of `worker` whose operation id is `operation`: how a log pairs a
+    /// completion that names its operation.
+    pub(crate) fn complete_write(
+        &mut self,
+        loc: &Loc,
+        field: &str,
+        worker: &str,
+        operation: &str,
+    ) -> Result<Open, ImportError> {
+        let found = self.open.iter().position(|o| {
+            o.worker == worker
+                && matches!(&o.call, Call::Write(w) if w.request.operation.as_str() == operation)
+        });
+        match found {
+            Some(i) => Ok(self.open.remove(i)),
+            None => Err(loc.field(
+                field,
+                format!("a completion of {worker}'s write {operation} without its invocation"),
+            )),
+        }
+    }
+
+    /// The open write (or effect) with message `message` of `worker`, left open.
+    fn open_write(&self, worker: &str, message: Option<u64>) -> Option<&Open> {
+        self.open.iter().find(|o| {
+            o.worker == worker && o.op == Op::Write && message.is_none_or(|m| o.message == Some(m))
+        })
+    }
+
+    /// An acquire's completion: the grant reached the worker.
+    pub(crate) fn granted(&mut self, loc: &Loc, open: Open, g: Granted) -> Result<(), ImportError> {
+        let call = match &open.call {
+            Call::Acquire(a) => a.clone(),
+            _ => AcquireCall::default(),
+        };
+        let worker = open.worker.clone();
+        let (resource, generation, message) = match &self.slots[open.slot] {
+            Some(Entry {
+                event: Event::LeaseGranted { resource, generation, message, .. },
+                ..
+            }) => {
+                if g.generation.is_some_and(|x| x != *generation) {
+                    return Err(loc.field(
+                        "value.generation",
+                        format!("the grant's generation {generation} was given at the invocation, and this completion says {}", g.generation.map_or(0, |x| x.get())),
+                    ));
+                }
+                (resource.clone(), *generation, *message)
+            }
+            _ => {
+                let resource =
+                    g.resource.clone().or(call.resource.clone()).ok_or_else(|| {
+                        loc.field("value.resource", "a grant must name its resource")
+                    })?;
+                let generation = g.generation.or(call.generation).ok_or_else(|| {
+                    loc.field("value.generation", "a grant must carry its generation")
+                })?;
+                let ttl = g.ttl.or(call.ttl);
+                let valid_until = match (g.valid_until.or(call.valid_until), ttl) {
+                    (Some(t), _) => t,
+                    (None, Some(ttl)) => open.at.after(ttl),
+                    (None, None) => {
+                        return Err(loc.field(
+                            "value.ttl",
+                            "a grant must say how long the lease lasts (its ttl in ms)",
+                        ))
+                    }
+                };
+                let message = self.message(g.message.or(call.message));
+                let arrives_at = g.arrives_at.or(call.arrives_at).unwrap_or(self.now);
+                let event = Event::LeaseGranted {
+                    worker: worker.clone(),
+                    resource: resource.clone(),
+                    generation,
+                    valid_until,
+                    arrives_at,
+                    message,
+                };
+                self.fill(open.slot, open.at, event);
+                (resource, generation, message)
+            }
+        };
+        self.push(Event::GrantReceived { worker, resource, generation, message });
+        Ok(())
+    }
+
+    /// An acquire refused because someone else holds the lease.
+    pub(crate) fn busy(
+        &mut self,
+        loc: &Loc,
+        open: Open,
+        resource: Option<String>,
+        holder: Option<String>,
+        valid_until: Option<Tick>,
+    ) -> Result<(), ImportError> {
+        let call_resource = match &open.call {
+            Call::Acquire(a) => a.resource.clone(),
+            _ => None,
+        };
+        let resource = resource.or(call_resource).ok_or_else(|| {
+            loc.field("value.resource", "a refused acquire must name its resource")
+        })?;
+        let live = self.live.get(&resource).cloned();
+        self.slots[open.slot] = None;
+        self.push(Event::LeaseBusy {
+            worker: open.worker,
+            holder: holder
+                .or(live.as_ref().map(|l| l.0.clone()))
+                .unwrap_or_else(|| "unknown".into()),
+            valid_until: valid_until.or(live.map(|l| l.2)).unwrap_or(self.now),
+            resource,
+        });
+        Ok(())
+    }
+
+    /// A renewal's completion.
+    pub(crate) fn renewed(
+        &mut self,
+        loc: &Loc,
+        open: Open,
+        resource: Option<String>,
+        generation: Option<Generation>,
+        ttl: Option<u64>,
+        valid_until: Option<Tick>,
+    ) -> Result<(), ImportError> {
+        let held = self.held(&open.worker, resource.as_deref());
+        let resource = resource.or(held.as_ref().map(|h| h.0.clone())).ok_or_else(|| {
+            loc.field(
+                "value.resource",
+                format!("{} renewed a lease it does not hold; name the resource", open.worker),
+            )
+        })?;
+        let generation = generation.or(held.map(|h| h.1)).ok_or_else(|| {
+            loc.field(
+                "value.generation",
+                format!("{} renewed a lease it does not hold; give the generation", open.worker),
+            )
+        })?;
+        let valid_until = match (valid_until, ttl) {
+            (Some(t), _) => t,
+            (None, Some(ttl)) => open.at.after(ttl),
+            (None, None) => {
+                return Err(loc.field(
+                    "value.ttl",
+                    "a renewal must say how long the lease now lasts (its ttl in ms)",
+                ))
+            }
+        };
+        self.push(Event::Renewed { worker: open.worker, resource, generation, valid_until });
+        Ok(())
+    }
+
+    /// A renewal refused: the worker learns it lost the lease.
+    pub(crate) fn renew_failed(
+        &mut self,
+        loc: &Loc,
+        open: Open,
+        resource: Option<String>,
+        reason: Option<String>,
+    ) -> Result<(), ImportError> {
+        let held = self.held(&open.worker, resource.as_deref());
+        let resource = resource.or(held.map(|h| h.0)).ok_or_else(|| {
+            loc.field("value.resource", "a failed renewal must name its resource")
+        })?;
+        let reason = reason.unwrap_or_else(|| "the renewal failed".into());
+        self.push(Event::RenewFailed { worker: open.worker, resource, reason });
+        Ok(())
+    }
+
+    /// A release's completion.
+    pub(crate) fn released(
+        &mut self,
+        loc: &Loc,
+        open: Open,
+        resource: Option<String>,
+        generation: Option<Generation>,
+    ) -> Result<(), ImportError> {
+        let held = self.held(&open.worker, resource.as_deref());
+        let resource = resource
+            .or(held.as_ref().map(|h| h.0.clone()))
+            .ok_or_else(|| loc.field("value.resource", "a release must name its resource"))?;
+        let generation = generation.or(held.map(|h| h.1)).ok_or_else(|| {
+            loc.field(
+                "value.generation",
+                format!(
+                    "{} released {resource}, which it does not hold; give the generation",
+                    open.worker
+                ),
+            )
+        })?;
+        self.push(Event::Released { worker: open.worker, resource, generation });
+        Ok(())
+    }
+
+    /// The store's check of a check-then-write passed; the write stays open until it commits.
+    pub(crate) fn check_passed(
+        &mut self,
+        loc: &Loc,
+        worker: &str,
+        message: Option<u64>,
+        data: Option<String>,
+        highest_seen: Option<Option<Generation>>,
+        writes_at: Option<Tick>,
+    ) -> Result<(), ImportError> {
+        let Some(open) = self.open_write(worker, message) else {
+            return Err(
+                loc.field("value.message", format!("{worker} has no write on its way to check"))
+            );
+        };
+        let (Some(id), Call::Write(w)) = (open.message, &open.call) else {
+            return Err(loc.field("value.message", "not a write"));
+        };
+        let w = w.clone();
+        let path = w.path.clone().unwrap_or_else(|| "primary".into());
+        let data = data.unwrap_or_else(|| self.data(&w.store, &path));
+        let key = (w.store.clone(), data.clone(), w.request.resource.to_string());
+        let highest = self.cells.get(&key).and_then(|c| c.highest);
+        self.push(Event::CheckPassed {
+            worker: worker.to_string(),
+            message: id,
+            store: w.store,
+            path,
+            data,
+            request: w.request,
+            highest_seen: highest_seen.unwrap_or(highest),
+            writes_at: writes_at.unwrap_or(self.now),
+        });
+        Ok(())
+    }
+
+    /// A write's completion: applied, refused or unknown.
+    pub(crate) fn write_done(
+        &mut self,
+        loc: &Loc,
+        open: Open,
+        done: WriteDone,
+    ) -> Result<(), ImportError> {
+        let (Some(message), Call::Write(w)) = (open.message, &open.call) else {
+            return Err(loc.whole("a write completion answers something that is not a write"));
+        };
+        let w = w.clone();
+        let now = self.now;
+        // A write's arrival is known only now.
+        if w.arrives_at.is_none() {
+            if let Some(Some(Entry { event: Event::WriteSent { arrives_at, .. }, .. })) =
+                self.slots.get_mut(open.slot)
+            {
+                *arrives_at = now;
+            }
+        }
+        let path = w.path.clone().unwrap_or_else(|| "primary".into());
+        let data = done.data.clone().unwrap_or_else(|| self.data(&w.store, &path));
+        let request = w.request;
+        let generation = request.generation;
+        let key = (w.store.clone(), data.clone(), request.resource.to_string());
+        let cell = self.cells.get(&key).cloned().unwrap_or_default();
+        let before = cell.highest;
+        let enforcement = done.enforcement.unwrap_or_else(|| self.enforcement(&w.store, &path));
+        let worker = open.worker;
+        let store = w.store;
+        if done.result == WriteResult::Unknown {
+            self.push(Event::WriteUnknown { worker, message, store, path, data, request });
+            return Ok(());
+        }
+        let outcome = match (&done.outcome, &done.result) {
+            (Some(outcome), result) => {
+                let fits = match result {
+                    WriteResult::Applied => !matches!(outcome, WriteOutcome::Rejected(_)),
+                    _ => matches!(outcome, WriteOutcome::Rejected(_)),
+                };
+                if !fits {
+                    return Err(loc.field("value.outcome", "the outcome contradicts the operation's type (ok is applied, fail is rejected)"));
+                }
+                outcome.clone()
+            }
+            (None, WriteResult::Rejected { error, highest }) => WriteOutcome::Rejected(
+                self.rejection(loc, error.as_deref(), *highest, before, &request, cell.revision)?,
+            ),
+            // Applied (unknown outcomes were handled above).
+            (None, _) => WriteOutcome::Applied(Applied {
+                generation,
+                revision: Revision(cell.revision.saturating_add(1)),
+            }),
+        };
+        if done.committed {
+            self.push(Event::WriteCommitted {
+                worker,
+                message,
+                store,
+                path,
+                data,
+                request,
+                outcome,
+                highest_before: done.highest_before.unwrap_or(before),
+            });
+            return Ok(());
+        }
+        let value_after = done.value_after.clone().unwrap_or_else(|| {
+            if outcome.is_applied() {
+                Some(request.value.clone())
+            } else {
+                cell.value.clone()
+            }
+        });
+        let highest_after = done.highest_after.unwrap_or_else(|| match &outcome {
+            WriteOutcome::Applied(_) if !enforcement.is_fenced() => Some(generation),
+            WriteOutcome::Applied(_)
+            | WriteOutcome::Replayed(_)
+            | WriteOutcome::Rejected(WriteRejection::RevisionConflict { .. }) => {
+                before.max(Some(generation))
+            }
+            WriteOutcome::Rejected(_) => before,
+        });
+        self.push(Event::WriteArrived {
+            worker,
+            message,
+            store,
+            path,
+            data,
+            enforcement,
+            request,
+            outcome,
+            value_after,
+            highest_before: done.highest_before.unwrap_or(before),
+            highest_after,
+            misfenced: done.misfenced,
+        });
+        Ok(())
+    }
+
+    /// Why a store refused a write, from the source's reason.
+    fn rejection(
+        &self,
+        loc: &Loc,
+        error: Option<&str>,
+        highest: Option<Generation>,
+        before: Option<Generation>,
+        request: &WriteRequest,
+        revision: u64,
+    ) -> Result<WriteRejection, ImportError> {
+        let presented = request.generation;
+        Ok(match error.unwrap_or("stale") {
+            "stale" | "stale-owner" | "stale_owner" | "fenced" | "superseded" => WriteRejection::Stale {
+                presented,
+                highest: highest.or(before.filter(|b| *b > presented)).unwrap_or(presented),
+            },
+            "forged" | "invalid-token" | "invalid_token" => {
+                WriteRejection::InvalidToken(TokenError::Forged { generation: presented })
+            }
+            "revision-conflict" | "revision_conflict" => WriteRejection::RevisionConflict {
+                expected: request.expected_revision.unwrap_or_default(),
+                actual: Revision(revision),
+            },
+            other => {
+                return Err(loc.field(
+                    "error",
+                    format!("unknown reason {other:?} for a refused write (stale, forged, invalid-token or revision-conflict)"),
+                ))
+            }
+        })
+    }
+
+    /// An effect's completion.
+    pub(crate) fn effect_done(
+        &mut self,
+        loc: &Loc,
+        open: Open,
+        done: EffectDone,
+    ) -> Result<(), ImportError> {
+        let (Some(message), Call::Effect(e)) = (open.message, &open.call) else {
+            return Err(loc.whole("an effect completion answers something that is not an effect"));
+        };
+        let e = e.clone();
+        let now = self.now;
+        if e.arrives_at.is_none() {
+            if let Some(Some(Entry { event: Event::EffectSent { arrives_at, .. }, .. })) =
+                self.slots.get_mut(open.slot)
+            {
+                *arrives_at = now;
+            }
+        }
+        let gateway = self.setup.gateway.clone();
+        let partner = done
+            .partner
+            .or(gateway.as_ref().map(|g| g.partner.clone()))
+            .unwrap_or_else(|| "partner".into());
+        let worker = open.worker;
+        let request = e.request;
+        let Some(dropped) = done.dropped else {
+            self.push(Event::EffectUnknown { worker, message, partner, request });
+            return Ok(());
+        };
+        let enforcement =
+            done.enforcement.or(gateway.map(|g| g.enforcement)).unwrap_or(Enforcement::Fenced);
+        self.push(Event::EffectArrived { worker, message, partner, request, enforcement, dropped });
+        Ok(())
+    }
+
+    /// A worker froze.
+    pub(crate) fn pause(&mut self, worker: &str, f: PauseFields) {
+        let believes = f.believes.unwrap_or_else(|| first(self.held.get(worker)).map(|h| h.1));
+        let event = Event::Paused {
+            worker: worker.to_string(),
+            ticks: f.ticks.unwrap_or(0),
+            reason: f.reason.unwrap_or_default(),
+            believes,
+        };
+        self.push(event);
+        if f.ticks.is_none() {
+            self.pauses.insert(worker.to_string(), self.slots.len() - 1);
+        }
+    }
+
+    /// A worker woke up.
+    pub(crate) fn resume(&mut self, worker: &str, f: PauseFields) {
+        let now = self.now;
+        if let Some(slot) = self.pauses.remove(worker) {
+            if let Some(Some(Entry { at, event: Event::Paused { ticks, .. }, .. })) =
+                self.slots.get_mut(slot)
+            {
+                *ticks = now.since(*at);
+            }
+        }
+        let held = first(self.held.get(worker));
+        let believes = f.believes.unwrap_or(held.as_ref().map(|h| h.1));
+        let resource = f.resource.unwrap_or(held.as_ref().map(|h| h.0.clone()));
+        let current = f
+            .current
+            .unwrap_or_else(|| resource.as_ref().and_then(|r| self.issued.get(r).copied()));
+        let still_owner = f.still_owner.unwrap_or_else(|| {
+            resource.as_ref().and_then(|r| self.live.get(r)).is_some_and(|(holder, g, until)| {
+                holder == worker && Some(*g) == believes && now < *until
+            })
+        });
+        self.push(Event::Resumed {
+            worker: worker.to_string(),
+            believes,
+            resource,
+            still_owner,
+            current,
+        });
+    }
+
+    /// The data a path writes, as the setup says, registering the path when it is new.
+    fn data(&mut self, store: &str, path: &str) -> String {
+        self.path(store, path, None, None);
+        self.setup.store(store).map_or_else(|| path.to_string(), |s| s.data(path).to_string())
+    }
+
+    fn enforcement(&self, store: &str, path: &str) -> Enforcement {
+        self.setup
+            .store(store)
+            .and_then(|s| s.paths.iter().find(|p| p.name == path))
+            .map_or(Enforcement::Fenced, |p| p.enforcement)
+    }
+
+    /// Adds a store and a path to the setup when they are new: the primary path writes the data
+    /// `primary`, any other path data of its own name; both are fenced unless the source says
+    /// otherwise. A new store gets its primary path first.
+    fn path(
+        &mut self,
+        store: &str,
+        path: &str,
+        data: Option<&str>,
+        enforcement: Option<Enforcement>,
+    ) {
+        let stores = &mut self.setup.stores;
+        let s = match stores.iter().position(|s| s.name == store) {
+            Some(s) => s,
+            None => {
+                stores.push(StoreSetup {
+                    name: store.to_string(),
+                    critical: true,
+                    paths: vec![PathSetup {
+                        name: "primary".into(),
+                        data: "primary".into(),
+                        enforcement: if path == "primary" {
+                            enforcement.unwrap_or(Enforcement::Fenced)
+                        } else {
+                            Enforcement::Fenced
+                        },
+                    }],
+                });
+                stores.len() - 1
+            }
+        };
+        let paths = &mut stores[s].paths;
+        if !paths.iter().any(|p| p.name == path) {
+            let data = data.map_or_else(|| path.to_string(), str::to_string);
+            paths.push(PathSetup {
+                name: path.to_string(),
+                data,
+                enforcement: enforcement.unwrap_or(Enforcement::Fenced),
+            });
+        }
+    }
+
+    fn worker(&mut self, name: &str) {
+        if !self.setup.workers.iter().any(|w| w == name) {
+            self.setup.workers.push(name.to_string());
+        }
+    }
+
+    fn resource(&mut self, name: &str) {
+        if !self.setup.resources.iter().any(|r| r == name) {
+            self.setup.resources.push(name.to_string());
+        }
+    }
+
+    /// Adds every name the event uses that the setup must list (the same names a history file's
+    /// reader checks).
+    fn register(&mut self, event: &Event) {
+        match event {
+            Event::LeaseGranted { worker, resource, .. }
+            | Event::GrantReceived { worker, resource, .. }
+            | Event::LeaseBusy { worker, resource, .. }
+            | Event::Renewed { worker, resource, .. }
+            | Event::RenewFailed { worker, resource, .. }
+            | Event::Released { worker, resource, .. }
+            | Event::LeaseChecked { worker, resource, .. }
+            | Event::EffectSent { worker, resource, .. } => {
+                self.worker(worker);
+                self.resource(resource);
+            }
+            Event::LeaseExpired { resource, .. } => self.resource(resource),
+            Event::ReadValue { worker, store, path, resource, .. } => {
+                self.worker(worker);
+                self.path(store, path, None, None);
+                self.resource(resource);
+            }
+            Event::WriteSent { worker, store, path, request, .. } => {
+                self.worker(worker);
+                self.path(store, path, None, None);
+                self.resource(request.resource.as_str());
+            }
+            Event::WriteArrived { worker, store, path, data, request, enforcement, .. } => {
+                self.worker(worker);
+                self.path(store, path, Some(data), Some(*enforcement));
+                self.resource(request.resource.as_str());
+            }
+            Event::CheckPassed { worker, store, path, data, request, .. }
+            | Event::WriteCommitted { worker, store, path, data, request, .. }
+            | Event::WriteUnknown { worker, store, path, data, request, .. } => {
+                self.worker(worker);
+                self.path(store, path, Some(data), None);
+                self.resource(request.resource.as_str());
+            }
+            Event::EffectArrived { worker, partner, enforcement, .. } => {
+                self.worker(worker);
+                if self.setup.gateway.is_none() {
+                    self.setup.gateway =
+                        Some(GatewaySetup { partner: partner.clone(), enforcement: *enforcement });
+                }
+            }
+            Event::EffectUnknown { worker, partner, .. } => {
+                self.worker(worker);
+                if self.setup.gateway.is_none() {
+                    self.setup.gateway = Some(GatewaySetup {
+                        partner: partner.clone(),
+                        enforcement: Enforcement::Fenced,
+                    });
+                }
+            }
+            Event::Paused { worker, .. }
+            | Event::PauseIgnored { worker, .. }
+            | Event::PauseSkipped { worker, .. }
+            | Event::Resumed { worker, .. }
+            | Event::Computing { worker, .. }
+            | Event::MessagesDelayed { worker, .. }
+            | Event::WorkerFinished { worker } => self.worker(worker),
+            Event::StoreRestarted { store, .. } => {
+                if self.setup.store(store).is_none() {
+                    self.path(store, "primary", None, None);
+                }
+            }
+            Event::WorkerStopped { .. } | Event::AuthorityRestarted { .. } => {}
+        }
+    }
+
+    /// Keeps what later inferences need: leases issued and held, each store's data.
+    fn observe(&mut self, event: &Event) {
+        match event {
+            Event::LeaseGranted { worker, resource, generation, valid_until, .. } => {
+                self.issued.insert(resource.clone(), *generation);
+                self.live.insert(resource.clone(), (worker.clone(), *generation, *valid_until));
+            }
+            Event::GrantReceived { worker, resource, generation, .. } => {
+                self.held.entry(worker.clone()).or_default().insert(resource.clone(), *generation);
+            }
+            Event::Renewed { worker, resource, generation, valid_until } => {
+                self.live.insert(resource.clone(), (worker.clone(), *generation, *valid_until));
+            }
+            Event::RenewFailed { worker, resource, .. } => {
+                if let Some(h) = self.held.get_mut(worker) {
+                    h.remove(resource);
+                }
+            }
+            Event::Released { worker, resource, generation } => {
+                if let Some(h) = self.held.get_mut(worker) {
+                    h.remove(resource);
+                }
+                if self.live.get(resource).is_some_and(|l| &l.0 == worker && l.1 == *generation) {
+                    self.live.remove(resource);
+                }
+            }
+            Event::LeaseExpired { resource, .. } => {
+                self.live.remove(resource);
+            }
+            Event::AuthorityRestarted { counter_kept: false } => self.live.clear(),
+            Event::StoreRestarted { store, highest_kept: false } => {
+                for ((s, _, _), cell) in self.cells.iter_mut() {
+                    if s == store {
+                        cell.highest = None;
+                    }
+                }
+            }
+            Event::WriteArrived {
+                store,
+                data,
+                request,
+                outcome,
+                value_after,
+                highest_after,
+                ..
+            } => {
+                let cell = self
+                    .cells
+                    .entry((store.clone(), data.clone(), request.resource.to_string()))
+                    .or_default();
+                cell.value = value_after.clone();
+                cell.highest = *highest_after;
+                if let WriteOutcome::Applied(a) = outcome {
+                    cell.revision = a.revision.0;
+                }
+            }
+            Event::WriteCommitted { store, data, request, outcome, .. } => {
+                let cell = self
+                    .cells
+                    .entry((store.clone(), data.clone(), request.resource.to_string()))
+                    .or_default();
+                cell.value = Some(request.value.clone());
+                cell.highest = Some(request.generation);
+                if let WriteOutcome::Applied(a) = outcome {
+                    cell.revision = a.revision.0;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The history: every event in order. Invocations never completed stay as they are: a
+    /// write sent stays on its way; an acquire whose grant was never reported adds nothing.
+    pub(crate) fn finish(self) -> History {
+        History { setup: self.setup, entries: self.slots.into_iter().flatten().collect() }
+    }
+}
+
+impl Open {
+    /// The generation an open effect presented.
+    pub(crate) fn effect_generation(&self) -> Option<Generation> {
+        match &self.call {
+            Call::Effect(e) => Some(e.request.generation),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! Text logs, read through a regular expression with named groups.
+//!
+//! Most services already log when they take a lease and when they write; a regular expression
+//! that picks those lines out is enough to judge them. The expression (the `regex` crate's
+//! syntax) must have the groups `actor` (the worker) and `kind`, and may have `time`,
+//! `resource`, `store`, `generation`, `value`, `op`, `ttl`, `outcome`, `highest` and `error`.
+//!
+//! | `kind` | groups | becomes |
+//! |---|---|---|
+//! | `acquire` | `resource`, `generation`, `ttl` (ms) | a grant received at once |
+//! | `acquire_failed` | `resource` | a refused acquire |
+//! | `renew` | `ttl`, `resource` and `generation` (optional) | a renewal |
+//! | `renew_failed` | `resource`, `error` (optional) | a failed renewal |
+//! | `release` | `resource` (optional) | a release |
+//! | `write` | `resource`, `store` (`store` when absent), `generation`, `value`, `op` | a write sent |
+//! | `write_ok`, `write_rejected`, `write_unknown` | `op` (optional), `highest` and `error` for a rejection | its answer: applied, refused, or never learned |
+//! | `write_done` | `outcome`: `applied`, `rejected` or `unknown` | the same, the outcome in its own group |
+//! | `pause`, `resume` | | the worker froze, woke up |
+//! | `restart_authority`, `restart_store` | `store` for a store | a restart that kept its records |
+//!
+//! A write's answer is paired with the actor's write of the same `op`, or with its oldest write
+//! still open when the line names no operation. A write without `op` gets `line-N`.
+//!
+//! Time: the `time` group is either an integer (milliseconds on the log's clock, used as `at`)
+//! or an RFC 3339 time stamp such as `2024-05-01T12:00:00.250Z` (`T` or a space between date and
+//! time, a `Z` or an offset such as `+02:00`), which sets `wall_ns` and makes `at` the
+//! milliseconds since the first time stamp. Without a `time` group, the n-th matching line is at
+//! n ms. Reading is lenient about lines and strict about fields: a line the expression does not
+//! match is skipped and counted (logs hold much else), but a line it matches with a field that
+//! cannot be read (a generation of 0, an unknown kind) is an error naming the line and group.
+
+use crate::builder::{
+    AcquireCall, Builder, Call, Granted, Op, PauseFields, WriteCall, WriteDone, WriteResult,
+};
+use crate::error::{check_size, ImportError, Loc, MAX_LINE};
+use crate::values::generation;
+use crate::Imported;
+use fencelab_core::{Event, Generation, OperationId, ResourceId, Tick, WriteRequest};
+use regex::{Captures, Regex, RegexBuilder};
+use serde_json::Value;
+
+/// The kinds a log line can have.
+const KINDS: &str = "acquire, acquire_failed, renew, renew_failed, release, write, write_ok, write_rejected, write_unknown, write_done, pause, resume, restart_authority, restart_store";
+
+/// Reads a log, one event per line the expression `pattern` matches.
+pub fn read_pattern(text: &str, pattern: &str) -> Result<Imported, ImportError> {
+    check_size(text.len())?;
+    let regex = RegexBuilder::new(pattern)
+        .size_limit(1 << 22)
+        .build()
+        .map_err(|e| ImportError::input(format!("the pattern: {e}")))?;
+    for group in ["actor", "kind"] {
+        if !regex.capture_names().flatten().any(|n| n == group) {
+            return Err(ImportError::input(format!(
+                "the pattern has no group named `{group}` (write `(?P<{group}>...)`)"
+            )));
+        }
+    }
+    let mut reader = Reader { regex, builder: Builder::new(), first_wall: None, matched: 0 };
+    let mut skipped = 0;
+    for (i, line) in text.lines().enumerate() {
+        let loc = Loc::line(i + 1);
+        if line.len() > MAX_LINE {
+            return Err(loc
+                .whole(format!("a line of {} bytes; the longest read is {MAX_LINE}", line.len())));
+        }
+        if !reader.line(&loc, line)? {
+            skipped += 1;
+        }
+    }
+    Ok(Imported { history: reader.builder.finish(), skipped })
+}
+
+/// Reads a log from bytes, refusing bytes that are not UTF-8 with the line.
+pub fn read_pattern_bytes(bytes: &[u8], pattern: &str) -> Result<Imported, ImportError> {
+    read_pattern(crate::error::utf8(bytes)?, pattern)
+}
+
+struct Reader {
+    regex: Regex,
+    builder: Builder,
+    /// The first time stamp's Unix nanoseconds, from which `at` counts.
+    first_wall: Option<u64>,
+    matched: u64,
+}
+
+/// The named groups of one matching line.
+struct Line<'a> {
+    caps: Captures<'a>,
+    loc: &'a Loc,
+}
+
+impl Line<'_> {
+    fn get(&self, group: &str) -> Option<&str> {
+        self.caps.name(group).map(|m| m.as_str()).filter(|s| !s.is_empty())
+    }
+
+    fn req(&self, group: &str) -> Result<&str, ImportError> {
+        self.get(group).ok_or_else(|| {
+            self.loc.field(group, "this kind of line needs it, and the line has none")
+        })
+    }
+
+    fn gen(&self, group: &str) -> Result<Option<Generation>, ImportError> {
+        match self.get(group) {
+            None => Ok(None),
+            Some(text) => generation(&Value::String(text.to_string()))
+                .map(Some)
+                .map_err(|p| self.loc.field(group, p)),
+        }
+    }
+
+    fn u64(&self, group: &str) -> Result<Option<u64>, ImportError> {
+        match self.get(group) {
+            None => Ok(None),
+            Some(text) => text.parse::<u64>().map(Some).map_err(|_| {
+                self.loc.field(group, format!("{text:?} is not a whole number of milliseconds"))
+            }),
+        }
+    }
+
+    fn resource(&self) -> Result<Option<String>, ImportError> {
+        match self.get("resource") {
+            None => Ok(None),
+            Some(r) => ResourceId::new(r)
+                .map(|_| Some(r.to_string()))
+                .map_err(|e| self.loc.field("resource", e.to_string())),
+        }
+    }
+}
+
+impl Reader {
+    /// Reads one line; `false` when the expression does not match it.
+    fn line(&mut self, loc: &Loc, text: &str) -> Result<bool, ImportError> {
+        let Some(caps) = self.regex.captures(text) else { return Ok(false) };
+        let l = Line { caps, loc };
+        self.matched += 1;
+        let (at, wall) = match l.get("time") {
+            None => (Tick(self.matched), None),
+            Some(t) if t.bytes().all(|b| b.is_ascii_digit()) => {
+                let ms =
+                    t.parse::<u64>().map_err(|_| loc.field("time", format!("{t} is too large")))?;
+                (Tick(ms), None)
+            }
+            Some(t) => {
+                let ns = rfc3339(t).ok_or_else(|| {
+                    loc.field(
+                        "time",
+                        format!("{t:?} is neither milliseconds nor an RFC 3339 time stamp"),
+                    )
+                })?;
+                let first = *self.first_wall.get_or_insert(ns);
+                let since = ns.checked_sub(first).ok_or_else(|| {
+                    loc.field(
+                        "time",
+                        format!("time runs backwards ({t} is before the first time stamp)"),
+                    )
+                })?;
+                (Tick(since / 1_000_000), Some(ns))
+            }
+        };
+        self.builder.time(loc, "time", at, wall)?;
+        let actor = l.req("actor")?.to_string();
+        if actor.trim().is_empty() || actor.chars().count() > fencelab_core::MAX_ID_LEN {
+            return Err(loc.field("actor", format!("{actor:?} is not a worker name")));
+        }
+        let kind = l.req("kind")?.to_ascii_lowercase();
+        let b = &mut self.builder;
+        match kind.as_str() {
+            "acquire" => {
+                b.invoke(
+                    loc,
+                    &actor,
+                    Call::Acquire(AcquireCall {
+                        resource: l.resource()?,
+                        ..AcquireCall::default()
+                    }),
+                )?;
+                let open = b.complete(loc, "kind", &actor, &Op::Acquire, None)?;
+                let granted = Granted {
+                    resource: l.resource()?,
+                    generation: Some(l.gen("generation")?.ok_or_else(|| {
+                        l.loc.field(
+                            "generation",
+                            "an acquire line needs the generation it was granted",
+                        )
+                    })?),
+                    ttl: Some(l.u64("ttl")?.ok_or_else(|| {
+                        l.loc.field("ttl", "an acquire line needs the lease's ttl in ms")
+                    })?),
+                    ..Granted::default()
+                };
+                b.granted(loc, open, granted)?;
+            }
+            "acquire_failed" => {
+                b.invoke(loc, &actor, Call::Acquire(AcquireCall::default()))?;
+                let open = b.complete(loc, "kind", &actor, &Op::Acquire, None)?;
+                b.busy(loc, open, l.resource()?, None, None)?;
+            }
+            "renew" | "renew_failed" => {
+                b.invoke(loc, &actor, Call::Plain(Op::Renew))?;
+                let open = b.complete(loc, "kind", &actor, &Op::Renew, None)?;
+                if kind == "renew" {
+                    let ttl = l.u64("ttl")?.ok_or_else(|| {
+                        l.loc.field("ttl", "a renew line needs the lease's new ttl in ms")
+                    })?;
+                    b.renewed(loc, open, l.resource()?, l.gen("generation")?, Some(ttl), None)?;
+                } else {
+                    b.renew_failed(loc, open, l.resource()?, l.get("error").map(str::to_string))?;
+                }
+            }
+            "release" => {
+                b.invoke(loc, &actor, Call::Plain(Op::Release))?;
+                let open = b.complete(loc, "kind", &actor, &Op::Release, None)?;
+                b.released(loc, open, l.resource()?, l.gen("generation")?)?;
+            }
+            "write" => {
+                let resource = ResourceId::new(l.req("resource")?)
+                    .map_err(|e| loc.field("resource", e.to_string()))?;
+                let generation = l.gen("generation")?.ok_or_else(|| {
+                    loc.field("generation", "a write line needs the generation it carries")
+                })?;
+                let op = l.get("op").map_or_else(|| format!("line-{}", loc.line), str::to_string);
+                let operation = OperationId::new(op).map_err(|e| loc.field("op", e.to_string()))?;
+                let call = WriteCall {
+                    request: WriteRequest {
+                        resource,
+                        generation,
+                        operation,
+                        expected_revision: None,
+                        value: l.req("value")?.to_string(),
+                    },
+                    store: l.get("store").unwrap_or("store").to_string(),
+                    path: None,
+                    token: None,
+                    arrives_at: None,
+                    retry: None,
+                    message: None,
+                    enforcement: None,
+                };
+                b.invoke(loc, &actor, Call::Write(call))?;
+            }
+            "write_ok" | "write_rejected" | "write_unknown" | "write_done" => {
+                let outcome = match kind.as_str() {
+                    "write_ok" => "applied",
+                    "write_rejected" => "rejected",
+                    "write_unknown" => "unknown",
+                    _ => l.req("outcome")?,
+                };
+                let result = match outcome.to_ascii_lowercase().as_str() {
+                    "applied" | "ok" => WriteResult::Applied,
+                    "rejected" | "fail" => WriteResult::Rejected {
+                        error: l.get("error").map(str::to_string),
+                        highest: l.gen("highest")?,
+                    },
+                    "unknown" | "info" => WriteResult::Unknown,
+                    other => {
+                        return Err(loc.field(
+                            "outcome",
+                            format!("{other:?} is not an outcome (applied, rejected or unknown)"),
+                        ))
+                    }
+                };
+                let open = match l.get("op") {
+                    Some(op) => b.complete_write(loc, "op", &actor, op)?,
+                    None => b.complete(loc, "kind", &actor, &Op::Write, None)?,
+                };
+                let done = WriteDone {
+                    result,
+                    committed: false,
+                    data: None,
+                    enforcement: None,
+                    outcome: None,
+                    value_after: None,
+                    highest_before: None,
+                    highest_after: None,
+                    misfenced: None,
+                };
+                b.write_done(loc, open, done)?;
+            }
+            "pause" => b.pause(&actor, PauseFields::default()),
+            "resume" => b.resume(&actor, PauseFields::default()),
+            "restart_authority" => b.push(Event::AuthorityRestarted { counter_kept: true }),
+            "restart_store" => b.push(Event::StoreRestarted {
+                store: l.req("store")?.to_string(),
+                highest_kept: true,
+            }),
+            other => {
+                return Err(loc
+                    .field("kind", format!("{other:?} is not a kind this reader knows ({KINDS})")))
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// An RFC 3339 time stamp as Unix nanoseconds; `None` when it is not one (or before 1970).
+pub(crate) fn rfc3339(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    let num = |range: std::ops::Range<usize>| -> Option<i64> {
+        let s = text.get(range)?;
+        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
+    };
+    if b.len() < 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b't' | b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let mut rest = &text[19..];
+    let mut nanos: i64 = 0;
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        let kept = &frac[..digits.min(9)];
+        nanos = kept.parse::<i64>().ok()? * 10_i64.pow(9 - kept.len() as u32);
+        rest = &frac[digits..];
+    }
+    let offset = match rest {
+        "Z" | "z" => 0,
+        _ if rest.len() == 6
+            && matches!(rest.as_bytes()[0], b'+' | b'-')
+            && rest.as_bytes()[3] == b':' =>
+        {
+            let h = num_of(rest.get(1..3)?)?;
+            let m = num_of(rest.get(4..6)?)?;
+            let sign = if rest.starts_with('-') { -1 } else { 1 };
+            sign * (h * 3600 + m * 60)
+        }
+        _ => return None,
+    };
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset;
+    let total = i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
+    u64::try_from(total).ok()
+}
+
+fn num_of(s: &str) -> Option<i64> {
+    s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rfc3339;
+
+    #[test]
+    fn reads_time_stamps() {
+        assert_eq!(rfc3339("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(rfc3339("1970-01-01T00:00:01.5Z"), Some(1_500_000_000));
+        assert_eq!(rfc3339("2024-05-01T12:00:00.250Z"), Some(1_714_564_800_250_000_000));
+        assert_eq!(rfc3339("2024-05-01 14:00:00.250+02:00"), Some(1_714_564_800_250_000_000));
+        assert_eq!(rfc3339("2024-13-01T12:00:00Z"), None);
+        assert_eq!(rfc3339("1969-12-31T23:59:59Z"), None);
+        assert_eq!(rfc3339("2024-05-01T12:00:00"), None);
+    }
+}

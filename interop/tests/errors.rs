@@ -1,0 +1,190 @@
+//! Bad input in every format: one clear error naming the line and the field, never a panic.
+
+use fencelab_interop::{jepsen, otlp, pattern, ImportError};
+
+fn jepsen_err(text: &str) -> ImportError {
+    match jepsen::read_jepsen(text) {
+        Ok(imported) => panic!("read without error: {:?}", imported.history),
+        Err(e) => e,
+    }
+}
+
+fn says(e: &ImportError, line: usize, field: Option<&str>, words: &str) {
+    assert_eq!(e.line, line, "{e}");
+    assert_eq!(e.field.as_deref(), field, "{e}");
+    assert!(e.problem.contains(words), "{e}");
+}
+
+const ACQUIRE: &str = r#"{"type":"invoke","process":0,"f":"acquire","time":0,"value":{"resource":"ledger"}}
+{"type":"ok","process":0,"f":"acquire","time":1000000,"value":{"resource":"ledger","generation":1,"ttl":100}}
+"#;
+
+fn write(generation: &str) -> String {
+    format!(
+        r#"{{"type":"invoke","process":0,"f":"write","time":2000000,"value":{{"resource":"ledger","store":"db","generation":{generation},"value":"v","op":"a"}}}}"#
+    )
+}
+
+#[test]
+fn a_truncated_line_is_named() {
+    let text = format!("{ACQUIRE}{{\"type\":\"invoke\",\"process\":0,\"f\":\"wri\n");
+    let e = jepsen_err(&text);
+    says(&e, 3, None, "JSON: EOF while parsing a string");
+    let e = jepsen_err("[{:type :invoke, :process 0, :f :acquire,\n :value {:resource \"ledger\"");
+    says(&e, 2, None, "never closed");
+}
+
+#[test]
+fn an_unknown_f_is_named() {
+    let e = jepsen_err(r#"{"type":"invoke","process":0,"f":"cas","time":0,"value":[1,2]}"#);
+    says(&e, 1, Some("f"), "unknown :f \"cas\"");
+    assert_eq!(e.op, Some(0));
+}
+
+#[test]
+fn time_that_runs_backwards_is_named() {
+    let text = ACQUIRE.replace("\"time\":1000000", "\"time\":0").replace(
+        r#""time":0,"value":{"resource":"ledger"}}"#,
+        r#""time":5000000,"value":{"resource":"ledger"}}"#,
+    );
+    let e = jepsen_err(&text);
+    says(&e, 2, Some("time"), "time runs backwards (0 ms after 5 ms)");
+    let e = jepsen_err(r#"{"type":"invoke","process":0,"f":"acquire","time":-5}"#);
+    says(&e, 1, Some("time"), "whole number");
+}
+
+#[test]
+fn bad_generations_are_named() {
+    for (generation, words) in [
+        ("0", "positive integer token required (got 0)"),
+        ("-3", "positive integer token required (got -3)"),
+        ("18446744073709551616", "larger than the largest generation"),
+        ("1.5", "positive integer token required (got 1.5)"),
+        ("\"seven\"", "positive integer token required"),
+    ] {
+        let e = jepsen_err(&format!("{ACQUIRE}{}", write(generation)));
+        says(&e, 3, Some("value.generation"), words);
+    }
+    let missing = write("1").replace(r#""generation":1,"#, "");
+    let e = jepsen_err(&format!("{ACQUIRE}{missing}"));
+    says(&e, 3, Some("value.generation"), "missing");
+    // EDN reads integers beyond 64 bits and names them the same way.
+    let e = jepsen_err(
+        "{:type :invoke, :process 0, :f :write, :value {:resource \"r\", :store \"db\", :generation 18446744073709551616, :value \"v\"}}",
+    );
+    says(&e, 1, Some("value.generation"), "larger than the largest generation");
+    // A grant without a generation.
+    let e = jepsen_err(&ACQUIRE.replace(r#""generation":1,"#, ""));
+    says(&e, 2, Some("value.generation"), "must carry its generation");
+}
+
+#[test]
+fn a_completion_without_its_invocation_is_named() {
+    let e = jepsen_err(r#"{"type":"ok","process":3,"f":"write","time":0,"value":{}}"#);
+    says(&e, 1, Some("type"), "a completion of p3's write without its invocation");
+    let e = jepsen_err("{:type :fail, :process 0, :f :acquire}");
+    says(&e, 1, Some("type"), "without its invocation");
+}
+
+#[test]
+fn invalid_utf8_is_named_with_its_line() {
+    let mut bytes = ACQUIRE.as_bytes().to_vec();
+    bytes.extend_from_slice(b"{\"type\":\"invoke\",\"process\":\"\xff\"}\n");
+    let e = jepsen::read_jepsen_bytes(&bytes).expect_err("not UTF-8");
+    says(&e, 3, None, "invalid UTF-8 at column 29");
+    let e = otlp::read_otlp_bytes(b"{\"resourceSpans\":[]}\n\xc3(").expect_err("not UTF-8");
+    says(&e, 2, None, "invalid UTF-8");
+    let e = pattern::read_pattern_bytes(b"ok\n\xe2\x82", "(?P<actor>a)(?P<kind>b)")
+        .expect_err("not UTF-8");
+    says(&e, 2, None, "invalid UTF-8");
+}
+
+#[test]
+fn deep_nesting_is_refused_not_a_stack_overflow() {
+    let deep = "[".repeat(200_000);
+    assert!(jepsen::read_jepsen_edn(&deep).is_err());
+    assert!(jepsen::read_jepsen_json(&deep).is_err());
+    let deep_map = format!("{{:type :invoke, :value {}}}", "{:a ".repeat(100_000));
+    let e = jepsen::read_jepsen_edn(&deep_map).expect_err("too deep");
+    assert!(e.problem.contains("nested deeper than"), "{e}");
+}
+
+#[test]
+fn absurd_sizes_are_refused() {
+    let long = format!("{{\"type\":\"invoke\",\"process\":0,\"f\":\"{}\"}}\n", "x".repeat(2 << 20));
+    let e = jepsen::read_jepsen_json(&long).expect_err("too long");
+    says(&e, 1, None, "the longest read is");
+    let e = otlp::read_otlp(&long).expect_err("too long");
+    says(&e, 1, None, "the longest read is");
+}
+
+fn span(name: &str, attrs: &str, start: u64, end: u64) -> String {
+    format!(
+        r#"{{"resourceSpans":[{{"resource":{{"attributes":[{{"key":"service.instance.id","value":{{"stringValue":"w1"}}}}]}},"scopeSpans":[{{"spans":[{{"name":"{name}","startTimeUnixNano":"{start}","endTimeUnixNano":"{end}","attributes":[{attrs}]}}]}}]}}]}}"#
+    )
+}
+
+fn attr(key: &str, value: &str) -> String {
+    format!(r#"{{"key":"{key}","value":{value}}}"#)
+}
+
+#[test]
+fn otlp_errors_name_the_line_and_attribute() {
+    let acquire = |g: &str| {
+        let attrs = [
+            attr("fencing.resource", r#"{"stringValue":"r"}"#),
+            attr("fencing.generation", &format!(r#"{{"intValue":"{g}"}}"#)),
+            attr("lease.ttl_ms", r#"{"intValue":"100"}"#),
+        ]
+        .join(",");
+        span("lease.acquire", &attrs, 1_000_000, 2_000_000)
+    };
+    let e = otlp::read_otlp(&format!("{{\"resourceSpans\":[]}}\n{}\n", acquire("0")))
+        .expect_err("zero");
+    says(&e, 2, Some("fencing.generation"), "positive integer token required (got 0)");
+    let e = otlp::read_otlp(&acquire("18446744073709551616")).expect_err("too large");
+    says(&e, 1, Some("fencing.generation"), "larger than the largest generation");
+    let backwards = span("lease.release", "", 5_000_000, 1_000_000);
+    let e = otlp::read_otlp(&backwards).expect_err("ends before it starts");
+    says(
+        &e,
+        1,
+        Some("resourceSpans[0].scopeSpans[0].spans[0].endTimeUnixNano"),
+        "ends before it starts",
+    );
+    let bad_time = span("lease.release", "", 1, 1).replace("\"1\"", "\"soon\"");
+    let e = otlp::read_otlp(&bad_time).expect_err("not a time");
+    assert!(e.field.as_deref().is_some_and(|f| f.ends_with("startTimeUnixNano")), "{e}");
+    let outcome = [
+        attr("fencing.resource", r#"{"stringValue":"r"}"#),
+        attr("fencing.store", r#"{"stringValue":"db"}"#),
+        attr("fencing.generation", r#"{"intValue":"1"}"#),
+        attr("fencing.value", r#"{"stringValue":"v"}"#),
+        attr("fencing.outcome", r#"{"stringValue":"maybe"}"#),
+    ]
+    .join(",");
+    let e = otlp::read_otlp(&span("fencing.write", &outcome, 1, 2)).expect_err("bad outcome");
+    says(&e, 1, Some("fencing.outcome"), "is not an outcome");
+    let e = otlp::read_otlp("{\"resourceSpans\": [\n").expect_err("truncated");
+    says(&e, 1, None, "JSON: EOF");
+}
+
+const LOG_RE: &str = r"^(?P<time>\d+) (?P<actor>\w+) (?P<kind>\w+)(?: r=(?P<resource>\w+))?(?: g=(?P<generation>\S+))?(?: ttl=(?P<ttl>\S+))?(?: op=(?P<op>\S+))?(?: v=(?P<value>\S+))?";
+
+#[test]
+fn log_errors_name_the_line_and_group() {
+    let e = pattern::read_pattern("1 a acquire r=x g=0 ttl=10\n", LOG_RE).expect_err("zero");
+    says(&e, 1, Some("generation"), "positive integer token required (got 0)");
+    let e = pattern::read_pattern("noise\n1 a acquire r=x g=1 ttl=ten\n", LOG_RE).expect_err("ttl");
+    says(&e, 2, Some("ttl"), "not a whole number");
+    let e = pattern::read_pattern("1 a explode\n", LOG_RE).expect_err("kind");
+    says(&e, 1, Some("kind"), "is not a kind this reader knows");
+    let e = pattern::read_pattern("5 a pause\n3 a resume\n", LOG_RE).expect_err("backwards");
+    says(&e, 2, Some("time"), "time runs backwards");
+    let e = pattern::read_pattern("1 a write_ok op=w1\n", LOG_RE).expect_err("no invocation");
+    says(&e, 1, Some("op"), "without its invocation");
+    let e = pattern::read_pattern("1 a pause\n", "(?P<actor>a)").expect_err("no kind group");
+    assert!(e.problem.contains("no group named `kind`"), "{e}");
+    let e = pattern::read_pattern("", "(?P<actor>(").expect_err("bad regex");
+    assert!(e.problem.starts_with("the pattern:"), "{e}");
+}

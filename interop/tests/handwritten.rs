@@ -1,0 +1,197 @@
+//! Small histories written by hand in each format, each with the findings it must show and the
+//! steps that show them.
+
+use fencelab_core::history::event::Event;
+use fencelab_core::{Checker, InvariantKind, WriteOutcome, WriteRejection};
+use fencelab_interop::{itf, jepsen, otlp, pattern, Imported};
+use InvariantKind::*;
+
+fn found(imported: &Imported) -> Vec<(InvariantKind, usize)> {
+    Checker::judge(&imported.history).iter().map(|v| (v.invariant, v.step)).collect()
+}
+
+#[test]
+fn jepsen_json_reissued_generation_and_an_operation_applied_twice() {
+    let text = r#"[
+{"type":"invoke","process":0,"f":"acquire","time":0,"value":{"resource":"r"}},
+{"type":"ok","process":0,"f":"acquire","time":1000000,"value":{"resource":"r","generation":3,"ttl":1000}},
+{"type":"invoke","process":0,"f":"write","time":2000000,"value":{"resource":"r","store":"db","generation":3,"value":"x","op":"o1"}},
+{"type":"ok","process":0,"f":"write","time":3000000},
+{"type":"invoke","process":0,"f":"write","time":4000000,"value":{"resource":"r","store":"db","generation":3,"value":"x","op":"o1"}},
+{"type":"ok","process":0,"f":"write","time":5000000},
+{"type":"invoke","process":1,"f":"acquire","time":6000000,"value":{"resource":"r"}},
+{"type":"ok","process":1,"f":"acquire","time":7000000,"value":{"resource":"r","generation":3,"ttl":1000}},
+{"type":"invoke","process":0,"f":"write","time":8000000,"value":{"resource":"r","store":"db","generation":2,"value":"y","op":"o2"}},
+{"type":"fail","process":0,"f":"write","time":9000000,"error":"stale"}
+]"#;
+    let imported = jepsen::read_jepsen_json(text).unwrap_or_else(|e| panic!("{e}"));
+    // Entries: grant 0, received 1, sent 2, arrived 3, sent 4, arrived 5, grant 6, received 7,
+    // sent 8, refused 9.
+    assert_eq!(found(&imported), [(OperationAppliedTwice, 5), (GenerationReissued, 6)]);
+    let refused = &imported.history.entries[9].event;
+    let Event::WriteArrived {
+        outcome: WriteOutcome::Rejected(WriteRejection::Stale { presented, highest }),
+        ..
+    } = refused
+    else {
+        panic!("{refused:?}")
+    };
+    assert_eq!((presented.get(), highest.get()), (2, 3));
+    // Generation 2 was never granted to p0: the token is taken as made up.
+    let sent = &imported.history.entries[8].event;
+    assert!(
+        matches!(sent, Event::WriteSent { token: fencelab_core::TokenKind::Forged, .. }),
+        "{sent:?}"
+    );
+}
+
+#[test]
+fn jepsen_edn_renewal_release_and_effects() {
+    let text = r#"
+{:type :invoke, :process :a, :f :acquire, :time 0}
+{:type :ok, :process :a, :f :acquire, :time 0, :value {:resource "job", :generation 1, :ttl 10}}
+{:type :invoke, :process :a, :f :renew, :time 5000000}
+{:type :ok, :process :a, :f :renew, :time 6000000, :value {:ttl 10}}
+{:type :invoke, :process :a, :f :write, :time 12000000, :value {:resource "job", :store "db", :generation 1, :value "in-lease", :op "w1"}}
+{:type :ok, :process :a, :f :write, :time 13000000}
+{:type :invoke, :process :a, :f :release, :time 14000000}
+{:type :ok, :process :a, :f :release, :time 14000000}
+{:type :invoke, :process :b, :f :acquire, :time 15000000}
+{:type :ok, :process :b, :f :acquire, :time 15000000, :value {:resource "job", :generation 2, :ttl 10}}
+{:type :invoke, :process :b, :f :effect, :time 16000000, :value {:workflow "order-1", :effect "charge", :op "e2", :generation 2}}
+{:type :ok, :process :b, :f :effect, :time 17000000}
+{:type :invoke, :process :a, :f :effect, :time 18000000, :value {:workflow "order-1", :effect "charge", :op "e1", :generation 1, :resource "job"}}
+{:type :ok, :process :a, :f :effect, :time 19000000}
+"#;
+    let imported = jepsen::read_jepsen_edn(text).unwrap_or_else(|e| panic!("{e}"));
+    let entries = &imported.history.entries;
+    // The renewal carried the lease to 5 + 10 ms, past the write at 12 ms.
+    assert!(matches!(entries[2].event, Event::Renewed { valid_until, .. } if valid_until.0 == 15));
+    assert!(matches!(&entries[5].event, Event::Released { worker, .. } if worker == "a"));
+    assert_eq!(
+        imported.history.setup.gateway.as_ref().map(|g| g.partner.as_str()),
+        Some("partner")
+    );
+    // a's effect, from a released lease, reaches the partner after b's: entry 11.
+    assert_eq!(found(&imported), [(EffectFromSupersededOwner, 11)]);
+}
+
+fn attr(key: &str, value: &str) -> String {
+    if value.parse::<u64>().is_ok() {
+        format!(r#"{{"key":"{key}","value":{{"intValue":"{value}"}}}}"#)
+    } else {
+        format!(r#"{{"key":"{key}","value":{{"stringValue":"{value}"}}}}"#)
+    }
+}
+
+fn span(name: &str, start_ms: u64, end_ms: u64, attrs: &[(&str, &str)], error: bool) -> String {
+    let attrs: Vec<String> = attrs.iter().map(|(k, v)| attr(k, v)).collect();
+    let status = if error { r#","status":{"code":2,"message":"deadline exceeded"}"# } else { "" };
+    format!(
+        r#"{{"name":"{name}","startTimeUnixNano":"{}","endTimeUnixNano":"{}","attributes":[{}]{status}}}"#,
+        1_000_000_000_000 + start_ms * 1_000_000,
+        1_000_000_000_000 + end_ms * 1_000_000,
+        attrs.join(",")
+    )
+}
+
+#[test]
+fn otlp_forged_generation_and_an_error_span() {
+    let w = |op: &'static str, g: &'static str, outcome: Option<&'static str>| {
+        let mut a = vec![
+            ("fencing.resource", "cart"),
+            ("fencing.store", "kv"),
+            ("fencing.generation", g),
+            ("fencing.value", op),
+            ("fencing.operation", op),
+        ];
+        if let Some(o) = outcome {
+            a.push(("fencing.outcome", o));
+        }
+        a
+    };
+    let spans = [
+        span(
+            "lease.acquire",
+            0,
+            1,
+            &[
+                ("lease.holder", "b"),
+                ("fencing.resource", "cart"),
+                ("fencing.generation", "5"),
+                ("lease.ttl_ms", "100"),
+            ],
+            false,
+        ),
+        span(
+            "fencing.write",
+            2,
+            3,
+            &[&[("lease.holder", "b")][..], &w("b1", "5", None)].concat(),
+            false,
+        ),
+        // c holds no lease and presents a made-up higher generation, and the store takes it.
+        span(
+            "fencing.write",
+            4,
+            5,
+            &[&[("lease.holder", "c")][..], &w("c1", "9", Some("applied"))].concat(),
+            false,
+        ),
+        // b's next write fails with an error status and no outcome: unknown.
+        span(
+            "fencing.write",
+            6,
+            9,
+            &[&[("lease.holder", "b")][..], &w("b2", "5", None)].concat(),
+            true,
+        ),
+        span("checkout", 0, 9, &[("lease.holder", "b")], false),
+    ];
+    let line =
+        format!(r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}]}}]}}]}}"#, spans.join(","));
+    let imported = otlp::read_otlp(&line).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(imported.skipped, 1);
+    let entries = &imported.history.entries;
+    assert!(
+        matches!(&entries[4].event, Event::WriteSent { token: fencelab_core::TokenKind::Forged, worker, .. } if worker == "c")
+    );
+    assert!(matches!(&entries[7].event, Event::WriteUnknown { worker, .. } if worker == "b"));
+    // c's write, which no lease backs, lands after b's: stale, outside any lease, and the value
+    // the store ends with.
+    assert_eq!(
+        found(&imported),
+        [(StaleWriteAccepted, 5), (WriteOutsideLease, 5), (FinalValueNotFromLatestOwner, 7)]
+    );
+    // The ITF trace shows the store's highest generation after c's write.
+    let trace: serde_json::Value =
+        serde_json::from_str(&itf::to_itf(&imported.history)).expect("JSON");
+    assert_eq!(trace["states"][5]["highest"]["#map"][0][1]["#bigint"], "9");
+    assert_eq!(trace["states"][5]["findings"][1], "write_outside_lease");
+    assert_eq!(trace["states"][0]["event"]["tag"], "LeaseGranted");
+}
+
+#[test]
+fn log_with_a_refused_stale_write_and_a_retried_operation() {
+    let re = r"^(?P<time>\d+) (?P<actor>\w+) (?P<kind>\w+)(?: r=(?P<resource>\w+))?(?: g=(?P<generation>\d+))?(?: ttl=(?P<ttl>\d+))?(?: op=(?P<op>\S+))?(?: v=(?P<value>\S+))?(?: highest=(?P<highest>\d+))?";
+    let log = "\
+0 a acquire r=doc g=1 ttl=50
+1 a write r=doc g=1 op=a1 v=one
+2 a write_ok op=a1
+3 a pause
+60 b acquire r=doc g=2 ttl=50
+61 b write r=doc g=2 op=b1 v=two
+62 b write_ok op=b1
+63 a resume
+64 a write r=doc g=1 op=a2 v=late
+65 a write_rejected op=a2 highest=2
+66 b write r=doc g=2 op=b1 v=two
+67 b write_ok
+some other line
+";
+    let imported = pattern::read_pattern(log, re).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(imported.skipped, 1);
+    // The stale write is refused (nothing to report); b's retry of b1 applies twice.
+    assert_eq!(found(&imported), [(OperationAppliedTwice, 13)]);
+    assert!(matches!(imported.history.entries[4].event, Event::Paused { ticks: 60, .. }));
+}
