@@ -27,7 +27,11 @@ fn jepsen_json_reissued_generation_and_an_operation_applied_twice() {
     let imported = jepsen::read_jepsen_json(text).unwrap_or_else(|e| panic!("{e}"));
     // Entries: grant 0, received 1, sent 2, arrived 3, sent 4, arrived 5, grant 6, received 7,
     // sent 8, refused 9.
-    assert_eq!(found(&imported), [(OperationAppliedTwice, 5), (GenerationReissued, 6)]);
+    // p1's grant comes while p0's lease still runs, by the authority's own record.
+    assert_eq!(
+        found(&imported),
+        [(OperationAppliedTwice, 5), (GenerationReissued, 6), (LeasesOverlap, 6)]
+    );
     let refused = &imported.history.entries[9].event;
     let Event::WriteArrived {
         outcome: WriteOutcome::Rejected(WriteRejection::Stale { presented, highest }),
@@ -157,11 +161,16 @@ fn otlp_forged_generation_and_an_error_span() {
         matches!(&entries[4].event, Event::WriteSent { token: fencelab_core::TokenKind::Forged, worker, .. } if worker == "c")
     );
     assert!(matches!(&entries[7].event, Event::WriteUnknown { worker, .. } if worker == "b"));
-    // c's write, which no lease backs, lands after b's: stale, outside any lease, and the value
-    // the store ends with.
+    // c's write, which no lease backs, lands after b's: stale, outside any lease, with a
+    // generation the authority never issued, and the value the store ends with.
     assert_eq!(
         found(&imported),
-        [(StaleWriteAccepted, 5), (WriteOutsideLease, 5), (FinalValueNotFromLatestOwner, 7)]
+        [
+            (StaleWriteAccepted, 5),
+            (WriteOutsideLease, 5),
+            (TokenNeverIssued, 5),
+            (FinalValueNotFromLatestOwner, 7)
+        ]
     );
     // The ITF trace shows the store's highest generation after c's write.
     let trace: serde_json::Value =
@@ -194,4 +203,54 @@ some other line
     // The stale write is refused (nothing to report); b's retry of b1 applies twice.
     assert_eq!(found(&imported), [(OperationAppliedTwice, 13)]);
     assert!(matches!(imported.history.entries[4].event, Event::Paused { ticks: 60, .. }));
+}
+
+/// p0 holds generation 1 until 5 ms, p1 takes generation 2 at 6 ms; then `tail`.
+fn jepsen_two_owners(tail: &str) -> Vec<fencelab_core::Violation> {
+    let text = format!(
+        r#"
+{{:type :invoke, :process 0, :f :acquire, :time 0}}
+{{:type :ok, :process 0, :f :acquire, :time 0, :value {{:resource "r", :generation 1, :ttl 5}}}}
+{{:type :invoke, :process 1, :f :acquire, :time 6000000}}
+{{:type :ok, :process 1, :f :acquire, :time 6000000, :value {{:resource "r", :generation 2, :ttl 5}}}}
+{tail}"#
+    );
+    let imported = jepsen::read_jepsen_edn(&text).unwrap_or_else(|e| panic!("{e}"));
+    Checker::judge(&imported.history)
+}
+
+fn stale(found: &[fencelab_core::Violation]) -> Vec<bool> {
+    found.iter().filter(|v| v.invariant == StaleWriteAccepted).map(|v| v.possible).collect()
+}
+
+#[test]
+fn jepsen_info_writes_are_weighed_both_ways() {
+    // The stale write itself timed out: had it applied, it was stale.
+    let found = jepsen_two_owners(
+        r#"
+{:type :invoke, :process 1, :f :write, :time 7000000, :value {:resource "r", :store "db", :generation 2, :value "b", :op "b1"}}
+{:type :ok, :process 1, :f :write, :time 7000000}
+{:type :invoke, :process 0, :f :write, :time 8000000, :value {:resource "r", :store "db", :generation 1, :value "a", :op "a1"}}
+{:type :info, :process 0, :f :write, :time 9000000, :error :timeout}"#,
+    );
+    assert_eq!(stale(&found), [true], "{found:#?}");
+    assert!(found.iter().all(|v| v.possible), "{found:#?}");
+    // The newer owner's write timed out: had it reached db, the older one after it was stale.
+    let found = jepsen_two_owners(
+        r#"
+{:type :invoke, :process 1, :f :write, :time 7000000, :value {:resource "r", :store "db", :generation 2, :value "b", :op "b1"}}
+{:type :info, :process 1, :f :write, :time 7500000, :error :timeout}
+{:type :invoke, :process 0, :f :write, :time 8000000, :value {:resource "r", :store "db", :generation 1, :value "a", :op "a1"}}
+{:type :ok, :process 0, :f :write, :time 9000000}"#,
+    );
+    assert_eq!(stale(&found), [true], "{found:#?}");
+    // Both acknowledged: certain.
+    let found = jepsen_two_owners(
+        r#"
+{:type :invoke, :process 1, :f :write, :time 7000000, :value {:resource "r", :store "db", :generation 2, :value "b", :op "b1"}}
+{:type :ok, :process 1, :f :write, :time 7500000}
+{:type :invoke, :process 0, :f :write, :time 8000000, :value {:resource "r", :store "db", :generation 1, :value "a", :op "a1"}}
+{:type :ok, :process 0, :f :write, :time 9000000}"#,
+    );
+    assert_eq!(stale(&found), [false], "{found:#?}");
 }

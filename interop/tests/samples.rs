@@ -74,3 +74,14 @@ fn the_log_sample_shows_a_stale_write() {
     assert_eq!(imported.skipped, 3);
     assert_eq!(imported.history.setup.workers, ["worker-a", "worker-b"]);
 }
+
+#[test]
+fn the_jepsen_timeout_sample_shows_only_possible_findings() {
+    let imported =
+        jepsen::read_jepsen(&sample("jepsen-timeout.edn")).unwrap_or_else(|e| panic!("{e}"));
+    let found = Checker::judge(&imported.history);
+    let last = imported.history.entries.len() - 1;
+    let kinds: Vec<_> = found.iter().map(|v| (v.invariant, v.step, v.possible)).collect();
+    assert_eq!(kinds, [(StaleWriteAccepted, last, true), (WriteOutsideLease, last, true)]);
+    assert!(found[0].detail.contains("may have accepted p0's write"), "{}", found[0].detail);
+}

@@ -882,24 +882,29 @@ impl Judge<'_> {
         let mut find = |kind, detail, possible: bool, steps: Vec<Steps>| {
             found.push(Found { kind, detail, possible: possible || !certain, steps });
         };
+        let accepted = if certain { "accepted" } else { "may have accepted" };
         let older = |m: &Reached| sent.epoch < m.epoch;
         let newer = cell.max_presented.filter(older).map(|m| (m, false));
         if let Some((m, possible)) =
             newer.or_else(|| cell.maybe_presented.filter(older).map(|m| (m, true)))
         {
             let newer = names.worker_name(m.worker);
+            // What is only possible is said so: the write may not have applied, or the newer
+            // one may never have arrived.
+            let presented = if possible { "may have presented" } else { "presented" };
             let detail = if sent.epoch == 0 {
-                format!("{text} accepted {who}'s write, which no lease backs, after {newer} presented one under a lease")
+                format!("{text} {accepted} {who}'s write, which no lease backs, after {newer} {presented} one under a lease")
             } else {
-                format!("{text} accepted {who}'s write from an older lease after {newer} presented a newer one")
+                format!("{text} {accepted} {who}'s write from an older lease after {newer} {presented} a newer one")
             };
             find(InvariantKind::StaleWriteAccepted, detail, possible, vec![sent.steps, m.steps]);
         }
         let this = Done { steps: sent.steps.with(step), certain };
         match cell.applied_ops.get_mut(request.operation.as_str()) {
             Some(first) => {
-                let detail =
-                    format!("{text} applied operation {} a second time", request.operation);
+                let applied = if certain && first.certain { "applied" } else { "may have applied" };
+                let op = &request.operation;
+                let detail = format!("{text} {applied} operation {op} a second time");
                 let possible = !first.certain;
                 let steps = vec![first.steps, sent.steps];
                 if certain && !first.certain {
@@ -915,12 +920,12 @@ impl Judge<'_> {
             } else {
                 "sent when its lease was no longer valid"
             };
-            let detail = format!("{text} accepted {who}'s write, {when}");
+            let detail = format!("{text} {accepted} {who}'s write, {when}");
             find(InvariantKind::WriteOutsideLease, detail, false, vec![sent.steps, sent.ended]);
         }
         if let Some((issued, grant)) = issued.filter(|(g, _)| request.generation > *g) {
             let detail = format!(
-                "{text} accepted {who}'s write with generation {}, which the authority never issued (the highest it had issued was {issued})",
+                "{text} {accepted} {who}'s write with generation {}, which the authority never issued (the highest it had issued was {issued})",
                 request.generation
             );
             find(InvariantKind::TokenNeverIssued, detail, false, vec![grant, sent.steps]);
@@ -961,17 +966,19 @@ impl Judge<'_> {
         let state = self.state();
         let mut found = Vec::new();
         let this = Done { steps: sent.steps.with(step), certain };
+        let received = if certain { "received" } else { "may have received" };
         let ops = match state.partner_ops.get_mut(workflow) {
             Some(ops) => ops,
             None => state.partner_ops.entry(workflow.to_string()).or_default(),
         };
         match ops.get_mut(request.operation.as_str()) {
             Some(first) => {
+                let possible = !(certain && first.certain);
+                let received = if possible { "may have received" } else { "received" };
                 let detail = format!(
-                    "the partner received operation {} ({}) of {workflow} a second time",
+                    "the partner {received} operation {} ({}) of {workflow} a second time",
                     request.operation, request.effect
                 );
-                let possible = !(certain && first.certain);
                 let steps = vec![first.steps, sent.steps];
                 if certain && !first.certain {
                     *first = this;
@@ -991,8 +998,9 @@ impl Judge<'_> {
         if let Some((m, possible)) = newer.or_else(maybe) {
             let from =
                 if sent.epoch == 0 { "which no lease backs" } else { "from a superseded lease" };
+            let reached = if possible { "may have reached" } else { "reached" };
             let detail = format!(
-                "the partner received {who}'s {}, {from}, after a newer lease's request for {workflow} reached the gateway",
+                "the partner {received} {who}'s {}, {from}, after a newer lease's request for {workflow} {reached} the gateway",
                 request.effect
             );
             let possible = possible || !certain;
@@ -1006,7 +1014,7 @@ impl Judge<'_> {
         }
         if let Some((issued, grant)) = issued.filter(|(g, _)| request.generation > *g) {
             let detail = format!(
-                "the partner received {who}'s {} with generation {}, which the authority never issued (the highest it had issued was {issued})",
+                "the partner {received} {who}'s {} with generation {}, which the authority never issued (the highest it had issued was {issued})",
                 request.effect, request.generation
             );
             let steps = vec![grant, sent.steps];
