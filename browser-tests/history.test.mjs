@@ -6,6 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { badgeLabel, launch, openPage, shot, text } from './harness.mjs';
@@ -173,4 +174,25 @@ test('a link to a missing file or another site says so, and keeps the link in th
   assert.match(await text(other.page, '#history-error'), /on another site \(https:\/\/example\.org\)/);
   assert.deepEqual(other.problems, []);
   await other.page.close();
+});
+
+test('axe: no serious or critical violations on a history with a finding chosen, in both themes', async () => {
+  const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+  const { page, problems } = await openPage(env, '/#history=fixtures/paused-broken.jsonl');
+  await page.locator('[data-testid="findings-panel"] li button').first().click();
+  await page.addScriptTag({ path: AXE });
+  const found = [];
+  for (const colorScheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme, reducedMotion: 'reduce' });
+    await page.waitForTimeout(100);
+    const results = await page.evaluate(() =>
+      window.axe.run(document, { resultTypes: ['violations'], runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }),
+    );
+    for (const v of results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')) {
+      found.push(`${colorScheme}: ${v.id}: ${v.help}; ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+    }
+  }
+  assert.deepEqual(found, []);
+  assert.deepEqual(problems, []);
+  await page.close();
 });
