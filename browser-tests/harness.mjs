@@ -29,13 +29,16 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-/** Starts the server and the browser. `prefixes` are the URL paths dist/ is mounted at. */
-export async function launch(prefixes = ['/'], viewport = { width: 1440, height: 900 }) {
+/**
+ * Starts the server and the browser. `prefixes` are the URL paths dist/ is mounted at; `extra`
+ * mounts other folders (see `serveStatic`).
+ */
+export async function launch(prefixes = ['/'], viewport = { width: 1440, height: 900 }, extra = {}) {
   assert.ok(
     existsSync(join(DIST, 'index.html')),
     `no ${DIST}/index.html: run \`trunk build --release --offline\` first`,
   );
-  const server = await serveStatic(DIST, prefixes);
+  const server = await serveStatic(DIST, prefixes, extra);
   const userDataDir = await mkdtemp(join(tmpdir(), 'fencelab-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,

@@ -19,12 +19,14 @@ const MIME = {
 
 /**
  * Starts serving `root` on 127.0.0.1 at a free port.
- * `prefixes` lists the URL paths the folder is mounted at, e.g. ['/', '/docs/deep/fencelab/'].
+ * `prefixes` lists the URL paths the folder is mounted at, e.g. ['/', '/docs/deep/fencelab/'];
+ * `extra` mounts other folders at their own paths, e.g. { '/fixtures/': 'browser-tests/fixtures' }.
  * Resolves to { origin, requests, close }; `requests` records [status, path] of every request.
  */
-export async function serveStatic(root, prefixes = ['/']) {
-  const base = resolve(root);
-  const mounts = [...prefixes].sort((a, b) => b.length - a.length);
+export async function serveStatic(root, prefixes = ['/'], extra = {}) {
+  const folders = new Map(prefixes.map((p) => [p, resolve(root)]));
+  for (const [prefix, folder] of Object.entries(extra)) folders.set(prefix, resolve(folder));
+  const mounts = [...folders.keys()].sort((a, b) => b.length - a.length);
   const requests = [];
 
   const server = createServer(async (req, res) => {
@@ -38,6 +40,7 @@ export async function serveStatic(root, prefixes = ['/']) {
       const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
       const mount = mounts.find((m) => path === m || path.startsWith(m.endsWith('/') ? m : `${m}/`));
       if (mount === undefined) return send(404, 'not found');
+      const base = folders.get(mount);
       let rel = path.slice(mount.length);
       if (rel === '' || rel.endsWith('/')) rel += 'index.html';
       const file = normalize(join(base, rel));

@@ -143,19 +143,91 @@ pub fn copy_from(id: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// Reads the first file chosen in `input` as text and hands it to `done`.
-pub fn read_file(input: &web_sys::HtmlInputElement, done: impl FnOnce(String) + 'static) {
+/// Reads the first file chosen in `input` as text and hands its name and text to `done`.
+pub fn read_file(input: &web_sys::HtmlInputElement, done: impl FnOnce(String, String) + 'static) {
     let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
+    read_text(&file, done);
+    input.set_value("");
+}
+
+/// Reads `file` as text and hands its name and text to `done`.
+fn read_text(file: &web_sys::File, done: impl FnOnce(String, String) + 'static) {
     let Ok(reader) = web_sys::FileReader::new() else { return };
     let target = reader.clone();
+    let name = file.name();
     let onload = Closure::once_into_js(move || {
         if let Some(text) = target.result().ok().and_then(|r| r.as_string()) {
-            done(text);
+            done(name, text);
         }
     });
     reader.set_onload(Some(onload.unchecked_ref()));
-    let _ = reader.read_as_text(&file);
-    input.set_value("");
+    let _ = reader.read_as_text(file);
+}
+
+/// Calls `dropped` with the name and text of each file dropped on the page (the first of
+/// several), until dropped. Dragging files over the page shows that they can be dropped.
+pub fn watch_drops(
+    dropped: impl Fn(String, String) + 'static,
+) -> Option<[gloo_events::EventListener; 2]> {
+    use gloo_events::{EventListener, EventListenerOptions};
+    let document = document()?;
+    let carries_files = |event: &web_sys::Event| {
+        let data = event.dyn_ref::<web_sys::DragEvent>().and_then(|e| e.data_transfer());
+        data.is_some_and(|d| d.types().includes(&JsValue::from_str("Files"), 0))
+    };
+    let options = EventListenerOptions::enable_prevent_default();
+    let over = EventListener::new_with_options(&document, "dragover", options, move |event| {
+        // Without this, the browser would open the file in place of the page.
+        if carries_files(event) {
+            event.prevent_default();
+        }
+    });
+    let dropped = std::rc::Rc::new(dropped);
+    let on_drop = EventListener::new_with_options(&document, "drop", options, move |event| {
+        let file = event
+            .dyn_ref::<web_sys::DragEvent>()
+            .and_then(|e| e.data_transfer())
+            .and_then(|d| d.files())
+            .and_then(|f| f.get(0));
+        if let Some(file) = file {
+            event.prevent_default();
+            let dropped = dropped.clone();
+            read_text(&file, move |name, text| dropped(name, text));
+        }
+    });
+    Some([over, on_drop])
+}
+
+/// Fetches the text at `address`, resolved against the page's own address; only the page's own
+/// site is asked. The error says what went wrong, naming the address.
+pub async fn fetch_text(address: &str) -> Result<String, String> {
+    use wasm_bindgen_futures::JsFuture;
+    let window = web_sys::window().ok_or_else(|| "there is no window".to_string())?;
+    let location = window.location();
+    let (page, origin) =
+        (location.href().unwrap_or_default(), location.origin().unwrap_or_default());
+    let url = Url::new_with_base(address, &page)
+        .map_err(|_| format!("the link's history=“{address}” is not an address"))?;
+    if url.origin() != origin {
+        return Err(format!(
+            "the link's history=“{address}” is on another site ({}); the page opens only files from its own site ({origin})",
+            url.origin()
+        ));
+    }
+    let failed = |why: &str| format!("“{address}” could not be fetched: {why}");
+    let answer = JsFuture::from(window.fetch_with_str(&url.href()))
+        .await
+        .map_err(|_| failed("the request failed (is the address right, and the site up?)"))?;
+    let response: web_sys::Response =
+        answer.dyn_into().map_err(|_| failed("the browser gave no response"))?;
+    if !response.ok() {
+        let status =
+            format!("the server answered {} {}", response.status(), response.status_text());
+        return Err(failed(status.trim_end()));
+    }
+    let text = response.text().map_err(|_| failed("its text could not be read"))?;
+    let text = JsFuture::from(text).await.map_err(|_| failed("its text could not be read"))?;
+    text.as_string().ok_or_else(|| failed("it is not text"))
 }
 
 /// The page's own style rules, for a standalone copy of the diagram.

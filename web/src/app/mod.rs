@@ -10,6 +10,7 @@ use crate::components::compare::{compare_view, CompareProps};
 use crate::components::controls::{click, controls, ControlsProps};
 use crate::components::diagram::{diagram_view, legend, DiagramProps};
 use crate::components::editor::Editor;
+use crate::components::history::{findings, history_card, history_status, open_control};
 use crate::components::icons::icon;
 use crate::components::log::{log, LogProps};
 use crate::components::panels::{caption, panels, run_badge};
@@ -17,8 +18,8 @@ use crate::components::picker::Picker;
 use crate::components::share::{LinkProblem, ShareExport};
 use crate::components::transcript::Transcript;
 use crate::hooks::{
-    use_address, use_autoplay, use_follow_step, use_keep_custom, use_keys, use_pane_width,
-    FollowRefs,
+    use_address, use_autoplay, use_drop_history, use_fetch_history, use_follow_step,
+    use_keep_custom, use_keys, use_pane_width, FollowRefs,
 };
 use crate::io;
 use crate::share::{Embed, ShareLink};
@@ -47,8 +48,11 @@ pub fn App() -> Html {
     use_follow_step(&state, &refs, pane_width);
     // An embed whose link could not be opened keeps its link, so reloading it shows the same
     // error instead of another story.
-    let keep_address = state.broken_embed().is_some();
+    // So does a history link that failed; a history opened from a file has no address.
+    let keep_address = state.keeps_address();
     use_address(state.dispatcher(), fragment.clone(), state.entries, keep_address);
+    use_fetch_history(state.dispatcher(), state.to_fetch());
+    use_drop_history(state.dispatcher(), state.embed.is_none() && state.tab == Tab::Visualizer);
     let on = {
         let dispatcher = state.dispatcher();
         use_callback((), move |action: Action, _| dispatcher.dispatch(action))
@@ -123,17 +127,19 @@ fn visualizer(
     pane_width: f64,
 ) -> Html {
     let scenario = &state.run.scenario;
+    let track = state.track();
     let (at, end) = state.cursor();
     let (unit, now) = match &state.compare {
         Some(c) => ("tick", c.now()),
-        None => ("step", state.run.tick_at(state.position)),
+        None => ("step", track.tick_at(state.position)),
     };
     let compare_on = state.compare.is_some();
-    let kind = state
-        .current()
-        .and_then(|r| state.run.layout.step_kinds.get(r.index))
-        .copied()
-        .unwrap_or("");
+    let kind =
+        state.current().and_then(|r| track.layout.step_kinds.get(r.index)).copied().unwrap_or("");
+    let side = match &state.opened {
+        Some(opened) => findings(opened, state.position, on),
+        None => panels(&state.frame, !state.shows("caption")),
+    };
     let main = match &state.compare {
         Some(compare) => html! {
             { compare_view(&CompareProps { compare, on: on.clone(), on_seek: on_seek.clone(),
@@ -143,26 +149,32 @@ fn visualizer(
             <div class={classes!("stage", (!state.shows("panels")).then_some("alone"))}>
                 <section class="card diagram-card" aria-labelledby="diagram-title">
                     <h2 id="diagram-title" class="sr-only">{ "Swimlane diagram" }</h2>
-                    { diagram_view(&DiagramProps { run: &state.run, position: state.position,
+                    { diagram_view(&DiagramProps { run: track, position: state.position,
                         frame: &state.frame, id: "main".into(), on_seek: on_seek.clone(),
-                        node: refs.diagram.clone(), width: pane_width }) }
+                        node: refs.diagram.clone(), width: pane_width, highlight: state.highlight() }) }
                     if state.shows("legend") {
-                        { legend(&state.run.layout) }
+                        { legend(&track.layout) }
                     }
                 </section>
                 if state.shows("panels") {
-                    <aside class="side-panels" aria-label="State at this step">
-                        { panels(&state.frame, !state.shows("caption")) }
-                    </aside>
+                    <aside class="side-panels" aria-label="State at this step">{ side }</aside>
                 }
             </div>
         },
     };
     let embedded = state.embed.is_some();
     let badge = state.badge();
+    let history = state.opened.as_ref();
+    let fetching = state.fetching.as_ref().filter(|f| !f.failed).map(|f| f.address.as_str());
+    let title = match history {
+        Some(opened) => format!("History: {}", opened.name),
+        None => scenario.title.clone(),
+    };
     html! {
         <>
-            if state.shows("picker") {
+            if let (Some(opened), true) = (history, state.shows("picker")) {
+                { history_card(opened, &badge, state.history_error.as_deref(), on) }
+            } else if state.shows("picker") {
             <section class="card story" aria-labelledby="story-title">
                 <Picker cases={state.cases.clone()} case={state.case.clone()} variant={state.variant.clone()}
                     policy={state.policy} edited={state.edited} on={on.clone()} />
@@ -195,12 +207,16 @@ fn visualizer(
                 if let Some(stopped) = &state.run.stopped {
                     <p class="notice">{ format!("Note: {stopped}.") }</p>
                 }
+                if !embedded {
+                    { open_control(on) }
+                }
+                { history_status(state.history_error.as_deref(), fetching) }
             </section>
             } else {
-                <h1 id="story-title" class="embed-title">{ scenario.title.clone() }
+                <h1 id="story-title" class="embed-title">{ title }
                     { run_badge(&badge) }</h1>
             }
-            if !embedded {
+            if !embedded && history.is_none() {
                 <Explore run={state.run.clone()} switches={state.switches.clone()}
                     comparing={compare_on} on={on.clone()} />
             }
@@ -214,19 +230,21 @@ fn visualizer(
             </div>
             { main }
             <div class={classes!("lower", state.editor.open.then_some("with-editor"))}>
-                if state.editor.open && !embedded {
+                if state.editor.open && !embedded && history.is_none() {
                     <Editor text={state.editor.text.clone()} error={state.editor.error.clone()}
                         edited={state.edited} on={on.clone()} />
                 }
                 if !compare_on && state.shows("log") {
-                    { log(&LogProps { run: &state.run, position: state.position, on_seek: on_seek.clone(), node: refs.log.clone() }) }
+                    { log(&LogProps { run: track, position: state.position, on_seek: on_seek.clone(), node: refs.log.clone() }) }
                 }
             </div>
             if !embedded {
                 <div class="exports">
-                    <ShareExport run={state.run.clone()} position={state.position}
-                        fragment={share.0.clone()} embed_fragment={share.1.clone()} on={on.clone()} />
-                    <Transcript run={state.run.clone()} />
+                    if history.is_none() {
+                        <ShareExport run={state.run.clone()} position={state.position}
+                            fragment={share.0.clone()} embed_fragment={share.1.clone()} on={on.clone()} />
+                    }
+                    <Transcript run={track.clone()} />
                 </div>
             }
         </>

@@ -2,6 +2,8 @@
 //! down the page. Items are small components with cheap props, so a step re-renders only what
 //! changed (a mark appearing, a message moving, the current row).
 
+use std::rc::Rc;
+
 use fencelab_core::draw::LaneKind;
 use yew::prelude::*;
 
@@ -11,13 +13,13 @@ use crate::viz::layout::{
     clip, decimal, num, ArrowGeom, Fit, Layout, LegendEntry, MarkGeom, Settled, SpanGeom, CHAR_W,
     GUTTER, MONO_W, ROW,
 };
-use crate::viz::run::{step_no, RunRef};
+use crate::viz::run::{step_no, TrackRef};
 
 /// What a diagram shows. Not a component's props: the position moves with every step, so a
 /// component would re-render each time anyway; the costly parts below (the backdrop and the
 /// buckets of settled items) are components and are reused.
 pub struct DiagramProps<'a> {
-    pub run: &'a RunRef,
+    pub run: &'a TrackRef,
     pub position: usize,
     pub frame: &'a Frame,
     /// Makes SVG ids unique when two diagrams share the page.
@@ -28,6 +30,8 @@ pub struct DiagramProps<'a> {
     /// The width of the diagram's pane in pixels, which the lanes stretch to fill (0: the
     /// natural width).
     pub width: f64,
+    /// The steps whose marks and messages are highlighted (a finding's witness), in order.
+    pub highlight: Rc<[usize]>,
 }
 
 /// A label that shows `short` (when the text had to be cut) until its mark or message is hovered
@@ -135,7 +139,7 @@ fn lane_status(id: &str, frame: &Frame) -> Html {
 
 #[derive(Properties, PartialEq)]
 struct BackdropProps {
-    run: RunRef,
+    run: TrackRef,
     id: AttrValue,
     fit: Fit,
 }
@@ -219,8 +223,13 @@ fn span_view(span: &SpanGeom, shown_to: f64, id: &str, fit: Fit) -> Html {
     }
 }
 
-/// A message's line at `progress` (0 just sent, 1 delivered).
-fn arrow_view(a: &ArrowGeom, progress: f64, id: &str, fit: Fit) -> Html {
+/// Whether `step` is one of the highlighted steps.
+fn lit(highlight: &[usize], step: usize) -> bool {
+    highlight.binary_search(&step).is_ok()
+}
+
+/// A message's line at `progress` (0 just sent, 1 delivered); `witness` highlights it.
+fn arrow_view(a: &ArrowGeom, progress: f64, id: &str, fit: Fit, witness: bool) -> Html {
     let delivered = progress >= 1.0;
     let (x1, x2) = (fit.x(a.x1), fit.x(a.x2));
     // Stop short of the receiving lane's mark.
@@ -236,7 +245,7 @@ fn arrow_view(a: &ArrowGeom, progress: f64, id: &str, fit: Fit) -> Html {
     let title =
         format!("{} · generation {} · {}", a.label, a.generation, a.token.replace('_', " "));
     html! {
-        <g class={classes!("arrow", a.kind.clone(), (!delivered).then_some("in-flight"), forged.then_some("forged"))}
+        <g class={classes!("arrow", a.kind.clone(), (!delivered).then_some("in-flight"), forged.then_some("forged"), witness.then_some("witness"))}
             data-kind={a.kind.clone()} data-token={a.token.clone()}
             data-state={if delivered { "delivered" } else { "in-flight" }} aria-hidden="true">
             <title>{ title }</title>
@@ -259,7 +268,7 @@ fn arrow_view(a: &ArrowGeom, progress: f64, id: &str, fit: Fit) -> Html {
 /// How far right of its mark a mark's label starts: clear of the current step's ring.
 const LABEL_DX: f64 = 16.0;
 
-fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>, fit: Fit) -> Html {
+fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>, fit: Fit, witness: bool) -> Html {
     let violation = m.kind == "violation";
     let text = if violation {
         format!("violated: {}", m.label.replace('_', " "))
@@ -292,7 +301,7 @@ fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>, fit: Fit) -> Html {
     // A grant's label sits above the row, clear of the arrow that leaves downwards.
     let label_y = if m.kind == "granted" { m.y - 6.0 } else { m.y + 4.0 };
     html! {
-        <g class={classes!("mark", m.kind.clone())} data-kind={m.kind.clone()} data-step={step.to_string()}
+        <g class={classes!("mark", m.kind.clone(), witness.then_some("witness"))} data-kind={m.kind.clone()} data-step={step.to_string()}
             tabindex="0" role="button" onclick={onclick} onkeydown={onkeydown}>
             <title>{ whole }</title>
             <circle cx={num(x)} cy={num(m.y)} r={if violation { "9" } else { "8" }} />
@@ -316,7 +325,7 @@ const WINDOW: f64 = 700.0;
 
 #[derive(Properties, PartialEq)]
 struct BucketProps {
-    run: RunRef,
+    run: TrackRef,
     id: AttrValue,
     on_seek: Callback<usize>,
     fit: Fit,
@@ -325,6 +334,8 @@ struct BucketProps {
     /// The position when it falls inside the bucket; `None` when the bucket is wholly in the
     /// past or the future, so moving elsewhere leaves its props (and its items) alone.
     inside: Option<usize>,
+    /// The highlighted steps (compared by content, so a step leaves them alone).
+    highlight: Rc<[usize]>,
 }
 
 /// The settled items of [`BUCKET`] consecutive steps: marks, delivered messages, finished
@@ -343,8 +354,14 @@ fn Bucket(props: &BucketProps) -> Html {
         { for items.map(|(item, hidden)| {
             let view = match *item {
                 Settled::Span(i) => layout.spans.get(i).map(|s| span_view(s, s.y2, &props.id, props.fit)),
-                Settled::Arrow(i) => layout.arrows.get(i).map(|a| arrow_view(a, 1.0, &props.id, props.fit)),
-                Settled::Mark(i) => layout.marks.get(i).map(|m| mark_view(m, &props.on_seek, props.fit)),
+                Settled::Arrow(i) => layout.arrows.get(i).map(|a| {
+                    let witness = lit(&props.highlight, a.sent_step)
+                        || a.arrived_step.is_some_and(|s| lit(&props.highlight, s));
+                    arrow_view(a, 1.0, &props.id, props.fit, witness)
+                }),
+                Settled::Mark(i) => layout.marks.get(i).map(|m| {
+                    mark_view(m, &props.on_seek, props.fit, lit(&props.highlight, m.step))
+                }),
             };
             html! { <g class={classes!(hidden.then_some("future"))}>{ view }</g> }
         }) }
@@ -422,7 +439,7 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                             <g key={index} class={classes!("bucket", (position <= from).then_some("future"))}>
                                 if near {
                                     <Bucket run={run.clone()} id={props.id.clone()} on_seek={props.on_seek.clone()}
-                                        fit={fit} index={index} inside={inside} />
+                                        fit={fit} index={index} inside={inside} highlight={props.highlight.clone()} />
                                 }
                             </g>
                         }
@@ -437,7 +454,8 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                     <g class="live-arrows">
                         { for in_flight.map(|a| {
                             let progress = a.progress(position, now).unwrap_or(0.0);
-                            html! { <g key={format!("a{}-{}", a.sent_step, num(a.x2))}>{ arrow_view(a, progress, id, fit) }</g> }
+                            let witness = lit(&props.highlight, a.sent_step);
+                            html! { <g key={format!("a{}-{}", a.sent_step, num(a.x2))}>{ arrow_view(a, progress, id, fit, witness) }</g> }
                         }) }
                     </g>
                     { for current_marks.map(|m| html! {

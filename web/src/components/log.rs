@@ -4,12 +4,12 @@ use yew::prelude::*;
 
 use crate::components::diagram::LONG_RUN;
 use crate::components::icons::icon;
-use crate::viz::run::{step_no, RunRef};
+use crate::viz::run::{step_no, TrackRef};
 
 /// What the event log shows. Not a component's props: the position changes with every step, so a
 /// component would re-render each time anyway; the rows below it are components and are reused.
 pub struct LogProps<'a> {
-    pub run: &'a RunRef,
+    pub run: &'a TrackRef,
     pub position: usize,
     pub on_seek: Callback<usize>,
     pub node: NodeRef,
@@ -22,7 +22,7 @@ const NEAR: usize = 2;
 
 #[derive(Properties, PartialEq)]
 struct RowsProps {
-    run: RunRef,
+    run: TrackRef,
     on_seek: Callback<usize>,
     index: usize,
     /// The position when the current row or the first row still to come is in this bucket;

@@ -5,6 +5,7 @@ pub mod controls;
 pub mod diagram;
 pub mod editor;
 pub mod explore;
+pub mod history;
 pub mod icons;
 pub mod log;
 pub mod panels;

@@ -132,7 +132,7 @@ pub fn ShareExport(props: &ShareProps) -> Html {
                 return;
             };
             let (status, on) = (status.clone(), on.clone());
-            io::read_file(&input, move |text| {
+            io::read_file(&input, move |_, text| {
                 // The status says what the core made of the file, next to the control pressed.
                 match RunExport::import(&text) {
                     Ok(_) => status.set("Imported the run.".into()),

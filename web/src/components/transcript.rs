@@ -2,11 +2,11 @@
 
 use yew::prelude::*;
 
-use crate::viz::run::{step_no, RunRef};
+use crate::viz::run::{step_no, TrackRef};
 
 #[derive(Properties, PartialEq)]
 pub struct TranscriptProps {
-    pub run: RunRef,
+    pub run: TrackRef,
 }
 
 /// Every step's number, time and caption, so the whole run can be read (or heard) without the

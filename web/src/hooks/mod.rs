@@ -1,7 +1,7 @@
 //! The shells' effects as named hooks, one concern each: keys, autoplay, the address, the
-//! diagram's pane, keeping the current step in view, the saved custom scenario, the playground's
-//! flash and focus, and the explorer's search. Each starts what it needs when it is needed and
-//! stops it when dropped.
+//! diagram's pane, keeping the current step in view, recorded histories (a link's, a dropped
+//! file), the saved custom scenario, the playground's flash and focus, and the explorer's
+//! search. Each starts what it needs when it is needed and stops it when dropped.
 
 mod use_address;
 mod use_autoplay;
@@ -10,6 +10,7 @@ mod use_explore_origin;
 mod use_flash;
 mod use_focus_on_error;
 mod use_follow_step;
+mod use_history_sources;
 mod use_keep_custom;
 mod use_keys;
 mod use_pane_width;
@@ -22,6 +23,7 @@ pub use use_explore_origin::use_explore_origin;
 pub use use_flash::use_flash;
 pub use use_focus_on_error::use_focus_on_error;
 pub use use_follow_step::{use_follow_step, FollowRefs};
+pub use use_history_sources::{use_drop_history, use_fetch_history};
 pub use use_keep_custom::use_keep_custom;
 pub use use_keys::use_keys;
 pub use use_pane_width::use_pane_width;

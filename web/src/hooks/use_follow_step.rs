@@ -54,12 +54,13 @@ fn keep_in_view_x(container: &Element, (from, to): (f64, f64)) {
 #[hook]
 pub fn use_follow_step(state: &Viz, refs: &FollowRefs, pane_width: f64) {
     let (diagram_ref, log_ref) = (refs.diagram.clone(), refs.log.clone());
-    let y = state.run.layout.now_y(state.position);
-    let fit = Fit::new(state.run.diagram.lanes.len(), pane_width);
+    let track = state.track();
+    let y = track.layout.now_y(state.position);
+    let fit = Fit::new(track.diagram.lanes.len(), pane_width);
     let x = state
         .position
         .checked_sub(1)
-        .and_then(|s| state.run.layout.focus_x(s))
+        .and_then(|s| track.layout.focus_x(s))
         .map(|(from, to)| (fit.x(from), fit.x(to)));
     let compared: Vec<Follow> = state
         .compare
@@ -73,7 +74,7 @@ pub fn use_follow_step(state: &Viz, refs: &FollowRefs, pane_width: f64) {
         .collect();
     let cursor = state.cursor();
     let position = state.position;
-    use_effect_with((state.position, state.run.clone(), cursor), move |_| {
+    use_effect_with((state.position, track.clone(), cursor), move |_| {
         if let Some(diagram) = diagram_ref.cast::<Element>() {
             keep_in_view(&diagram, y + 70.0, ROW * 2.5);
             if let Some(x) = x {

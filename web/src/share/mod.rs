@@ -112,6 +112,9 @@ pub struct ShareLink {
     pub embed: Option<Embed>,
     /// Whether the page shows the register playground rather than the visualizer.
     pub playground: bool,
+    /// A recorded history to open instead of a story: a same-origin address, relative to the
+    /// page, as written in the link (`history=notes/paused.jsonl`).
+    pub history: Option<String>,
 }
 
 /// What is wrong with a link, naming the parameter.
@@ -150,7 +153,13 @@ impl ShareLink {
             switches: Vec::new(),
             embed: None,
             playground: false,
+            history: None,
         }
+    }
+
+    /// A link to a recorded history at `address`, at its first step.
+    pub fn history(address: &str) -> ShareLink {
+        ShareLink { history: Some(address.into()), ..ShareLink::builtin("", "") }
     }
 
     /// The fragment, without the leading `#`. Defaults are left out to keep links short.
@@ -163,6 +172,9 @@ impl ShareLink {
             let _ = write!(out, "{key}={value}");
         };
         match &self.scenario {
+            _ if self.history.is_some() => {
+                put("history", &escape(self.history.as_deref().unwrap_or_default()));
+            }
             LinkScenario::Builtin { name, variant } => {
                 put("scenario", name);
                 put("variant", variant);
@@ -237,6 +249,16 @@ impl ShareLink {
                 "scenario" => name = Some(value.to_string()),
                 "variant" => variant = Some(value.to_string()),
                 "custom" => custom = Some(decode_custom(value)?),
+                "history" => {
+                    let address = unescape(value);
+                    if address.trim().is_empty() {
+                        return Err(bad(
+                            "history",
+                            "names no file (use history=path/to/file.jsonl)",
+                        ));
+                    }
+                    link.history = Some(address);
+                }
                 "policy" => link.policy = Some(parse_policy(value)?),
                 "step" => {
                     link.step = value
@@ -294,6 +316,13 @@ impl ShareLink {
                 other => return Err(bad(other, "unknown parameter")),
             }
         }
+        if link.history.is_some() {
+            if name.is_some() || custom.is_some() {
+                let problem = "a link opens either a story or a recorded history, not both";
+                return Err(bad("history", problem));
+            }
+            return Ok(link);
+        }
         link.scenario = match (custom, name) {
             (Some(_), Some(_)) => {
                 return Err(bad(
@@ -348,6 +377,47 @@ impl ShareLink {
         }
         Ok(switches::broken(&scenario, &self.switches))
     }
+}
+
+/// `text` with the characters that would end or break a fragment's value percent-encoded.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '%' | '&' | '#' | ' ' | '"' | '<' | '>' => {
+                let mut buf = [0; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    let _ = write!(out, "%{b:02X}");
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` with its `%XX` escapes decoded; a `%` that starts no escape stays as it is.
+fn unescape(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn decode_custom(value: &str) -> Result<Scenario, LinkError> {

@@ -131,3 +131,17 @@ fn a_bad_link_still_says_whether_it_is_an_embed() {
     let good = "scenario=paused-worker&variant=broken&embed=panels,legend";
     check(good, ShareLink::parse(good).unwrap().embed);
 }
+
+#[test]
+fn a_history_link_names_its_file_and_round_trips() {
+    let link = ShareLink::parse("history=notes/paused%20broken.jsonl&step=4").unwrap();
+    assert_eq!(link.history.as_deref(), Some("notes/paused broken.jsonl"));
+    assert_eq!(link.step, 4);
+    assert_eq!(ShareLink::parse(&link.to_fragment()).unwrap(), link);
+    let odd = ShareLink::history("a&b#c%d.jsonl");
+    assert_eq!(ShareLink::parse(&odd.to_fragment()).unwrap(), odd);
+    let none = ShareLink::parse("history=").unwrap_err();
+    assert_eq!(none.param, "history");
+    let both = ShareLink::parse("scenario=paused-worker&history=x.jsonl").unwrap_err();
+    assert!(both.problem.contains("not both"), "{both}");
+}

@@ -23,21 +23,70 @@ pub fn step_no(index: usize) -> usize {
     index + 1
 }
 
-/// A scenario played to its end (or to [`MAX_VIEW_STEPS`]).
+/// What the player shows of a run, whatever it came from (a scenario played here, or a history
+/// opened from a file): its steps, its diagram and where everything in the diagram sits.
 #[derive(Debug)]
-pub struct Run {
-    /// The scenario as played.
-    pub scenario: Scenario,
+pub struct Track {
     /// Every step, in order.
     pub timeline: Vec<StepRecord>,
     /// The swimlane diagram of the whole run.
     pub diagram: Diagram,
     /// Where everything in the diagram sits.
     pub layout: Layout,
+    /// Whether the core's checker found a broken invariant in the whole run.
+    pub breaks: bool,
+}
+
+impl Track {
+    /// The track of `timeline`, drawn as `diagram`.
+    pub fn new(timeline: Vec<StepRecord>, diagram: Diagram, breaks: bool) -> Track {
+        let layout = Layout::new(&diagram, &timeline);
+        Track { timeline, diagram, layout, breaks }
+    }
+
+    /// How many steps the run has.
+    pub fn len(&self) -> usize {
+        self.timeline.len()
+    }
+
+    /// The logical time after `position` steps (0 before anything happened).
+    pub fn tick_at(&self, position: usize) -> u64 {
+        position.checked_sub(1).and_then(|i| self.timeline.get(i)).map_or(0, |r| r.at.0)
+    }
+
+    /// How many steps happen at or before tick `t`: the position to show at that time.
+    pub fn position_at_tick(&self, t: u64) -> usize {
+        self.timeline.partition_point(|r| r.at.0 <= t)
+    }
+}
+
+/// A shared track, compared by identity, like [`RunRef`].
+#[derive(Debug, Clone)]
+pub struct TrackRef(pub Rc<Track>);
+
+impl PartialEq for TrackRef {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::ops::Deref for TrackRef {
+    type Target = Track;
+
+    fn deref(&self) -> &Track {
+        &self.0
+    }
+}
+
+/// A scenario played to its end (or to [`MAX_VIEW_STEPS`]).
+#[derive(Debug)]
+pub struct Run {
+    /// The scenario as played.
+    pub scenario: Scenario,
+    /// What the player shows of it.
+    pub track: TrackRef,
     /// Why the run stopped early, if it did.
     pub stopped: Option<String>,
-    /// Whether the core's verdict on the whole run lists a broken invariant.
-    pub breaks: bool,
     /// The engine, positioned wherever the last frame was taken. It is a cache: a frame depends
     /// only on the scenario and the position, never on where the engine happened to be.
     engine: RefCell<Engine>,
@@ -67,25 +116,10 @@ impl Run {
         let verdict = engine.verdict();
         let timeline = engine.timeline().to_vec();
         let diagram = diagram(&engine.history(), engine.violations());
-        let layout = Layout::new(&diagram, &timeline);
         let breaks = !verdict.violations.is_empty();
+        let track = TrackRef(Rc::new(Track::new(timeline, diagram, breaks)));
         let engine = RefCell::new(engine);
-        Ok(Run { scenario, timeline, diagram, layout, stopped, breaks, engine })
-    }
-
-    /// How many steps the run has.
-    pub fn len(&self) -> usize {
-        self.timeline.len()
-    }
-
-    /// The logical time after `position` steps (0 before anything happened).
-    pub fn tick_at(&self, position: usize) -> u64 {
-        position.checked_sub(1).and_then(|i| self.timeline.get(i)).map_or(0, |r| r.at.0)
-    }
-
-    /// How many steps happen at or before tick `t`: the position to show at that time.
-    pub fn position_at_tick(&self, t: u64) -> usize {
-        self.timeline.partition_point(|r| r.at.0 <= t)
+        Ok(Run { scenario, track, stopped, engine })
     }
 
     /// The run up to `position` as an exported file (JSON that replays identically).
@@ -131,6 +165,14 @@ pub struct RunRef(pub Rc<Run>);
 impl PartialEq for RunRef {
     fn eq(&self, other: &Self) -> bool {
         Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::ops::Deref for Run {
+    type Target = Track;
+
+    fn deref(&self) -> &Track {
+        &self.track
     }
 }
 

@@ -7,7 +7,8 @@ use yew::Reducible;
 
 use crate::share::{LinkError, LinkScenario, ShareLink};
 
-use super::{Action, PolicyChoice, Side, Tab, Viz, GENERATED, SPEEDS, SPEED_PERCENT};
+use super::{Action, Fetch, PolicyChoice, Side, Tab, Viz, GENERATED, SPEEDS, SPEED_PERCENT};
+use crate::viz::history::Origin;
 
 impl Viz {
     /// The page an address fragment (without `#`) asks for; an empty one is the first story.
@@ -34,6 +35,14 @@ impl Viz {
                 return state;
             }
         };
+        // A recorded history is fetched by the shell; until it comes, the first story shows.
+        if let Some(address) = &link.history {
+            let mut state = Viz::new();
+            let (address, step) = (address.clone(), link.step);
+            state.fetching = Some(Fetch { address, step, failed: false });
+            state.embed = link.embed;
+            return state;
+        }
         let mut state = Rc::new(Viz::new());
         let mut actions = Vec::new();
         match &link.scenario {
@@ -79,6 +88,24 @@ impl Viz {
 
     /// The link to this view, as [`ShareLink::to_fragment`] writes it into the address.
     pub fn to_link(&self) -> ShareLink {
+        // A history from a link keeps its link (while it is fetched, and when it failed, so the
+        // reader sees what the link said).
+        let history = match (&self.opened, &self.fetching) {
+            (Some(opened), _) => match &opened.origin {
+                Origin::Link(address) => Some((address.clone(), self.position)),
+                Origin::File => None,
+            },
+            (None, Some(fetch)) => Some((fetch.address.clone(), fetch.step)),
+            (None, None) => None,
+        };
+        if let Some((address, step)) = history {
+            let mut link = ShareLink::history(&address);
+            link.step = step;
+            link.autoplay = self.playing;
+            link.speed = SPEED_PERCENT.get(self.speed).copied().unwrap_or(100);
+            link.embed = self.embed;
+            return link;
+        }
         let mut link = if self.edited {
             let mut link = ShareLink::builtin("", "");
             link.scenario = LinkScenario::Custom(Box::new((*self.base).clone()));
@@ -102,7 +129,15 @@ impl Viz {
     /// Whether this is an embed whose link could not be opened: it shows only what was wrong,
     /// never another story in the link's place.
     pub fn broken_embed(&self) -> Option<&str> {
-        self.embed.and(self.link_error.as_deref())
+        self.embed.and(self.link_error.as_deref().or(self.history_error.as_deref()))
+    }
+
+    /// Whether the address should stay as it is rather than follow the view: a history opened
+    /// from a file has no address, and a history link that failed stays for the reader to see.
+    pub fn keeps_address(&self) -> bool {
+        let from_file = self.opened.as_ref().is_some_and(|o| o.origin == Origin::File);
+        let failed_link = self.fetching.as_ref().is_some_and(|f| f.failed);
+        self.broken_embed().is_some() || from_file || failed_link
     }
 
     /// Whether an embedded page shows `part` (the full page shows everything).

@@ -8,6 +8,7 @@
 mod address;
 mod compare;
 mod editor;
+mod history;
 mod story;
 #[cfg(test)]
 mod tests;
@@ -22,10 +23,12 @@ use yew::Reducible;
 
 use crate::share::Embed;
 use crate::viz::frame::Frame;
-use crate::viz::run::{Run, RunRef};
+use crate::viz::history::{Opened, Origin};
+use crate::viz::run::{Run, RunRef, TrackRef};
 
 pub use compare::{Compare, CompareSide, Side, MODES};
 pub use editor::Editor;
+pub use history::Fetch;
 pub use story::{
     Badge, PolicyChoice, DEFAULT_SPEED, GENERATED, GENERATED_SIZE, SPEEDS, SPEED_PERCENT,
 };
@@ -87,6 +90,16 @@ pub enum Action {
     Import(Rc<String>),
     /// The address changed under the page (a pasted link, Back, Forward): open that view.
     Open(String),
+    /// Show a recorded history: its name (file name or link), its text and where it came from.
+    OpenHistory(String, Rc<String>, Origin),
+    /// The history a link names could not be fetched: its address and why.
+    HistoryFailed(String, String),
+    /// Back from a recorded history to the stories.
+    CloseHistory,
+    /// Choose a finding of the history on screen: seek to it and highlight its witness.
+    ChooseFinding(usize),
+    /// Hide a lane of the history's diagram, or show it again.
+    ToggleLane(usize),
 }
 
 /// Everything the visualizer shows.
@@ -132,6 +145,12 @@ pub struct Viz {
     /// Forward move between the tabs; every other move replaces the current entry. The shell
     /// pushes an entry when this grows.
     pub entries: usize,
+    /// The recorded history on screen, if one is (the player shows it instead of `run`).
+    pub opened: Option<Opened>,
+    /// The `history=` link whose file the shell is fetching.
+    pub fetching: Option<Fetch>,
+    /// Why the last history could not be opened.
+    pub history_error: Option<String>,
 }
 
 impl Default for Viz {
@@ -177,19 +196,30 @@ impl Viz {
             switches: Vec::new(),
             link_error: None,
             entries: 0,
+            opened: None,
+            fetching: None,
+            history_error: None,
+        }
+    }
+
+    /// What the player shows: the recorded history when one is open, else the story's run.
+    pub fn track(&self) -> &TrackRef {
+        match &self.opened {
+            Some(opened) => &opened.track,
+            None => &self.run.track,
         }
     }
 
     /// The step just played, if any.
     pub fn current(&self) -> Option<&StepRecord> {
-        self.position.checked_sub(1).and_then(|i| self.run.timeline.get(i))
+        self.position.checked_sub(1).and_then(|i| self.track().timeline.get(i))
     }
 
     /// Where the controls are and how far they go: steps in single mode, ticks in compare mode.
     pub fn cursor(&self) -> (usize, usize) {
         match &self.compare {
             Some(c) => (c.cursor, c.ticks.len()),
-            None => (self.position, self.run.len()),
+            None => (self.position, self.track().len()),
         }
     }
 
@@ -212,6 +242,26 @@ impl Reducible for Viz {
             Action::Seek(n) if *n == at && !self.playing => return self,
             Action::Tab(tab) if *tab == self.tab => return self,
             Action::Speed(s) if *s == self.speed || *s >= SPEEDS.len() => return self,
+            // What changes a simulated story means nothing to a recorded history (the page
+            // hides those controls while one is shown).
+            Action::Variant(_)
+            | Action::Policy(_)
+            | Action::Compare(_)
+            | Action::CompareMode(..)
+            | Action::ToggleEditor
+            | Action::Edit(_)
+            | Action::RevertEdit
+            | Action::Switches(_)
+            | Action::Import(_)
+                if self.opened.is_some() =>
+            {
+                return self
+            }
+            Action::CloseHistory | Action::ToggleLane(_) | Action::ChooseFinding(_)
+                if self.opened.is_none() && self.fetching.is_none() =>
+            {
+                return self
+            }
             // A new address replaces the whole view, so nothing of this one is copied but the
             // count of history entries: the address is already in its own entry.
             Action::Open(fragment) => {
@@ -222,6 +272,12 @@ impl Reducible for Viz {
             _ => {}
         }
         let mut next = (*self).clone();
+        // Another story, or a scenario from elsewhere, takes the place of a history.
+        if matches!(action, Action::Pick(_) | Action::Load(_))
+            && (next.opened.is_some() || next.fetching.is_some())
+        {
+            next.close_history();
+        }
         match action {
             Action::Pick(case) => next.pick(case),
             Action::Variant(variant) => next.switch_variant(variant),
@@ -271,6 +327,11 @@ impl Reducible for Viz {
             Action::Import(json) => return next.import(&json),
             // Handled before the copy: a new address replaces the whole view.
             Action::Open(_) => return self,
+            Action::OpenHistory(name, text, origin) => next.open_history(name, &text, origin),
+            Action::HistoryFailed(address, problem) => next.history_failed(&address, problem),
+            Action::CloseHistory => next.close_history(),
+            Action::ChooseFinding(index) => next.choose_finding(index),
+            Action::ToggleLane(lane) => next.toggle_lane(lane),
         }
         Rc::new(next)
     }

@@ -92,6 +92,10 @@ pub(super) fn builtin(case: &str, variant: Option<&str>) -> Option<Scenario> {
 impl Viz {
     /// The title's badge for the run on screen.
     pub fn badge(&self) -> Badge {
+        if let Some(opened) = &self.opened {
+            let tone = if opened.track.breaks { Tone::Breaks } else { Tone::Holds };
+            return Badge { label: "recorded history".into(), tone };
+        }
         let mut label = if self.edited { "edited".to_string() } else { self.variant.clone() };
         for switch in &self.switches {
             label.push_str(" + ");
@@ -112,8 +116,11 @@ impl Viz {
         match &mut self.compare {
             Some(c) => c.seek(to),
             None => {
-                self.position = to.min(self.run.len());
-                self.frame = Rc::new(self.run.frame(self.position));
+                self.position = to.min(self.track().len());
+                self.frame = Rc::new(match &self.opened {
+                    Some(opened) => opened.frame(self.position),
+                    None => self.run.frame(self.position),
+                });
             }
         }
     }

@@ -5,6 +5,7 @@ use super::story::Tone;
 use super::*;
 use crate::share::ShareLink;
 use crate::viz::frame::Kept;
+use crate::viz::history::Origin;
 use fencelab_core::stories::library;
 use fencelab_core::SameGenerationPolicy;
 
@@ -374,4 +375,79 @@ fn the_generated_benchmark_scenario_has_about_a_thousand_events() {
     assert!(state.run.stopped.is_none());
     let state = apply(state, [Action::Seek(700), Action::Back, Action::Seek(10)]);
     assert_eq!(state.position, 10);
+}
+
+fn recorded(name: &str, variant: &str) -> Rc<String> {
+    let scenario = library::scenario(name, Some(variant)).expect("a built-in story");
+    let mut engine = fencelab_core::Engine::new(scenario).expect("valid");
+    engine.run().expect("plays");
+    Rc::new(engine.history().to_jsonl())
+}
+
+#[test]
+fn an_opened_history_plays_in_the_player_and_story_controls_leave_it_alone() {
+    let text = recorded("paused-worker", "broken");
+    let open = Action::OpenHistory("p.jsonl".into(), text, Origin::File);
+    let state = apply(Rc::new(Viz::new()), [Action::Seek(5), open]);
+    let opened = state.opened.as_ref().expect("a history on screen");
+    assert_eq!(state.cursor(), (0, opened.track.len()));
+    assert_eq!(state.badge().label, "recorded history");
+    assert!(state.keeps_address(), "a file has no address");
+    // What changes a story changes nothing here.
+    for action in [Action::Variant("fenced".into()), Action::Compare(true), Action::ToggleEditor] {
+        let after = apply(state.clone(), [action]);
+        assert!(Rc::ptr_eq(&after, &state));
+    }
+    // Choosing a finding goes to its step, where the panels count it.
+    let stale = opened
+        .findings
+        .iter()
+        .position(|f| f.invariant == fencelab_core::InvariantKind::StaleWriteAccepted)
+        .unwrap();
+    let step = opened.findings[stale].step;
+    let chosen = apply(state.clone(), [Action::Forward, Action::ChooseFinding(stale)]);
+    assert_eq!(chosen.position, step + 1);
+    assert!(chosen.current().unwrap().caption.contains("Broken: a stale write was accepted"));
+    assert!(chosen.frame.violations.iter().any(|v| v.step == step));
+    assert!(!chosen.highlight().is_empty());
+    // Back to the stories, at the start of the one before.
+    let back = apply(chosen, [Action::CloseHistory]);
+    assert!(back.opened.is_none() && back.highlight().is_empty());
+    assert_eq!((back.case.as_str(), back.cursor()), ("paused-worker", (0, 20)));
+    // Picking a story also leaves the history.
+    let picked = apply(state, [Action::Pick("check-then-write".into())]);
+    assert!(picked.opened.is_none());
+    assert_eq!(picked.case, "check-then-write");
+}
+
+#[test]
+fn a_file_that_is_no_history_leaves_the_view_and_says_why() {
+    let state = apply(Rc::new(Viz::new()), [Action::Seek(4)]);
+    let bad = Action::OpenHistory("notes.txt".into(), Rc::new("hello".into()), Origin::File);
+    let after = apply(state, [bad]);
+    assert!(after.opened.is_none());
+    assert_eq!(after.position, 4);
+    assert!(after.history_error.as_deref().is_some_and(|e| e.contains("notes.txt")));
+}
+
+#[test]
+fn a_history_link_is_fetched_opened_at_its_step_and_kept_in_the_address() {
+    let state = Rc::new(Viz::open("history=h/p.jsonl&step=3"));
+    assert_eq!(state.to_fetch().as_deref(), Some("h/p.jsonl"));
+    assert_eq!(state.to_link().to_fragment(), "history=h/p.jsonl&step=3");
+    // An answer for another address (a link since replaced) is dropped.
+    let text = recorded("paused-worker", "broken");
+    let stray = Action::OpenHistory("x".into(), text.clone(), Origin::Link("x".into()));
+    assert!(apply(state.clone(), [stray]).opened.is_none());
+    let link = Origin::Link("h/p.jsonl".into());
+    let opened = apply(state.clone(), [Action::OpenHistory("h/p.jsonl".into(), text, link)]);
+    assert_eq!(opened.position, 3);
+    assert!(opened.to_fetch().is_none() && !opened.keeps_address());
+    let moved = apply(opened, [Action::Forward]);
+    assert_eq!(moved.to_link().to_fragment(), "history=h/p.jsonl&step=4");
+    // A link that cannot be fetched says why and stays in the address.
+    let failed = apply(state, [Action::HistoryFailed("h/p.jsonl".into(), "404".into())]);
+    assert!(failed.to_fetch().is_none() && failed.keeps_address());
+    assert_eq!(failed.history_error.as_deref(), Some("404"));
+    assert_eq!(failed.to_link().to_fragment(), "history=h/p.jsonl&step=3");
 }

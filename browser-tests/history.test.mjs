@@ -1,0 +1,198 @@
+// Recorded histories on the page: opened with the file chooser, dropped on the page or named by
+// a `history=` link, drawn and judged, findings chosen and their witness highlighted, lanes
+// hidden, and bad files and links answered with a readable message. The fixtures in fixtures/
+// are `fencelab run paused-worker --variant broken|fenced --format jsonl` (and a copy of the
+// broken one with a misspelt field); they are served at /fixtures/ beside the build.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { badgeLabel, launch, openPage, shot, text } from './harness.mjs';
+
+const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
+const broken = join(fixtures, 'paused-broken.jsonl');
+const fenced = join(fixtures, 'paused-fenced.jsonl');
+const malformed = join(fixtures, 'malformed.jsonl');
+
+let env;
+
+before(async () => {
+  env = await launch(['/'], { width: 1440, height: 900 }, { '/fixtures/': fixtures });
+});
+
+after(async () => {
+  await env?.close();
+});
+
+const position = async (page) => (await text(page, '[data-testid="position"] .mono')).split('/').map(Number);
+const card = '[data-testid="history-card"]';
+
+test('a history opened with the file chooser is drawn, judged, and its finding highlighted', async () => {
+  const { page, problems } = await openPage(env, '/');
+  await page.setInputFiles('#open-history', broken);
+  await page.locator(card).waitFor();
+  assert.match(await text(page, '#story-title'), /History: paused-broken\.jsonl/);
+  assert.equal(await badgeLabel(page), 'recorded history');
+  // The same player: 20 entries, at the start, with the log and the transcript.
+  assert.deepEqual(await position(page), [0, 20]);
+  assert.equal(await page.locator('[data-testid="log"] .entry').count(), 20);
+  assert.equal(await page.locator('[data-testid="diagram"] .lane-head').count(), 4);
+  // Story-only controls are gone while the history shows, with a reason.
+  for (const id of ['#case', '#compare-toggle', '#editor-toggle', '#explore', '#export-json', '#make-rust-test']) {
+    assert.equal(await page.locator(id).count(), 0, `${id} is hidden`);
+  }
+  assert.match(await text(page, '#history-note'), /a recorded history is what happened/);
+
+  // The checker's findings, with the stale write among them.
+  const finding = page.locator('[data-testid="findings-panel"] li[data-invariant="stale_write_accepted"]');
+  assert.equal(await finding.count(), 1);
+  assert.match(await finding.textContent(), /stale write accepted step \d+/);
+  const step = Number(await finding.getAttribute('data-step'));
+  const witness = (await finding.getAttribute('data-witness')).split(',').map(Number);
+  assert.ok(witness.length > 0 && witness.every((s) => s <= step), `witness ${witness} ends by ${step}`);
+
+  // Choosing it seeks to it: the warning mark is there, the caption says what broke, and the
+  // witness's marks are highlighted (and nothing else).
+  await finding.locator('button').click();
+  assert.deepEqual(await position(page), [step + 1, 20]);
+  assert.equal(await finding.getAttribute('class'), 'finding chosen reached');
+  assert.match(await text(page, '[data-testid="caption"]'), /Broken: a stale write was accepted/);
+  const mark = page.locator(`.mark.violation[data-step="${step}"]`).first();
+  await mark.waitFor();
+  const lit = await page.locator('.mark.witness').evaluateAll((marks) => marks.map((m) => Number(m.dataset.step)));
+  assert.ok(lit.length > 0, 'some marks are highlighted');
+  assert.ok(lit.every((s) => witness.includes(s)), `highlighted ${lit}, witness ${witness}`);
+  if (witness.includes(step)) {
+    assert.match(await mark.getAttribute('class'), /\bwitness\b/);
+  }
+  await shot(page, 'history-finding');
+
+  // The player steps as for a story.
+  await page.keyboard.press('ArrowLeft');
+  assert.deepEqual(await position(page), [step, 20]);
+  await page.keyboard.press('End');
+  assert.deepEqual(await position(page), [20, 20]);
+
+  // A lane can be hidden and shown again.
+  const laneA = page.locator('.lane-head[data-lane="worker:A"]');
+  const toggle = page.locator('.lane-toggle[data-lane="worker:A"]');
+  await toggle.click();
+  assert.equal(await toggle.getAttribute('aria-pressed'), 'false');
+  assert.equal(await laneA.count(), 0);
+  assert.equal(await page.locator('[data-testid="diagram"] .lane-head').count(), 3);
+  await shot(page, 'history-lane-hidden');
+  await toggle.click();
+  assert.equal(await laneA.count(), 1);
+
+  // Back to the stories.
+  await page.click('#close-history');
+  await page.locator('#case').waitFor();
+  assert.equal(await page.locator(card).count(), 0);
+  assert.deepEqual(await position(page), [0, 20]);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a clean history has no findings, and a dropped file opens too', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=idempotent-retry&variant=fenced');
+  const textOf = await readFile(fenced, 'utf8');
+  await page.evaluate((body) => {
+    const data = new DataTransfer();
+    data.items.add(new File([body], 'paused-fenced.jsonl', { type: 'application/jsonl' }));
+    document.body.dispatchEvent(new DragEvent('dragover', { dataTransfer: data, bubbles: true, cancelable: true }));
+    document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+  }, textOf);
+  await page.locator(card).waitFor();
+  assert.match(await text(page, '#story-title'), /paused-fenced\.jsonl/);
+  assert.equal(await page.locator('[data-testid="findings-panel"] li').count(), 0);
+  assert.match(await text(page, '[data-testid="findings-panel"]'), /none: every invariant holds/);
+  assert.equal(await page.locator('.mark.violation').count(), 0);
+  assert.equal(await page.locator('#story-title .badge.ok').count(), 1);
+  // A history from a file has no address: the address is left as it was.
+  assert.equal(await page.evaluate(() => location.hash), '#scenario=idempotent-retry&variant=fenced');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a history= link opens its file at the step it names, and keeps its address', async () => {
+  const { page, problems } = await openPage(env, '/#history=fixtures/paused-broken.jsonl&step=3');
+  await page.locator(card).waitFor();
+  assert.deepEqual(await position(page), [3, 20]);
+  assert.match(await text(page, '#story-title'), /History: fixtures\/paused-broken\.jsonl/);
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => location.hash === '#history=fixtures/paused-broken.jsonl&step=4');
+  // Findings list and warning marks, as from a file.
+  await page.locator('[data-testid="findings-panel"] li[data-invariant="stale_write_accepted"] button').click();
+  assert.equal(await page.locator('.mark.violation').first().isVisible(), true);
+  await shot(page, 'history-link');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a malformed file says which file, line and field, and the story stays', async () => {
+  const { page, problems } = await openPage(env, '/');
+  await page.setInputFiles('#open-history', malformed);
+  const error = page.locator('#history-error');
+  await error.waitFor();
+  const message = await error.textContent();
+  assert.match(message, /malformed\.jsonl is not a Fencelab history/);
+  assert.match(message, /line 3/);
+  assert.match(message, /generaton/);
+  assert.equal(await page.locator('#case').isVisible(), true, 'the story stays on screen');
+  assert.equal(await page.locator(card).count(), 0);
+  await shot(page, 'history-malformed');
+  // A malformed file behind a link says the same.
+  const linked = await openPage(env, '/#history=fixtures/malformed.jsonl');
+  await linked.page.locator('#history-error').waitFor();
+  assert.match(await text(linked.page, '#history-error'), /fixtures\/malformed\.jsonl is not a Fencelab history.*line 3/);
+  assert.deepEqual(linked.problems, []);
+  await linked.page.close();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a link to a missing file or another site says so, and keeps the link in the address', async () => {
+  const { page, problems } = await openPage(env, '/#history=fixtures/missing.jsonl');
+  const error = page.locator('#history-error');
+  await error.waitFor();
+  assert.match(await error.textContent(), /“fixtures\/missing\.jsonl” could not be fetched: the server answered 404 Not Found/);
+  assert.equal(await page.evaluate(() => location.hash), '#history=fixtures/missing.jsonl');
+  assert.equal(await page.locator('#case').isVisible(), true);
+  await shot(page, 'history-404');
+  // The 404 itself is the only problem the page had.
+  assert.ok(problems.length > 0 && problems.every((p) => /404|missing\.jsonl/.test(p)), problems.join('\n'));
+  // Picking a story leaves the broken link behind.
+  await page.selectOption('#case', 'idempotent-retry');
+  await page.waitForFunction(() => location.hash.startsWith('#scenario=idempotent-retry'));
+  assert.equal(await page.locator('#history-error').count(), 0);
+  await page.close();
+
+  const other = await openPage(env, '/#history=https://example.org/h.jsonl');
+  await other.page.locator('#history-error').waitFor();
+  assert.match(await text(other.page, '#history-error'), /on another site \(https:\/\/example\.org\)/);
+  assert.deepEqual(other.problems, []);
+  await other.page.close();
+});
+
+test('axe: no serious or critical violations on a history with a finding chosen, in both themes', async () => {
+  const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+  const { page, problems } = await openPage(env, '/#history=fixtures/paused-broken.jsonl');
+  await page.locator('[data-testid="findings-panel"] li button').first().click();
+  await page.addScriptTag({ path: AXE });
+  const found = [];
+  for (const colorScheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme, reducedMotion: 'reduce' });
+    await page.waitForTimeout(100);
+    const results = await page.evaluate(() =>
+      window.axe.run(document, { resultTypes: ['violations'], runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }),
+    );
+    for (const v of results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')) {
+      found.push(`${colorScheme}: ${v.id}: ${v.help}; ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+    }
+  }
+  assert.deepEqual(found, []);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -1,0 +1,161 @@
+//! Recorded histories: the "Open a history" control, the card that stands in for the story's
+//! while a history is shown (its lanes, the way back to the stories), and the list of the
+//! checker's findings. They render the reducer's state and dispatch actions, nothing else.
+
+use std::rc::Rc;
+
+use wasm_bindgen::JsCast;
+use web_sys::HtmlInputElement;
+use yew::prelude::*;
+
+use crate::components::controls::click;
+use crate::components::icons::icon;
+use crate::components::panels::run_badge;
+use crate::io;
+use crate::viz::history::{Opened, Origin};
+use crate::viz::run::step_no;
+use crate::viz::state::{Action, Badge};
+
+/// Reads the file chosen in the `<input>` an event came from and opens it as a history.
+fn on_choose(on: &Callback<Action>) -> Callback<Event> {
+    let on = on.clone();
+    Callback::from(move |event: Event| {
+        let Some(input) = event.target().and_then(|t| t.dyn_into::<HtmlInputElement>().ok()) else {
+            return;
+        };
+        let on = on.clone();
+        io::read_file(&input, move |name, text| {
+            on.emit(Action::OpenHistory(name, Rc::new(text), Origin::File));
+        });
+    })
+}
+
+/// The "Open a history" control: a file chooser (a file can also be dropped on the page).
+pub fn open_control(on: &Callback<Action>) -> Html {
+    html! {
+        <div class="open-history">
+            <input id="open-history" class="sr-only" type="file"
+                accept=".jsonl,.ndjson,.txt,application/jsonl,application/x-ndjson,text/plain"
+                onchange={on_choose(on)} />
+            <label class="chip file-chip" for="open-history">{ icon("list") }{ "Open a history" }</label>
+            <span class="muted hint">{ "a JSON Lines file recorded from your system (or drop one on the page)" }</span>
+        </div>
+    }
+}
+
+/// What went wrong opening a history, or that a link's history is on its way.
+pub fn history_status(error: Option<&str>, fetching: Option<&str>) -> Html {
+    html! {
+        <>
+            if let Some(error) = error {
+                <p id="history-error" class="error" role="alert">
+                    { format!("The history could not be opened: {error}.") }
+                </p>
+            } else if let Some(address) = fetching {
+                <p id="history-loading" class="notice" role="status">{ format!("Opening the history “{address}”…") }</p>
+            }
+        </>
+    }
+}
+
+/// The card shown in the story's place while a history is on screen.
+pub fn history_card(
+    opened: &Opened,
+    badge: &Badge,
+    error: Option<&str>,
+    on: &Callback<Action>,
+) -> Html {
+    let steps = opened.track.len();
+    let found = opened.findings.len();
+    let summary = format!(
+        "{steps} {} recorded, drawn and judged by the same checker as the stories: {}.",
+        if steps == 1 { "entry" } else { "entries" },
+        match found {
+            0 => "no invariant is broken".to_string(),
+            1 => "1 finding".to_string(),
+            n => format!("{n} findings"),
+        }
+    );
+    html! {
+        <section class="card story history" aria-labelledby="story-title" data-testid="history-card">
+            <div class="history-actions">
+                <button id="close-history" type="button" class="chip" onclick={click(on, Action::CloseHistory)}>
+                    { icon("back") }{ "Back to the stories" }
+                </button>
+                { open_control(on) }
+            </div>
+            <div class="story-text">
+                <h1 id="story-title">
+                    { format!("History: {}", opened.name) }
+                    { run_badge(badge) }
+                </h1>
+                <p class="intro">{ summary }</p>
+            </div>
+            <fieldset class="lanes" id="lane-toggles">
+                <legend class="field-label">{ "Lanes shown (hide some to read a history with many workers)" }</legend>
+                { for opened.full.lanes.iter().enumerate().map(|(i, lane)| {
+                    let shown = !opened.hidden.get(i).copied().unwrap_or(false);
+                    html! {
+                        <button type="button" class={classes!("chip", "lane-toggle", shown.then_some("on"))}
+                            aria-pressed={shown.to_string()} data-lane={lane.id.clone()}
+                            onclick={click(on, Action::ToggleLane(i))}>{ lane.label.clone() }</button>
+                    }
+                }) }
+            </fieldset>
+            <p class="muted off-note" id="history-note">
+                { "Variants, the policy, compare mode, “Break the protocol”, the explorer, the editor and \
+                   the run's exports change or replay a simulated story; a recorded history is what \
+                   happened, so they are off until you go back to the stories." }
+                if opened.origin == Origin::File {
+                    { " A history opened from a file is not in the page's address: share the file, or \
+                       link it with history= (see the README)." }
+                }
+            </p>
+            if let Some(notice) = &opened.notice {
+                <p class="notice">{ format!("Note: {notice}.") }</p>
+            }
+            { history_status(error, None) }
+        </section>
+    }
+}
+
+/// The checker's findings on the history, each a button that seeks to it and highlights its
+/// witness; the ones the player has reached are marked.
+pub fn findings(opened: &Opened, position: usize, on: &Callback<Action>) -> Html {
+    html! {
+        <section class={classes!("panel", "findings", (!opened.findings.is_empty()).then_some("alarm"))}
+            aria-label="Findings" data-testid="findings-panel">
+            <h3>{ icon(if opened.findings.is_empty() { "check" } else { "warn" }) }{ "Findings" }
+                <span class="count">{ opened.findings.len() }</span></h3>
+            if opened.findings.is_empty() {
+                <p class="ok-text">{ "none: every invariant holds in this history" }</p>
+            } else {
+                <p class="muted">{ "Choose one to go to its step and highlight the entries that prove it." }</p>
+                <ol class="finding-list">
+                    { for opened.findings.iter().enumerate().map(|(i, f)| {
+                        let chosen = opened.chosen == Some(i);
+                        let reached = f.step < position;
+                        // The steps its witness highlights, for tests and styles.
+                        let witness = if f.witness.is_empty() { vec![f.step] } else { f.witness.clone() };
+                        let witness: Vec<String> = witness.iter().map(usize::to_string).collect();
+                        html! {
+                            <li class={classes!("finding", chosen.then_some("chosen"), reached.then_some("reached"))}
+                                data-invariant={f.invariant.to_string()} data-step={f.step.to_string()}
+                                data-witness={witness.join(",")}>
+                                <button type="button" aria-pressed={chosen.to_string()}
+                                    onclick={click(on, Action::ChooseFinding(i))}>
+                                    <strong>{ f.invariant.to_string().replace('_', " ") }</strong>
+                                    <span class="mono step-no">{ format!(" step {}", step_no(f.step)) }</span>
+                                    if f.possible {
+                                        <span class="badge warn possible">{ "possible" }</span>
+                                    }
+                                    <span class="detail">{ f.detail.clone() }</span>
+                                </button>
+                            </li>
+                        }
+                    }) }
+                </ol>
+            }
+        </section>
+    }
+}

@@ -1,0 +1,284 @@
+//! A history opened from a file or a link: read through [`read_history`], judged by the core's
+//! checker and drawn by the core's diagram, with lanes the reader can hide. Plain data; the
+//! reducer (`state/history.rs`) decides when to open, close and highlight.
+
+use std::rc::Rc;
+
+use fencelab_core::check::invariant::narrate;
+use fencelab_core::draw::{diagram, Diagram};
+use fencelab_core::{Checker, History, StepRecord, Violation};
+
+use crate::viz::frame::{Frame, ViolationRow};
+use crate::viz::run::{Track, TrackRef, MAX_VIEW_STEPS};
+
+/// Reads a recorded history called `name` (a file name or a link), whatever its format. Every
+/// format the page reads goes through here; today that is Fencelab's JSON Lines, as
+/// `fencelab run NAME --format jsonl` writes it. The error names the file and, from the core's
+/// reader, the line and the field.
+pub fn read_history(name: &str, text: &str) -> Result<History, String> {
+    if text.trim().is_empty() {
+        return Err(format!("{name} is empty: a history starts with its setup line"));
+    }
+    History::from_jsonl(text).map_err(|e| {
+        format!("{name} is not a Fencelab history (JSON Lines, as `fencelab run NAME --format jsonl` writes it): {e}")
+    })
+}
+
+/// Where an opened history came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A file the reader chose or dropped: the address cannot name it.
+    File,
+    /// A link's `history=` parameter, as written in the link.
+    Link(String),
+}
+
+/// A history on screen.
+#[derive(Debug, Clone)]
+pub struct Opened {
+    /// Its file name or link.
+    pub name: String,
+    /// Where it came from.
+    pub origin: Origin,
+    /// The diagram with every lane.
+    pub full: Rc<Diagram>,
+    /// The checker's findings on the whole history.
+    pub findings: Rc<Vec<Violation>>,
+    /// What the player shows: the steps, and the diagram without the hidden lanes.
+    pub track: TrackRef,
+    /// Which lanes of [`full`](Self::full) are hidden.
+    pub hidden: Vec<bool>,
+    /// The finding the reader chose, whose witness is highlighted.
+    pub chosen: Option<usize>,
+    /// Why the page shows only part of the history, if it does.
+    pub notice: Option<String>,
+}
+
+impl Opened {
+    /// Judges and draws `history`. A history longer than the page plays is judged whole and
+    /// drawn up to [`MAX_VIEW_STEPS`] steps, with the findings in that part.
+    pub fn new(name: String, origin: Origin, mut history: History) -> Opened {
+        let total = history.entries.len();
+        let mut findings = Checker::judge(&history);
+        let notice = (total > MAX_VIEW_STEPS).then(|| {
+            history.entries.truncate(MAX_VIEW_STEPS);
+            findings.retain(|f| f.step < MAX_VIEW_STEPS);
+            format!(
+                "the page shows the first {MAX_VIEW_STEPS} of {total} entries and the findings \
+                 among them; `fencelab audit` judges the whole file"
+            )
+        });
+        let timeline: Vec<StepRecord> = history
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| {
+                let broken: Vec<Violation> =
+                    findings.iter().filter(|f| f.step == index).cloned().collect();
+                StepRecord {
+                    index,
+                    at: entry.at,
+                    event: entry.event.clone(),
+                    caption: narrate(entry.event.caption(), &broken),
+                    enabled: 1,
+                    chosen: 0,
+                }
+            })
+            .collect();
+        let full = diagram(&history, &findings);
+        let hidden = vec![false; full.lanes.len()];
+        let track = Track::new(timeline, full.clone(), !findings.is_empty());
+        Opened {
+            name,
+            origin,
+            full: Rc::new(full),
+            findings: Rc::new(findings),
+            track: TrackRef(Rc::new(track)),
+            hidden,
+            chosen: None,
+            notice,
+        }
+    }
+
+    /// Hides lane `lane` if it shows, shows it if hidden, and draws the diagram again. The last
+    /// lane shown stays: a diagram needs one.
+    pub fn toggle_lane(&mut self, lane: usize) {
+        let Some(hidden) = self.hidden.get(lane).copied() else { return };
+        if !hidden && self.hidden.iter().filter(|h| !**h).count() <= 1 {
+            return;
+        }
+        self.hidden[lane] = !hidden;
+        let diagram = without_lanes(&self.full, &self.hidden);
+        let track = Track::new(self.track.timeline.clone(), diagram, self.track.breaks);
+        self.track = TrackRef(Rc::new(track));
+    }
+
+    /// The steps to highlight for the chosen finding: its witness, or its own step when it has
+    /// none. Sorted, without repeats.
+    pub fn highlight(&self) -> Rc<[usize]> {
+        let Some(finding) = self.chosen.and_then(|i| self.findings.get(i)) else {
+            return Rc::from([]);
+        };
+        let mut steps =
+            if finding.witness.is_empty() { vec![finding.step] } else { finding.witness.clone() };
+        steps.sort_unstable();
+        steps.dedup();
+        Rc::from(steps)
+    }
+
+    /// What the panels show after `position` steps: the findings reached so far.
+    pub fn frame(&self, position: usize) -> Frame {
+        let position = position.min(self.track.len());
+        Frame {
+            position,
+            now: self.track.tick_at(position),
+            violations: self
+                .findings
+                .iter()
+                .filter(|f| f.step < position)
+                .map(|f| ViolationRow {
+                    step: f.step,
+                    invariant: f.invariant.to_string(),
+                    detail: f.detail.clone(),
+                })
+                .collect(),
+            finished: position >= self.track.len(),
+            ..Frame::default()
+        }
+    }
+}
+
+/// `diagram` without the lanes `hidden` marks: their marks and periods, and the messages to or
+/// from them, go too; the other lanes are numbered again from 0.
+pub fn without_lanes(diagram: &Diagram, hidden: &[bool]) -> Diagram {
+    let shown = |lane: usize| !hidden.get(lane).copied().unwrap_or(false);
+    let mut index = Vec::with_capacity(diagram.lanes.len());
+    let mut next = 0;
+    for lane in 0..diagram.lanes.len() {
+        index.push(next);
+        next += usize::from(shown(lane));
+    }
+    let to = |lane: usize| index.get(lane).copied().unwrap_or(0);
+    let mut out = diagram.clone();
+    out.lanes = diagram
+        .lanes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| shown(*i))
+        .map(|(_, l)| l.clone())
+        .collect();
+    out.arrows.retain(|a| shown(a.from) && shown(a.to));
+    out.marks.retain(|m| shown(m.lane));
+    out.spans.retain(|s| shown(s.lane));
+    for a in &mut out.arrows {
+        (a.from, a.to) = (to(a.from), to(a.to));
+    }
+    for m in &mut out.marks {
+        m.lane = to(m.lane);
+    }
+    for s in &mut out.spans {
+        s.lane = to(s.lane);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fencelab_core::stories::library;
+    use fencelab_core::{Engine, InvariantKind};
+
+    fn recorded(name: &str, variant: &str) -> String {
+        let scenario = library::scenario(name, Some(variant)).expect("a built-in story");
+        let mut engine = Engine::new(scenario).expect("valid");
+        engine.run().expect("plays");
+        engine.history().to_jsonl()
+    }
+
+    #[test]
+    fn a_recorded_history_opens_with_the_checkers_findings_and_captions() {
+        let text = recorded("paused-worker", "broken");
+        let history = read_history("paused.jsonl", &text).expect("reads");
+        let opened = Opened::new("paused.jsonl".into(), Origin::File, history.clone());
+        assert_eq!(opened.track.len(), history.entries.len());
+        assert!(opened.track.breaks);
+        let stale = opened
+            .findings
+            .iter()
+            .find(|f| f.invariant == InvariantKind::StaleWriteAccepted)
+            .expect("the stale write is found");
+        let caption = &opened.track.timeline[stale.step].caption;
+        assert!(caption.contains("Broken: a stale write was accepted"), "{caption}");
+        assert!(opened
+            .track
+            .layout
+            .marks
+            .iter()
+            .any(|m| m.kind == "violation" && m.step == stale.step));
+        // The panels count the findings as the reader reaches them.
+        assert!(opened.frame(stale.step).violations.iter().all(|v| v.step < stale.step));
+        assert!(opened.frame(stale.step + 1).violations.iter().any(|v| v.step == stale.step));
+        let fenced = Opened::new(
+            "f".into(),
+            Origin::File,
+            read_history("f", &recorded("paused-worker", "fenced")).unwrap(),
+        );
+        assert!(fenced.findings.is_empty() && !fenced.track.breaks);
+    }
+
+    #[test]
+    fn a_bad_file_says_what_and_where() {
+        let empty = read_history("x.jsonl", " \n").unwrap_err();
+        assert!(empty.contains("x.jsonl is empty"), "{empty}");
+        let text = recorded("paused-worker", "broken");
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[2] = "{\"at\": 3, \"event\": \"nonsense\"}";
+        let error = read_history("bad.jsonl", &lines.join("\n")).unwrap_err();
+        assert!(error.starts_with("bad.jsonl is not a Fencelab history"), "{error}");
+        assert!(error.contains("line 3"), "{error}");
+        let json = read_history("run.json", "{\"scenario\": {}}").unwrap_err();
+        assert!(json.contains("line 1"), "{json}");
+    }
+
+    #[test]
+    fn hidden_lanes_take_their_marks_and_messages_with_them() {
+        let text = recorded("paused-worker", "broken");
+        let mut opened = Opened::new("p".into(), Origin::File, read_history("p", &text).unwrap());
+        let lanes = opened.full.lanes.len();
+        let worker = opened.full.lanes.iter().position(|l| l.id.starts_with("worker:")).unwrap();
+        opened.toggle_lane(worker);
+        let shown = &opened.track.diagram;
+        assert_eq!(shown.lanes.len(), lanes - 1);
+        assert!(shown.lanes.iter().all(|l| l.id != opened.full.lanes[worker].id));
+        assert!(shown.arrows.iter().all(|a| a.from < lanes - 1 && a.to < lanes - 1));
+        assert!(shown.marks.len() < opened.full.marks.len());
+        assert_eq!(opened.track.len(), text.lines().count() - 1, "every step stays");
+        opened.toggle_lane(worker);
+        assert_eq!(opened.track.diagram, *opened.full);
+        // The last lane shown cannot be hidden.
+        for lane in 0..lanes {
+            opened.toggle_lane(lane);
+        }
+        assert_eq!(opened.hidden.iter().filter(|h| !**h).count(), 1);
+    }
+
+    #[test]
+    fn a_chosen_finding_highlights_its_witness_or_its_own_step() {
+        let text = recorded("paused-worker", "broken");
+        let mut opened = Opened::new("p".into(), Origin::File, read_history("p", &text).unwrap());
+        assert!(opened.highlight().is_empty());
+        opened.chosen = Some(0);
+        let finding = opened.findings[0].clone();
+        let lit = opened.highlight();
+        if finding.witness.is_empty() {
+            assert_eq!(&*lit, &[finding.step]);
+        } else {
+            assert!(lit.contains(&finding.step) || lit.iter().all(|s| *s <= finding.step));
+            assert!(lit.windows(2).all(|w| w[0] < w[1]));
+        }
+        let mut with_witness = (*opened.findings).clone();
+        with_witness[0].witness = vec![7, 2, 7];
+        opened.findings = Rc::new(with_witness);
+        assert_eq!(&*opened.highlight(), &[2, 7]);
+    }
+}

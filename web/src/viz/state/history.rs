@@ -1,0 +1,94 @@
+//! Recorded histories in the player: opening one (from a file, a drop or a `history=` link),
+//! going back to the stories, choosing a finding and hiding lanes.
+
+use std::rc::Rc;
+
+use super::Viz;
+use crate::viz::history::{read_history, Opened, Origin};
+
+/// A `history=` link whose file the shell is fetching.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetch {
+    /// The address, as the link wrote it.
+    pub address: String,
+    /// The step the link asks for, shown once the history is open.
+    pub step: usize,
+    /// Whether fetching or reading it failed (the link then stays in the address).
+    pub failed: bool,
+}
+
+impl Viz {
+    /// Reads `text`, called `name`, and shows it from the start (or at the step its link asks
+    /// for). A file that cannot be read leaves the view as it was and says why.
+    pub(super) fn open_history(&mut self, name: String, text: &str, origin: Origin) {
+        let step = match (&origin, &self.fetching) {
+            (Origin::Link(address), Some(fetch)) if *address == fetch.address => fetch.step,
+            // A link's answer that comes after the reader moved on is dropped.
+            (Origin::Link(_), _) => return,
+            (Origin::File, _) => 0,
+        };
+        match read_history(&name, text) {
+            Ok(history) => {
+                self.fetching = None;
+                self.opened = Some(Opened::new(name, origin, history));
+                self.history_error = None;
+                self.compare = None;
+                self.editor.open = false;
+                self.playing = false;
+                self.position = 0;
+                self.seek(step);
+            }
+            Err(e) => {
+                if let (Origin::Link(_), Some(fetch)) = (&origin, &mut self.fetching) {
+                    fetch.failed = true;
+                }
+                self.history_error = Some(e);
+            }
+        }
+    }
+
+    /// The link's history could not be fetched: say why, with the story left on screen.
+    pub(super) fn history_failed(&mut self, address: &str, problem: String) {
+        if let Some(fetch) = self.fetching.as_mut().filter(|f| f.address == address) {
+            fetch.failed = true;
+            self.history_error = Some(problem);
+        }
+    }
+
+    /// The address of the history link the shell should fetch now, if any.
+    pub fn to_fetch(&self) -> Option<String> {
+        self.fetching.as_ref().filter(|f| !f.failed).map(|f| f.address.clone())
+    }
+
+    /// Back to the stories, at the start of the one picked before.
+    pub(super) fn close_history(&mut self) {
+        self.opened = None;
+        self.fetching = None;
+        self.history_error = None;
+        self.playing = false;
+        self.position = 0;
+        self.seek(0);
+    }
+
+    /// Chooses finding `index`: the player moves to the step it was found at, and its witness
+    /// is highlighted.
+    pub(super) fn choose_finding(&mut self, index: usize) {
+        let Some(opened) = &mut self.opened else { return };
+        let Some(step) = opened.findings.get(index).map(|f| f.step) else { return };
+        opened.chosen = Some(index);
+        self.playing = false;
+        self.seek(step + 1);
+    }
+
+    /// Hides lane `lane` of the history's diagram, or shows it again.
+    pub(super) fn toggle_lane(&mut self, lane: usize) {
+        if let Some(opened) = &mut self.opened {
+            opened.toggle_lane(lane);
+        }
+    }
+
+    /// The steps whose marks are highlighted: the chosen finding's witness.
+    pub fn highlight(&self) -> Rc<[usize]> {
+        self.opened.as_ref().map_or_else(|| Rc::from([]), Opened::highlight)
+    }
+}
