@@ -196,3 +196,29 @@ test('axe: no serious or critical violations on a history with a finding chosen,
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('the example histories in examples/histories open: recorded SQLite runs judged, other formats named', async () => {
+  const examples = join(dirname(fileURLToPath(import.meta.url)), '..', 'examples', 'histories');
+  const { page, problems } = await openPage(env, '/');
+  // The real multi-threaded run against SQLite without a fence: the stale write, with its witness.
+  await page.setInputFiles('#open-history', join(examples, 'sqlite-unfenced.jsonl'));
+  await page.locator(card).waitFor();
+  const finding = page.locator('[data-testid="findings-panel"] li[data-invariant="stale_write_accepted"]');
+  assert.equal(await finding.count(), 1);
+  await finding.locator('button').click();
+  const witness = (await finding.getAttribute('data-witness')).split(',').map(Number);
+  assert.ok(witness.length >= 4, `a witness of several entries: ${witness}`);
+  const lit = await page.locator('.mark.witness').evaluateAll((marks) => marks.map((m) => Number(m.dataset.step)));
+  assert.ok(lit.length > 1 && lit.every((s) => witness.includes(s)), `highlighted ${lit}, witness ${witness}`);
+  // The same run with the fence: nothing to find.
+  await page.setInputFiles('#open-history', join(examples, 'sqlite-fenced.jsonl'));
+  await page.waitForFunction(() => document.querySelector('#story-title')?.textContent.includes('sqlite-fenced.jsonl'));
+  assert.equal(await page.locator('[data-testid="findings-panel"] li').count(), 0);
+  // A Jepsen file is named as one, with the command that converts it.
+  await page.setInputFiles('#open-history', join(examples, 'jepsen.edn'));
+  const error = page.locator('#history-error');
+  await error.waitFor();
+  assert.match(await error.textContent(), /jepsen\.edn looks like a Jepsen history.*fencelab export jepsen\.edn --to jsonl/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -21,10 +21,22 @@ pub enum To {
     Itf,
 }
 
-/// Exports `source`: a history file (Fencelab's, or a Jepsen or OTLP file, read and judged as it
-/// is), or a scenario (run to its end).
-pub fn export(source: &str, variant: Option<&str>, to: To) -> Result<ExitCode, BadInput> {
+/// Exports `source`: a history file (Fencelab's, or a Jepsen or OTLP file, or with `pattern` a
+/// text log, read and judged as it is), or a scenario (run to its end).
+pub fn export(
+    source: &str,
+    variant: Option<&str>,
+    to: To,
+    pattern: Option<&str>,
+) -> Result<ExitCode, BadInput> {
     let path = std::path::Path::new(source);
+    if pattern.is_some() {
+        let bytes =
+            std::fs::read(path).map_err(|e| BadInput(format!("cannot read {source}: {e}")))?;
+        let history =
+            crate::import::history(source, &bytes, crate::import::Format::Pattern, pattern)?;
+        return write(&history, &Checker::judge(&history), to);
+    }
     let text = path.is_file().then(|| std::fs::read(path));
     let foreign = match &text {
         Some(Ok(bytes)) => crate::import::foreign(bytes).map(|format| (format, bytes)),

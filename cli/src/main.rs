@@ -103,6 +103,10 @@ enum Command {
         /// What to write.
         #[arg(long, value_enum)]
         to: export::To,
+        /// Read SOURCE as a text log through this regular expression with named groups (or
+        /// @FILE to read it from a file), as `audit --pattern` does.
+        #[arg(long, value_name = "RE")]
+        pattern: Option<String>,
     },
     /// Run a scenario and print its transcript and verdict.
     #[command(after_help = RUN_EXIT_CODES)]
@@ -194,7 +198,9 @@ fn main() -> ExitCode {
         Command::Audit { files, json, witnesses, format, pattern } => {
             audit::audit(&files, json, witnesses.as_deref(), format, pattern.as_deref())
         }
-        Command::Export { source, variant, to } => export::export(&source, variant.as_deref(), to),
+        Command::Export { source, variant, to, pattern } => {
+            export::export(&source, variant.as_deref(), to, pattern.as_deref())
+        }
         Command::Run { scenario, variant, format, memory_limit } => {
             load(&scenario, variant.as_deref()).and_then(|s| run(s, format, memory_limit))
         }

@@ -70,3 +70,27 @@ fn export_writes_jepsen_and_itf() {
     assert_eq!(states[13]["findings"][0], "stale_write_accepted");
     assert_eq!(states[13]["highest"]["#map"][0][0]["#tup"][0], "db");
 }
+
+#[test]
+fn a_log_converts_to_a_history_the_page_opens_and_audit_judges_the_same() {
+    let converted = fencelab(&["export", "app.log", "--pattern", "@app.pattern", "--to", "jsonl"]);
+    assert_eq!(converted.status.code(), Some(0), "{}", text(&converted.stderr));
+    let history = text(&converted.stdout);
+    assert!(history.starts_with("{\"fencelab_history\":1,"), "{history}");
+    let judged = Command::new(env!("CARGO_BIN_EXE_fencelab"))
+        .args(["audit", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write as _;
+            child.stdin.take().expect("a pipe").write_all(history.as_bytes())?;
+            child.wait_with_output()
+        })
+        .expect("the binary runs");
+    assert_eq!(judged.status.code(), Some(1));
+    assert!(text(&judged.stdout).contains("-: 12 events, 3 findings"), "{}", text(&judged.stdout));
+    // The timed-out Jepsen write can only be possible: inconclusive.
+    let maybe = fencelab(&["audit", "jepsen-timeout.edn"]);
+    assert_eq!(maybe.status.code(), Some(3), "{}", text(&maybe.stdout));
+}

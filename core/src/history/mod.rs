@@ -249,39 +249,56 @@ impl JsonlParser {
             self.setup = Some(head.setup);
             return Ok(None);
         };
-        let entry = read::<Entry>(text).map_err(|problem| HistoryError { line, problem })?;
+        let entry = read_entry(text).map_err(|problem| HistoryError { line, problem })?;
         self.links.check(setup, &entry, line)?;
         Ok(Some(entry))
     }
 }
 
-/// Reads one line, naming the field of a problem: "`request.generation`: positive integer token
-/// required (got the text \"one\") (column 381)".
+/// Reads one line, naming the field of a problem: "`setup.stores[0].critical`: invalid type:
+/// string \"yes\", expected a boolean (column 113)".
 fn read<T: serde::de::DeserializeOwned>(line: &str) -> Result<T, String> {
-    // Most lines are well formed: read them directly, and read a bad one again, more slowly,
-    // to learn the path of the field at fault.
-    if let Ok(value) = serde_json::from_str(line) {
-        return Ok(value);
-    }
-    // serde_json ends its messages with the position in the line, given here as a column.
-    let say = |path: String, e: serde_json::Error| {
-        let column = e.column();
-        let message = e.to_string();
-        let message = message.split(" at line ").next().unwrap_or_default();
-        let at = if column > 0 { format!(" (column {column})") } else { String::new() };
-        if path.is_empty() || path == "." {
-            format!("{message}{at}")
-        } else {
-            format!("`{path}`: {message}{at}")
-        }
-    };
     let mut de = serde_json::Deserializer::from_str(line);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
-        say(path, e.into_inner())
+        problem(&path, e.into_inner())
     })?;
-    de.end().map_err(|e| say(String::new(), e))?;
+    de.end().map_err(|e| problem("", e))?;
     Ok(value)
+}
+
+/// Reads an entry. The event's own fields are read through serde's buffer for tagged enums,
+/// which no path tracker sees into, so a bad line is read again for its times alone, to name
+/// `at` or `wall_ns` when they are at fault; otherwise serde's message names the problem.
+fn read_entry(line: &str) -> Result<Entry, String> {
+    serde_json::from_str(line).map_err(|e| {
+        /// An entry's times, whatever else the line holds.
+        #[derive(Deserialize)]
+        #[allow(dead_code)]
+        struct Times {
+            at: Tick,
+            #[serde(default)]
+            wall_ns: Option<u64>,
+        }
+        match read::<Times>(line) {
+            Err(times) => times,
+            Ok(_) => problem("", e),
+        }
+    })
+}
+
+/// serde_json's message with the position in the line given as a column (its messages end with
+/// " at line L column C"), after the path of the field at fault when there is one.
+fn problem(path: &str, e: serde_json::Error) -> String {
+    let column = e.column();
+    let message = e.to_string();
+    let message = message.split(" at line ").next().unwrap_or_default();
+    let at = if column > 0 { format!(" (column {column})") } else { String::new() };
+    if path.is_empty() || path == "." {
+        format!("{message}{at}")
+    } else {
+        format!("`{path}`: {message}{at}")
+    }
 }
 
 impl<'de> Deserialize<'de> for Entry {

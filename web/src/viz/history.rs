@@ -19,6 +19,21 @@ pub fn read_history(name: &str, text: &str) -> Result<History, String> {
     if text.trim().is_empty() {
         return Err(format!("{name} is empty: a history starts with its setup line"));
     }
+    // Other tools' files are read by the command line, which converts them; the page would
+    // need their readers too, at several times the size of this one.
+    let start = text.trim_start();
+    let foreign = if start.starts_with("{\"resourceSpans\"") {
+        Some("an OpenTelemetry trace")
+    } else if start.starts_with('[') || start.starts_with("{:") || start.starts_with(';') {
+        Some("a Jepsen history")
+    } else {
+        None
+    };
+    if let Some(kind) = foreign {
+        return Err(format!(
+            "{name} looks like {kind}: the page reads Fencelab histories, so convert it first with `fencelab export {name} --to jsonl > history.jsonl`"
+        ));
+    }
     History::from_jsonl(text).map_err(|e| {
         format!("{name} is not a Fencelab history (JSON Lines, as `fencelab run NAME --format jsonl` writes it): {e}")
     })
@@ -238,6 +253,12 @@ mod tests {
         assert!(error.contains("line 3"), "{error}");
         let json = read_history("run.json", "{\"scenario\": {}}").unwrap_err();
         assert!(json.contains("line 1"), "{json}");
+        // Other tools' files are named as such, with the command that converts them.
+        let jepsen = read_history("h.edn", "[{:type :invoke, :process 0}]").unwrap_err();
+        assert!(jepsen.starts_with("h.edn looks like a Jepsen history"), "{jepsen}");
+        assert!(jepsen.contains("fencelab export h.edn --to jsonl"), "{jepsen}");
+        let trace = read_history("t.json", "{\"resourceSpans\": []}").unwrap_err();
+        assert!(trace.contains("looks like an OpenTelemetry trace"), "{trace}");
     }
 
     #[test]
