@@ -93,7 +93,7 @@ test('every control is reachable by keyboard, named, and shows a focus ring', as
     if (!info || seen.has(info.id)) continue;
     seen.set(info.id, info);
   }
-  for (const id of ['tab-visualizer', 'case', 'compare-toggle', 'editor-toggle', 'play', 'step-forward', 'scrubber', 'speed', 'copy-link', 'copy-embed', 'export-json', 'import-json', 'export-svg', 'make-rust-test']) {
+  for (const id of ['tab-visualizer', 'case', 'compare-toggle', 'editor-toggle', 'play', 'step-forward', 'scrubber', 'speed', 'copy-link', 'copy-embed', 'export-json', 'import-json', 'export-svg', 'export-history', 'export-mermaid', 'make-rust-test']) {
     assert.ok(seen.has(id), `${id} is reachable by Tab (reached: ${[...seen.keys()].join(', ')})`);
   }
   const unnamed = [...seen.values()].filter((c) => !c.name).map((c) => c.id);

@@ -222,3 +222,22 @@ test('the example histories in examples/histories open: recorded SQLite runs jud
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('a story downloads its history as JSON Lines, which opens as a history with the same findings, and as Mermaid', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken');
+  const [jsonl] = await Promise.all([page.waitForEvent('download'), page.click('#export-history')]);
+  assert.equal(jsonl.suggestedFilename(), 'paused-worker-broken.jsonl');
+  assert.match(await text(page, '#share-status'), /Downloaded the whole run as a history/);
+  const [mermaid] = await Promise.all([page.waitForEvent('download'), page.click('#export-mermaid')]);
+  assert.equal(mermaid.suggestedFilename(), 'paused-worker-broken.mmd');
+  const diagram = await readFile(await mermaid.path(), 'utf8');
+  assert.match(diagram, /^sequenceDiagram\n/);
+  assert.match(diagram, /broken: stale_write_accepted/);
+  // The downloaded history opens on the page, judged the same.
+  await page.setInputFiles('#open-history', await jsonl.path());
+  await page.locator(card).waitFor();
+  const kinds = await page.locator('[data-testid="findings-panel"] li').evaluateAll((items) => items.map((i) => i.dataset.invariant));
+  assert.deepEqual(kinds, ['stale_write_accepted', 'write_outside_lease', 'final_value_not_from_latest_owner']);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -1,5 +1,6 @@
 //! The "Share and export" panel: the link to this view, the embed code, the run as JSON (and
-//! importing one), the diagram as SVG and the run as a Rust test. Files and the clipboard go
+//! importing one), the diagram as SVG, the run's history as JSON Lines or Mermaid, and the run
+//! as a Rust test. Files and the clipboard go
 //! through [`crate::io`]; importing dispatches [`Action::Import`]. Its only state is the
 //! transient status line and the last generated test.
 
@@ -111,6 +112,23 @@ pub fn ShareExport(props: &ShareProps) -> Html {
             });
         })
     };
+    let download_history = |mermaid: bool| {
+        let (status, run) = (status.clone(), props.run.clone());
+        Callback::from(move |_: MouseEvent| {
+            let (extension, kind, what) = if mermaid {
+                ("mmd", "text/plain", "a Mermaid diagram")
+            } else {
+                ("jsonl", "application/jsonl", "a history (JSON Lines)")
+            };
+            let result = run.history_text(mermaid).and_then(|text| {
+                io::download(&format!("{}.{extension}", file_stem(&run.scenario)), kind, &text)
+            });
+            status.set(match result {
+                Ok(()) => format!("Downloaded the whole run as {what}."),
+                Err(e) => format!("Could not export the run: {e}."),
+            });
+        })
+    };
     let make_test = {
         let (status, run, rust) = (status.clone(), props.run.clone(), rust.clone());
         Callback::from(move |_: MouseEvent| match run.rust_test() {
@@ -165,6 +183,8 @@ pub fn ShareExport(props: &ShareProps) -> Html {
                 <input id="import-json" class="sr-only" type="file" accept=".json,application/json" onchange={import} />
                 <label class="chip file-chip" for="import-json">{ "Import run (JSON)" }</label>
                 <button id="export-svg" type="button" class="chip" onclick={download_svg}>{ "Download diagram (SVG)" }</button>
+                <button id="export-history" type="button" class="chip" onclick={download_history(false)}>{ "Download history (JSON Lines)" }</button>
+                <button id="export-mermaid" type="button" class="chip" onclick={download_history(true)}>{ "Download as Mermaid" }</button>
                 <button id="make-rust-test" type="button" class="chip" onclick={make_test}>{ "Write as a Rust test" }</button>
             </div>
             <p id="share-status" class="share-status" role="status" aria-live="polite">{ (*status).clone() }</p>

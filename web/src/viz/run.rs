@@ -129,6 +129,19 @@ impl Run {
         Ok(RunExport::capture(&engine).to_json())
     }
 
+    /// The whole run's history as JSON Lines (what `fencelab audit` and "Open a history" read),
+    /// or, with `mermaid`, as a Mermaid sequence diagram with its findings as notes.
+    pub fn history_text(&self, mermaid: bool) -> Result<String, String> {
+        let mut engine = self.engine.try_borrow_mut().map_err(|_| "the run is busy".to_string())?;
+        engine.seek(self.len()).map_err(|e| e.to_string())?;
+        let history = engine.history();
+        Ok(if mermaid {
+            fencelab_core::draw::mermaid(&history, engine.violations())
+        } else {
+            history.to_jsonl()
+        })
+    }
+
     /// A `#[test]` that replays this scenario with the schedule this run followed and asserts
     /// its verdict.
     pub fn rust_test(&self) -> Result<String, String> {
