@@ -232,7 +232,7 @@ test('a story downloads its history as JSON Lines, which opens as a history with
   assert.equal(mermaid.suggestedFilename(), 'paused-worker-broken.mmd');
   const diagram = await readFile(await mermaid.path(), 'utf8');
   assert.match(diagram, /^sequenceDiagram\n/);
-  assert.match(diagram, /broken: stale_write_accepted/);
+  assert.match(diagram, /broken: a stale write was accepted/);
   // The downloaded history opens on the page, judged the same.
   await page.setInputFiles('#open-history', await jsonl.path());
   await page.locator(card).waitFor();

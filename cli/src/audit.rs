@@ -80,9 +80,20 @@ pub fn audit(
             (Box::new(opened), size)
         };
         let mut input = BufReader::new(Progress::new(input, size));
-        let (result, converted) = match crate::import::imported(file, &mut input, format, pattern)?
-        {
-            Some(jsonl) => (audit_one(file, jsonl.as_bytes())?, Some(jsonl)),
+        let imported = crate::import::imported(file, &mut input, format, pattern)?;
+        let (result, converted) = match imported {
+            Some(converted) => {
+                let mut result = audit_one(file, converted.jsonl.as_bytes())?;
+                // Findings point at the file's own lines, not the converted history's.
+                let source = |step: usize| converted.lines.get(step).copied().unwrap_or(0);
+                for f in &mut result.findings {
+                    f.line = source(f.violation.step);
+                    f.witness_lines = f.violation.witness.iter().map(|s| source(*s)).collect();
+                    f.witness_lines.sort_unstable();
+                    f.witness_lines.dedup();
+                }
+                (result, Some(converted.jsonl))
+            }
             None => (audit_one(file, input)?, None),
         };
         if let Some(dir) = witnesses {

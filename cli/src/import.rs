@@ -47,6 +47,14 @@ fn sniff(start: &[u8], pattern: bool) -> Format {
     }
 }
 
+/// Another tool's history as JSON Lines, and the source line of each of its entries.
+pub struct Converted {
+    /// The history, as `export --to jsonl` writes it.
+    pub jsonl: String,
+    /// Entry `i` was read from line `lines[i]` of the file.
+    pub lines: Vec<usize>,
+}
+
 /// Reads `input` when it is in another tool's format, as a history in JSON Lines that the
 /// streaming reader then judges; `None` for Fencelab's own JSON Lines, which is read as it
 /// streams. `pattern` is the expression itself, or `@FILE` to read it from a file.
@@ -55,7 +63,7 @@ pub fn imported(
     input: &mut impl BufRead,
     format: Format,
     pattern: Option<&str>,
-) -> Result<Option<String>, BadInput> {
+) -> Result<Option<Converted>, BadInput> {
     let format = match format {
         Format::Auto => {
             let start =
@@ -72,16 +80,37 @@ pub fn imported(
         .take(fencelab_interop::MAX_INPUT as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| BadInput(format!("cannot read {file}: {e}")))?;
-    history(file, &bytes, format, pattern).map(|h| Some(h.to_jsonl()))
+    let (history, lines) = read(file, &bytes, format, pattern)?;
+    Ok(Some(Converted { jsonl: history.to_jsonl(), lines }))
 }
 
-/// Reads a file's bytes in `format` (not `Auto`, not `Jsonl`).
+/// What a reader passed over, and the format's word for it.
+fn skipped_note(format: Format, skipped: usize) -> String {
+    let what = match format {
+        Format::Pattern => "lines the pattern does not match",
+        Format::Otlp => "spans that are not about leases or fencing",
+        _ => "operations Fencelab does not model",
+    };
+    format!("{skipped} {what}")
+}
+
+/// Reads a file's bytes in `format` (not `Auto`).
 pub fn history(
     file: &str,
     bytes: &[u8],
     format: Format,
     pattern: Option<&str>,
 ) -> Result<History, BadInput> {
+    read(file, bytes, format, pattern).map(|(history, _)| history)
+}
+
+/// Reads a file's bytes in `format` (not `Auto`): the history and each entry's source line.
+fn read(
+    file: &str,
+    bytes: &[u8],
+    format: Format,
+    pattern: Option<&str>,
+) -> Result<(History, Vec<usize>), BadInput> {
     let bad = |e: fencelab_interop::ImportError| BadInput(e.in_file(file).to_string());
     let imported = match format {
         Format::Jepsen => jepsen::read_jepsen_bytes(bytes).map_err(bad)?,
@@ -101,10 +130,23 @@ pub fn history(
         Format::Auto | Format::Jsonl => {
             let text = std::str::from_utf8(bytes)
                 .map_err(|_| BadInput(format!("{file}: the history is not UTF-8")))?;
-            return History::from_jsonl(text).map_err(|e| BadInput(format!("{file}: {e}")));
+            let history =
+                History::from_jsonl(text).map_err(|e| BadInput(format!("{file}: {e}")))?;
+            let lines = (2..history.entries.len() + 2).collect();
+            return Ok((history, lines));
         }
     };
-    Ok(imported.history)
+    if imported.history.entries.is_empty() {
+        return Err(BadInput(format!(
+            "{file}: nothing in it reads as a history event (skipped: {}); check --format{}",
+            skipped_note(format, imported.skipped),
+            if format == Format::Pattern { " and --pattern" } else { "" }
+        )));
+    }
+    if imported.skipped > 0 {
+        eprintln!("{file}: skipped: {}", skipped_note(format, imported.skipped));
+    }
+    Ok((imported.history, imported.lines))
 }
 
 /// The format of a file `export` was given, when it is another tool's history.

@@ -326,7 +326,7 @@ fn export_writes_a_run_or_a_history_file_as_mermaid_or_json_lines() {
     assert_eq!(mermaid.status.code(), Some(0), "{}", stderr(&mermaid));
     let text = stdout(&mermaid);
     assert!(text.starts_with("sequenceDiagram\n    participant authority as lease authority"));
-    assert!(text.contains("Note over s0: broken: stale_write_accepted"), "{text}");
+    assert!(text.contains("Note over s0: t=19 broken: a stale write was accepted"), "{text}");
 
     // A history file is read and judged as it is, then written out.
     let jsonl = stdout(&fencelab(&["export", "paused-worker/broken", "--to", "jsonl"]));

@@ -171,6 +171,10 @@ pub(crate) struct Builder {
     slots: Vec<Option<Entry>>,
     /// The wall-clock time of each slot's moment, when the source gives one.
     walls: Vec<Option<u64>>,
+    /// The source line that filled each slot (a grant's is its completion's).
+    lines: Vec<usize>,
+    /// The source line being read.
+    line: usize,
     now: Tick,
     wall: Option<u64>,
     open: Vec<Open>,
@@ -222,6 +226,7 @@ impl Builder {
         }
         self.now = at;
         self.wall = wall_ns;
+        self.line = loc.line;
         Ok(())
     }
 
@@ -246,6 +251,7 @@ impl Builder {
     fn slot(&mut self) -> usize {
         self.slots.push(None);
         self.walls.push(self.wall);
+        self.lines.push(self.line);
         self.slots.len() - 1
     }
 
@@ -260,6 +266,9 @@ impl Builder {
         self.register(&event);
         self.observe(&event);
         let wall_ns = self.walls.get(slot).copied().flatten();
+        if let Some(line) = self.lines.get_mut(slot) {
+            *line = self.line;
+        }
         if let Some(place) = self.slots.get_mut(slot) {
             *place = Some(Entry { at, wall_ns, event });
         }
@@ -391,14 +400,27 @@ impl Builder {
     ) -> Result<Open, ImportError> {
         let mine = |o: &Open| o.worker == worker && &o.op == op;
         // A completion that names no message answers an invocation that named none before one
-        // that did (a refused acquire, not the grant still on its way).
+        // that did (a refused acquire, not the grant still on its way). With several such
+        // invocations open it could answer any of them: guessing would pin an acknowledgement
+        // on the wrong request, so it is refused.
         let found = match message {
             Some(m) => self.open.iter().position(|o| mine(o) && o.message == Some(m)),
-            None => self
-                .open
-                .iter()
-                .position(|o| mine(o) && o.message.is_none())
-                .or_else(|| self.open.iter().position(mine)),
+            None => {
+                let unnamed = self.open.iter().filter(|o| mine(o) && o.message.is_none()).count();
+                if unnamed > 1 {
+                    return Err(loc.field(
+                        field,
+                        format!(
+                            "{worker} has {unnamed} {}s open, and this completion does not say which it answers (name its :op, or complete each before the next is invoked, as a Jepsen process does)",
+                            op.name()
+                        ),
+                    ));
+                }
+                self.open
+                    .iter()
+                    .position(|o| mine(o) && o.message.is_none())
+                    .or_else(|| self.open.iter().position(mine))
+            }
         };
         match found {
             Some(i) => Ok(self.open.remove(i)),
@@ -435,6 +457,15 @@ impl Builder {
                 format!("a completion of {worker}'s write {operation} without its invocation"),
             )),
         }
+    }
+
+    /// Takes the open write or effect of `worker` whose operation id is `operation`.
+    pub(crate) fn complete_operation(&mut self, worker: &str, operation: &str) -> Option<Open> {
+        let i = self
+            .open
+            .iter()
+            .position(|o| o.worker == worker && o.operation() == Some(operation))?;
+        Some(self.open.remove(i))
     }
 
     /// The open write (or effect) with message `message` of `worker`, left open.
@@ -1067,12 +1098,37 @@ impl Builder {
 
     /// The history: every event in order. Invocations never completed stay as they are: a
     /// write sent stays on its way; an acquire whose grant was never reported adds nothing.
-    pub(crate) fn finish(self) -> History {
-        History { setup: self.setup, entries: self.slots.into_iter().flatten().collect() }
+    pub(crate) fn finish(self) -> (History, Vec<usize>) {
+        let (entries, lines) = self
+            .slots
+            .into_iter()
+            .zip(self.lines)
+            .filter_map(|(entry, line)| entry.map(|entry| (entry, line)))
+            .unzip();
+        (History { setup: self.setup, entries }, lines)
     }
 }
 
 impl Open {
+    /// The operation id of an open write or effect.
+    pub(crate) fn operation(&self) -> Option<&str> {
+        match &self.call {
+            Call::Write(w) => Some(w.request.operation.as_str()),
+            Call::Effect(e) => Some(e.request.operation.as_str()),
+            _ => None,
+        }
+    }
+
+    /// What a write or effect presented, for checking a completion that repeats it: its
+    /// generation and, for a write, its value.
+    pub(crate) fn presented(&self) -> Option<(Generation, Option<&str>)> {
+        match &self.call {
+            Call::Write(w) => Some((w.request.generation, Some(w.request.value.as_str()))),
+            Call::Effect(e) => Some((e.request.generation, None)),
+            _ => None,
+        }
+    }
+
     /// The generation an open effect presented.
     pub(crate) fn effect_generation(&self) -> Option<Generation> {
         match &self.call {

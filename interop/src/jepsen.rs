@@ -318,7 +318,8 @@ fn read_ops(ops: Vec<(usize, Value)>) -> Result<Imported, ImportError> {
     if nemesis.is_some() {
         skipped += 1;
     }
-    Ok(Imported { history: builder.finish(), skipped })
+    let (history, lines) = builder.finish();
+    Ok(Imported { history, lines, skipped })
 }
 
 /// A value for an error message, cut short.
@@ -392,7 +393,40 @@ fn worker_op(
     let message = v.u64("message")?;
     // Only grants, writes and effects carry their message from the invocation on.
     let key = if matches!(op, Op::Other(_)) { None } else { message };
-    let open = b.complete(loc, "type", worker, &op, key)?;
+    // A write's or effect's completion that names its operation answers that operation.
+    let named = match (&op, key) {
+        (Op::Write | Op::Effect, None) => v.str("op")?,
+        _ => None,
+    };
+    let open = match named {
+        Some(operation) => b.complete_operation(worker, &operation).ok_or_else(|| {
+            loc.field(
+                "value.op",
+                format!(
+                    "a completion of {worker}'s {} {operation} without its invocation",
+                    op.name()
+                ),
+            )
+        })?,
+        None => b.complete(loc, "type", worker, &op, key)?,
+    };
+    // A completion that repeats its request must repeat it as it was sent.
+    if let Some((generation, value)) = open.presented() {
+        if let Some(said) = v.gen("generation")?.filter(|g| *g != generation) {
+            return Err(loc.field(
+                "value.generation",
+                format!("the completion says generation {said}, its invocation sent {generation}"),
+            ));
+        }
+        if let (Some(sent), Some(said)) = (value, v.str("value")?) {
+            if said != sent {
+                return Err(loc.field(
+                    "value.value",
+                    format!("the completion says value {said:?}, its invocation sent {sent:?}"),
+                ));
+            }
+        }
+    }
     match (op, kind) {
         (Op::Acquire, Type::Ok) => b.granted(
             loc,

@@ -43,6 +43,9 @@ use fencelab_core::History;
 pub struct Imported {
     /// The history.
     pub history: History,
+    /// The line of the source each entry was read from (for a grant, its completion's line):
+    /// where a finding about entry `i` points in the file.
+    pub lines: Vec<usize>,
     /// What the reader passed over on purpose, as its format's documentation says: log lines the
     /// pattern does not match, nemesis operations Fencelab does not model, spans that are not
     /// about leases or fencing.

@@ -307,7 +307,8 @@ fn build(spans: Vec<Span>, skipped: usize) -> Result<Imported, ImportError> {
             }
         }
     }
-    Ok(Imported { history: b.finish(), skipped })
+    let (history, lines) = b.finish();
+    Ok(Imported { history, lines, skipped })
 }
 
 fn start(

@@ -68,7 +68,8 @@ pub fn read_pattern(text: &str, pattern: &str) -> Result<Imported, ImportError> 
             skipped += 1;
         }
     }
-    Ok(Imported { history: reader.builder.finish(), skipped })
+    let (history, lines) = reader.builder.finish();
+    Ok(Imported { history, lines, skipped })
 }
 
 /// Reads a log from bytes, refusing bytes that are not UTF-8 with the line.

@@ -82,6 +82,13 @@ fn the_jepsen_timeout_sample_shows_only_possible_findings() {
     let found = Checker::judge(&imported.history);
     let last = imported.history.entries.len() - 1;
     let kinds: Vec<_> = found.iter().map(|v| (v.invariant, v.step, v.possible)).collect();
-    assert_eq!(kinds, [(StaleWriteAccepted, last, true), (WriteOutsideLease, last, true)]);
+    assert_eq!(
+        kinds,
+        [
+            (StaleWriteAccepted, last, true),
+            (WriteOutsideLease, last, true),
+            (FinalValueNotFromLatestOwner, last, true)
+        ]
+    );
     assert!(found[0].detail.contains("may have accepted p0's write"), "{}", found[0].detail);
 }

@@ -229,7 +229,7 @@ fn every_story_writes_a_mermaid_diagram_whose_messages_name_declared_participant
             } else if let Some(rest) = line.strip_prefix("Note over ") {
                 let who = rest.split(':').next().unwrap();
                 assert!(declared.iter().any(|d| d == who), "{label}: {line}");
-                notes += usize::from(rest.contains(": broken: "));
+                notes += usize::from(rest.contains(" broken: "));
             } else {
                 let (arrow, _) = line.split_once(": ").unwrap_or_else(|| panic!("{label}: {line}"));
                 let (from, to) = arrow

@@ -421,24 +421,27 @@ impl Checker {
             if !store.critical {
                 continue;
             }
-            let (Some(last), Some(latest)) = (cell.last, cell.max_attempted) else {
+            let Some(latest) = cell.max_attempted else {
                 continue;
             };
-            if last.epoch >= latest.epoch {
-                continue;
-            }
+            // What the data ends with: the last applied write, unless a write whose outcome
+            // nobody learned came after it and may have replaced it.
+            let stale = |w: &Reached| w.epoch < latest.epoch;
+            let (last, possible) = match (cell.last.filter(stale), cell.maybe_last.filter(stale)) {
+                (Some(last), _) => (last, cell.maybe_last.is_some_and(|m| !stale(&m))),
+                (None, Some(maybe)) => (maybe, true),
+                (None, None) => continue,
+            };
             let (data, resource) = (data(*s, *d), resource(*r));
             let (writer, owner) =
                 (names.worker_name(last.worker), names.worker_name(latest.worker));
             let text = place_text(&store.name, data, resource);
+            let ends = if possible { "may end" } else { "ends" };
             let detail = if last.epoch == 0 {
-                format!("{text} ends with {writer}'s value, which no lease backs, though a write under {owner}'s lease reached it too")
+                format!("{text} {ends} with {writer}'s value, which no lease backs, though a write under {owner}'s lease reached it too")
             } else {
-                format!("{text} ends with {writer}'s value, though a write under {owner}'s newer lease reached it too")
+                format!("{text} {ends} with {writer}'s value, though a write under {owner}'s newer lease reached it too")
             };
-            // A write whose outcome nobody learned, under the newest lease, may have replaced
-            // that value.
-            let possible = cell.maybe_last.is_some_and(|m| m.epoch >= latest.epoch);
             found.push(Violation {
                 invariant: InvariantKind::FinalValueNotFromLatestOwner,
                 step: last_step,

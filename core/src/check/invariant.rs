@@ -139,12 +139,14 @@ impl InvariantKind {
     }
 }
 
-/// A step's caption followed by what it broke, so that every reader of the caption (the live
+/// A step's caption followed by what it broke (or may have broken), so that every reader of the caption (the live
 /// region, the transcript, the command line) learns the lesson at the step that teaches it.
 pub fn narrate(caption: String, broken: &[Violation]) -> String {
     let mut caption = caption;
     for violation in broken {
-        caption.push_str(" Broken: ");
+        // A finding that depends on an outcome nobody learned is said to be possible, never
+        // announced as certain.
+        caption.push_str(if violation.possible { " Possibly broken: " } else { " Broken: " });
         caption.push_str(violation.invariant.broken());
         caption.push_str(": ");
         caption.push_str(&violation.detail);

@@ -2,7 +2,7 @@
 //! render from a code block: one participant per lane, one message per request and answer, a
 //! note for each pause and fault and for each broken invariant.
 
-use crate::check::invariant::Violation;
+use crate::check::invariant::{Place, Violation};
 use crate::fence::idempotency::WriteOutcome;
 use crate::history::event::Event;
 use crate::history::History;
@@ -100,19 +100,19 @@ pub fn mermaid(history: &History, violations: &[Violation]) -> String {
             let _ = writeln!(out, "    {line}");
         }
         for v in violations.iter().filter(|v| v.step == step) {
-            let over = match &entry.event {
-                Event::WriteArrived { store, .. }
-                | Event::WriteCommitted { store, .. }
-                | Event::WriteUnknown { store, .. } => id(store),
-                Event::EffectArrived { partner, .. } | Event::EffectUnknown { partner, .. } => {
-                    id(partner)
+            // Over the place the finding is about: the store, the partner or the authority.
+            let over = match &v.place {
+                Some(Place::Store { store, .. }) => id(store),
+                Some(Place::Partner) => {
+                    setup.gateway.as_ref().map_or_else(|| id("partner"), |g| id(&g.partner))
                 }
-                _ => "authority".to_string(),
+                Some(Place::Authority) | None => "authority".to_string(),
             };
+            let broken = if v.possible { "possibly broken" } else { "broken" };
             let _ = writeln!(
                 out,
-                "    Note over {over}: broken: {}",
-                text(&format!("{}: {}", v.invariant, v.detail))
+                "    Note over {over}: t={at} {broken}: {}",
+                text(&format!("{}: {}", v.invariant.broken(), v.detail))
             );
         }
     }

@@ -3,6 +3,9 @@
 //! one of these would make the checker judge less than the file shows, so it is refused with the
 //! line and the field.
 
+use crate::fence::gateway::EffectRequest;
+use crate::fence::generation::Generation;
+use crate::fence::register::WriteRequest;
 use crate::history::event::Event;
 use crate::history::{Entry, HistoryError, Setup};
 use rustc_hash::FxBuildHasher;
@@ -17,11 +20,69 @@ enum Sent {
     Effect,
 }
 
+/// What a message carried, for checking that its answer answers it: the worker that sent it (or
+/// was granted it), the generation, and for a request its operation and value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Said {
+    worker: String,
+    generation: Generation,
+    operation: Option<String>,
+    value: Option<String>,
+}
+
+impl Said {
+    fn write(worker: &str, request: &WriteRequest) -> Said {
+        Said {
+            worker: worker.to_string(),
+            generation: request.generation,
+            operation: Some(request.operation.to_string()),
+            value: Some(request.value.clone()),
+        }
+    }
+
+    fn effect(worker: &str, request: &EffectRequest) -> Said {
+        Said {
+            worker: worker.to_string(),
+            generation: request.generation,
+            operation: Some(request.operation.to_string()),
+            value: None,
+        }
+    }
+
+    fn grant(worker: &str, generation: Generation) -> Said {
+        Said { worker: worker.to_string(), generation, operation: None, value: None }
+    }
+
+    /// The first field in which `answer` differs from what was sent, named as in the answer.
+    fn differs(&self, answer: &Said, message: u64, field: &str) -> Option<String> {
+        let sent = |what: &str, was: &dyn std::fmt::Display, now: &dyn std::fmt::Display| {
+            Some(format!("`{what}`: message {message} was sent with {was}, this answer says {now}"))
+        };
+        if self.worker != answer.worker {
+            return sent("worker", &self.worker, &answer.worker);
+        }
+        if self.generation != answer.generation {
+            return sent(&format!("{field}generation"), &self.generation, &answer.generation);
+        }
+        if let (Some(was), Some(now)) = (&self.operation, &answer.operation) {
+            if was != now {
+                return sent(&format!("{field}operation"), was, now);
+            }
+        }
+        if let (Some(was), Some(now)) = (&self.value, &answer.value) {
+            if was != now {
+                return sent(&format!("{field}value"), &format!("{was:?}"), &format!("{now:?}"));
+            }
+        }
+        None
+    }
+}
+
 /// What the entries read so far leave open: the messages on their way and the time reached.
 /// It grows with the messages in flight, not with the history's length.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Links {
-    messages: BTreeMap<u64, Sent>,
+    messages: BTreeMap<u64, (Sent, Said)>,
     last: Option<crate::clock::Tick>,
     /// The setup's worker and resource names, for look-ups that do not walk the lists.
     known: Option<(Names, Names)>,
@@ -101,20 +162,44 @@ impl Links {
                 _ => Ok(()),
             }
         };
-        let mut answer = |message: u64, wanted: &[Sent], what: &str, then: Option<Sent>| {
-            answer(messages, message, wanted, then)
-                .map_err(|()| bad(format!("`message`: {message} is not a {what} still on its way")))
-        };
+        let mut answer =
+            |message: u64, wanted: &[Sent], what: &str, then: Option<Sent>, said: Said| {
+                let field = if what == "grant" { "" } else { "request." };
+                match messages.get(&message) {
+                    Some((kind, sent)) if wanted.contains(kind) => {
+                        if let Some(problem) = sent.differs(&said, message, field) {
+                            return Err(bad(problem));
+                        }
+                    }
+                    _ => {
+                        return Err(bad(format!(
+                            "`message`: {message} is not a {what} still on its way"
+                        )))
+                    }
+                }
+                match then {
+                    Some(next) => {
+                        if let Some(open) = messages.get_mut(&message) {
+                            open.0 = next;
+                        }
+                    }
+                    None => {
+                        messages.remove(&message);
+                    }
+                }
+                Ok(())
+            };
         match &entry.event {
-            Event::LeaseGranted { worker: w, resource: r, message, .. } => {
+            Event::LeaseGranted { worker: w, resource: r, message, generation, .. } => {
                 worker(w)?;
                 resource("resource", r)?;
-                send(messages, *message, Sent::Grant).map_err(bad)?;
+                let said = Said::grant(w, *generation);
+                send(messages, *message, Sent::Grant, said).map_err(bad)?;
             }
-            Event::GrantReceived { worker: w, resource: r, message, .. } => {
+            Event::GrantReceived { worker: w, resource: r, message, generation } => {
                 worker(w)?;
                 resource("resource", r)?;
-                answer(*message, &[Sent::Grant], "grant", None)?;
+                answer(*message, &[Sent::Grant], "grant", None, Said::grant(w, *generation))?;
             }
             Event::LeaseBusy { worker: w, resource: r, .. }
             | Event::Renewed { worker: w, resource: r, .. }
@@ -134,49 +219,52 @@ impl Links {
                 worker(w)?;
                 place(store, path, None)?;
                 resource("request.resource", request.resource.as_str())?;
-                send(messages, *message, Sent::Write).map_err(bad)?;
+                send(messages, *message, Sent::Write, Said::write(w, request)).map_err(bad)?;
             }
             Event::CheckPassed { worker: w, message, store, path, data, request, .. } => {
                 worker(w)?;
                 place(store, path, Some(data))?;
                 resource("request.resource", request.resource.as_str())?;
-                answer(*message, &[Sent::Write], "write", Some(Sent::Checked))?;
+                let said = Said::write(w, request);
+                answer(*message, &[Sent::Write], "write", Some(Sent::Checked), said)?;
             }
             Event::WriteArrived { worker: w, message, store, path, data, request, .. } => {
                 worker(w)?;
                 place(store, path, Some(data))?;
                 resource("request.resource", request.resource.as_str())?;
-                answer(*message, &[Sent::Write], "write", None)?;
+                answer(*message, &[Sent::Write], "write", None, Said::write(w, request))?;
             }
             Event::WriteUnknown { worker: w, message, store, path, data, request } => {
                 worker(w)?;
                 place(store, path, Some(data))?;
                 resource("request.resource", request.resource.as_str())?;
-                answer(*message, &[Sent::Write, Sent::Checked], "write", None)?;
+                let said = Said::write(w, request);
+                answer(*message, &[Sent::Write, Sent::Checked], "write", None, said)?;
             }
-            Event::EffectUnknown { worker: w, message, .. } => {
+            Event::EffectUnknown { worker: w, message, request, .. } => {
                 worker(w)?;
-                answer(*message, &[Sent::Effect], "effect", None)?;
+                answer(*message, &[Sent::Effect], "effect", None, Said::effect(w, request))?;
             }
             Event::WriteCommitted { worker: w, message, store, path, data, request, .. } => {
                 worker(w)?;
                 place(store, path, Some(data))?;
                 resource("request.resource", request.resource.as_str())?;
-                answer(*message, &[Sent::Checked], "write that passed its check", None)?;
+                let said = Said::write(w, request);
+                answer(*message, &[Sent::Checked], "write that passed its check", None, said)?;
             }
-            Event::EffectSent { worker: w, message, resource: r, .. } => {
+            Event::EffectSent { worker: w, message, resource: r, request, .. } => {
                 worker(w)?;
                 resource("resource", r)?;
-                send(messages, *message, Sent::Effect).map_err(bad)?;
+                send(messages, *message, Sent::Effect, Said::effect(w, request)).map_err(bad)?;
             }
-            Event::EffectArrived { worker: w, message, .. } => {
+            Event::EffectArrived { worker: w, message, request, .. } => {
                 worker(w)?;
                 if setup.gateway.is_none() {
                     return Err(bad(
                         "`event`: an effect reached a gateway, but the setup has none".into(),
                     ));
                 }
-                answer(*message, &[Sent::Effect], "effect", None)?;
+                answer(*message, &[Sent::Effect], "effect", None, Said::effect(w, request))?;
             }
             Event::Paused { worker: w, .. }
             | Event::PauseIgnored { worker: w, .. }
@@ -199,29 +287,14 @@ impl Links {
     }
 }
 
-/// Takes the answer to `message`, which must be on its way as one of `wanted`; `then` is what it
-/// becomes (a write that passed its check waits to commit).
-fn answer(
-    messages: &mut BTreeMap<u64, Sent>,
-    message: u64,
-    wanted: &[Sent],
-    then: Option<Sent>,
-) -> Result<(), ()> {
-    match messages.get(&message) {
-        Some(kind) if wanted.contains(kind) => {
-            match then {
-                Some(next) => messages.insert(message, next),
-                None => messages.remove(&message),
-            };
-            Ok(())
-        }
-        _ => Err(()),
-    }
-}
-
 /// Puts `message` on its way; an id already on its way is an error.
-fn send(messages: &mut BTreeMap<u64, Sent>, message: u64, kind: Sent) -> Result<(), String> {
-    match messages.insert(message, kind) {
+fn send(
+    messages: &mut BTreeMap<u64, (Sent, Said)>,
+    message: u64,
+    kind: Sent,
+    said: Said,
+) -> Result<(), String> {
+    match messages.insert(message, (kind, said)) {
         Some(_) => Err(format!("`message`: {message} is already on its way")),
         None => Ok(()),
     }
