@@ -22,6 +22,8 @@ const INCONCLUSIVE: u8 = 3;
 /// A finding, with the line of the entry that showed it and the lines of its witness.
 struct Finding {
     line: usize,
+    /// The logical time of the entry that showed it.
+    at: u64,
     witness_lines: Vec<usize>,
     violation: Violation,
 }
@@ -70,42 +72,33 @@ pub fn audit(
     pattern: Option<&str>,
 ) -> Result<ExitCode, BadInput> {
     let mut audited = Vec::new();
+    let mut failed = Vec::new();
+    let mut stems = Stems::default();
     for file in files {
-        let (input, size): (Box<dyn Read>, u64) = if file == "-" {
-            (Box::new(std::io::stdin().lock()), 0)
-        } else {
-            let opened = std::fs::File::open(file)
-                .map_err(|e| BadInput(format!("cannot read {file}: {e}")))?;
-            let size = opened.metadata().map(|m| m.len()).unwrap_or(0);
-            (Box::new(opened), size)
-        };
-        let mut input = BufReader::new(Progress::new(input, size));
-        let imported = crate::import::imported(file, &mut input, format, pattern)?;
-        let (result, converted) = match imported {
-            Some(converted) => {
-                let mut result = audit_one(file, converted.jsonl.as_bytes())?;
-                // Findings point at the file's own lines, not the converted history's.
-                let source = |step: usize| converted.lines.get(step).copied().unwrap_or(0);
-                for f in &mut result.findings {
-                    f.line = source(f.violation.step);
-                    f.witness_lines = f.violation.witness.iter().map(|s| source(*s)).collect();
-                    f.witness_lines.sort_unstable();
-                    f.witness_lines.dedup();
+        // One unreadable or malformed file is reported, and the others are still judged.
+        match audit_file(file, format, pattern) {
+            Ok((result, converted)) => {
+                if let Some(dir) = witnesses {
+                    let stem = stems.unique(file);
+                    if let Err(e) = write_witnesses(file, &stem, converted.as_deref(), &result, dir)
+                    {
+                        eprintln!("error: {}", e.0);
+                        failed.push((file.clone(), e.0));
+                    }
                 }
-                (result, Some(converted.jsonl))
+                audited.push(result);
             }
-            None => (audit_one(file, input)?, None),
-        };
-        if let Some(dir) = witnesses {
-            write_witnesses(file, converted.as_deref(), &result, dir)?;
+            Err(e) => {
+                eprintln!("error: {}", e.0);
+                failed.push((file.clone(), e.0));
+            }
         }
-        audited.push(result);
     }
     let all = || audited.iter().flat_map(|a| &a.findings);
     let certain = all().any(|f| !f.violation.possible);
     let possible = all().any(|f| f.violation.possible);
     if json {
-        say!("{}", serde_json::to_string_pretty(&report(&audited)).unwrap_or_default());
+        say!("{}", serde_json::to_string_pretty(&report(&audited, &failed)).unwrap_or_default());
     } else {
         for a in &audited {
             let n = a.findings.len();
@@ -116,9 +109,10 @@ pub fn audit(
                 let maybe =
                     if v.possible { " (possible: depends on an unknown outcome)" } else { "" };
                 say!(
-                    "  line {} (step {}): {}{maybe}: {}",
+                    "  line {} (step {}, t={}): {}{maybe}: {}",
                     f.line,
                     v.step + 1,
+                    f.at,
                     v.invariant,
                     v.detail
                 );
@@ -127,7 +121,9 @@ pub fn audit(
             }
         }
     }
-    Ok(if certain {
+    Ok(if !failed.is_empty() {
+        ExitCode::from(2)
+    } else if certain {
         ExitCode::FAILURE
     } else if possible {
         ExitCode::from(INCONCLUSIVE)
@@ -136,7 +132,58 @@ pub fn audit(
     })
 }
 
-fn report(audited: &[Audited]) -> serde_json::Value {
+/// Reads and judges one file, in whatever format it is: the result, and the history as JSON
+/// Lines when it was converted from another tool's format.
+fn audit_file(
+    file: &str,
+    format: crate::import::Format,
+    pattern: Option<&str>,
+) -> Result<(Audited, Option<String>), BadInput> {
+    let (input, size): (Box<dyn Read>, u64) = if file == "-" {
+        (Box::new(std::io::stdin().lock()), 0)
+    } else {
+        let opened =
+            std::fs::File::open(file).map_err(|e| BadInput(format!("cannot read {file}: {e}")))?;
+        let size = opened.metadata().map(|m| m.len()).unwrap_or(0);
+        (Box::new(opened), size)
+    };
+    let mut input = BufReader::new(Progress::new(input, size));
+    match crate::import::imported(file, &mut input, format, pattern)? {
+        Some(converted) => {
+            let mut result = audit_one(file, converted.jsonl.as_bytes())?;
+            // Findings point at the file's own lines, not the converted history's.
+            let source = |step: usize| converted.lines.get(step).copied().unwrap_or(0);
+            for f in &mut result.findings {
+                f.line = source(f.violation.step);
+                f.witness_lines = f.violation.witness.iter().map(|s| source(*s)).collect();
+                f.witness_lines.sort_unstable();
+                f.witness_lines.dedup();
+            }
+            Ok((result, Some(converted.jsonl)))
+        }
+        None => Ok((audit_one(file, input)?, None)),
+    }
+}
+
+/// Names for the witnesses of each file, unique even when two files share a name.
+#[derive(Default)]
+struct Stems(std::collections::HashMap<String, usize>);
+
+impl Stems {
+    fn unique(&mut self, file: &str) -> String {
+        let stem = Path::new(file).file_stem().and_then(|s| s.to_str()).unwrap_or("stdin");
+        let stem = if file == "-" { "stdin" } else { stem };
+        let seen = self.0.entry(stem.to_string()).or_default();
+        *seen += 1;
+        if *seen == 1 {
+            stem.to_string()
+        } else {
+            format!("{stem}-{seen}")
+        }
+    }
+}
+
+fn report(audited: &[Audited], failed: &[(String, String)]) -> serde_json::Value {
     let files: Vec<_> = audited
         .iter()
         .map(|a| {
@@ -148,6 +195,7 @@ fn report(audited: &[Audited]) -> serde_json::Value {
                     serde_json::json!({
                         "line": f.line,
                         "step": v.step,
+                        "at": f.at,
                         "invariant": v.invariant,
                         "detail": v.detail,
                         "place": v.place,
@@ -166,6 +214,7 @@ fn report(audited: &[Audited]) -> serde_json::Value {
         "certain": findings().filter(|f| !f.violation.possible).count(),
         "possible": findings().filter(|f| f.violation.possible).count(),
         "files": files,
+        "unreadable": failed.iter().map(|(file, error)| serde_json::json!({ "file": file, "error": error })).collect::<Vec<_>>(),
     })
 }
 
@@ -173,14 +222,16 @@ fn report(audited: &[Audited]) -> serde_json::Value {
 fn audit_one(file: &str, mut input: impl BufRead) -> Result<Audited, BadInput> {
     let mut parser = JsonlParser::new();
     let mut checker: Option<Checker> = None;
-    let (mut events, mut found, mut last_line) = (0, Vec::new(), 0);
+    let (mut events, mut found, mut last_line, mut last_at) = (0, Vec::new(), 0, 0);
     let mut lines = LineMap::default();
     let mut buffer = String::new();
     while let Some((line, entry)) = next_entry(file, &mut input, &mut parser, &mut buffer)? {
         let checker = checker
             .get_or_insert_with(|| Checker::new(parser.setup().cloned().unwrap_or_default()));
         lines.record(events, line);
-        found.extend(checker.feed(events, &entry).violations.into_iter().map(|v| (line, v)));
+        let at = entry.at.0;
+        found.extend(checker.feed(events, &entry).violations.into_iter().map(|v| (line, at, v)));
+        last_at = at;
         events += 1;
         last_line = line;
     }
@@ -190,13 +241,13 @@ fn audit_one(file: &str, mut input: impl BufRead) -> Result<Audited, BadInput> {
         )));
     }
     if let (Some(checker), Some(last)) = (checker.as_mut(), events.checked_sub(1)) {
-        found.extend(checker.finish(last).into_iter().map(|v| (last_line, v)));
+        found.extend(checker.finish(last).into_iter().map(|v| (last_line, last_at, v)));
     }
     let findings = found
         .into_iter()
-        .map(|(line, violation)| {
+        .map(|(line, at, violation)| {
             let witness_lines = violation.witness.iter().map(|s| lines.line(*s)).collect();
-            Finding { line, witness_lines, violation }
+            Finding { line, at, witness_lines, violation }
         })
         .collect();
     Ok(Audited { file: file.to_string(), events, findings })
@@ -234,6 +285,7 @@ fn next_entry(
 /// tool's file (standard input cannot be read twice).
 fn write_witnesses(
     file: &str,
+    stem: &str,
     converted: Option<&str>,
     audited: &Audited,
     dir: &Path,
@@ -266,14 +318,13 @@ fn write_witnesses(
     let setup = parser.into_setup().unwrap_or_default();
     std::fs::create_dir_all(dir)
         .map_err(|e| BadInput(format!("cannot create {}: {e}", dir.display())))?;
-    let stem = Path::new(file).file_stem().and_then(|s| s.to_str()).unwrap_or("history");
     for (n, finding) in audited.findings.iter().enumerate() {
         let v = &finding.violation;
         let history = fencelab_core::History {
             setup: setup.clone(),
             entries: v.witness.iter().filter_map(|s| entries.get(s).cloned()).collect(),
         };
-        let path = dir.join(format!("{stem}-{}-{}.jsonl", n + 1, v.invariant));
+        let path = dir.join(format!("{stem}-finding-{}-{}.jsonl", n + 1, v.invariant));
         std::fs::write(&path, history.to_jsonl())
             .map_err(|e| BadInput(format!("cannot write {}: {e}", path.display())))?;
         eprintln!("wrote {}", path.display());

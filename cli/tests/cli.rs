@@ -293,7 +293,7 @@ fn audit_judges_histories_as_it_reads_them_and_names_the_line() {
     assert_eq!(found.status.code(), Some(1));
     let text = stdout(&found);
     // The stale write is entry 19 of the run, on line 20 (the header is line 1).
-    assert!(text.contains("line 20 (step 19): stale_write_accepted: totals in db accepted A's write from an older lease after B presented a newer one"), "{text}");
+    assert!(text.contains("line 20 (step 19, t=19): stale_write_accepted: totals in db accepted A's write from an older lease after B presented a newer one"), "{text}");
     assert!(text.contains("final_value_not_from_latest_owner"), "{text}");
 
     let json = fencelab_with_stdin(&["audit", "-", "--json"], &broken);
@@ -352,7 +352,7 @@ fn audit_writes_each_finding_s_witness_as_a_history_that_shows_it_again() {
     let found = fencelab(&["audit", file.to_str().unwrap(), "--witnesses", out.to_str().unwrap()]);
     assert_eq!(found.status.code(), Some(1), "{}", stderr(&found));
     assert!(stdout(&found).contains("    witness: lines 2, 3, 11, 12, 14, 16, 18, 20"));
-    let witness = out.join("broken-1-stale_write_accepted.jsonl");
+    let witness = out.join("broken-finding-1-stale_write_accepted.jsonl");
     let again = fencelab(&["audit", witness.to_str().unwrap()]);
     assert_eq!(again.status.code(), Some(1));
     let text = stdout(&again);
@@ -381,4 +381,33 @@ fn audit_is_inconclusive_when_every_finding_depends_on_an_unknown_outcome() {
     assert_eq!(first["invariant"], "stale_write_accepted");
     assert_eq!(first["possible"], true);
     assert_eq!(first["line"], 20);
+}
+
+#[test]
+fn audit_judges_every_file_even_when_one_cannot_be_read_and_keeps_witnesses_of_same_named_files_apart(
+) {
+    let broken = stdout(&fencelab(&["run", "paused-worker/broken", "--format", "jsonl"]));
+    let dir = std::env::temp_dir().join(format!("fencelab-two-{}", std::process::id()));
+    let (a, b) = (dir.join("a/run.jsonl"), dir.join("b/run.jsonl"));
+    for file in [&a, &b] {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, &broken).unwrap();
+    }
+    let out = dir.join("w");
+    let args = ["audit", "/no/such.jsonl", a.to_str().unwrap(), b.to_str().unwrap(), "--json"];
+    let found = fencelab(&[&args[..], &["--witnesses", out.to_str().unwrap()]].concat());
+    // The unreadable file is bad input, named; the others are judged all the same.
+    assert_eq!(found.status.code(), Some(2));
+    assert!(stderr(&found).contains("cannot read /no/such.jsonl"), "{}", stderr(&found));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&found)).unwrap();
+    assert_eq!(report["files"].as_array().unwrap().len(), 2);
+    assert_eq!(report["unreadable"][0]["file"], "/no/such.jsonl");
+    assert_eq!(report["files"][0]["findings"][0]["at"], 19);
+    // Two files named run.jsonl keep their witnesses apart.
+    for name in
+        ["run-finding-1-stale_write_accepted.jsonl", "run-2-finding-1-stale_write_accepted.jsonl"]
+    {
+        assert!(out.join(name).is_file(), "{name}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

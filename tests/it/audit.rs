@@ -194,3 +194,28 @@ fn a_duplicate_is_recognised_within_the_window_of_remembered_operations() {
     write(&mut lines, "first", 1_000_000);
     assert!(judge(&lines).is_empty());
 }
+
+#[test]
+fn a_history_built_in_code_is_validated_and_its_excerpts_keep_order() {
+    let mut lines = two_leases();
+    lines.extend([sent(13, "B", 2, "b1", 10), applied(13, "B", 2, "b1", 10)]);
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let mut built = history(&lines);
+    assert_eq!(built.validate(), Ok(()));
+    // Steps given in any order, twice, or past the end, make a history that still reads.
+    let excerpt = built.excerpt(&[5, 0, 0, 4, 99]);
+    assert_eq!(excerpt.entries.len(), 3);
+    assert!(History::from_jsonl(&excerpt.to_jsonl()).is_ok());
+    // An answer that does not repeat its request is refused, naming the field.
+    if let fencelab_core::Event::WriteArrived { request, .. } = &mut built.entries[5].event {
+        request.generation = fencelab_core::Generation::new(3).unwrap();
+    }
+    let error = built.validate().unwrap_err();
+    assert_eq!(error.line, 7);
+    assert!(
+        error
+            .problem
+            .contains("`request.generation`: message 10 was sent with 2, this answer says 3"),
+        "{error}"
+    );
+}

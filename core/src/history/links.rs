@@ -91,6 +91,16 @@ pub(super) struct Links {
 /// A set of names. The hasher has no random keys, so the core draws no random numbers.
 type Names = HashSet<String, FxBuildHasher>;
 
+/// A name as a message quotes it: whole when short, else its start and its length, so a
+/// runaway value cannot make the message as long as the file.
+fn shown(name: &str) -> String {
+    const SHOWN: usize = 60;
+    match name.char_indices().nth(SHOWN) {
+        Some((end, _)) => format!("{}… ({} bytes)", &name[..end], name.len()),
+        None => name.to_string(),
+    }
+}
+
 /// A list of names for a message: the first few, and how many more.
 fn some_of(names: &[String]) -> String {
     const SHOWN: usize = 8;
@@ -124,7 +134,8 @@ impl Links {
                 Ok(())
             } else {
                 Err(bad(format!(
-                    "`worker`: \"{name}\" is not one of the setup's workers ({})",
+                    "`worker`: \"{}\" is not one of the setup's workers ({})",
+                    shown(name),
                     some_of(&setup.workers)
                 )))
             }
@@ -134,7 +145,8 @@ impl Links {
                 Ok(())
             } else {
                 Err(bad(format!(
-                    "`{field}`: \"{name}\" is not one of the setup's resources ({})",
+                    "`{field}`: \"{}\" is not one of the setup's resources ({})",
+                    shown(name),
                     some_of(&setup.resources)
                 )))
             }
@@ -143,21 +155,24 @@ impl Links {
             let Some(s) = setup.store(store) else {
                 let names: Vec<&str> = setup.stores.iter().map(|s| s.name.as_str()).collect();
                 return Err(bad(format!(
-                    "`store`: \"{store}\" is not one of the setup's stores ({})",
+                    "`store`: \"{}\" is not one of the setup's stores ({})",
+                    shown(store),
                     names.join(", ")
                 )));
             };
             let Some(p) = s.paths.iter().find(|p| p.name == path) else {
                 let names: Vec<&str> = s.paths.iter().map(|p| p.name.as_str()).collect();
                 return Err(bad(format!(
-                    "`path`: store {store} has no path \"{path}\" ({})",
+                    "`path`: store {store} has no path \"{}\" ({})",
+                    shown(path),
                     names.join(", ")
                 )));
             };
             match data {
                 Some(data) if data != p.data => Err(bad(format!(
-                    "`data`: path {store}/{path} writes \"{}\", not \"{data}\"",
-                    p.data
+                    "`data`: path {store}/{path} writes \"{}\", not \"{}\"",
+                    p.data,
+                    shown(data)
                 ))),
                 _ => Ok(()),
             }
@@ -276,7 +291,8 @@ impl Links {
             Event::StoreRestarted { store, .. } => {
                 if setup.store(store).is_none() {
                     return Err(bad(format!(
-                        "`store`: \"{store}\" is not one of the setup's stores"
+                        "`store`: \"{}\" is not one of the setup's stores",
+                        shown(store)
                     )));
                 }
             }

@@ -165,11 +165,28 @@ impl History {
         out
     }
 
-    /// The entries at `steps` (indices into [`entries`](Self::entries); out-of-range ones are
-    /// skipped) with the same setup: a finding's witness as a history of its own.
+    /// The entries at `steps` (indices into [`entries`](Self::entries), taken in order, each
+    /// once; out-of-range ones are skipped) with the same setup: a finding's
+    /// [`witness`](crate::Violation::witness) as a history of its own.
     pub fn excerpt(&self, steps: &[usize]) -> History {
+        let mut steps = steps.to_vec();
+        steps.sort_unstable();
+        steps.dedup();
         let entries = steps.iter().filter_map(|s| self.entries.get(*s).cloned()).collect();
         History { setup: self.setup.clone(), entries }
+    }
+
+    /// Checks that the history holds together as [`History::from_jsonl`] does for a file: names
+    /// the setup lists, answers to requests sent (by the same worker, with the same request),
+    /// time that never runs backwards. The [`Checker`](crate::Checker) assumes a history that
+    /// holds together; one built in code should be validated first. The error's line is the
+    /// entry's line in the file `to_jsonl` would write (step `i` on line `i + 2`).
+    pub fn validate(&self) -> Result<(), HistoryError> {
+        let mut links = links::Links::default();
+        for (step, entry) in self.entries.iter().enumerate() {
+            links.check(&self.setup, entry, step + 2)?;
+        }
+        Ok(())
     }
 
     /// Reads a history written by [`History::to_jsonl`] (see [`JsonlParser`], which it feeds
@@ -225,13 +242,18 @@ impl JsonlParser {
     pub fn line(&mut self, text: &str) -> Result<Option<Entry>, HistoryError> {
         self.line += 1;
         let line = self.line;
+        // A byte-order mark some editors put at the start of a file is not part of the JSON.
+        let text = if line == 1 { text.trim_start_matches('\u{feff}') } else { text };
         if text.trim().is_empty() {
             return Ok(None);
         }
         let Some(setup) = &self.setup else {
             let head: Head = read(text).map_err(|problem| {
+                let header = format!("{{\"fencelab_history\": {HISTORY_VERSION}, \"setup\": ...}}");
                 let problem = if text.contains("\"event\"") {
-                    format!("the first line must be the header ({{\"fencelab_history\": {HISTORY_VERSION}, \"setup\": ...}}), not an event")
+                    format!("the first line must be the header ({header}), not an event")
+                } else if !text.trim_start().starts_with('{') {
+                    format!("this is not a Fencelab history: its first line must be the header ({header}) ({problem})")
                 } else {
                     problem
                 };
@@ -291,10 +313,16 @@ fn read_entry(line: &str) -> Result<Entry, String> {
 /// " at line L column C"), after the path of the field at fault when there is one.
 fn problem(path: &str, e: serde_json::Error) -> String {
     let column = e.column();
+    if e.is_eof() {
+        return format!(
+            "the line is cut off: its JSON ends at column {column} before it is complete"
+        );
+    }
     let message = e.to_string();
     let message = message.split(" at line ").next().unwrap_or_default();
     let at = if column > 0 { format!(" (column {column})") } else { String::new() };
-    if path.is_empty() || path == "." {
+    // serde_path_to_error says `?` where the input ended before a field could be named.
+    if path.is_empty() || path == "." || path == "?" {
         format!("{message}{at}")
     } else {
         format!("`{path}`: {message}{at}")
