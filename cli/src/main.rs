@@ -234,9 +234,18 @@ pub(crate) fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInp
     if path.is_file() || what.ends_with(".json") {
         let text = std::fs::read_to_string(path)
             .map_err(|e| BadInput(format!("cannot read {what}: {e}")))?;
-        if text.trim_start().starts_with("{\"fencelab_history\"") {
+        let start = text.trim_start().trim_start_matches('\u{feff}');
+        if start.starts_with("{\"fencelab_history\"") {
             return Err(BadInput(format!(
-                "{what} is a history (JSON Lines of what happened), not a scenario; `run` and `check` play scenarios, and a history is read with `History::from_jsonl` and judged with a `Checker`"
+                "{what} is a history (JSON Lines of what happened), not a scenario; `run` and `check` play scenarios, and `fencelab audit {what}` judges a history"
+            )));
+        }
+        if start.is_empty() {
+            return Err(BadInput(format!("{what} is empty: neither a scenario nor a history")));
+        }
+        if !start.starts_with('{') {
+            return Err(BadInput(format!(
+                "{what} is not a scenario (a JSON object) nor a history; a text log is read through a pattern: `fencelab audit --pattern RE {what}` or `fencelab export {what} --pattern RE --to jsonl`"
             )));
         }
         return Scenario::from_json(&text).map_err(|e| BadInput(format!("{what}: {e}")));

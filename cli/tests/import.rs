@@ -67,7 +67,7 @@ fn export_writes_jepsen_and_itf() {
     let trace: serde_json::Value = serde_json::from_slice(&out.stdout).expect("ITF is JSON");
     let states = trace["states"].as_array().expect("states");
     assert_eq!(states.len(), 14);
-    assert_eq!(states[13]["findings"][0], "stale_write_accepted");
+    assert_eq!(states[13]["findings"][0]["invariant"], "stale_write_accepted");
     assert_eq!(states[13]["highest"]["#map"][0][0]["#tup"][0], "db");
 }
 

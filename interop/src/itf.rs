@@ -12,7 +12,9 @@
 //! - `believes`: the generation each worker believes it holds, per worker and resource (from
 //!   the grant it received until it released the lease or a renewal failed);
 //! - `highest`: each store's highest generation, keyed by the tuple (store, data, resource);
-//! - `findings`: the invariants the checker reports at this step (`"stale_write_accepted"`, ...).
+//! - `findings`: what the checker reports at this step, each a record of the invariant
+//!   (`"stale_write_accepted"`, ...) and whether it is only possible (it depends on an outcome
+//!   nobody learned): `{"invariant": "stale_write_accepted", "possible": false}`.
 //!
 //! Integers are written `{"#bigint": "n"}`, maps `{"#map": [[key, value], ...]}`, tuples
 //! `{"#tup": [...]}`. A field that is absent in the history (JSON `null`, such as a worker that
@@ -68,9 +70,10 @@ fn map<K, V>(
 
 /// The history as an ITF trace (one JSON document).
 pub fn to_itf(history: &History) -> String {
-    let mut findings: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    let mut findings: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
     for v in Checker::judge(history) {
-        findings.entry(v.step).or_default().push(v.invariant.to_string());
+        let finding = json!({ "invariant": v.invariant.to_string(), "possible": v.possible });
+        findings.entry(v.step).or_default().push(finding);
     }
     let mut issued: BTreeMap<String, u64> = BTreeMap::new();
     let mut believes: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
@@ -115,8 +118,7 @@ pub fn to_itf(history: &History) -> String {
         };
         let tag = fields.remove("event").and_then(|t| t.as_str().map(camel)).unwrap_or_default();
         let event = json!({ "tag": tag, "value": itf(Value::Object(fields)) });
-        let found: Vec<Value> =
-            findings.get(&i).into_iter().flatten().map(|k| Value::String(k.clone())).collect();
+        let found: Vec<Value> = findings.get(&i).into_iter().flatten().cloned().collect();
         states.push(json!({
             "#meta": { "index": i },
             "at": big(entry.at.0),

@@ -176,7 +176,8 @@ fn otlp_forged_generation_and_an_error_span() {
     let trace: serde_json::Value =
         serde_json::from_str(&itf::to_itf(&imported.history)).expect("JSON");
     assert_eq!(trace["states"][5]["highest"]["#map"][0][1]["#bigint"], "9");
-    assert_eq!(trace["states"][5]["findings"][1], "write_outside_lease");
+    assert_eq!(trace["states"][5]["findings"][1]["invariant"], "write_outside_lease");
+    assert_eq!(trace["states"][5]["findings"][1]["possible"], false);
     assert_eq!(trace["states"][0]["event"]["tag"], "LeaseGranted");
 }
 
