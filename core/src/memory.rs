@@ -17,7 +17,7 @@
 
 use crate::check::invariant::{Place, Violation};
 use crate::check::{
-    CellCheck, CheckState, Checker, Done, Live, Reached, Recent, Sender, Sent, Steps,
+    CellCheck, CheckState, Checker, Done, Live, Rank, Reached, Recent, Sender, Sent, Steps,
 };
 use crate::fence::authority::LeaseAuthority;
 use crate::fence::gateway::{Delivery, DropReason, Effect, EffectRequest, SideEffectGateway};
@@ -243,6 +243,7 @@ no_heap!(
     Pending,
     Sent,
     Steps,
+    Rank,
     Reached,
     Live,
     Done,

@@ -384,6 +384,9 @@ impl Builder {
     fn token(&self, worker: &str, resource: &str, generation: Generation) -> TokenKind {
         match self.held(worker, Some(resource)) {
             Some((_, g)) if g == generation => TokenKind::Lease,
+            // A source that records no grant for the resource cannot say where a token came
+            // from: it is taken as the authority's, not as made up.
+            _ if !self.issued.contains_key(resource) => TokenKind::Lease,
             _ => TokenKind::Forged,
         }
     }

@@ -219,3 +219,35 @@ fn a_history_built_in_code_is_validated_and_its_excerpts_keep_order() {
         "{error}"
     );
 }
+
+#[test]
+fn without_the_authority_s_record_writes_are_ordered_by_their_generations() {
+    // A store's own log: writes and answers, no grants. Generation 4 applied, then 3.
+    let lines = [
+        sent(1, "B", 4, "b1", 10),
+        applied(1, "B", 4, "b1", 10),
+        sent(2, "A", 3, "a1", 11),
+        applied(2, "A", 3, "a1", 11),
+    ];
+    let found = judge(&lines);
+    assert_eq!(
+        kinds(&found),
+        [(StaleWriteAccepted, 3, false), (FinalValueNotFromLatestOwner, 3, false)],
+        "nothing about leases the history does not record: {found:#?}"
+    );
+    assert!(
+        found[0].detail.contains(
+            "accepted A's write with generation 3 after B presented generation 4 (the history records no lease for either)"
+        ),
+        "{}",
+        found[0].detail
+    );
+    // In order, nothing is wrong.
+    let lines = [
+        sent(1, "A", 3, "a1", 10),
+        applied(1, "A", 3, "a1", 10),
+        sent(2, "B", 4, "b1", 11),
+        applied(2, "B", 4, "b1", 11),
+    ];
+    assert!(judge(&lines).is_empty());
+}

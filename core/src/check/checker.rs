@@ -247,7 +247,7 @@ impl<T> std::hash::Hash for Untracked<T> {
 /// its sender's order of requests, and where its token came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Sent {
-    pub epoch: u64,
+    pub epoch: Rank,
     pub valid: bool,
     pub seq: u64,
     pub token: TokenKind,
@@ -259,10 +259,32 @@ pub(crate) struct Sent {
     pub ended: Steps,
 }
 
+/// How new the lease behind a request is: its epoch (the grant's count, 0 for no lease), and for
+/// a request that no recorded lease backs, its generation. Leased requests are ordered by their
+/// leases' true order, which survives counter resets and forged tokens; requests that no lease
+/// backs (a history that does not record the authority's grants) can only be ordered by the
+/// generations they carry, which is what a fence compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub(crate) struct Rank {
+    pub epoch: u64,
+    pub unleased: u64,
+}
+
+impl Rank {
+    fn new(epoch: u64, generation: Generation) -> Rank {
+        Rank { epoch, unleased: if epoch == 0 { generation.get() } else { 0 } }
+    }
+
+    /// Whether a recorded lease backs the request.
+    fn leased(self) -> bool {
+        self.epoch != 0
+    }
+}
+
 /// A request that reached a boundary: its lease epoch, its sender, and the steps that show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Reached {
-    pub epoch: u64,
+    pub epoch: Rank,
     pub worker: usize,
     pub steps: Steps,
 }
@@ -328,7 +350,7 @@ pub(crate) struct CheckState {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub(crate) struct Sender {
     pub count: u64,
-    pub ops: Recent<(u64, u64, Steps), SENDS_REMEMBERED>,
+    pub ops: Recent<(Rank, u64, Steps), SENDS_REMEMBERED>,
 }
 
 /// What the checker knows about one piece of data in one store. Writers are worker indices.
@@ -354,7 +376,7 @@ pub(crate) struct CellCheck {
     /// reached this data.
     pub max_attempted: Option<Reached>,
     /// Per writer, the (epoch, order) of its newest applied write and the steps that show it.
-    pub last_seq: LiteMap<usize, (u64, u64, Steps)>,
+    pub last_seq: LiteMap<usize, (Rank, u64, Steps)>,
 }
 
 impl Checker {
@@ -437,7 +459,12 @@ impl Checker {
                 (names.worker_name(last.worker), names.worker_name(latest.worker));
             let text = place_text(&store.name, data, resource);
             let ends = if possible { "may end" } else { "ends" };
-            let detail = if last.epoch == 0 {
+            let detail = if !latest.epoch.leased() {
+                format!(
+                    "{text} {ends} with {writer}'s value (generation {}), though {owner}'s write with generation {} reached it too (the history records no lease for either)",
+                    last.epoch.unleased, latest.epoch.unleased
+                )
+            } else if !last.epoch.leased() {
                 format!("{text} {ends} with {writer}'s value, which no lease backs, though a write under {owner}'s lease reached it too")
             } else {
                 format!("{text} {ends} with {writer}'s value, though a write under {owner}'s newer lease reached it too")
@@ -610,10 +637,12 @@ impl Judge<'_> {
             }
             Event::WriteSent { worker, message, request, token, retry, .. } => {
                 let (resource, operation) = (request.resource.as_str(), request.operation.as_str());
-                self.sent(worker, *message, resource, operation, *token, *retry)
+                let what = (operation, request.generation, *token);
+                self.sent(worker, *message, resource, what, *retry)
             }
             Event::EffectSent { worker, message, request, token, retry, resource, .. } => {
-                self.sent(worker, *message, resource, request.operation.as_str(), *token, *retry)
+                let what = (request.operation.as_str(), request.generation, *token);
+                self.sent(worker, *message, resource, what, *retry)
             }
             Event::CheckPassed { worker, message, store, data, request, .. } => {
                 if let Some(sent) = self.state().messages.get_mut(message) {
@@ -729,8 +758,7 @@ impl Judge<'_> {
         worker: &str,
         message: u64,
         resource: &str,
-        operation: &str,
-        token: TokenKind,
+        (operation, generation, token): (&str, Generation, TokenKind),
         retry: bool,
     ) {
         let (now, step) = (self.now, self.step);
@@ -745,7 +773,7 @@ impl Judge<'_> {
                 // Without a lease, what shows that the worker let its last one go.
                 let let_go = state.let_go.0.get(&(w, r)).copied().unwrap_or_default();
                 let (epoch, lease) = held.unwrap_or((0, let_go));
-                let fresh = (epoch, sender.count, lease.with(step));
+                let fresh = (Rank::new(epoch, generation), sender.count, lease.with(step));
                 sender.count += 1;
                 match sender.ops.get_mut(operation) {
                     Some(known) => *known = fresh,
@@ -755,11 +783,11 @@ impl Judge<'_> {
             }
         };
         let live = state.live[r];
-        let valid =
-            (retry || held.is_some()) && live.is_some_and(|l| l.epoch == epoch && now < l.until);
+        let valid = (retry || held.is_some())
+            && live.is_some_and(|l| l.epoch == epoch.epoch && now < l.until);
         // A lease that ran out by its own end shows that from its grant; one replaced or ended
         // early needs what replaced or ended it.
-        let ended = if valid || live.is_some_and(|l| l.epoch == epoch) {
+        let ended = if valid || live.is_some_and(|l| l.epoch == epoch.epoch) {
             Steps::default()
         } else {
             state.live_why[r]
@@ -814,7 +842,7 @@ impl Judge<'_> {
             outcome,
             WriteOutcome::Rejected(WriteRejection::Stale { presented, highest }) if presented < highest
         );
-        if sent.epoch != 0 && below && newest {
+        if sent.epoch.leased() && below && newest {
             self.out.misfenced = Some(highest_token.unwrap_or(TokenKind::Lease));
         }
         // For the final value, a write counts as the latest owner's attempt when it applied, or
@@ -880,6 +908,7 @@ impl Judge<'_> {
         let text = place_text(store, path, resource);
         let names = Arc::clone(&self.checker.names);
         let issued = self.state().max_issued[sent.resource];
+        let recorded = self.state().epochs[sent.resource] > 0;
         let cell = self.cell(key);
         let mut found = Vec::new();
         let mut find = |kind, detail, possible: bool, steps: Vec<Steps>| {
@@ -895,7 +924,13 @@ impl Judge<'_> {
             // What is only possible is said so: the write may not have applied, or the newer
             // one may never have arrived.
             let presented = if possible { "may have presented" } else { "presented" };
-            let detail = if sent.epoch == 0 {
+            let detail = if !m.epoch.leased() {
+                // No recorded lease on either side: the generations are all there is to compare.
+                format!(
+                    "{text} {accepted} {who}'s write with generation {} after {newer} {presented} generation {} (the history records no lease for either)",
+                    request.generation, m.epoch.unleased
+                )
+            } else if !sent.epoch.leased() {
                 format!("{text} {accepted} {who}'s write, which no lease backs, after {newer} {presented} one under a lease")
             } else {
                 format!("{text} {accepted} {who}'s write from an older lease after {newer} {presented} a newer one")
@@ -917,8 +952,10 @@ impl Judge<'_> {
             }
             None => cell.applied_ops.insert(request.operation.as_str(), this),
         }
-        if !sent.valid {
-            let when = if sent.epoch == 0 {
+        // Whether a lease was valid can only be told from the authority's record: a history
+        // that records no grant for the resource says nothing about its writers' leases.
+        if !sent.valid && recorded {
+            let when = if !sent.epoch.leased() {
                 "sent without any lease"
             } else {
                 "sent when its lease was no longer valid"
@@ -999,8 +1036,11 @@ impl Judge<'_> {
         let newer = state.effect_presented.get(workflow).filter(|m| older(m)).map(|m| (*m, false));
         let maybe = || state.effect_maybe.get(workflow).filter(|m| older(m)).map(|m| (*m, true));
         if let Some((m, possible)) = newer.or_else(maybe) {
-            let from =
-                if sent.epoch == 0 { "which no lease backs" } else { "from a superseded lease" };
+            let from = if sent.epoch.leased() {
+                "from a superseded lease"
+            } else {
+                "which no lease backs"
+            };
             let reached = if possible { "may have reached" } else { "reached" };
             let detail = format!(
                 "the partner {received} {who}'s {}, {from}, after a newer lease's request for {workflow} {reached} the gateway",

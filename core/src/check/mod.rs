@@ -7,5 +7,7 @@ pub mod conformance;
 pub mod explore;
 pub mod invariant;
 
-pub(crate) use checker::{CellCheck, CheckState, Done, Live, Reached, Recent, Sender, Sent, Steps};
+pub(crate) use checker::{
+    CellCheck, CheckState, Done, Live, Rank, Reached, Recent, Sender, Sent, Steps,
+};
 pub use checker::{Checker, Judgement, OPS_REMEMBERED, SENDS_REMEMBERED};
