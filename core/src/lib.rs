@@ -39,6 +39,25 @@
 //! [`draw::diagram`] turns a history into a swimlane diagram. The built-in stories are in
 //! [`stories::library`]; [`check::explore`] searches every schedule of a scenario.
 //!
+//! A history recorded from your own system is judged the same way, and each finding names its
+//! witness, the few entries that prove it, which replay on their own:
+//!
+//! ```
+//! use fencelab_core::{Checker, History, InvariantKind};
+//!
+//! # let text = fencelab_core::Engine::new(
+//! #     fencelab_core::stories::library::scenario("paused-worker", Some("broken")).unwrap(),
+//! # ).map(|mut e| { e.run().unwrap(); e.history().to_jsonl() }).unwrap();
+//! // `text` is a history in JSON Lines, as `fencelab run NAME --format jsonl` writes one.
+//! let history = History::from_jsonl(&text)?;
+//! let found = Checker::judge(&history);
+//! let stale = found.iter().find(|v| v.invariant == InvariantKind::StaleWriteAccepted).unwrap();
+//! assert!(!stale.possible);
+//! let witness = history.excerpt(&stale.witness);
+//! assert!(Checker::judge(&witness).iter().any(|v| v.invariant == stale.invariant));
+//! # Ok::<(), fencelab_core::HistoryError>(())
+//! ```
+//!
 //! Nothing here reads a clock, performs I/O or draws random numbers: callers pass logical time
 //! ([`Tick`]) explicitly, so every run can be replayed exactly.
 

@@ -3,9 +3,9 @@
 //! A Jepsen history is a list of operations, each a map with `:type` (`:invoke`, `:ok`, `:fail`
 //! or `:info`), `:process`, `:f`, `:value`, `:time` (nanoseconds since the test began) and
 //! `:index`. Both shapes Jepsen and its users write are read: a vector of ops (`history.edn`, a
-//! JSON array) or one op per line. EDN is read by this crate's own small reader (see the `edn`
-//! module: the EDN crates we looked at have no nesting limit, so hostile input could overflow the
-//! stack). Keywords and strings are interchangeable, and keys may be spelt `valid-until` or
+//! JSON array) or one op per line. EDN is read by this crate's own small reader, which limits
+//! nesting to 64 levels: the EDN crates we looked at have no nesting limit, so hostile input
+//! could overflow the stack. Keywords and strings are interchangeable, and keys may be spelt `valid-until` or
 //! `valid_until`.
 //!
 //! # The mapping

@@ -18,6 +18,10 @@
 //! | `pause`, `resume` | | the worker froze, woke up |
 //! | `restart_authority`, `restart_store` | `store` for a store | a restart that kept its records |
 //!
+//! A log that names its events in its own words (`LOCK_ACQUIRED`, `PUT`) maps them with one group
+//! per kind instead of `kind`: `(?P<kind_acquire>LOCK_ACQUIRED)|(?P<kind_write>PUT)`, since a
+//! regular expression cannot name two groups alike. A line is of the kind whose group matched.
+//!
 //! A write's answer is paired with the actor's write of the same `op`, or with its oldest write
 //! still open when the line names no operation. A write without `op` gets `line-N`.
 //!
@@ -49,14 +53,21 @@ pub fn read_pattern(text: &str, pattern: &str) -> Result<Imported, ImportError> 
         .size_limit(1 << 22)
         .build()
         .map_err(|e| ImportError::input(format!("the pattern: {e}")))?;
-    for group in ["actor", "kind"] {
-        if !regex.capture_names().flatten().any(|n| n == group) {
-            return Err(ImportError::input(format!(
-                "the pattern has no group named `{group}` (write `(?P<{group}>...)`)"
-            )));
-        }
+    let names: Vec<String> = regex.capture_names().flatten().map(str::to_string).collect();
+    if !names.iter().any(|n| n == "actor") {
+        return Err(ImportError::input(
+            "the pattern has no group named `actor` (write `(?P<actor>...)`)".to_string(),
+        ));
     }
-    let mut reader = Reader { regex, builder: Builder::new(), first_wall: None, matched: 0 };
+    // A log's own words for its events are mapped by groups named after the kind they mean:
+    // `(?P<kind_acquire>LOCK_ACQUIRED)|(?P<kind_write>PUT)`, since a group name cannot repeat.
+    let kinds: Vec<String> = names.iter().filter(|n| n.starts_with("kind_")).cloned().collect();
+    if !names.iter().any(|n| n == "kind") && kinds.is_empty() {
+        return Err(ImportError::input(
+            "the pattern has no group named `kind` (write `(?P<kind>...)`, or name the log's own words with groups such as `(?P<kind_acquire>LOCK_ACQUIRED)`)".to_string(),
+        ));
+    }
+    let mut reader = Reader { regex, kinds, builder: Builder::new(), first_wall: None, matched: 0 };
     let mut skipped = 0;
     for (i, line) in text.lines().enumerate() {
         let loc = Loc::line(i + 1);
@@ -79,6 +90,8 @@ pub fn read_pattern_bytes(bytes: &[u8], pattern: &str) -> Result<Imported, Impor
 
 struct Reader {
     regex: Regex,
+    /// The pattern's `kind_NAME` groups: a line that matches one is of kind `NAME`.
+    kinds: Vec<String>,
     builder: Builder,
     /// The first time stamp's Unix nanoseconds, from which `at` counts.
     first_wall: Option<u64>,
@@ -165,7 +178,11 @@ impl Reader {
         if actor.trim().is_empty() || actor.chars().count() > fencelab_core::MAX_ID_LEN {
             return Err(loc.field("actor", format!("{actor:?} is not a worker name")));
         }
-        let kind = l.req("kind")?.to_ascii_lowercase();
+        let named = self.kinds.iter().find(|k| l.get(k).is_some()).map(|k| &k["kind_".len()..]);
+        let kind = match named {
+            Some(kind) => kind.to_string(),
+            None => l.req("kind")?.to_ascii_lowercase(),
+        };
         let b = &mut self.builder;
         match kind.as_str() {
             "acquire" => {

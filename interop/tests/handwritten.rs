@@ -206,6 +206,28 @@ some other line
     assert!(matches!(imported.history.entries[4].event, Event::Paused { ticks: 60, .. }));
 }
 
+#[test]
+fn a_log_in_its_own_words_maps_them_with_one_group_per_kind() {
+    let re = r"^(?P<time>\d+) (?P<actor>\w+) (?:(?P<kind_acquire>LOCK_ACQUIRED)|(?P<kind_write>PUT)|(?P<kind_write_ok>PUT_OK)) r=(?P<resource>\w+)(?: g=(?P<generation>\d+))?(?: ttl=(?P<ttl>\d+))?(?: op=(?P<op>\S+))?(?: v=(?P<value>\S+))?";
+    let log = "\
+0 a LOCK_ACQUIRED r=doc g=1 ttl=50
+1 a PUT r=doc g=1 op=a1 v=one
+2 a PUT_OK r=doc op=a1
+60 b LOCK_ACQUIRED r=doc g=2 ttl=50
+61 b PUT r=doc g=2 op=b1 v=two
+62 b PUT_OK r=doc op=b1
+64 a PUT r=doc g=1 op=a2 v=late
+65 a PUT_OK r=doc op=a2
+";
+    let imported = pattern::read_pattern(log, re).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(imported.skipped, 0);
+    let kinds: Vec<_> = found(&imported).into_iter().map(|(kind, _)| kind).collect();
+    assert!(kinds.contains(&StaleWriteAccepted), "{kinds:?}");
+    // Without `kind` or a `kind_NAME` group the pattern is refused, saying how to write it.
+    let error = pattern::read_pattern(log, r"^(?P<actor>\w+)").unwrap_err().to_string();
+    assert!(error.contains("(?P<kind_acquire>LOCK_ACQUIRED)"), "{error}");
+}
+
 /// p0 holds generation 1 until 5 ms, p1 takes generation 2 at 6 ms; then `tail`.
 fn jepsen_two_owners(tail: &str) -> Vec<fencelab_core::Violation> {
     let text = format!(
