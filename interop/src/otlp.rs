@@ -281,7 +281,9 @@ fn build(spans: Vec<Span>, skipped: usize) -> Result<Imported, ImportError> {
             Tick((t - t0) / 1_000_000),
             Some(t),
         )?;
-        let attrs = Fields { map: Some(&span.attributes), loc: &loc, prefix: "" };
+        // Problems in an attribute name the span it belongs to, as a line may hold many spans.
+        let prefix = format!("{}.attributes", span.path);
+        let attrs = Fields { map: Some(&span.attributes), loc: &loc, prefix: &prefix };
         let worker = match attrs.str("lease.holder")? {
             Some(w) if !w.trim().is_empty() => w,
             _ => {

@@ -141,9 +141,19 @@ fn otlp_errors_name_the_line_and_attribute() {
     };
     let e = otlp::read_otlp(&format!("{{\"resourceSpans\":[]}}\n{}\n", acquire("0")))
         .expect_err("zero");
-    says(&e, 2, Some("fencing.generation"), "positive integer token required (got 0)");
+    says(
+        &e,
+        2,
+        Some("resourceSpans[0].scopeSpans[0].spans[0].attributes.fencing.generation"),
+        "positive integer token required (got 0)",
+    );
     let e = otlp::read_otlp(&acquire("18446744073709551616")).expect_err("too large");
-    says(&e, 1, Some("fencing.generation"), "larger than the largest generation");
+    says(
+        &e,
+        1,
+        Some("resourceSpans[0].scopeSpans[0].spans[0].attributes.fencing.generation"),
+        "larger than the largest generation",
+    );
     let backwards = span("lease.release", "", 5_000_000, 1_000_000);
     let e = otlp::read_otlp(&backwards).expect_err("ends before it starts");
     says(
