@@ -241,3 +241,14 @@ test('a story downloads its history as JSON Lines, which opens as a history with
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('a history= link with play and speed plays at that speed, as a story link does', async () => {
+  const { page, problems } = await openPage(env, '/#history=fixtures/paused-broken.jsonl&step=2&play=1&speed=400');
+  await page.locator(card).waitFor();
+  assert.equal(await page.locator('#speed').inputValue(), '3');
+  // 4× is 180 ms a step: it reaches the end of 20 entries within a few seconds.
+  await page.waitForFunction(() => /^20\s*\/\s*20$/.test(document.querySelector('[data-testid="position"] .mono')?.textContent.trim()), null, { timeout: 8000 });
+  await page.waitForFunction(() => location.hash === '#history=fixtures/paused-broken.jsonl&step=20&speed=400');
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -13,6 +13,8 @@ pub struct Fetch {
     pub address: String,
     /// The step the link asks for, shown once the history is open.
     pub step: usize,
+    /// Whether the link asks to play from that step once the history is open.
+    pub play: bool,
     /// Whether fetching or reading it failed (the link then stays in the address).
     pub failed: bool,
 }
@@ -21,11 +23,13 @@ impl Viz {
     /// Reads `text`, called `name`, and shows it from the start (or at the step its link asks
     /// for). A file that cannot be read leaves the view as it was and says why.
     pub(super) fn open_history(&mut self, name: String, text: &str, origin: Origin) {
-        let step = match (&origin, &self.fetching) {
-            (Origin::Link(address), Some(fetch)) if *address == fetch.address => fetch.step,
+        let (step, play) = match (&origin, &self.fetching) {
+            (Origin::Link(address), Some(fetch)) if *address == fetch.address => {
+                (fetch.step, fetch.play)
+            }
             // A link's answer that comes after the reader moved on is dropped.
             (Origin::Link(_), _) => return,
-            (Origin::File, _) => 0,
+            (Origin::File, _) => (0, false),
         };
         match read_history(&name, text) {
             Ok(history) => {
@@ -37,6 +41,9 @@ impl Viz {
                 self.playing = false;
                 self.position = 0;
                 self.seek(step);
+                if play {
+                    self.toggle_play(self.position, self.track().len());
+                }
             }
             Err(e) => {
                 if let (Origin::Link(_), Some(fetch)) = (&origin, &mut self.fetching) {

@@ -451,3 +451,18 @@ fn a_history_link_is_fetched_opened_at_its_step_and_kept_in_the_address() {
     assert_eq!(failed.history_error.as_deref(), Some("404"));
     assert_eq!(failed.to_link().to_fragment(), "history=h/p.jsonl&step=3");
 }
+
+#[test]
+fn a_history_link_plays_at_its_speed_as_a_story_link_does() {
+    let state = Rc::new(Viz::open("history=h/p.jsonl&step=2&play=1&speed=400"));
+    assert_eq!(SPEED_PERCENT[state.speed], 400);
+    assert!(!state.playing, "nothing plays until the history is there");
+    assert_eq!(state.to_link().to_fragment(), "history=h/p.jsonl&step=2&play=1&speed=400");
+    let link = Origin::Link("h/p.jsonl".into());
+    let text = recorded("paused-worker", "broken");
+    let opened = apply(state, [Action::OpenHistory("h/p.jsonl".into(), text, link)]);
+    assert!(opened.playing);
+    assert_eq!((opened.position, opened.interval_ms()), (2, SPEEDS[3].1));
+    let ticked = apply(opened, [Action::Tick]);
+    assert_eq!(ticked.to_link().to_fragment(), "history=h/p.jsonl&step=3&play=1&speed=400");
+}
