@@ -2,7 +2,9 @@
 // a `history=` link, drawn and judged, findings chosen and their witness highlighted, lanes
 // hidden, and bad files and links answered with a readable message. The fixtures in fixtures/
 // are `fencelab run paused-worker --variant broken|fenced --format jsonl` (and a copy of the
-// broken one with a misspelt field); they are served at /fixtures/ beside the build.
+// broken one with a misspelt field), and possible.jsonl is `fencelab export
+// examples/histories/jepsen-timeout.edn --to jsonl`, whose three findings are all possible and
+// share one step; they are served at /fixtures/ beside the build.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -15,6 +17,7 @@ const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const broken = join(fixtures, 'paused-broken.jsonl');
 const fenced = join(fixtures, 'paused-fenced.jsonl');
 const malformed = join(fixtures, 'malformed.jsonl');
+const possible = join(fixtures, 'possible.jsonl');
 
 let env;
 
@@ -252,3 +255,66 @@ test('a history= link with play and speed plays at that speed, as a story link d
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('a history whose findings are all possible reads as possibly broken everywhere', async () => {
+  const { page, problems } = await openPage(env, '/');
+  await page.setInputFiles('#open-history', possible);
+  await page.locator(card).waitFor();
+  const badge = page.locator('#story-title .badge');
+  assert.match(await badge.getAttribute('class'), /\bwarn\b.*\bpossible\b/);
+  assert.equal(await badgeLabel(page), 'recorded history · possibly broken');
+  assert.match(await badge.locator('.sr-only').textContent(), /possibly breaks an invariant/);
+  assert.doesNotMatch(await badge.textContent(), /this run breaks an invariant/);
+  assert.match(await text(page, `${card} .intro`), /: 3 possible findings\./);
+  // The marks say so, and the legend tells them from certain ones.
+  await page.keyboard.press('End');
+  const labels = await page.locator('.mark.violation').evaluateAll((marks) => marks.map((m) => [m.getAttribute('class'), m.querySelector('title').textContent]));
+  assert.equal(labels.length, 3);
+  for (const [cls, title] of labels) {
+    assert.match(cls, /\bpossible\b/);
+    assert.match(title, /possibly violated: /);
+  }
+  assert.equal(await page.locator('.legend-item[data-legend="possible"]').count(), 1);
+  assert.equal(await page.locator('.legend-item[data-legend="violation"]').count(), 0);
+  // One line in the findings panel says what "possible" means.
+  const note = page.locator('#possible-note');
+  assert.match(await note.textContent(), /depends on a write or effect whose outcome nobody learned/);
+  assert.equal(await note.locator('code').textContent(), 'fencelab audit');
+  await shot(page, 'history-possible');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+for (const viewport of [{ width: 1440, height: 900 }, { width: 360, height: 740 }]) {
+  test(`a chosen finding lights exactly its witness and its own mark, and shows it (${viewport.width}x${viewport.height})`, async () => {
+    const { page, problems } = await openPage(env, '/');
+    await page.setViewportSize(viewport);
+    await page.setInputFiles('#open-history', possible);
+    await page.locator(card).waitFor();
+    // The three findings share a step; write_outside_lease has the shortest witness.
+    const finding = page.locator('[data-testid="findings-panel"] li[data-invariant="write_outside_lease"]');
+    const witness = (await finding.getAttribute('data-witness')).split(',').map(Number);
+    await finding.locator('button').click();
+    const own = page.locator('.mark.violation.witness');
+    assert.equal(await own.count(), 1, 'only its own violation mark');
+    assert.match(await own.locator('title').textContent(), /write outside lease/);
+    const lit = await page.locator('.mark.witness:not(.violation)').evaluateAll((marks) => marks.map((m) => Number(m.dataset.step)));
+    const events = await page.locator('.mark:not(.violation)').evaluateAll((marks) => marks.map((m) => Number(m.dataset.step)));
+    assert.deepEqual(lit, events.filter((s) => witness.includes(s)), `witness ${witness}`);
+    // The log marks the same entries, and the legend explains the highlight.
+    const rows = await page.locator('[data-testid="log"] .entry.witness').evaluateAll((rows) => rows.map((r) => Number(r.dataset.step)));
+    assert.deepEqual(rows, witness);
+    assert.equal(await page.locator('.legend-item[data-legend="witness"]').count(), 1);
+    assert.match(await text(page, '[data-testid="findings-panel"]'), /its witness: the entries that prove it/);
+    // The chosen mark is on screen: inside the diagram's box and the window.
+    await page.waitForTimeout(200);
+    const box = await page.locator('[data-testid="diagram"]').boundingBox();
+    const at = await own.locator('circle').boundingBox();
+    assert.ok(at.x >= box.x && at.x + at.width <= box.x + box.width, `mark ${JSON.stringify(at)} in box ${JSON.stringify(box)}`);
+    assert.ok(at.y >= box.y && at.y + at.height <= box.y + box.height, `mark ${JSON.stringify(at)} in box ${JSON.stringify(box)}`);
+    assert.ok(at.y >= 0 && at.y + at.height <= viewport.height && at.x >= 0 && at.x + at.width <= viewport.width, `mark ${JSON.stringify(at)} on screen`);
+    await shot(page, `history-witness-${viewport.width}`);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+}

@@ -19,7 +19,7 @@ use crate::components::share::{LinkProblem, ShareExport};
 use crate::components::transcript::Transcript;
 use crate::hooks::{
     use_address, use_autoplay, use_drop_history, use_fetch_history, use_follow_step,
-    use_keep_custom, use_keys, use_pane_width, FollowRefs,
+    use_keep_custom, use_keys, use_pane_width, use_show_chosen, FollowRefs,
 };
 use crate::io;
 use crate::share::{Embed, ShareLink};
@@ -46,6 +46,7 @@ pub fn App() -> Html {
     let refs = use_memo((), |_| FollowRefs::default());
     let pane_width = use_pane_width(refs.diagram.clone(), state.embed.is_some());
     use_follow_step(&state, &refs, pane_width);
+    use_show_chosen(refs.diagram.clone(), state.opened.as_ref().map_or(0, |o| o.choices));
     // An embed whose link could not be opened keeps its link, so reloading it shows the same
     // error instead of another story.
     // So does a history link that failed; a history opened from a file has no address.
@@ -153,7 +154,7 @@ fn visualizer(
                         frame: &state.frame, id: "main".into(), on_seek: on_seek.clone(),
                         node: refs.diagram.clone(), width: pane_width, highlight: state.highlight() }) }
                     if state.shows("legend") {
-                        { legend(&track.layout) }
+                        { legend(&track.layout, !state.highlight().is_empty()) }
                     }
                 </section>
                 if state.shows("panels") {
@@ -235,7 +236,8 @@ fn visualizer(
                         edited={state.edited} on={on.clone()} />
                 }
                 if !compare_on && state.shows("log") {
-                    { log(&LogProps { run: track, position: state.position, on_seek: on_seek.clone(), node: refs.log.clone() }) }
+                    { log(&LogProps { run: track, position: state.position, on_seek: on_seek.clone(),
+                        node: refs.log.clone(), highlight: state.highlight() }) }
                 }
             </div>
             if !embedded {

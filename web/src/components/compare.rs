@@ -48,7 +48,7 @@ fn side_view(
                     { caption(steps, kind, &format!("{id}-caption")) }
                     { diagram_view(&DiagramProps { run: &run.track, position: side.position, frame: &side.frame,
                         id: id.into(), on_seek: on_seek.clone(), node: node.clone(), width: 0.0,
-                        highlight: std::rc::Rc::from([]) }) }
+                        highlight: Default::default() }) }
                 </>
             }
         }

@@ -66,15 +66,10 @@ pub fn history_card(
     on: &Callback<Action>,
 ) -> Html {
     let steps = opened.track.len();
-    let found = opened.findings.len();
     let summary = format!(
         "{steps} {} recorded, drawn and judged by the same checker as the stories: {}.",
         if steps == 1 { "entry" } else { "entries" },
-        match found {
-            0 => "no invariant is broken".to_string(),
-            1 => "1 finding".to_string(),
-            n => format!("{n} findings"),
-        }
+        opened.findings_summary()
     );
     html! {
         <section class="card story history" aria-labelledby="story-title" data-testid="history-card">
@@ -130,7 +125,16 @@ pub fn findings(opened: &Opened, position: usize, on: &Callback<Action>) -> Html
             if opened.findings.is_empty() {
                 <p class="ok-text">{ "none: every invariant holds in this history" }</p>
             } else {
-                <p class="muted">{ "Choose one to go to its step and highlight the entries that prove it." }</p>
+                <p class="muted">{ "Choose one to go to its step and highlight its witness: the entries that prove it, in the diagram and the log." }</p>
+                if opened.any_possible() {
+                    <p class="muted" id="possible-note">
+                        { "A possible finding depends on a write or effect whose outcome nobody learned: the \
+                           invariant is broken if that outcome went one way (the write was applied, say) \
+                           and holds if it went the other. A history whose findings are all possible is \
+                           inconclusive (" }
+                        <code>{ "fencelab audit" }</code>{ " exits 3)." }
+                    </p>
+                }
                 <ol class="finding-list">
                     { for opened.findings.iter().enumerate().map(|(i, f)| {
                         let chosen = opened.chosen == Some(i);

@@ -1,10 +1,8 @@
 //! Recorded histories in the player: opening one (from a file, a drop or a `history=` link),
 //! going back to the stories, choosing a finding and hiding lanes.
 
-use std::rc::Rc;
-
 use super::Viz;
-use crate::viz::history::{read_history, Opened, Origin};
+use crate::viz::history::{read_history, Highlight, Opened, Origin};
 
 /// A `history=` link whose file the shell is fetching.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +81,7 @@ impl Viz {
         let Some(opened) = &mut self.opened else { return };
         let Some(step) = opened.findings.get(index).map(|f| f.step) else { return };
         opened.chosen = Some(index);
+        opened.choices += 1;
         self.playing = false;
         self.seek(step + 1);
     }
@@ -94,8 +93,8 @@ impl Viz {
         }
     }
 
-    /// The steps whose marks are highlighted: the chosen finding's witness.
-    pub fn highlight(&self) -> Rc<[usize]> {
-        self.opened.as_ref().map_or_else(|| Rc::from([]), Opened::highlight)
+    /// What is highlighted: the chosen finding's witness and its own mark.
+    pub fn highlight(&self) -> Highlight {
+        self.opened.as_ref().map_or_else(Highlight::default, Opened::highlight)
     }
 }
