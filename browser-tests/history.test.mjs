@@ -318,3 +318,48 @@ for (const viewport of [{ width: 1440, height: 900 }, { width: 360, height: 740 
     await page.close();
   });
 }
+
+test('a text log, a cut-off file and the chooser: the message names the problem, with its command in code', async () => {
+  const examples = join(dirname(fileURLToPath(import.meta.url)), '..', 'examples', 'histories');
+  const { page, problems } = await openPage(env, '/');
+  // The chooser offers the files whose messages help: other tools' and logs.
+  const accept = await page.locator('#open-history').getAttribute('accept');
+  for (const ext of ['.jsonl', '.json', '.edn', '.log']) assert.ok(accept.split(',').includes(ext), `${ext} in ${accept}`);
+  await page.setInputFiles('#open-history', join(examples, 'app.log'));
+  const error = page.locator('#history-error');
+  await error.waitFor();
+  assert.match(await error.textContent(), /app\.log is not JSON and looks like a text log/);
+  assert.equal(await error.locator('code').first().textContent(), 'fencelab export app.log --pattern RE --to jsonl > history.jsonl');
+  assert.doesNotMatch(await error.textContent(), /`/);
+  // A JSON Lines file cut off in the middle of a line.
+  const whole = await readFile(broken, 'utf8');
+  await page.setInputFiles('#open-history', { name: 'cut.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(whole.slice(0, whole.length - 40)) });
+  await page.waitForFunction(() => document.querySelector('#history-error')?.textContent.includes('cut.jsonl'));
+  assert.match(await error.textContent(), /cut\.jsonl is cut off at line 21: the line is incomplete JSON/);
+  assert.doesNotMatch(await error.textContent(), /EOF|`\?`/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('history mode words: the caption says history, the last lane chip looks disabled and says why', async () => {
+  const { page, problems } = await openPage(env, '/');
+  await page.setInputFiles('#open-history', broken);
+  await page.locator(card).waitFor();
+  assert.match(await text(page, '[data-testid="caption"]'), /to start the history\./);
+  assert.equal(await page.locator('#history-note code').first().textContent(), 'history=');
+  assert.match(await text(page, '#history-note'), /“Importing histories” in the README/);
+  const chips = page.locator('.lane-toggle');
+  const count = await chips.count();
+  for (let i = 0; i < count - 1; i++) await chips.nth(i).click();
+  const last = chips.nth(count - 1);
+  assert.equal(await last.getAttribute('aria-disabled'), 'true');
+  assert.match(await last.getAttribute('class'), /\blast\b/);
+  await last.click({ force: true });
+  assert.equal(await last.getAttribute('aria-pressed'), 'true');
+  assert.match(await text(page, '#lane-note'), /the last lane shown stays/);
+  await chips.nth(0).click();
+  assert.equal(await last.getAttribute('aria-disabled'), null);
+  assert.equal(await text(page, '#lane-note'), '');
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -226,7 +226,8 @@ fn visualizer(
                     { controls(&ControlsProps { at, end, unit, now, playing: state.playing, speed: state.speed, on: on.clone() }) }
                 }
                 if !compare_on && state.shows("caption") {
-                    { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption") }
+                    { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption",
+                        if state.opened.is_some() { "history" } else { "story" }) }
                 }
             </div>
             { main }

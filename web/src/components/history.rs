@@ -35,11 +35,22 @@ pub fn open_control(on: &Callback<Action>) -> Html {
     html! {
         <div class="open-history">
             <input id="open-history" class="sr-only" type="file"
-                accept=".jsonl,.ndjson,.txt,application/jsonl,application/x-ndjson,text/plain"
+                accept=".jsonl,.ndjson,.json,.edn,.log,.txt,application/jsonl,application/x-ndjson,application/json,text/plain"
                 onchange={on_choose(on)} />
             <label class="chip file-chip" for="open-history">{ icon("list") }{ "Open a history" }</label>
             <span class="muted hint">{ "a JSON Lines file recorded from your system (or drop one on the page)" }</span>
         </div>
+    }
+}
+
+/// `text` with its `backticked` commands and names in `code` elements.
+pub fn with_code(text: &str) -> Html {
+    html! {
+        { for text.split('`').enumerate().map(|(i, part)| if i % 2 == 1 {
+            html! { <code>{ part.to_string() }</code> }
+        } else {
+            Html::from(part.to_string())
+        }) }
     }
 }
 
@@ -49,7 +60,7 @@ pub fn history_status(error: Option<&str>, fetching: Option<&str>) -> Html {
         <>
             if let Some(error) = error {
                 <p id="history-error" class="error" role="alert">
-                    { format!("The history could not be opened: {error}.") }
+                    { "The history could not be opened: " }{ with_code(error) }{ "." }
                 </p>
             } else if let Some(address) = fetching {
                 <p id="history-loading" class="notice" role="status">{ format!("Opening the history “{address}”…") }</p>
@@ -90,12 +101,15 @@ pub fn history_card(
                 <legend class="field-label">{ "Lanes shown (hide some to read a history with many workers)" }</legend>
                 { for opened.full.lanes.iter().enumerate().map(|(i, lane)| {
                     let shown = !opened.hidden.get(i).copied().unwrap_or(false);
+                    // The last lane shown stays; pressing it says why.
+                    let last = opened.last_shown(i);
                     html! {
-                        <button type="button" class={classes!("chip", "lane-toggle", shown.then_some("on"))}
-                            aria-pressed={shown.to_string()} data-lane={lane.id.clone()}
+                        <button type="button" class={classes!("chip", "lane-toggle", shown.then_some("on"), last.then_some("last"))}
+                            aria-pressed={shown.to_string()} aria-disabled={last.then_some("true")} data-lane={lane.id.clone()}
                             onclick={click(on, Action::ToggleLane(i))}>{ lane.label.clone() }</button>
                     }
                 }) }
+                <span id="lane-note" class="muted hint" role="status">{ opened.lane_note.unwrap_or_default() }</span>
             </fieldset>
             <p class="muted off-note" id="history-note">
                 { "Variants, the policy, compare mode, “Break the protocol”, the explorer, the editor and \
@@ -103,11 +117,11 @@ pub fn history_card(
                    happened, so they are off until you go back to the stories." }
                 if opened.origin == Origin::File {
                     { " A history opened from a file is not in the page's address: share the file, or \
-                       link it with history= (see the README)." }
+                       link it with " }<code>{ "history=" }</code>{ " (see “On the page” under “Importing histories” in the README)." }
                 }
             </p>
             if let Some(notice) = &opened.notice {
-                <p class="notice">{ format!("Note: {notice}.") }</p>
+                <p class="notice">{ "Note: " }{ with_code(notice) }{ "." }</p>
             }
             { history_status(error, None) }
         </section>

@@ -73,7 +73,23 @@ pub fn read_history(name: &str, text: &str) -> Result<History, String> {
             "{name} looks like {kind}: the page reads Fencelab histories, so convert it first with `fencelab export {name} --to jsonl > history.jsonl`"
         ));
     }
+    // A file that is not JSON at all is most likely a log, which needs a pattern to be read.
+    if !start.starts_with('{') {
+        return Err(format!(
+            "{name} is not JSON and looks like a text log: the page reads Fencelab histories, so \
+             convert it first with `fencelab export {name} --pattern RE --to jsonl > history.jsonl`, \
+             where RE names the fields of a line (the README's “Importing histories” shows one)"
+        ));
+    }
     History::from_jsonl(text).map_err(|e| {
+        // The JSON reader's words for a line that stops short say nothing to a reader.
+        if e.problem.contains("EOF while parsing") {
+            return format!(
+                "{name} is cut off at line {}: the line is incomplete JSON (was the file copied \
+                 or written only in part?)",
+                e.line
+            );
+        }
         format!("{name} is not a Fencelab history (JSON Lines, as `fencelab run NAME --format jsonl` writes it): {e}")
     })
 }
@@ -108,6 +124,8 @@ pub struct Opened {
     pub choices: usize,
     /// Why the page shows only part of the history, if it does.
     pub notice: Option<String>,
+    /// Why the last lane chip pressed did nothing, if it did nothing.
+    pub lane_note: Option<&'static str>,
 }
 
 impl Opened {
@@ -154,6 +172,7 @@ impl Opened {
             chosen: None,
             choices: 0,
             notice,
+            lane_note: None,
         }
     }
 
@@ -161,13 +180,20 @@ impl Opened {
     /// lane shown stays: a diagram needs one.
     pub fn toggle_lane(&mut self, lane: usize) {
         let Some(hidden) = self.hidden.get(lane).copied() else { return };
-        if !hidden && self.hidden.iter().filter(|h| !**h).count() <= 1 {
+        if self.last_shown(lane) {
+            self.lane_note = Some("the last lane shown stays: a diagram needs one");
             return;
         }
+        self.lane_note = None;
         self.hidden[lane] = !hidden;
         let diagram = without_lanes(&self.full, &self.hidden);
         let track = Track::new(self.track.timeline.clone(), diagram, &self.findings);
         self.track = TrackRef(Rc::new(track));
+    }
+
+    /// Whether `lane` is the only lane shown, which cannot be hidden.
+    pub fn last_shown(&self, lane: usize) -> bool {
+        self.hidden.get(lane) == Some(&false) && self.hidden.iter().filter(|h| !**h).count() <= 1
     }
 
     /// What the chosen finding highlights: its witness (or its own step when it has none) and
@@ -320,6 +346,22 @@ mod tests {
         assert!(jepsen.contains("fencelab export h.edn --to jsonl"), "{jepsen}");
         let trace = read_history("t.json", "{\"resourceSpans\": []}").unwrap_err();
         assert!(trace.contains("looks like an OpenTelemetry trace"), "{trace}");
+        // A text log is named as one, with the command that converts it.
+        let log = include_str!("../../../examples/histories/app.log");
+        let log = read_history("app.log", log).unwrap_err();
+        assert!(log.starts_with("app.log is not JSON and looks like a text log"), "{log}");
+        assert!(log.contains("`fencelab export app.log --pattern RE --to jsonl"), "{log}");
+        // A file cut off in the middle of a line says so, with the line.
+        let cut = &text[..text.len() - 40];
+        let last = cut.lines().count();
+        let cut = read_history("cut.jsonl", cut).unwrap_err();
+        assert_eq!(
+            cut,
+            format!(
+                "cut.jsonl is cut off at line {last}: the line is incomplete JSON (was the file \
+                 copied or written only in part?)"
+            )
+        );
     }
 
     #[test]
@@ -342,6 +384,10 @@ mod tests {
             opened.toggle_lane(lane);
         }
         assert_eq!(opened.hidden.iter().filter(|h| !**h).count(), 1);
+        let last = opened.hidden.iter().position(|h| !*h).unwrap();
+        assert!(opened.last_shown(last) && opened.lane_note.is_some());
+        opened.toggle_lane((last + 1) % lanes);
+        assert!(!opened.last_shown(last) && opened.lane_note.is_none());
     }
 
     #[test]
