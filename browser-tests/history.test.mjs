@@ -160,7 +160,8 @@ test('a link to a missing file or another site says so, and keeps the link in th
   const { page, problems } = await openPage(env, '/#history=fixtures/missing.jsonl');
   const error = page.locator('#history-error');
   await error.waitFor();
-  assert.match(await error.textContent(), /“fixtures\/missing\.jsonl” could not be fetched: the server answered 404 Not Found/);
+  assert.match(await error.textContent(), /“fixtures\/missing\.jsonl” could not be fetched from http:\/\/127\.0\.0\.1:\d+\/fixtures\/missing\.jsonl: the server answered 404 Not Found/);
+  assert.match(await error.textContent(), /The story below is shown instead/);
   assert.equal(await page.evaluate(() => location.hash), '#history=fixtures/missing.jsonl');
   assert.equal(await page.locator('#case').isVisible(), true);
   await shot(page, 'history-404');
@@ -362,4 +363,34 @@ test('history mode words: the caption says history, the last lane chip looks dis
   assert.equal(await text(page, '#lane-note'), '');
   assert.deepEqual(problems, []);
   await page.close();
+});
+
+test('a history link to a missing file is on the first phone screen with Dismiss; story-only parameters are named', async () => {
+  const { page, problems } = await openPage(env, '/');
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.goto(`${env.server.origin}/#history=fixtures/missing.jsonl&policy=strict`);
+  const error = page.locator('#history-error');
+  await error.waitFor();
+  const box = await error.boundingBox();
+  assert.ok(box.y >= 0 && box.y + box.height <= 740, `the message is on the first screen: ${JSON.stringify(box)}`);
+  assert.match(await text(page, '#link-note'), /the link's policy applies only to stories, not to a recorded history/);
+  await shot(page, 'history-404-phone');
+  // Dismiss puts the link's problems away together.
+  await page.click('#dismiss-history-error');
+  assert.equal(await error.count(), 0);
+  assert.equal(await page.locator('#link-note').count(), 0);
+  // Given up, the link leaves the address to the story on screen.
+  await page.waitForFunction(() => !location.hash.includes('history='));
+  assert.ok(problems.every((p) => /404|missing\.jsonl/.test(p)), problems.join('\n'));
+  await page.close();
+
+  // On a history that opens, the note shows in its card.
+  const opened = await openPage(env, '/#history=fixtures/paused-broken.jsonl&compare=1&break=unfenced_store');
+  await opened.page.locator(card).waitFor();
+  assert.match(await text(opened.page, '#link-note'), /the link's compare, break apply only to stories/);
+  assert.equal(await opened.page.locator('#link-note code').count(), 2);
+  await opened.page.click('#dismiss-link-note');
+  assert.equal(await opened.page.locator('#link-note').count(), 0);
+  assert.deepEqual(opened.problems, []);
+  await opened.page.close();
 });

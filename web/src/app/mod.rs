@@ -10,7 +10,7 @@ use crate::components::compare::{compare_view, CompareProps};
 use crate::components::controls::{click, controls, ControlsProps};
 use crate::components::diagram::{diagram_view, legend, DiagramProps};
 use crate::components::editor::Editor;
-use crate::components::history::{findings, history_card, history_status, open_control};
+use crate::components::history::{findings, history_card, history_status, link_note, open_control};
 use crate::components::icons::icon;
 use crate::components::log::{log, LogProps};
 use crate::components::panels::{caption, panels, run_badge};
@@ -167,6 +167,7 @@ fn visualizer(
     let badge = state.badge();
     let history = state.opened.as_ref();
     let fetching = state.fetching.as_ref().filter(|f| !f.failed).map(|f| f.address.as_str());
+    let link_failed = state.link_failed();
     let title = match history {
         Some(opened) => format!("History: {}", opened.name),
         None => scenario.title.clone(),
@@ -174,11 +175,16 @@ fn visualizer(
     html! {
         <>
             if let (Some(opened), true) = (history, state.shows("picker")) {
-                { history_card(opened, &badge, state.history_error.as_deref(), on) }
+                { history_card(opened, &badge, state.history_error.as_deref(), state.link_note.as_deref(), on) }
             } else if state.shows("picker") {
             <section class="card story" aria-labelledby="story-title">
                 <Picker cases={state.cases.clone()} case={state.case.clone()} variant={state.variant.clone()}
                     policy={state.policy} edited={state.edited} on={on.clone()} />
+                // A link's history that failed is said first: the story below only stands in.
+                if link_failed {
+                    { history_status(state.history_error.as_deref(), None, true, on) }
+                }
+                { link_note(state.link_note.as_deref(), on) }
                 <div class="story-text">
                     <h1 id="story-title">
                         { scenario.title.clone() }
@@ -211,7 +217,9 @@ fn visualizer(
                 if !embedded {
                     { open_control(on) }
                 }
-                { history_status(state.history_error.as_deref(), fetching) }
+                if !link_failed {
+                    { history_status(state.history_error.as_deref(), fetching, false, on) }
+                }
             </section>
             } else {
                 <h1 id="story-title" class="embed-title">{ title }

@@ -54,18 +54,46 @@ pub fn with_code(text: &str) -> Html {
     }
 }
 
-/// What went wrong opening a history, or that a link's history is on its way.
-pub fn history_status(error: Option<&str>, fetching: Option<&str>) -> Html {
+/// What went wrong opening a history, with a way to dismiss it (when a link's history failed,
+/// `fallback`: the story on screen stands in for it), or that a link's history is on its way.
+pub fn history_status(
+    error: Option<&str>,
+    fetching: Option<&str>,
+    fallback: bool,
+    on: &Callback<Action>,
+) -> Html {
     html! {
         <>
             if let Some(error) = error {
-                <p id="history-error" class="error" role="alert">
-                    { "The history could not be opened: " }{ with_code(error) }{ "." }
-                </p>
+                <div id="history-error" class="error link-error" role="alert">
+                    <p>{ "The history could not be opened: " }{ with_code(error) }{ "." }
+                        if fallback {
+                            { " The story below is shown instead: choose another in the Story menu, or fix the link." }
+                        }
+                    </p>
+                    <div class="link-error-actions">
+                        <button id="dismiss-history-error" type="button" class="chip"
+                            onclick={click(on, Action::DismissLinkError)}>{ "Dismiss" }</button>
+                    </div>
+                </div>
             } else if let Some(address) = fetching {
                 <p id="history-loading" class="notice" role="status">{ format!("Opening the history “{address}”…") }</p>
             }
         </>
+    }
+}
+
+/// What a history link asked for that does not apply to a history, with a way to dismiss it.
+pub fn link_note(note: Option<&str>, on: &Callback<Action>) -> Html {
+    let Some(note) = note else { return Html::default() };
+    html! {
+        <div id="link-note" class="notice link-error" role="status">
+            <p>{ "Note: " }{ with_code(note) }{ "." }</p>
+            <div class="link-error-actions">
+                <button id="dismiss-link-note" type="button" class="chip"
+                    onclick={click(on, Action::DismissLinkError)}>{ "Dismiss" }</button>
+            </div>
+        </div>
     }
 }
 
@@ -74,6 +102,7 @@ pub fn history_card(
     opened: &Opened,
     badge: &Badge,
     error: Option<&str>,
+    note: Option<&str>,
     on: &Callback<Action>,
 ) -> Html {
     let steps = opened.track.len();
@@ -97,6 +126,7 @@ pub fn history_card(
                 </h1>
                 <p class="intro">{ summary }</p>
             </div>
+            { link_note(note, on) }
             <fieldset class="lanes" id="lane-toggles">
                 <legend class="field-label">{ "Lanes shown (hide some to read a history with many workers)" }</legend>
                 { for opened.full.lanes.iter().enumerate().map(|(i, lane)| {
@@ -123,7 +153,7 @@ pub fn history_card(
             if let Some(notice) = &opened.notice {
                 <p class="notice">{ "Note: " }{ with_code(notice) }{ "." }</p>
             }
-            { history_status(error, None) }
+            { history_status(error, None, false, on) }
         </section>
     }
 }

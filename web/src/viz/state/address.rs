@@ -47,6 +47,15 @@ impl Viz {
             state.fetching = Some(Fetch { address, step, play, failed: false });
             state.speed = speed_index(link.speed);
             state.embed = link.embed;
+            if !link.ignored.is_empty() {
+                let names: Vec<String> = link.ignored.iter().map(|k| format!("`{k}`")).collect();
+                state.link_note = Some(format!(
+                    "the link's {} {} to stories, not to a recorded history, so the page ignores {}",
+                    names.join(", "),
+                    if names.len() == 1 { "applies only" } else { "apply only" },
+                    if names.len() == 1 { "it" } else { "them" },
+                ));
+            }
             return state;
         }
         let mut state = Rc::new(Viz::new());

@@ -60,6 +60,23 @@ impl Viz {
         }
     }
 
+    /// Forgets what was wrong with the opening link; a history link that failed is given up,
+    /// so the address follows the story on screen again.
+    pub(super) fn dismiss_link_problems(&mut self) {
+        self.link_error = None;
+        self.link_note = None;
+        if self.fetching.as_ref().is_some_and(|f| f.failed) {
+            self.fetching = None;
+            self.history_error = None;
+        }
+    }
+
+    /// Whether the history error on screen is a link's that failed, so the story shown is a
+    /// fallback.
+    pub fn link_failed(&self) -> bool {
+        self.history_error.is_some() && self.fetching.as_ref().is_some_and(|f| f.failed)
+    }
+
     /// The address of the history link the shell should fetch now, if any.
     pub fn to_fetch(&self) -> Option<String> {
         self.fetching.as_ref().filter(|f| !f.failed).map(|f| f.address.clone())
@@ -68,6 +85,7 @@ impl Viz {
     /// Back to the stories, at the start of the one picked before.
     pub(super) fn close_history(&mut self) {
         self.opened = None;
+        self.link_note = None;
         self.fetching = None;
         self.history_error = None;
         self.playing = false;
