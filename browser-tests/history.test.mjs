@@ -394,3 +394,26 @@ test('a history link to a missing file is on the first phone screen with Dismiss
   assert.deepEqual(opened.problems, []);
   await opened.page.close();
 });
+
+test('the share card offers what applies to a history: its link and embed code when a link opened it, and the diagram', async () => {
+  const { page, problems } = await openPage(env, '/#history=fixtures/paused-broken.jsonl&step=4');
+  await page.locator(card).waitFor();
+  const link = await page.locator('#share-link').inputValue();
+  assert.match(link, /^http:\/\/127\.0\.0\.1:\d+\/#history=fixtures\/paused-broken\.jsonl&step=4$/);
+  const embed = await page.locator('#embed-code').inputValue();
+  assert.match(embed, /#history=fixtures\/paused-broken\.jsonl&step=4&embed=controls,caption" title="Fencelab: History: fixtures\/paused-broken\.jsonl"/);
+  for (const id of ['#export-json', '#import-json', '#export-history', '#export-mermaid', '#make-rust-test']) {
+    assert.equal(await page.locator(id).count(), 0, `${id} is a story's`);
+  }
+  const [svg] = await Promise.all([page.waitForEvent('download'), page.click('#export-svg')]);
+  assert.equal(svg.suggestedFilename(), 'paused-broken.svg');
+  // A history from a file has no address: the card says how to get one.
+  await page.setInputFiles('#open-history', fenced);
+  await page.waitForFunction(() => document.querySelector('#story-title')?.textContent.includes('paused-fenced.jsonl'));
+  assert.equal(await page.locator('#share-link').count(), 0);
+  assert.equal(await page.locator('#embed-code').count(), 0);
+  assert.match(await text(page, '#share-no-address'), /has no address.*same site as the page and link it with #history=ADDRESS/);
+  assert.equal(await page.locator('#export-svg').count(), 1);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

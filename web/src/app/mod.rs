@@ -15,7 +15,7 @@ use crate::components::icons::icon;
 use crate::components::log::{log, LogProps};
 use crate::components::panels::{caption, panels, run_badge};
 use crate::components::picker::Picker;
-use crate::components::share::{LinkProblem, ShareExport};
+use crate::components::share::{HistoryShare, LinkProblem, ShareExport};
 use crate::components::transcript::Transcript;
 use crate::hooks::{
     use_address, use_autoplay, use_drop_history, use_fetch_history, use_follow_step,
@@ -23,6 +23,7 @@ use crate::hooks::{
 };
 use crate::io;
 use crate::share::{Embed, ShareLink};
+use crate::viz::history::Origin;
 use crate::viz::state::{Action, Tab, Viz};
 use explore::Explore;
 use playground::Playground;
@@ -251,10 +252,10 @@ fn visualizer(
             </div>
             if !embedded {
                 <div class="exports">
-                    if history.is_none() {
-                        <ShareExport run={state.run.clone()} position={state.position}
-                            fragment={share.0.clone()} embed_fragment={share.1.clone()} on={on.clone()} />
-                    }
+                    <ShareExport run={state.run.clone()} position={state.position}
+                        fragment={share.0.clone()} embed_fragment={share.1.clone()} on={on.clone()}
+                        history={history.map(|h| HistoryShare { name: h.name.clone().into(),
+                            linked: matches!(h.origin, Origin::Link(_)) })} />
                     <Transcript run={track.clone()} />
                 </div>
             }

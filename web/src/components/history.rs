@@ -143,7 +143,7 @@ pub fn history_card(
             </fieldset>
             <p class="muted off-note" id="history-note">
                 { "Variants, the policy, compare mode, “Break the protocol”, the explorer, the editor and \
-                   the run's exports change or replay a simulated story; a recorded history is what \
+                   the run's JSON and Rust exports belong to a simulated story; a recorded history is what \
                    happened, so they are off until you go back to the stories." }
                 if opened.origin == Origin::File {
                     { " A history opened from a file is not in the page's address: share the file, or \
