@@ -214,8 +214,10 @@ pub async fn fetch_text(address: &str) -> Result<String, String> {
             url.origin()
         ));
     }
-    let failed = |why: &str| format!("“{address}” could not be fetched: {why}");
-    let answer = JsFuture::from(window.fetch_with_str(&url.href()))
+    // The whole address fetched, as the page resolved it, so a wrong folder shows.
+    let href = url.href();
+    let failed = |why: &str| format!("“{address}” could not be fetched from {href}: {why}");
+    let answer = JsFuture::from(window.fetch_with_str(&href))
         .await
         .map_err(|_| failed("the request failed (is the address right, and the site up?)"))?;
     let response: web_sys::Response =

@@ -10,19 +10,20 @@ use crate::components::compare::{compare_view, CompareProps};
 use crate::components::controls::{click, controls, ControlsProps};
 use crate::components::diagram::{diagram_view, legend, DiagramProps};
 use crate::components::editor::Editor;
-use crate::components::history::{findings, history_card, history_status, open_control};
+use crate::components::history::{findings, history_card, history_status, link_note, open_control};
 use crate::components::icons::icon;
 use crate::components::log::{log, LogProps};
 use crate::components::panels::{caption, panels, run_badge};
 use crate::components::picker::Picker;
-use crate::components::share::{LinkProblem, ShareExport};
+use crate::components::share::{HistoryShare, LinkProblem, ShareExport};
 use crate::components::transcript::Transcript;
 use crate::hooks::{
     use_address, use_autoplay, use_drop_history, use_fetch_history, use_follow_step,
-    use_keep_custom, use_keys, use_pane_width, FollowRefs,
+    use_keep_custom, use_keys, use_pane_width, use_show_chosen, FollowRefs,
 };
 use crate::io;
 use crate::share::{Embed, ShareLink};
+use crate::viz::history::Origin;
 use crate::viz::state::{Action, Tab, Viz};
 use explore::Explore;
 use playground::Playground;
@@ -46,6 +47,7 @@ pub fn App() -> Html {
     let refs = use_memo((), |_| FollowRefs::default());
     let pane_width = use_pane_width(refs.diagram.clone(), state.embed.is_some());
     use_follow_step(&state, &refs, pane_width);
+    use_show_chosen(refs.diagram.clone(), state.opened.as_ref().map_or(0, |o| o.choices));
     // An embed whose link could not be opened keeps its link, so reloading it shows the same
     // error instead of another story.
     // So does a history link that failed; a history opened from a file has no address.
@@ -153,7 +155,7 @@ fn visualizer(
                         frame: &state.frame, id: "main".into(), on_seek: on_seek.clone(),
                         node: refs.diagram.clone(), width: pane_width, highlight: state.highlight() }) }
                     if state.shows("legend") {
-                        { legend(&track.layout) }
+                        { legend(&track.layout, !state.highlight().is_empty()) }
                     }
                 </section>
                 if state.shows("panels") {
@@ -166,6 +168,7 @@ fn visualizer(
     let badge = state.badge();
     let history = state.opened.as_ref();
     let fetching = state.fetching.as_ref().filter(|f| !f.failed).map(|f| f.address.as_str());
+    let link_failed = state.link_failed();
     let title = match history {
         Some(opened) => format!("History: {}", opened.name),
         None => scenario.title.clone(),
@@ -173,11 +176,16 @@ fn visualizer(
     html! {
         <>
             if let (Some(opened), true) = (history, state.shows("picker")) {
-                { history_card(opened, &badge, state.history_error.as_deref(), on) }
+                { history_card(opened, &badge, state.history_error.as_deref(), state.link_note.as_deref(), on) }
             } else if state.shows("picker") {
             <section class="card story" aria-labelledby="story-title">
                 <Picker cases={state.cases.clone()} case={state.case.clone()} variant={state.variant.clone()}
                     policy={state.policy} edited={state.edited} on={on.clone()} />
+                // A link's history that failed is said first: the story below only stands in.
+                if link_failed {
+                    { history_status(state.history_error.as_deref(), None, true, on) }
+                }
+                { link_note(state.link_note.as_deref(), on) }
                 <div class="story-text">
                     <h1 id="story-title">
                         { scenario.title.clone() }
@@ -210,7 +218,9 @@ fn visualizer(
                 if !embedded {
                     { open_control(on) }
                 }
-                { history_status(state.history_error.as_deref(), fetching) }
+                if !link_failed {
+                    { history_status(state.history_error.as_deref(), fetching, false, on) }
+                }
             </section>
             } else {
                 <h1 id="story-title" class="embed-title">{ title }
@@ -225,7 +235,8 @@ fn visualizer(
                     { controls(&ControlsProps { at, end, unit, now, playing: state.playing, speed: state.speed, on: on.clone() }) }
                 }
                 if !compare_on && state.shows("caption") {
-                    { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption") }
+                    { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption",
+                        if state.opened.is_some() { "history" } else { "story" }) }
                 }
             </div>
             { main }
@@ -235,15 +246,16 @@ fn visualizer(
                         edited={state.edited} on={on.clone()} />
                 }
                 if !compare_on && state.shows("log") {
-                    { log(&LogProps { run: track, position: state.position, on_seek: on_seek.clone(), node: refs.log.clone() }) }
+                    { log(&LogProps { run: track, position: state.position, on_seek: on_seek.clone(),
+                        node: refs.log.clone(), highlight: state.highlight() }) }
                 }
             </div>
             if !embedded {
                 <div class="exports">
-                    if history.is_none() {
-                        <ShareExport run={state.run.clone()} position={state.position}
-                            fragment={share.0.clone()} embed_fragment={share.1.clone()} on={on.clone()} />
-                    }
+                    <ShareExport run={state.run.clone()} position={state.position}
+                        fragment={share.0.clone()} embed_fragment={share.1.clone()} on={on.clone()}
+                        history={history.map(|h| HistoryShare { name: h.name.clone().into(),
+                            linked: matches!(h.origin, Origin::Link(_)) })} />
                     <Transcript run={track.clone()} />
                 </div>
             }

@@ -45,10 +45,10 @@ fn side_view(
                 .unwrap_or("");
             html! {
                 <>
-                    { caption(steps, kind, &format!("{id}-caption")) }
+                    { caption(steps, kind, &format!("{id}-caption"), "story") }
                     { diagram_view(&DiagramProps { run: &run.track, position: side.position, frame: &side.frame,
                         id: id.into(), on_seek: on_seek.clone(), node: node.clone(), width: 0.0,
-                        highlight: std::rc::Rc::from([]) }) }
+                        highlight: Default::default() }) }
                 </>
             }
         }

@@ -2,13 +2,12 @@
 //! down the page. Items are small components with cheap props, so a step re-renders only what
 //! changed (a mark appearing, a message moving, the current row).
 
-use std::rc::Rc;
-
 use fencelab_core::draw::LaneKind;
 use yew::prelude::*;
 
 use crate::components::icons::{glyph, icon};
 use crate::viz::frame::Frame;
+use crate::viz::history::Highlight;
 use crate::viz::layout::{
     clip, decimal, num, ArrowGeom, Fit, Layout, LegendEntry, MarkGeom, Settled, SpanGeom, CHAR_W,
     GUTTER, MONO_W, ROW,
@@ -30,8 +29,8 @@ pub struct DiagramProps<'a> {
     /// The width of the diagram's pane in pixels, which the lanes stretch to fill (0: the
     /// natural width).
     pub width: f64,
-    /// The steps whose marks and messages are highlighted (a finding's witness), in order.
-    pub highlight: Rc<[usize]>,
+    /// What a chosen finding highlights: its witness and its own mark.
+    pub highlight: Highlight,
 }
 
 /// A label that shows `short` (when the text had to be cut) until its mark or message is hovered
@@ -223,11 +222,6 @@ fn span_view(span: &SpanGeom, shown_to: f64, id: &str, fit: Fit) -> Html {
     }
 }
 
-/// Whether `step` is one of the highlighted steps.
-fn lit(highlight: &[usize], step: usize) -> bool {
-    highlight.binary_search(&step).is_ok()
-}
-
 /// A message's line at `progress` (0 just sent, 1 delivered); `witness` highlights it.
 fn arrow_view(a: &ArrowGeom, progress: f64, id: &str, fit: Fit, witness: bool) -> Html {
     let delivered = progress >= 1.0;
@@ -270,10 +264,10 @@ const LABEL_DX: f64 = 16.0;
 
 fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>, fit: Fit, witness: bool) -> Html {
     let violation = m.kind == "violation";
-    let text = if violation {
-        format!("violated: {}", m.label.replace('_', " "))
-    } else {
-        m.label.clone()
+    let text = match (violation, m.possible) {
+        (true, true) => format!("possibly violated: {}", m.label.replace('_', " ")),
+        (true, false) => format!("violated: {}", m.label.replace('_', " ")),
+        _ => m.label.clone(),
     };
     let step = m.step;
     let x = fit.x(m.x);
@@ -301,7 +295,8 @@ fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>, fit: Fit, witness: bool) -
     // A grant's label sits above the row, clear of the arrow that leaves downwards.
     let label_y = if m.kind == "granted" { m.y - 6.0 } else { m.y + 4.0 };
     html! {
-        <g class={classes!("mark", m.kind.clone(), witness.then_some("witness"))} data-kind={m.kind.clone()} data-step={step.to_string()}
+        <g class={classes!("mark", m.kind.clone(), m.possible.then_some("possible"), witness.then_some("witness"))}
+            data-kind={m.kind.clone()} data-step={step.to_string()} data-finding={m.finding.map(|i| i.to_string())}
             tabindex="0" role="button" onclick={onclick} onkeydown={onkeydown}>
             <title>{ whole }</title>
             <circle cx={num(x)} cy={num(m.y)} r={if violation { "9" } else { "8" }} />
@@ -334,8 +329,8 @@ struct BucketProps {
     /// The position when it falls inside the bucket; `None` when the bucket is wholly in the
     /// past or the future, so moving elsewhere leaves its props (and its items) alone.
     inside: Option<usize>,
-    /// The highlighted steps (compared by content, so a step leaves them alone).
-    highlight: Rc<[usize]>,
+    /// What is highlighted (compared by content, so a step leaves it alone).
+    highlight: Highlight,
 }
 
 /// The settled items of [`BUCKET`] consecutive steps: marks, delivered messages, finished
@@ -355,12 +350,12 @@ fn Bucket(props: &BucketProps) -> Html {
             let view = match *item {
                 Settled::Span(i) => layout.spans.get(i).map(|s| span_view(s, s.y2, &props.id, props.fit)),
                 Settled::Arrow(i) => layout.arrows.get(i).map(|a| {
-                    let witness = lit(&props.highlight, a.sent_step)
-                        || a.arrived_step.is_some_and(|s| lit(&props.highlight, s));
+                    let witness = props.highlight.step(a.sent_step)
+                        || a.arrived_step.is_some_and(|s| props.highlight.step(s));
                     arrow_view(a, 1.0, &props.id, props.fit, witness)
                 }),
                 Settled::Mark(i) => layout.marks.get(i).map(|m| {
-                    mark_view(m, &props.on_seek, props.fit, lit(&props.highlight, m.step))
+                    mark_view(m, &props.on_seek, props.fit, props.highlight.mark(m))
                 }),
             };
             html! { <g class={classes!(hidden.then_some("future"))}>{ view }</g> }
@@ -454,7 +449,7 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                     <g class="live-arrows">
                         { for in_flight.map(|a| {
                             let progress = a.progress(position, now).unwrap_or(0.0);
-                            let witness = lit(&props.highlight, a.sent_step);
+                            let witness = props.highlight.step(a.sent_step);
                             html! { <g key={format!("a{}-{}", a.sent_step, num(a.x2))}>{ arrow_view(a, progress, id, fit, witness) }</g> }
                         }) }
                     </g>
@@ -481,9 +476,10 @@ fn swatch(entry: &LegendEntry) -> Html {
 }
 
 /// What the shapes of the diagram on screen mean: exactly the kinds its story draws (the layout
-/// lists them), each with its glyph, pill or bar, so colour is never the only cue. A plain
-/// function: it has no state, so a component would only add Yew's per-component code.
-pub fn legend(layout: &Layout) -> Html {
+/// lists them), each with its glyph, pill or bar, so colour is never the only cue, and the
+/// highlight while a finding is chosen (`witness`). A plain function: it has no state, so a
+/// component would only add Yew's per-component code.
+pub fn legend(layout: &Layout, witness: bool) -> Html {
     html! {
         <ul class="legend" aria-label="Legend: what this diagram's shapes mean">
             { for layout.legend.iter().map(|entry| html! {
@@ -491,6 +487,11 @@ pub fn legend(layout: &Layout) -> Html {
                     { swatch(entry) }{ entry.text }
                 </li>
             }) }
+            if witness {
+                <li class="legend-item" data-group="mark" data-legend="witness">
+                    <span class="swatch witness" />{ "the chosen finding and its witness: the entries that prove it" }
+                </li>
+            }
         </ul>
     }
 }

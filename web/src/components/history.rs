@@ -35,7 +35,7 @@ pub fn open_control(on: &Callback<Action>) -> Html {
     html! {
         <div class="open-history">
             <input id="open-history" class="sr-only" type="file"
-                accept=".jsonl,.ndjson,.txt,application/jsonl,application/x-ndjson,text/plain"
+                accept=".jsonl,.ndjson,.json,.edn,.log,.txt,application/jsonl,application/x-ndjson,application/json,text/plain"
                 onchange={on_choose(on)} />
             <label class="chip file-chip" for="open-history">{ icon("list") }{ "Open a history" }</label>
             <span class="muted hint">{ "a JSON Lines file recorded from your system (or drop one on the page)" }</span>
@@ -43,18 +43,57 @@ pub fn open_control(on: &Callback<Action>) -> Html {
     }
 }
 
-/// What went wrong opening a history, or that a link's history is on its way.
-pub fn history_status(error: Option<&str>, fetching: Option<&str>) -> Html {
+/// `text` with its `backticked` commands and names in `code` elements.
+pub fn with_code(text: &str) -> Html {
+    html! {
+        { for text.split('`').enumerate().map(|(i, part)| if i % 2 == 1 {
+            html! { <code>{ part.to_string() }</code> }
+        } else {
+            Html::from(part.to_string())
+        }) }
+    }
+}
+
+/// What went wrong opening a history, with a way to dismiss it (when a link's history failed,
+/// `fallback`: the story on screen stands in for it), or that a link's history is on its way.
+pub fn history_status(
+    error: Option<&str>,
+    fetching: Option<&str>,
+    fallback: bool,
+    on: &Callback<Action>,
+) -> Html {
     html! {
         <>
             if let Some(error) = error {
-                <p id="history-error" class="error" role="alert">
-                    { format!("The history could not be opened: {error}.") }
-                </p>
+                <div id="history-error" class="error link-error" role="alert">
+                    <p>{ "The history could not be opened: " }{ with_code(error) }{ "." }
+                        if fallback {
+                            { " The story below is shown instead: choose another in the Story menu, or fix the link." }
+                        }
+                    </p>
+                    <div class="link-error-actions">
+                        <button id="dismiss-history-error" type="button" class="chip"
+                            onclick={click(on, Action::DismissLinkError)}>{ "Dismiss" }</button>
+                    </div>
+                </div>
             } else if let Some(address) = fetching {
                 <p id="history-loading" class="notice" role="status">{ format!("Opening the history “{address}”…") }</p>
             }
         </>
+    }
+}
+
+/// What a history link asked for that does not apply to a history, with a way to dismiss it.
+pub fn link_note(note: Option<&str>, on: &Callback<Action>) -> Html {
+    let Some(note) = note else { return Html::default() };
+    html! {
+        <div id="link-note" class="notice link-error" role="status">
+            <p>{ "Note: " }{ with_code(note) }{ "." }</p>
+            <div class="link-error-actions">
+                <button id="dismiss-link-note" type="button" class="chip"
+                    onclick={click(on, Action::DismissLinkError)}>{ "Dismiss" }</button>
+            </div>
+        </div>
     }
 }
 
@@ -63,18 +102,14 @@ pub fn history_card(
     opened: &Opened,
     badge: &Badge,
     error: Option<&str>,
+    note: Option<&str>,
     on: &Callback<Action>,
 ) -> Html {
     let steps = opened.track.len();
-    let found = opened.findings.len();
     let summary = format!(
         "{steps} {} recorded, drawn and judged by the same checker as the stories: {}.",
         if steps == 1 { "entry" } else { "entries" },
-        match found {
-            0 => "no invariant is broken".to_string(),
-            1 => "1 finding".to_string(),
-            n => format!("{n} findings"),
-        }
+        opened.findings_summary()
     );
     html! {
         <section class="card story history" aria-labelledby="story-title" data-testid="history-card">
@@ -91,30 +126,34 @@ pub fn history_card(
                 </h1>
                 <p class="intro">{ summary }</p>
             </div>
+            { link_note(note, on) }
             <fieldset class="lanes" id="lane-toggles">
                 <legend class="field-label">{ "Lanes shown (hide some to read a history with many workers)" }</legend>
                 { for opened.full.lanes.iter().enumerate().map(|(i, lane)| {
                     let shown = !opened.hidden.get(i).copied().unwrap_or(false);
+                    // The last lane shown stays; pressing it says why.
+                    let last = opened.last_shown(i);
                     html! {
-                        <button type="button" class={classes!("chip", "lane-toggle", shown.then_some("on"))}
-                            aria-pressed={shown.to_string()} data-lane={lane.id.clone()}
+                        <button type="button" class={classes!("chip", "lane-toggle", shown.then_some("on"), last.then_some("last"))}
+                            aria-pressed={shown.to_string()} aria-disabled={last.then_some("true")} data-lane={lane.id.clone()}
                             onclick={click(on, Action::ToggleLane(i))}>{ lane.label.clone() }</button>
                     }
                 }) }
+                <span id="lane-note" class="muted hint" role="status">{ opened.lane_note.unwrap_or_default() }</span>
             </fieldset>
             <p class="muted off-note" id="history-note">
                 { "Variants, the policy, compare mode, “Break the protocol”, the explorer, the editor and \
-                   the run's exports change or replay a simulated story; a recorded history is what \
+                   the run's JSON and Rust exports belong to a simulated story; a recorded history is what \
                    happened, so they are off until you go back to the stories." }
                 if opened.origin == Origin::File {
                     { " A history opened from a file is not in the page's address: share the file, or \
-                       link it with history= (see the README)." }
+                       link it with " }<code>{ "history=" }</code>{ " (see “On the page” under “Importing histories” in the README)." }
                 }
             </p>
             if let Some(notice) = &opened.notice {
-                <p class="notice">{ format!("Note: {notice}.") }</p>
+                <p class="notice">{ "Note: " }{ with_code(notice) }{ "." }</p>
             }
-            { history_status(error, None) }
+            { history_status(error, None, false, on) }
         </section>
     }
 }
@@ -130,7 +169,16 @@ pub fn findings(opened: &Opened, position: usize, on: &Callback<Action>) -> Html
             if opened.findings.is_empty() {
                 <p class="ok-text">{ "none: every invariant holds in this history" }</p>
             } else {
-                <p class="muted">{ "Choose one to go to its step and highlight the entries that prove it." }</p>
+                <p class="muted">{ "Choose one to go to its step and highlight its witness: the entries that prove it, in the diagram and the log." }</p>
+                if opened.any_possible() {
+                    <p class="muted" id="possible-note">
+                        { "A possible finding depends on a write or effect whose outcome nobody learned: the \
+                           invariant is broken if that outcome went one way (the write was applied, say) \
+                           and holds if it went the other. A history whose findings are all possible is \
+                           inconclusive (" }
+                        <code>{ "fencelab audit" }</code>{ " exits 3)." }
+                    </p>
+                }
                 <ol class="finding-list">
                     { for opened.findings.iter().enumerate().map(|(i, f)| {
                         let chosen = opened.chosen == Some(i);

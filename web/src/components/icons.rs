@@ -16,7 +16,7 @@ pub fn path(name: &str) -> &'static str {
         "end" => "M11 3h2v10h-2zM2 3v10l8-5z",
         "check" | "applied" | "delivered" => "M3 8.5l3.2 3.2L13 4.8",
         "cross" | "rejected" | "dropped" => "M4 4l8 8M12 4l-8 8",
-        "warn" | "violation" => "M8 2.2L14.6 13.8H1.4zM8 6.2v3.6M8 11.4v.6",
+        "warn" | "violation" | "possible" => "M8 2.2L14.6 13.8H1.4zM8 6.2v3.6M8 11.4v.6",
         "key" | "granted" => "M6.2 8.8a3 3 0 1 1 2.2-2.2L14 12.2V14h-2v-1.5h-1.5V11H9z",
         "clock" | "expired" | "lease_checked" => "M8 2.5a5.5 5.5 0 1 1 0 11a5.5 5.5 0 0 1 0-11zM8 5v3.3l2.3 1.4",
         "renewed" | "replayed" => "M12.8 7.2A4.8 4.8 0 1 0 11.4 11.4M13 3.5v3.8H9.2",

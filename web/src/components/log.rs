@@ -4,6 +4,7 @@ use yew::prelude::*;
 
 use crate::components::diagram::LONG_RUN;
 use crate::components::icons::icon;
+use crate::viz::history::Highlight;
 use crate::viz::run::{step_no, TrackRef};
 
 /// What the event log shows. Not a component's props: the position changes with every step, so a
@@ -13,6 +14,8 @@ pub struct LogProps<'a> {
     pub position: usize,
     pub on_seek: Callback<usize>,
     pub node: NodeRef,
+    /// The chosen finding's witness, whose entries are marked.
+    pub highlight: Highlight,
 }
 
 /// Rows per bucket.
@@ -28,6 +31,8 @@ struct RowsProps {
     /// The position when the current row or the first row still to come is in this bucket;
     /// `None` otherwise, so moving elsewhere leaves the bucket's rows alone.
     inside: Option<usize>,
+    /// The chosen finding's witness (compared by content).
+    highlight: Highlight,
 }
 
 /// [`BUCKET`] consecutive rows; only the bucket holding the current step re-renders on a step.
@@ -44,10 +49,14 @@ fn Rows(props: &RowsProps) -> Html {
                 _ => "",
             };
             let onclick = props.on_seek.reform(move |_: MouseEvent| index + 1);
+            let witness = props.highlight.step(index);
             html! {
-                <div role="listitem" class={classes!("entry", (!state.is_empty()).then_some(state), (!kind.is_empty()).then_some(kind))} data-step={index.to_string()}>
+                <div role="listitem" class={classes!("entry", (!state.is_empty()).then_some(state), (!kind.is_empty()).then_some(kind), witness.then_some("witness"))} data-step={index.to_string()}>
                     <button type="button" onclick={onclick} aria-current={(state == "current").then_some("step")}>
                         <span class="step-no mono">{ format!("#{}", step_no(index)) }</span>
+                        if witness {
+                            <span class="sr-only">{ "witness: " }</span>
+                        }
                         <span class="at mono">{ format!("t={}", record.at.0) }</span>
                         <span class="glyph-slot">
                             if !kind.is_empty() { { icon(kind) } }
@@ -84,7 +93,8 @@ pub fn log(props: &LogProps) -> Html {
                     html! {
                         <div key={index} class={classes!("rows", (position < from).then_some("future"))} role="presentation">
                             if near {
-                                <Rows run={props.run.clone()} on_seek={props.on_seek.clone()} index={index} inside={inside} />
+                                <Rows run={props.run.clone()} on_seek={props.on_seek.clone()} index={index} inside={inside}
+                                    highlight={props.highlight.clone()} />
                             }
                         </div>
                     }

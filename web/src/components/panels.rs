@@ -11,15 +11,16 @@ use crate::viz::state::Badge;
 
 /// The core's caption of the steps shown (the current one; in compare mode, every step of the
 /// current tick), announced to screen readers as it changes. `kind` picks the glyph: the most
-/// telling mark of the step, e.g. `rejected`. A plain function rather than a component: the
-/// caption changes with every step, so a component would re-render each time anyway.
-pub fn caption(steps: &[StepRecord], kind: &str, id: &str) -> Html {
+/// telling mark of the step, e.g. `rejected`; `what` is what plays (`story` or `history`). A
+/// plain function rather than a component: the caption changes with every step, so a component
+/// would re-render each time anyway.
+pub fn caption(steps: &[StepRecord], kind: &str, id: &str, what: &str) -> Html {
     let kind = if kind.is_empty() { "plain" } else { kind };
     html! {
         <div id={id.to_string()} class={classes!("caption", kind.to_string())} data-testid="caption"
             data-kind={kind.to_string()} aria-live="polite" aria-atomic="true">
             if steps.is_empty() {
-                <p class="muted">{ "Press play, or step forward with the → key, to start the story." }</p>
+                <p class="muted">{ format!("Press play, or step forward with the → key, to start the {what}.") }</p>
             } else {
                 { for steps.iter().map(|r| html! {
                     <p>

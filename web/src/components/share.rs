@@ -29,6 +29,19 @@ pub struct ShareProps {
     /// The fragment of this view embedded (diagram, controls and caption).
     pub embed_fragment: AttrValue,
     pub on: Callback<Action>,
+    /// The recorded history on screen instead of the run, if one is.
+    #[prop_or_default]
+    pub history: Option<HistoryShare>,
+}
+
+/// What the panel needs of a recorded history on screen: only its diagram exports, and its link
+/// when a link opened it.
+#[derive(Clone, PartialEq)]
+pub struct HistoryShare {
+    /// Its file name or link.
+    pub name: AttrValue,
+    /// Whether a `history=` link opened it (a file has no address to share).
+    pub linked: bool,
 }
 
 /// A file name for this run: the scenario's name and variant.
@@ -71,7 +84,22 @@ pub fn ShareExport(props: &ShareProps) -> Html {
     let rust = use_state(|| None::<Rc<String>>);
     let url = io::page_url();
     let link = format!("{url}#{}", props.fragment);
-    let embed = embed_code(&url, &props.embed_fragment, &props.run.scenario.title);
+    let history = props.history.as_ref();
+    let title = history
+        .map_or_else(|| props.run.scenario.title.clone(), |h| format!("History: {}", h.name));
+    let embed = embed_code(&url, &props.embed_fragment, &title);
+    // A history's files are named after it, without its folders and extension.
+    let stem = history.map_or_else(
+        || file_stem(&props.run.scenario),
+        |h| {
+            let base = h.name.rsplit('/').next().unwrap_or_default();
+            let base = base.rsplit_once('.').map_or(base, |(b, _)| b);
+            base.chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+                .collect()
+        },
+    );
+    let linked = history.is_none_or(|h| h.linked);
 
     let copy = |id: &'static str, what: &'static str| {
         let status = status.clone();
@@ -101,11 +129,10 @@ pub fn ShareExport(props: &ShareProps) -> Html {
         })
     };
     let download_svg = {
-        let (status, run) = (status.clone(), props.run.clone());
+        let (status, stem) = (status.clone(), stem.clone());
         Callback::from(move |_: MouseEvent| {
-            let result = io::diagram_svg().and_then(|svg| {
-                io::download(&format!("{}.svg", file_stem(&run.scenario)), "image/svg+xml", &svg)
-            });
+            let result = io::diagram_svg()
+                .and_then(|svg| io::download(&format!("{stem}.svg"), "image/svg+xml", &svg));
             status.set(match result {
                 Ok(()) => "Downloaded the diagram as SVG.".to_string(),
                 Err(e) => format!("Could not export the diagram: {e}."),
@@ -164,28 +191,39 @@ pub fn ShareExport(props: &ShareProps) -> Html {
     html! {
         <section class="card share" aria-labelledby="share-title">
             <h2 id="share-title" class="card-title">{ icon("compare") }{ "Share and export" }</h2>
-            <div class="share-row">
-                <label for="share-link">{ "Link to this view" }</label>
-                <div class="copy-field">
-                    <textarea id="share-link" class="mono" rows="1" readonly=true value={link} />
-                    <button id="copy-link" type="button" class="chip" onclick={copy("share-link", "link")}>{ "Copy link" }</button>
+            if linked {
+                <div class="share-row">
+                    <label for="share-link">{ "Link to this view" }</label>
+                    <div class="copy-field">
+                        <textarea id="share-link" class="mono" rows="1" readonly=true value={link} />
+                        <button id="copy-link" type="button" class="chip" onclick={copy("share-link", "link")}>{ "Copy link" }</button>
+                    </div>
                 </div>
-            </div>
-            <div class="share-row">
-                <label for="embed-code">{ "Embed code" }</label>
-                <div class="copy-field">
-                    <textarea id="embed-code" class="mono" rows="4" readonly=true value={embed} />
-                    <button id="copy-embed" type="button" class="chip" onclick={copy("embed-code", "embed code")}>{ "Copy embed code" }</button>
+                <div class="share-row">
+                    <label for="embed-code">{ "Embed code" }</label>
+                    <div class="copy-field">
+                        <textarea id="embed-code" class="mono" rows="4" readonly=true value={embed} />
+                        <button id="copy-embed" type="button" class="chip" onclick={copy("embed-code", "embed code")}>{ "Copy embed code" }</button>
+                    </div>
                 </div>
-            </div>
+            } else {
+                <p id="share-no-address" class="muted">
+                    { "A history opened from a file has no address, so it has no link or embed code: put the file \
+                       on the same site as the page and link it with " }<code>{ "#history=ADDRESS" }</code>{ "." }
+                </p>
+            }
             <div class="share-actions">
-                <button id="export-json" type="button" class="chip" onclick={download_json}>{ "Download run (JSON)" }</button>
-                <input id="import-json" class="sr-only" type="file" accept=".json,application/json" onchange={import} />
-                <label class="chip file-chip" for="import-json">{ "Import run (JSON)" }</label>
+                if history.is_none() {
+                    <button id="export-json" type="button" class="chip" onclick={download_json}>{ "Download run (JSON)" }</button>
+                    <input id="import-json" class="sr-only" type="file" accept=".json,application/json" onchange={import} />
+                    <label class="chip file-chip" for="import-json">{ "Import run (JSON)" }</label>
+                }
                 <button id="export-svg" type="button" class="chip" onclick={download_svg}>{ "Download diagram (SVG)" }</button>
-                <button id="export-history" type="button" class="chip" onclick={download_history(false)}>{ "Download history (JSON Lines)" }</button>
-                <button id="export-mermaid" type="button" class="chip" onclick={download_history(true)}>{ "Download as Mermaid" }</button>
-                <button id="make-rust-test" type="button" class="chip" onclick={make_test}>{ "Write as a Rust test" }</button>
+                if history.is_none() {
+                    <button id="export-history" type="button" class="chip" onclick={download_history(false)}>{ "Download history (JSON Lines)" }</button>
+                    <button id="export-mermaid" type="button" class="chip" onclick={download_history(true)}>{ "Download as Mermaid" }</button>
+                    <button id="make-rust-test" type="button" class="chip" onclick={make_test}>{ "Write as a Rust test" }</button>
+                }
             </div>
             <p id="share-status" class="share-status" role="status" aria-live="polite">{ (*status).clone() }</p>
             if let Some(text) = &*rust {

@@ -98,3 +98,30 @@ pub fn use_follow_step(state: &Viz, refs: &FollowRefs, pane_width: f64) {
         }
     });
 }
+
+/// Brings the chosen finding's own mark into view each time a finding is chosen (`choice`
+/// counts the choices): first inside the diagram's box, then on the page, whose findings list
+/// may sit below the diagram on a narrow screen.
+#[hook]
+pub fn use_show_chosen(diagram: NodeRef, choice: usize) {
+    use_effect_with(choice, move |choice| {
+        if *choice == 0 {
+            return;
+        }
+        let Some(container) = diagram.cast::<Element>() else { return };
+        let Ok(Some(mark)) = container.query_selector(".mark.violation.witness") else { return };
+        let (outer, inner) =
+            (container.get_bounding_client_rect(), mark.get_bounding_client_rect());
+        // The mark's label runs to its right, so the mark sits left of the box's centre.
+        let dx = inner.left() - outer.left() - outer.width() / 3.0;
+        let dy = inner.top() - outer.top() - outer.height() / 2.0;
+        container.set_scroll_left(container.scroll_left() + dx as i32);
+        container.set_scroll_top(container.scroll_top() + dy as i32);
+        let Some(window) = web_sys::window() else { return };
+        let height = window.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
+        let top = mark.get_bounding_client_rect().top();
+        if top < height * 0.2 || top > height * 0.8 {
+            window.scroll_by_with_x_and_y(0.0, top - height / 2.0);
+        }
+    });
+}

@@ -115,7 +115,12 @@ pub struct ShareLink {
     /// A recorded history to open instead of a story: a same-origin address, relative to the
     /// page, as written in the link (`history=notes/paused.jsonl`).
     pub history: Option<String>,
+    /// The story-only parameters a history link gave, which it ignores.
+    pub ignored: Vec<&'static str>,
 }
+
+/// The parameters that change a simulated story, which mean nothing to a recorded history.
+const STORY_ONLY: [&str; 5] = ["variant", "policy", "compare", "break", "tab"];
 
 /// What is wrong with a link, naming the parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,6 +159,7 @@ impl ShareLink {
             embed: None,
             playground: false,
             history: None,
+            ignored: Vec::new(),
         }
     }
 
@@ -243,8 +249,14 @@ impl ShareLink {
         }
         let mut link = ShareLink::builtin("", "");
         let (mut name, mut variant, mut custom) = (None, None, None);
+        let mut story_only = Vec::new();
         for pair in fragment.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            if let Some(name) = STORY_ONLY.iter().find(|k| **k == key) {
+                if !story_only.contains(name) {
+                    story_only.push(*name);
+                }
+            }
             match key {
                 "scenario" => name = Some(value.to_string()),
                 "variant" => variant = Some(value.to_string()),
@@ -321,6 +333,7 @@ impl ShareLink {
                 let problem = "a link opens either a story or a recorded history, not both";
                 return Err(bad("history", problem));
             }
+            link.ignored = story_only;
             return Ok(link);
         }
         link.scenario = match (custom, name) {

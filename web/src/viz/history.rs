@@ -9,7 +9,46 @@ use fencelab_core::draw::{diagram, Diagram};
 use fencelab_core::{Checker, History, StepRecord, Violation};
 
 use crate::viz::frame::{Frame, ViolationRow};
+use crate::viz::layout::MarkGeom;
 use crate::viz::run::{Track, TrackRef, MAX_VIEW_STEPS};
+
+/// What a chosen finding highlights: the entries of its witness (their event marks and
+/// messages, and their rows in the log) and its own violation mark. Other findings' violation
+/// marks at those steps are not its proof, so they stay plain.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Highlight {
+    /// The witness's steps, sorted, without repeats.
+    pub steps: Rc<[usize]>,
+    /// The chosen finding.
+    pub finding: Option<usize>,
+}
+
+impl Default for Highlight {
+    fn default() -> Self {
+        Highlight { steps: Rc::from([]), finding: None }
+    }
+}
+
+impl Highlight {
+    /// Whether the entry at `step` is part of the witness.
+    pub fn step(&self, step: usize) -> bool {
+        self.steps.binary_search(&step).is_ok()
+    }
+
+    /// Whether `mark` is highlighted: an event mark of the witness, or the finding's own
+    /// violation mark.
+    pub fn mark(&self, mark: &MarkGeom) -> bool {
+        match mark.kind.as_str() {
+            "violation" => mark.finding.is_some() && mark.finding == self.finding,
+            _ => self.step(mark.step),
+        }
+    }
+
+    /// Whether anything is highlighted.
+    pub fn is_empty(&self) -> bool {
+        self.finding.is_none()
+    }
+}
 
 /// Reads a recorded history called `name` (a file name or a link), whatever its format. Every
 /// format the page reads goes through here; today that is Fencelab's JSON Lines, as
@@ -34,7 +73,23 @@ pub fn read_history(name: &str, text: &str) -> Result<History, String> {
             "{name} looks like {kind}: the page reads Fencelab histories, so convert it first with `fencelab export {name} --to jsonl > history.jsonl`"
         ));
     }
+    // A file that is not JSON at all is most likely a log, which needs a pattern to be read.
+    if !start.starts_with('{') {
+        return Err(format!(
+            "{name} is not JSON and looks like a text log: the page reads Fencelab histories, so \
+             convert it first with `fencelab export {name} --pattern RE --to jsonl > history.jsonl`, \
+             where RE names the fields of a line (the README's “Importing histories” shows one)"
+        ));
+    }
     History::from_jsonl(text).map_err(|e| {
+        // The JSON reader's words for a line that stops short say nothing to a reader.
+        if e.problem.contains("EOF while parsing") {
+            return format!(
+                "{name} is cut off at line {}: the line is incomplete JSON (was the file copied \
+                 or written only in part?)",
+                e.line
+            );
+        }
         format!("{name} is not a Fencelab history (JSON Lines, as `fencelab run NAME --format jsonl` writes it): {e}")
     })
 }
@@ -65,8 +120,12 @@ pub struct Opened {
     pub hidden: Vec<bool>,
     /// The finding the reader chose, whose witness is highlighted.
     pub chosen: Option<usize>,
+    /// How many times the reader chose a finding: each choice brings its mark into view.
+    pub choices: usize,
     /// Why the page shows only part of the history, if it does.
     pub notice: Option<String>,
+    /// Why the last lane chip pressed did nothing, if it did nothing.
+    pub lane_note: Option<&'static str>,
 }
 
 impl Opened {
@@ -102,7 +161,7 @@ impl Opened {
             .collect();
         let full = diagram(&history, &findings);
         let hidden = vec![false; full.lanes.len()];
-        let track = Track::new(timeline, full.clone(), !findings.is_empty());
+        let track = Track::new(timeline, full.clone(), &findings);
         Opened {
             name,
             origin,
@@ -111,7 +170,9 @@ impl Opened {
             track: TrackRef(Rc::new(track)),
             hidden,
             chosen: None,
+            choices: 0,
             notice,
+            lane_note: None,
         }
     }
 
@@ -119,26 +180,52 @@ impl Opened {
     /// lane shown stays: a diagram needs one.
     pub fn toggle_lane(&mut self, lane: usize) {
         let Some(hidden) = self.hidden.get(lane).copied() else { return };
-        if !hidden && self.hidden.iter().filter(|h| !**h).count() <= 1 {
+        if self.last_shown(lane) {
+            self.lane_note = Some("the last lane shown stays: a diagram needs one");
             return;
         }
+        self.lane_note = None;
         self.hidden[lane] = !hidden;
         let diagram = without_lanes(&self.full, &self.hidden);
-        let track = Track::new(self.track.timeline.clone(), diagram, self.track.breaks);
+        let track = Track::new(self.track.timeline.clone(), diagram, &self.findings);
         self.track = TrackRef(Rc::new(track));
     }
 
-    /// The steps to highlight for the chosen finding: its witness, or its own step when it has
-    /// none. Sorted, without repeats.
-    pub fn highlight(&self) -> Rc<[usize]> {
+    /// Whether `lane` is the only lane shown, which cannot be hidden.
+    pub fn last_shown(&self, lane: usize) -> bool {
+        self.hidden.get(lane) == Some(&false) && self.hidden.iter().filter(|h| !**h).count() <= 1
+    }
+
+    /// What the chosen finding highlights: its witness (or its own step when it has none) and
+    /// its own violation mark.
+    pub fn highlight(&self) -> Highlight {
         let Some(finding) = self.chosen.and_then(|i| self.findings.get(i)) else {
-            return Rc::from([]);
+            return Highlight::default();
         };
         let mut steps =
             if finding.witness.is_empty() { vec![finding.step] } else { finding.witness.clone() };
         steps.sort_unstable();
         steps.dedup();
-        Rc::from(steps)
+        Highlight { steps: Rc::from(steps), finding: self.chosen }
+    }
+
+    /// How many findings there are, in words, saying which are only possible: "2 possible
+    /// findings", "3 findings, 1 of them possible".
+    pub fn findings_summary(&self) -> String {
+        let total = self.findings.len();
+        let possible = self.findings.iter().filter(|f| f.possible).count();
+        let plural = |n: usize| if n == 1 { "finding" } else { "findings" };
+        match (total, possible) {
+            (0, _) => "no invariant is broken".into(),
+            (n, 0) => format!("{n} {}", plural(n)),
+            (n, p) if p == n => format!("{n} possible {}", plural(n)),
+            (n, p) => format!("{n} {}, {p} of them possible", plural(n)),
+        }
+    }
+
+    /// Whether any finding is only possible.
+    pub fn any_possible(&self) -> bool {
+        self.findings.iter().any(|f| f.possible)
     }
 
     /// What the panels show after `position` steps: the findings reached so far.
@@ -259,6 +346,22 @@ mod tests {
         assert!(jepsen.contains("fencelab export h.edn --to jsonl"), "{jepsen}");
         let trace = read_history("t.json", "{\"resourceSpans\": []}").unwrap_err();
         assert!(trace.contains("looks like an OpenTelemetry trace"), "{trace}");
+        // A text log is named as one, with the command that converts it.
+        let log = include_str!("../../../examples/histories/app.log");
+        let log = read_history("app.log", log).unwrap_err();
+        assert!(log.starts_with("app.log is not JSON and looks like a text log"), "{log}");
+        assert!(log.contains("`fencelab export app.log --pattern RE --to jsonl"), "{log}");
+        // A file cut off in the middle of a line says so, with the line.
+        let cut = &text[..text.len() - 40];
+        let last = cut.lines().count();
+        let cut = read_history("cut.jsonl", cut).unwrap_err();
+        assert_eq!(
+            cut,
+            format!(
+                "cut.jsonl is cut off at line {last}: the line is incomplete JSON (was the file \
+                 copied or written only in part?)"
+            )
+        );
     }
 
     #[test]
@@ -281,6 +384,10 @@ mod tests {
             opened.toggle_lane(lane);
         }
         assert_eq!(opened.hidden.iter().filter(|h| !**h).count(), 1);
+        let last = opened.hidden.iter().position(|h| !*h).unwrap();
+        assert!(opened.last_shown(last) && opened.lane_note.is_some());
+        opened.toggle_lane((last + 1) % lanes);
+        assert!(!opened.last_shown(last) && opened.lane_note.is_none());
     }
 
     #[test]
@@ -290,7 +397,7 @@ mod tests {
         assert!(opened.highlight().is_empty());
         opened.chosen = Some(0);
         let finding = opened.findings[0].clone();
-        let lit = opened.highlight();
+        let lit = opened.highlight().steps;
         if finding.witness.is_empty() {
             assert_eq!(&*lit, &[finding.step]);
         } else {
@@ -300,6 +407,57 @@ mod tests {
         let mut with_witness = (*opened.findings).clone();
         with_witness[0].witness = vec![7, 2, 7];
         opened.findings = Rc::new(with_witness);
-        assert_eq!(&*opened.highlight(), &[2, 7]);
+        assert_eq!(&*opened.highlight().steps, &[2, 7]);
+    }
+
+    fn possible() -> Opened {
+        let text = include_str!("../../../browser-tests/fixtures/possible.jsonl");
+        Opened::new("t".into(), Origin::File, read_history("t", text).unwrap())
+    }
+
+    #[test]
+    fn possible_findings_are_counted_and_marked_as_possible() {
+        let opened = possible();
+        assert_eq!(opened.findings.len(), 3);
+        assert_eq!(opened.findings_summary(), "3 possible findings");
+        assert!(opened.track.breaks && opened.track.only_possible);
+        let marks: Vec<&MarkGeom> =
+            opened.track.layout.marks.iter().filter(|m| m.kind == "violation").collect();
+        assert_eq!(marks.len(), 3);
+        assert!(marks.iter().all(|m| m.possible));
+        let legend: Vec<&str> = opened.track.layout.legend.iter().map(|e| e.kind).collect();
+        assert!(legend.contains(&"possible") && !legend.contains(&"violation"), "{legend:?}");
+        assert_eq!(opened.track.layout.step_kinds[opened.findings[0].step], "possible");
+        let mut mixed = possible();
+        let mut findings = (*mixed.findings).clone();
+        findings[0].possible = false;
+        mixed.findings = Rc::new(findings);
+        assert_eq!(mixed.findings_summary(), "3 findings, 2 of them possible");
+    }
+
+    #[test]
+    fn a_chosen_finding_lights_its_own_violation_mark_and_not_the_others_at_its_step() {
+        let mut opened = possible();
+        // The three findings share one step, with different witnesses.
+        assert!(opened.findings.iter().all(|f| f.step == opened.findings[0].step));
+        let outside = opened
+            .findings
+            .iter()
+            .position(|f| f.invariant.to_string() == "write_outside_lease")
+            .unwrap();
+        opened.chosen = Some(outside);
+        let lit = opened.highlight();
+        let marks = &opened.track.layout.marks;
+        let violations: Vec<&MarkGeom> = marks.iter().filter(|m| lit.mark(m)).collect();
+        let own: Vec<&MarkGeom> =
+            violations.iter().copied().filter(|m| m.kind == "violation").collect();
+        assert_eq!(own.len(), 1);
+        assert_eq!(own[0].label, "write_outside_lease");
+        // Every highlighted event mark is on a witness step, and every witness step's event
+        // marks are highlighted.
+        let witness = &opened.findings[outside].witness;
+        for m in marks.iter().filter(|m| m.kind != "violation") {
+            assert_eq!(lit.mark(m), witness.contains(&m.step), "{m:?}");
+        }
     }
 }

@@ -4,7 +4,7 @@
 use fencelab_core::draw::{Diagram, MarkKind, SpanKind};
 use fencelab_core::format::model::{Enforcement, PauseReason};
 use fencelab_core::Named;
-use fencelab_core::{Event, StepRecord, WriteOutcome};
+use fencelab_core::{Event, StepRecord, Violation, WriteOutcome};
 
 /// Width of the time axis on the left.
 pub const GUTTER: f64 = 52.0;
@@ -101,6 +101,10 @@ pub struct MarkGeom {
     /// For a store's decision: its value and highest generation afterwards, e.g. `= B: 120 · g2`
     /// (no generation for an unfenced path, which keeps none).
     pub note: Option<String>,
+    /// For a violation: the index of the finding it marks.
+    pub finding: Option<usize>,
+    /// For a violation: whether that finding is only possible.
+    pub possible: bool,
 }
 
 /// What a store holds after the write that `record` decided, if it is one. The core's diagram
@@ -207,7 +211,7 @@ const fn entry(group: &'static str, kind: &'static str, text: &'static str) -> L
 /// Everything the diagram can draw, in the order the legend lists it: messages and their
 /// tokens, periods, then marks roughly in the order a story meets them. A lease token needs no
 /// entry of its own: the messages' entries show it.
-pub const LEGEND: [LegendEntry; 26] = [
+pub const LEGEND: [LegendEntry; 27] = [
     entry("arrow", "grant", "lease grant with its generation"),
     entry("arrow", "write", "write with its generation"),
     entry("arrow", "effect", "side effect with its generation"),
@@ -234,6 +238,7 @@ pub const LEGEND: [LegendEntry; 26] = [
     entry("mark", "restarted", "restart"),
     entry("mark", "stopped", "worker stopped"),
     entry("mark", "violation", "invariant broken"),
+    entry("mark", "possible", "invariant possibly broken: depends on an outcome nobody learned"),
 ];
 
 /// How the diagram's columns stretch to fill its pane. Only the horizontal positions change:
@@ -356,8 +361,9 @@ pub fn decimal(v: f64, places: u32) -> String {
 }
 
 impl Layout {
-    /// Lays out `diagram`, whose steps are `timeline`.
-    pub fn new(diagram: &Diagram, timeline: &[StepRecord]) -> Layout {
+    /// Lays out `diagram`, whose steps are `timeline` and whose violation marks stand for
+    /// `findings`.
+    pub fn new(diagram: &Diagram, timeline: &[StepRecord], findings: &[Violation]) -> Layout {
         let lane_x: Vec<f64> =
             (0..diagram.lanes.len()).map(|i| GUTTER + LANE_W * (i as f64 + 0.5)).collect();
         // A step with several marks on one lane gets room for the stack below its row.
@@ -421,7 +427,22 @@ impl Layout {
         // Several marks on one lane in one step stack downwards instead of overlapping.
         let mut stacks: litemap::LiteMap<(usize, usize), usize> = Default::default();
         let mut marks: Vec<MarkGeom> = Vec::with_capacity(diagram.marks.len());
+        // A violation mark names its invariant and step; findings of the same invariant at the
+        // same step are matched in order, as the core draws them.
+        let mut used = vec![false; findings.len()];
         for m in &diagram.marks {
+            let finding = (m.kind == MarkKind::Violation)
+                .then(|| {
+                    (0..findings.len()).find(|&i| {
+                        !used[i]
+                            && findings[i].step == m.step
+                            && findings[i].invariant.to_string() == m.label
+                    })
+                })
+                .flatten();
+            if let Some(i) = finding {
+                used[i] = true;
+            }
             let stacked = stacks.entry((m.step, m.lane)).or_insert(0);
             marks.push(MarkGeom {
                 kind: m.kind.name().into(),
@@ -438,6 +459,8 @@ impl Layout {
                             MarkKind::Applied | MarkKind::Rejected | MarkKind::Replayed
                         )
                     }),
+                finding,
+                possible: finding.is_some_and(|i| findings[i].possible),
             });
             *stacked += 1;
         }
@@ -485,13 +508,26 @@ impl Layout {
                 }
             }
         }
+        // A step whose violations are all possible reads as possible in the caption and log.
+        for (step, slot) in step_kinds.iter_mut().enumerate() {
+            let mut broken =
+                layout.marks.iter().filter(|m| m.step == step && m.kind == "violation");
+            if *slot == "violation" && broken.all(|m| m.possible) {
+                *slot = "possible";
+            }
+        }
         layout.step_kinds = step_kinds;
         layout.legend = LEGEND
             .iter()
-            .filter(|e| match e.group {
-                "mark" => layout.marks.iter().any(|m| m.kind == e.kind),
-                "arrow" => layout.arrows.iter().any(|a| a.kind == e.kind),
-                "token" => layout.arrows.iter().any(|a| a.token == e.kind),
+            .filter(|e| match (e.group, e.kind) {
+                // Certain and possible violations are told apart.
+                ("mark", "violation" | "possible") => layout
+                    .marks
+                    .iter()
+                    .any(|m| m.kind == "violation" && m.possible == (e.kind == "possible")),
+                ("mark", _) => layout.marks.iter().any(|m| m.kind == e.kind),
+                ("arrow", _) => layout.arrows.iter().any(|a| a.kind == e.kind),
+                ("token", _) => layout.arrows.iter().any(|a| a.token == e.kind),
                 _ => layout.spans.iter().any(|s| s.kind == e.kind),
             })
             .collect();
@@ -720,6 +756,8 @@ mod tests {
         for kind in ["lease", "belief", "pause"] {
             assert!(has("span", kind), "{kind}");
         }
-        assert_eq!(LEGEND.len(), MarkKind::VARIANTS.len() + ArrowKind::VARIANTS.len() + 2 + 3);
+        // Possible violations have an entry of their own.
+        assert!(has("mark", "possible"));
+        assert_eq!(LEGEND.len(), MarkKind::VARIANTS.len() + 1 + ArrowKind::VARIANTS.len() + 2 + 3);
     }
 }

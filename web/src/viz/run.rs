@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use fencelab_core::draw::{diagram, Diagram};
 use fencelab_core::record::export::{rust_test, RunExport};
-use fencelab_core::{Engine, Scenario, ScheduleMode, StepRecord};
+use fencelab_core::{Engine, Scenario, ScheduleMode, StepRecord, Violation};
 
 use crate::viz::frame::Frame;
 use crate::viz::layout::Layout;
@@ -35,13 +35,17 @@ pub struct Track {
     pub layout: Layout,
     /// Whether the core's checker found a broken invariant in the whole run.
     pub breaks: bool,
+    /// Whether every finding is only possible: it depends on an outcome nobody learned.
+    pub only_possible: bool,
 }
 
 impl Track {
-    /// The track of `timeline`, drawn as `diagram`.
-    pub fn new(timeline: Vec<StepRecord>, diagram: Diagram, breaks: bool) -> Track {
-        let layout = Layout::new(&diagram, &timeline);
-        Track { timeline, diagram, layout, breaks }
+    /// The track of `timeline`, drawn as `diagram`, with the checker's `findings` on it.
+    pub fn new(timeline: Vec<StepRecord>, diagram: Diagram, findings: &[Violation]) -> Track {
+        let layout = Layout::new(&diagram, &timeline, findings);
+        let breaks = !findings.is_empty();
+        let only_possible = breaks && findings.iter().all(|f| f.possible);
+        Track { timeline, diagram, layout, breaks, only_possible }
     }
 
     /// How many steps the run has.
@@ -116,8 +120,7 @@ impl Run {
         let verdict = engine.verdict();
         let timeline = engine.timeline().to_vec();
         let diagram = diagram(&engine.history(), engine.violations());
-        let breaks = !verdict.violations.is_empty();
-        let track = TrackRef(Rc::new(Track::new(timeline, diagram, breaks)));
+        let track = TrackRef(Rc::new(Track::new(timeline, diagram, &verdict.violations)));
         let engine = RefCell::new(engine);
         Ok(Run { scenario, track, stopped, engine })
     }

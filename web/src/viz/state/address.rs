@@ -10,6 +10,11 @@ use crate::share::{LinkError, LinkScenario, ShareLink};
 use super::{Action, Fetch, PolicyChoice, Side, Tab, Viz, GENERATED, SPEEDS, SPEED_PERCENT};
 use crate::viz::history::Origin;
 
+/// The entry of [`SPEEDS`] for a link's speed in percent: the first at least as fast.
+fn speed_index(percent: u16) -> usize {
+    SPEED_PERCENT.iter().position(|p| *p >= percent).unwrap_or(SPEEDS.len() - 1)
+}
+
 impl Viz {
     /// The page an address fragment (without `#`) asks for; an empty one is the first story.
     pub fn open(fragment: &str) -> Viz {
@@ -38,9 +43,19 @@ impl Viz {
         // A recorded history is fetched by the shell; until it comes, the first story shows.
         if let Some(address) = &link.history {
             let mut state = Viz::new();
-            let (address, step) = (address.clone(), link.step);
-            state.fetching = Some(Fetch { address, step, failed: false });
+            let (address, step, play) = (address.clone(), link.step, link.autoplay);
+            state.fetching = Some(Fetch { address, step, play, failed: false });
+            state.speed = speed_index(link.speed);
             state.embed = link.embed;
+            if !link.ignored.is_empty() {
+                let names: Vec<String> = link.ignored.iter().map(|k| format!("`{k}`")).collect();
+                state.link_note = Some(format!(
+                    "the link's {} {} to stories, not to a recorded history, so the page ignores {}",
+                    names.join(", "),
+                    if names.len() == 1 { "applies only" } else { "apply only" },
+                    if names.len() == 1 { "it" } else { "them" },
+                ));
+            }
             return state;
         }
         let mut state = Rc::new(Viz::new());
@@ -65,8 +80,7 @@ impl Viz {
             actions.push(Action::CompareMode(Side::Left, left));
             actions.push(Action::CompareMode(Side::Right, right));
         }
-        let speed = SPEED_PERCENT.iter().position(|p| *p >= link.speed).unwrap_or(SPEEDS.len() - 1);
-        actions.push(Action::Speed(speed));
+        actions.push(Action::Speed(speed_index(link.speed)));
         actions.push(Action::Seek(link.step));
         if link.autoplay {
             actions.push(Action::TogglePlay);
@@ -101,7 +115,9 @@ impl Viz {
         if let Some((address, step)) = history {
             let mut link = ShareLink::history(&address);
             link.step = step;
-            link.autoplay = self.playing;
+            // Until the history opens, the link keeps asking to play.
+            let waiting = self.opened.is_none() && self.fetching.as_ref().is_some_and(|f| f.play);
+            link.autoplay = self.playing || waiting;
             link.speed = SPEED_PERCENT.get(self.speed).copied().unwrap_or(100);
             link.embed = self.embed;
             return link;

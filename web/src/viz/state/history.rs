@@ -1,10 +1,8 @@
 //! Recorded histories in the player: opening one (from a file, a drop or a `history=` link),
 //! going back to the stories, choosing a finding and hiding lanes.
 
-use std::rc::Rc;
-
 use super::Viz;
-use crate::viz::history::{read_history, Opened, Origin};
+use crate::viz::history::{read_history, Highlight, Opened, Origin};
 
 /// A `history=` link whose file the shell is fetching.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +11,8 @@ pub struct Fetch {
     pub address: String,
     /// The step the link asks for, shown once the history is open.
     pub step: usize,
+    /// Whether the link asks to play from that step once the history is open.
+    pub play: bool,
     /// Whether fetching or reading it failed (the link then stays in the address).
     pub failed: bool,
 }
@@ -21,11 +21,13 @@ impl Viz {
     /// Reads `text`, called `name`, and shows it from the start (or at the step its link asks
     /// for). A file that cannot be read leaves the view as it was and says why.
     pub(super) fn open_history(&mut self, name: String, text: &str, origin: Origin) {
-        let step = match (&origin, &self.fetching) {
-            (Origin::Link(address), Some(fetch)) if *address == fetch.address => fetch.step,
+        let (step, play) = match (&origin, &self.fetching) {
+            (Origin::Link(address), Some(fetch)) if *address == fetch.address => {
+                (fetch.step, fetch.play)
+            }
             // A link's answer that comes after the reader moved on is dropped.
             (Origin::Link(_), _) => return,
-            (Origin::File, _) => 0,
+            (Origin::File, _) => (0, false),
         };
         match read_history(&name, text) {
             Ok(history) => {
@@ -37,6 +39,9 @@ impl Viz {
                 self.playing = false;
                 self.position = 0;
                 self.seek(step);
+                if play {
+                    self.toggle_play(self.position, self.track().len());
+                }
             }
             Err(e) => {
                 if let (Origin::Link(_), Some(fetch)) = (&origin, &mut self.fetching) {
@@ -55,6 +60,23 @@ impl Viz {
         }
     }
 
+    /// Forgets what was wrong with the opening link; a history link that failed is given up,
+    /// so the address follows the story on screen again.
+    pub(super) fn dismiss_link_problems(&mut self) {
+        self.link_error = None;
+        self.link_note = None;
+        if self.fetching.as_ref().is_some_and(|f| f.failed) {
+            self.fetching = None;
+            self.history_error = None;
+        }
+    }
+
+    /// Whether the history error on screen is a link's that failed, so the story shown is a
+    /// fallback.
+    pub fn link_failed(&self) -> bool {
+        self.history_error.is_some() && self.fetching.as_ref().is_some_and(|f| f.failed)
+    }
+
     /// The address of the history link the shell should fetch now, if any.
     pub fn to_fetch(&self) -> Option<String> {
         self.fetching.as_ref().filter(|f| !f.failed).map(|f| f.address.clone())
@@ -63,6 +85,7 @@ impl Viz {
     /// Back to the stories, at the start of the one picked before.
     pub(super) fn close_history(&mut self) {
         self.opened = None;
+        self.link_note = None;
         self.fetching = None;
         self.history_error = None;
         self.playing = false;
@@ -76,6 +99,7 @@ impl Viz {
         let Some(opened) = &mut self.opened else { return };
         let Some(step) = opened.findings.get(index).map(|f| f.step) else { return };
         opened.chosen = Some(index);
+        opened.choices += 1;
         self.playing = false;
         self.seek(step + 1);
     }
@@ -87,8 +111,8 @@ impl Viz {
         }
     }
 
-    /// The steps whose marks are highlighted: the chosen finding's witness.
-    pub fn highlight(&self) -> Rc<[usize]> {
-        self.opened.as_ref().map_or_else(|| Rc::from([]), Opened::highlight)
+    /// What is highlighted: the chosen finding's witness and its own mark.
+    pub fn highlight(&self) -> Highlight {
+        self.opened.as_ref().map_or_else(Highlight::default, Opened::highlight)
     }
 }

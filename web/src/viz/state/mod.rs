@@ -84,7 +84,7 @@ pub enum Action {
     Load(Box<Scenario>),
     /// Turn off exactly these protections, keeping the schedule.
     Switches(Vec<Switch>),
-    /// Forget what was wrong with the opening link.
+    /// Forget what was wrong with the opening link (a history link that failed is given up).
     DismissLinkError,
     /// Replay an exported run file (JSON) to the step it was exported at.
     Import(Rc<String>),
@@ -151,6 +151,8 @@ pub struct Viz {
     pub fetching: Option<Fetch>,
     /// Why the last history could not be opened.
     pub history_error: Option<String>,
+    /// What a history link asked for that does not apply to a history.
+    pub link_note: Option<String>,
 }
 
 impl Default for Viz {
@@ -199,6 +201,7 @@ impl Viz {
             opened: None,
             fetching: None,
             history_error: None,
+            link_note: None,
         }
     }
 
@@ -323,7 +326,7 @@ impl Reducible for Viz {
                 next.switches = switches;
                 next.replay();
             }
-            Action::DismissLinkError => next.link_error = None,
+            Action::DismissLinkError => next.dismiss_link_problems(),
             Action::Import(json) => return next.import(&json),
             // Handled before the copy: a new address replaces the whole view.
             Action::Open(_) => return self,

@@ -39,6 +39,8 @@ pub enum Tone {
     Weakened,
     /// This run breaks an invariant.
     Breaks,
+    /// Every finding in this run is only possible: it depends on an outcome nobody learned.
+    Possible,
 }
 
 impl Tone {
@@ -48,6 +50,7 @@ impl Tone {
             Tone::Holds => "badge ok",
             Tone::Weakened => "badge warn",
             Tone::Breaks => "badge bad",
+            Tone::Possible => "badge warn possible",
         }
     }
 
@@ -57,6 +60,7 @@ impl Tone {
             Tone::Holds => "check",
             Tone::Weakened => "released",
             Tone::Breaks => "violation",
+            Tone::Possible => "unknown",
         }
     }
 
@@ -66,6 +70,9 @@ impl Tone {
             Tone::Holds => " (every invariant holds in this run)",
             Tone::Weakened => " (a protection is off, though this run breaks no invariant)",
             Tone::Breaks => " (this run breaks an invariant)",
+            Tone::Possible => {
+                " (this run possibly breaks an invariant: every finding depends on an outcome nobody learned)"
+            }
         }
     }
 }
@@ -93,15 +100,22 @@ impl Viz {
     /// The title's badge for the run on screen.
     pub fn badge(&self) -> Badge {
         if let Some(opened) = &self.opened {
-            let tone = if opened.track.breaks { Tone::Breaks } else { Tone::Holds };
-            return Badge { label: "recorded history".into(), tone };
+            let (label, tone) = match (opened.track.breaks, opened.track.only_possible) {
+                (_, true) => ("recorded history · possibly broken", Tone::Possible),
+                (true, false) => ("recorded history", Tone::Breaks),
+                (false, _) => ("recorded history", Tone::Holds),
+            };
+            return Badge { label: label.into(), tone };
         }
         let mut label = if self.edited { "edited".to_string() } else { self.variant.clone() };
         for switch in &self.switches {
             label.push_str(" + ");
             label.push_str(switch.label());
         }
-        let tone = if self.run.breaks {
+        let tone = if self.run.track.only_possible {
+            label.push_str(" · possibly broken");
+            Tone::Possible
+        } else if self.run.breaks {
             Tone::Breaks
         } else if self.switches.is_empty() {
             Tone::Holds

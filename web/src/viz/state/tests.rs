@@ -451,3 +451,33 @@ fn a_history_link_is_fetched_opened_at_its_step_and_kept_in_the_address() {
     assert_eq!(failed.history_error.as_deref(), Some("404"));
     assert_eq!(failed.to_link().to_fragment(), "history=h/p.jsonl&step=3");
 }
+
+#[test]
+fn a_history_link_plays_at_its_speed_as_a_story_link_does() {
+    let state = Rc::new(Viz::open("history=h/p.jsonl&step=2&play=1&speed=400"));
+    assert_eq!(SPEED_PERCENT[state.speed], 400);
+    assert!(!state.playing, "nothing plays until the history is there");
+    assert_eq!(state.to_link().to_fragment(), "history=h/p.jsonl&step=2&play=1&speed=400");
+    let link = Origin::Link("h/p.jsonl".into());
+    let text = recorded("paused-worker", "broken");
+    let opened = apply(state, [Action::OpenHistory("h/p.jsonl".into(), text, link)]);
+    assert!(opened.playing);
+    assert_eq!((opened.position, opened.interval_ms()), (2, SPEEDS[3].1));
+    let ticked = apply(opened, [Action::Tick]);
+    assert_eq!(ticked.to_link().to_fragment(), "history=h/p.jsonl&step=3&play=1&speed=400");
+}
+
+#[test]
+fn story_only_parameters_on_a_history_link_are_named_and_a_failed_link_can_be_dismissed() {
+    let state = Rc::new(Viz::open("history=h/p.jsonl&policy=strict&tab=playground&variant=x"));
+    let note = state.link_note.as_deref().expect("a note");
+    assert!(note.contains("`policy`, `tab`, `variant` apply only to stories"), "{note}");
+    assert!(Viz::open("history=h/p.jsonl&compare=1").link_note.unwrap().contains("`compare`"));
+    assert!(Viz::open("history=h/p.jsonl&step=2").link_note.is_none());
+    let failed = apply(state, [Action::HistoryFailed("h/p.jsonl".into(), "404".into())]);
+    assert!(failed.link_failed() && failed.keeps_address());
+    let dismissed = apply(failed, [Action::DismissLinkError]);
+    assert!(!dismissed.link_failed() && dismissed.link_note.is_none());
+    assert!(dismissed.history_error.is_none() && !dismissed.keeps_address());
+    assert!(dismissed.to_link().history.is_none(), "the address follows the story again");
+}
