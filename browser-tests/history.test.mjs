@@ -113,7 +113,7 @@ test('a clean history has no findings, and a dropped file opens too', async () =
   assert.match(await text(page, '[data-testid="findings-panel"]'), /none: every invariant holds/);
   assert.equal(await page.locator('.mark.violation').count(), 0);
   assert.equal(await page.locator('#story-title .badge.ok').count(), 1);
-  // A history from a file has no address: the address is left as it was.
+  // A history from a file has no address: the address names the story beneath it.
   assert.equal(await page.evaluate(() => location.hash), '#scenario=idempotent-retry&variant=fenced');
   assert.deepEqual(problems, []);
   await page.close();
@@ -414,6 +414,16 @@ test('the share card offers what applies to a history: its link and embed code w
   assert.equal(await page.locator('#embed-code').count(), 0);
   assert.match(await text(page, '#share-no-address'), /has no address.*same site as the page and link it with #history=ADDRESS/);
   assert.equal(await page.locator('#export-svg').count(), 1);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a file opened over a history link takes the link out of the address', async () => {
+  const { page, problems } = await openPage(env, '/#history=fixtures/paused-broken.jsonl&step=3');
+  await page.locator(card).waitFor();
+  await page.setInputFiles('#open-history', fenced);
+  await page.waitForFunction(() => document.querySelector('#story-title')?.textContent.includes('paused-fenced.jsonl'));
+  await page.waitForFunction(() => !location.hash.includes('history='));
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -158,18 +158,30 @@ pub fn history_card(
     }
 }
 
+/// How the findings panel is toned: red when a finding is certain, amber when every finding is
+/// only possible, plain when there is none.
+fn findings_tone(opened: &Opened) -> Option<&'static str> {
+    if opened.findings.is_empty() {
+        None
+    } else if opened.findings.iter().all(|f| f.possible) {
+        Some("caution")
+    } else {
+        Some("alarm")
+    }
+}
+
 /// The checker's findings on the history, each a button that seeks to it and highlights its
 /// witness; the ones the player has reached are marked.
 pub fn findings(opened: &Opened, position: usize, on: &Callback<Action>) -> Html {
     html! {
-        <section class={classes!("panel", "findings", (!opened.findings.is_empty()).then_some("alarm"))}
+        <section class={classes!("panel", "findings", findings_tone(opened))}
             aria-label="Findings" data-testid="findings-panel">
             <h3>{ icon(if opened.findings.is_empty() { "check" } else { "warn" }) }{ "Findings" }
                 <span class="count">{ opened.findings.len() }</span></h3>
             if opened.findings.is_empty() {
                 <p class="ok-text">{ "none: every invariant holds in this history" }</p>
             } else {
-                <p class="muted">{ "Choose one to go to its step and highlight its witness: the entries that prove it, in the diagram and the log." }</p>
+                <p class="muted gap">{ "Choose one to go to its step and highlight its witness: the entries that prove it, in the diagram and the log." }</p>
                 if opened.any_possible() {
                     <p class="muted" id="possible-note">
                         { "A possible finding depends on a write or effect whose outcome nobody learned: the \

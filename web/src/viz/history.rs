@@ -82,8 +82,8 @@ pub fn read_history(name: &str, text: &str) -> Result<History, String> {
         ));
     }
     History::from_jsonl(text).map_err(|e| {
-        // The JSON reader's words for a line that stops short say nothing to a reader.
-        if e.problem.contains("EOF while parsing") {
+        // A line that stops short is most likely a file copied or written only in part.
+        if e.problem.starts_with("the line is cut off") {
             return format!(
                 "{name} is cut off at line {}: the line is incomplete JSON (was the file copied \
                  or written only in part?)",

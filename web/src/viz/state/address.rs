@@ -148,12 +148,12 @@ impl Viz {
         self.embed.and(self.link_error.as_deref().or(self.history_error.as_deref()))
     }
 
-    /// Whether the address should stay as it is rather than follow the view: a history opened
-    /// from a file has no address, and a history link that failed stays for the reader to see.
+    /// Whether the address should stay as it is rather than follow the view: a history link
+    /// that failed stays for the reader to see. A history opened from a file has no address of
+    /// its own, so the address names the story beneath it, never a history link it replaced.
     pub fn keeps_address(&self) -> bool {
-        let from_file = self.opened.as_ref().is_some_and(|o| o.origin == Origin::File);
         let failed_link = self.fetching.as_ref().is_some_and(|f| f.failed);
-        self.broken_embed().is_some() || from_file || failed_link
+        self.broken_embed().is_some() || failed_link
     }
 
     /// Whether an embedded page shows `part` (the full page shows everything).

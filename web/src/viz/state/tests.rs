@@ -392,7 +392,9 @@ fn an_opened_history_plays_in_the_player_and_story_controls_leave_it_alone() {
     let opened = state.opened.as_ref().expect("a history on screen");
     assert_eq!(state.cursor(), (0, opened.track.len()));
     assert_eq!(state.badge().label, "recorded history");
-    assert!(state.keeps_address(), "a file has no address");
+    // A file has no address: the address names the story beneath it, not a history link.
+    assert!(!state.keeps_address());
+    assert!(state.to_link().history.is_none(), "{:?}", state.to_link());
     // What changes a story changes nothing here.
     for action in [Action::Variant("fenced".into()), Action::Compare(true), Action::ToggleEditor] {
         let after = apply(state.clone(), [action]);
