@@ -427,3 +427,15 @@ test('a file opened over a history link takes the link out of the address', asyn
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('a history link with a parameter the page cannot use says so on a phone first screen', async () => {
+  const page = await env.context.newPage();
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.goto(`${env.server.origin}/#history=fixtures/paused-broken.jsonl&speed=1000`);
+  const error = page.locator('#link-error');
+  await error.waitFor();
+  assert.match(await error.textContent(), /speed/);
+  const box = await error.boundingBox();
+  assert.ok(box && box.y < 740, `the message starts within the first screen (y=${box?.y})`);
+  await page.close();
+});

@@ -181,9 +181,13 @@ fn visualizer(
             <section class="card story" aria-labelledby="story-title">
                 <Picker cases={state.cases.clone()} case={state.case.clone()} variant={state.variant.clone()}
                     policy={state.policy} edited={state.edited} on={on.clone()} />
-                // A link's history that failed is said first: the story below only stands in.
+                // A link that failed is said first, on a phone's first screen: the story below
+                // only stands in.
                 if link_failed {
                     { history_status(state.history_error.as_deref(), None, true, on) }
+                }
+                if let Some(error) = &state.link_error {
+                    <LinkProblem error={error.clone()} on={on.clone()} />
                 }
                 { link_note(state.link_note.as_deref(), on) }
                 <div class="story-text">
@@ -206,9 +210,6 @@ fn visualizer(
                         </button>
                     }
                 </div>
-                if let Some(error) = &state.link_error {
-                    <LinkProblem error={error.clone()} on={on.clone()} />
-                }
                 if let Some(error) = &state.error {
                     <p class="error" role="alert">{ error.clone() }</p>
                 }
