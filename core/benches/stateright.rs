@@ -2,8 +2,10 @@
 //! same transition function: the [`Simulator`]'s steps, each event fed to the state's own
 //! [`Checker`]. Prints figures; asserts only that both searches find the same number of states.
 //!
-//! Run with `cargo bench -p fencelab-core --bench stateright`. `cargo test --benches` runs each
-//! search once instead and fails if the two counts differ.
+//! Run with `cargo bench -p fencelab-core --bench stateright`; arguments after `--` pick scenarios
+//! by label (`-- contention`). It compares `contention` with 2 to 6 workers and every story
+//! variant without a safety violation. `cargo test --benches` runs each search once instead (up to
+//! five workers) and fails if the counts differ.
 //!
 //! The stateright model keeps what the explorer keeps per state (the simulator's state and the
 //! checker) and tells states apart by what the explorer hashes (the state's fingerprint and the
@@ -170,7 +172,15 @@ struct Found {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Search {
     Fencelab,
-    Stateright { threads: usize },
+    Stateright {
+        threads: usize,
+    },
+    /// The baseline, as in the explore bench: cloning the scenario's starting state (the
+    /// simulator's and the checker's) `states` times, keeping the clones as a search keeps its
+    /// states, so a figure can be read against the machine's speed at that moment.
+    Clone {
+        states: usize,
+    },
 }
 
 impl Search {
@@ -192,6 +202,12 @@ impl Search {
                     .join();
                 assert!(checker.discoveries().is_empty(), "stateright found a violation");
                 Found { states: checker.unique_state_count(), estimate: None }
+            }
+            Search::Clone { states } => {
+                let sim = Simulator::new(scenario.clone()).expect("valid");
+                let start = (sim.initial_state(), Checker::new(Setup::of(sim.scenario())));
+                let clones: Vec<_> = (0..states).map(|_| start.clone()).collect();
+                Found { states: clones.len(), estimate: None }
             }
         }
     }
@@ -219,8 +235,25 @@ impl Measured {
     }
 }
 
+/// Hands the memory that earlier searches freed back to the system, so that a search's peak
+/// resident memory above the resident memory before it is its own (glibc keeps freed memory for
+/// reuse, which a later search would then not count).
+fn trim() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> std::ffi::c_int;
+        }
+        // SAFETY: glibc's malloc_trim only releases free memory; it takes no pointers.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
+
 /// Runs `search` once, counting its heap and its resident memory, and times that run.
 fn measure(search: Search, scenario: &Scenario) -> Measured {
+    trim();
     let before = rss();
     let fresh = reset_peak();
     let start = Instant::now();
@@ -233,10 +266,11 @@ fn measure(search: Search, scenario: &Scenario) -> Measured {
     Measured { states: found.states, estimate: found.estimate, heap, rss_growth, times: vec![time] }
 }
 
-/// The scenarios compared: `contention` with 2 to 5 workers, then every built-in story variant
-/// whose search finds no safety violation, smallest first. Prints what it leaves out and why.
-fn scenarios() -> Vec<(String, Scenario)> {
-    let contention = (2..=5).map(|workers| {
+/// The scenarios compared: `contention` with 2 to `most` workers, then every built-in story
+/// variant whose search finds no safety violation, smallest first. Prints what it leaves out and
+/// why.
+fn scenarios(most: usize, wanted: impl Fn(&str) -> bool) -> Vec<(String, Scenario)> {
+    let contention = (2..=most).map(|workers| {
         let label = format!("contention, {workers} workers");
         (label, library::contention(workers, Enforcement::Fenced))
     });
@@ -248,7 +282,7 @@ fn scenarios() -> Vec<(String, Scenario)> {
     });
     let mut chosen = Vec::new();
     let mut skipped = Vec::new();
-    for (label, scenario) in contention.chain(stories) {
+    for (label, scenario) in contention.chain(stories).filter(|(label, _)| wanted(label)) {
         match Explorer::new(scenario.clone(), config()).expect("valid").run() {
             ExploreResult::NoViolation { stats } if !stats.bound_hit => {
                 chosen.push((stats.unique_states, label, scenario));
@@ -263,9 +297,11 @@ fn scenarios() -> Vec<(String, Scenario)> {
             ExploreResult::Error { error, .. } => skipped.push(format!("{label} ({error})")),
         }
     }
-    println!("Left out, as their search finds a safety violation or stops at a bound:");
-    for label in skipped {
-        println!("  {label}");
+    if !skipped.is_empty() {
+        println!("Left out, as their search finds a safety violation or stops at a bound:");
+        for label in skipped {
+            println!("  {label}");
+        }
     }
     // Smallest first, so that the largest searches, whose resident memory matters, run last.
     chosen.sort_by_key(|(states, _, _)| *states);
@@ -275,14 +311,25 @@ fn scenarios() -> Vec<(String, Scenario)> {
 fn main() {
     let timed = is_bench_run();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let searches =
-        [Search::Fencelab, Search::Stateright { threads: 1 }, Search::Stateright { threads }];
+    // Arguments after `--` other than flags pick the scenarios whose label contains one of them.
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let wanted = |label: &str| filters.is_empty() || filters.iter().any(|f| label.contains(f));
     let mut rows = Vec::new();
     let mut mismatches = 0;
     println!("Resident memory before the first search: {}.", mib(rss()));
-    for (label, scenario) in scenarios() {
+    // Six workers take seconds per search in a release build and minutes in the smoke test's
+    // debug build, so the smoke test stops at five.
+    let most = if timed { 6 } else { 5 };
+    for (label, scenario) in scenarios(most, wanted) {
+        let mut searches = vec![
+            Search::Fencelab,
+            Search::Stateright { threads: 1 },
+            Search::Stateright { threads },
+        ];
         let mut measured: Vec<Measured> = searches.iter().map(|&s| measure(s, &scenario)).collect();
         let states: Vec<usize> = measured.iter().map(|m| m.states).collect();
+        searches.push(Search::Clone { states: states[0] });
+        measured.push(measure(searches[3], &scenario));
         if states.iter().any(|&s| s != states[0]) {
             mismatches += 1;
             println!(
@@ -291,16 +338,16 @@ fn main() {
             );
         }
         if timed {
-            // About half a second of each search, at least 5 runs; the order rotates each round
-            // so that no search always runs right after the same other one.
-            let slowest = measured.iter().map(|m| m.times[0]).max().expect("three searches");
+            // About half a second of each search, at least 5 runs. Rounds alternate between two
+            // orders, so that no search always runs right after the same other one.
+            let slowest = measured.iter().map(|m| m.times[0]).max().expect("four searches");
             let rounds = (0.5 / slowest.as_secs_f64()).ceil().clamp(5.0, 200.0) as usize;
             for m in &mut measured {
                 m.times.clear();
             }
             for round in 0..rounds {
                 for k in 0..searches.len() {
-                    let i = (round + k) % searches.len();
+                    let i = if round % 2 == 0 { k } else { searches.len() - 1 - k };
                     let start = Instant::now();
                     searches[i].run(&scenario);
                     measured[i].times.push(start.elapsed());
@@ -329,22 +376,23 @@ fn print_tables(rows: &[(String, Vec<Measured>)], threads: usize, timed: bool) {
         if timed { "" } else { "; one run only, as a smoke test" }
     );
     println!();
-    println!("| scenario | unique states | Fencelab, 1 thread | stateright, 1 thread | stateright / Fencelab | Fencelab, {threads} threads | stateright, {threads} threads | runs each |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| scenario | unique states | Fencelab, 1 thread | stateright, 1 thread | stateright / Fencelab | Fencelab, {threads} threads | stateright, {threads} threads | baseline: cloning the start | runs each |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for (label, m) in rows {
         println!(
-            "| {label} | {} | {:.0} | {:.0} | {:.2} | n/a | {:.0} | {} |",
+            "| {label} | {} | {:.0} | {:.0} | {:.2} | n/a | {:.0} | {:.0} | {} |",
             m[0].states,
             m[0].per_second(),
             m[1].per_second(),
             m[1].per_second() / m[0].per_second(),
             m[2].per_second(),
+            m[3].per_second(),
             m[0].times.len(),
         );
     }
     println!();
     println!(
-        "Memory per distinct state, in bytes: the explorer's own estimate of its peak, and each search's peak heap (counted by the allocator, above what was live before it); then each search's peak resident memory above the resident memory before it (process-wide, and the allocator keeps what earlier searches freed, so later searches can grow less than they use). A stateright state is {} bytes inline, plus its heap.",
+        "Memory per distinct state, in bytes: the explorer's own estimate of its peak, and each search's peak heap (requested bytes, counted by the allocator above what was live before the search); then each search's peak resident memory above the resident memory before it. Resident memory is process-wide: freed memory is handed back (malloc_trim) before each search, the largest searches run last, and the multi-threaded search's allocator arenas count too. A stateright state is {} bytes inline, plus its heap.",
         std::mem::size_of::<State>()
     );
     println!();
