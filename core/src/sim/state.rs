@@ -280,8 +280,10 @@ impl SimState {
 
     /// A hash of everything that decides what can happen next, for the explorer's "seen" set.
     /// The step count and the schedule cursor are left out, so two paths to the same situation
-    /// count as one state.
-    pub(crate) fn fingerprint(&self) -> u64 {
+    /// count as one state. Together with the [`Checker`](crate::Checker)'s own `Hash`, it is what
+    /// tells two of the explorer's states apart, so another search over the
+    /// [`Simulator`](crate::Simulator) can count states the same way. The same on every run.
+    pub fn fingerprint(&self) -> u64 {
         use std::hash::{Hash, Hasher};
         // `DefaultHasher::new` uses fixed keys, so fingerprints are the same on every run.
         let mut h = std::collections::hash_map::DefaultHasher::new();
