@@ -162,7 +162,7 @@ pub struct Explorer {
     /// The start, kept for the whole search: its workers and cells are counted in the fixed part,
     /// so the states that share them never release them.
     _root: (SimState, Checker),
-    /// The state being expanded, and then its last child's; see [`Explorer::release`].
+    /// The node last expanded, held until the next one is; see [`Explorer::release`].
     current: (SimState, Checker),
     config: ExploreConfig,
     targets: Vec<InvariantKind>,
@@ -257,8 +257,10 @@ impl Explorer {
         let depth = node.state.position;
         let choices = self.sim.enabled_count(&node.state);
         for choice in 0..choices {
-            self.current = (node.state.clone(), node.checker.clone());
-            let (state, checker) = &mut self.current;
+            // Each child starts as a copy of the node, sharing every worker and cell with it,
+            // and is moved, not copied again, into the frontier when it is kept.
+            let mut current = (node.state.clone(), node.checker.clone());
+            let (state, checker) = &mut current;
             let (enabled, at, event) = match self.sim.advance(state, choice) {
                 Ok(step) => step,
                 Err(error) => {
@@ -315,7 +317,7 @@ impl Explorer {
             }
             // The child shares with its parent every worker and cell the step did not change;
             // those it changed are new, and counted once, here.
-            let (child, child_checker) = &self.current;
+            let (child, child_checker) = &current;
             let lists = child.heap_bytes_beyond(Some(child))
                 + child_checker.heap_bytes_beyond(Some(child_checker));
             let shared = child.heap_bytes_beyond(Some(&node.state))
@@ -331,7 +333,7 @@ impl Explorer {
             if !self.fits(own + shared + grown) {
                 return self.cut(Bound::Memory);
             }
-            let (state, checker) = (child.clone(), child_checker.clone());
+            let (state, checker) = current;
             self.frontier.push_back(Node { state, checker, schedule, bytes: own });
             self.charge(own + shared + buffer::<Node>(self.frontier.capacity()) - ring);
         }
@@ -357,8 +359,8 @@ impl Explorer {
     }
 
     /// Releases an expanded node: its own part, and the workers and cells that no other state
-    /// holds any more. The engine takes the node's state in place of its last child, so that
-    /// only waiting states and this one hold anything.
+    /// holds any more. The explorer keeps the node until the next is expanded, so that only
+    /// waiting states and this one hold anything.
     fn release(&mut self, node: Node) {
         self.memory -= node.bytes;
         self.current = (node.state, node.checker);
