@@ -401,8 +401,7 @@ impl Explorer {
 /// A hash of everything that decides what can happen next and what the checker will say of
 /// it, for the "seen" set: the simulated state's fingerprint and the checker's state.
 fn fingerprint(state: &SimState, checker: &Checker) -> u64 {
-    // `DefaultHasher::new` uses fixed keys, so fingerprints are the same on every run.
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = std::hash::BuildHasher::build_hasher(&super::FINGERPRINTS);
     state.fingerprint().hash(&mut h);
     checker.hash(&mut h);
     h.finish()

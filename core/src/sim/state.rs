@@ -284,9 +284,8 @@ impl SimState {
     /// tells two of the explorer's states apart, so another search over the
     /// [`Simulator`](crate::Simulator) can count states the same way. The same on every run.
     pub fn fingerprint(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
-        // `DefaultHasher::new` uses fixed keys, so fingerprints are the same on every run.
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        use std::hash::{BuildHasher, Hash, Hasher};
+        let mut h = crate::check::FINGERPRINTS.build_hasher();
         self.now.hash(&mut h);
         self.authority.hash(&mut h);
         self.workers.hash(&mut h);
