@@ -440,28 +440,6 @@ impl Builder {
         }
     }
 
-    /// Takes the open write of `worker` whose operation id is `operation`: how a log pairs a
-    /// completion that names its operation.
-    pub(crate) fn complete_write(
-        &mut self,
-        loc: &Loc,
-        field: &str,
-        worker: &str,
-        operation: &str,
-    ) -> Result<Open, ImportError> {
-        let found = self.open.iter().position(|o| {
-            o.worker == worker
-                && matches!(&o.call, Call::Write(w) if w.request.operation.as_str() == operation)
-        });
-        match found {
-            Some(i) => Ok(self.open.remove(i)),
-            None => Err(loc.field(
-                field,
-                format!("a completion of {worker}'s write {operation} without its invocation"),
-            )),
-        }
-    }
-
     /// Takes the open write or effect of `worker` whose operation id is `operation`.
     pub(crate) fn complete_operation(&mut self, worker: &str, operation: &str) -> Option<Open> {
         let i = self

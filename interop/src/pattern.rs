@@ -280,7 +280,12 @@ impl Reader {
                     }
                 };
                 let open = match l.get("op") {
-                    Some(op) => b.complete_write(loc, "op", &actor, op)?,
+                    Some(op) => b.complete_operation(&actor, op).ok_or_else(|| {
+                        loc.field(
+                            "op",
+                            format!("a completion of {actor}'s write {op} without its invocation"),
+                        )
+                    })?,
                     None => b.complete(loc, "kind", &actor, &Op::Write, None)?,
                 };
                 let done = WriteDone {
