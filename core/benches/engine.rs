@@ -5,7 +5,8 @@
 //! `-- seek` for the matching benches only). First it prints each case's memory: the engine's
 //! estimate and, for the stampede, the peak resident memory. Then divan's table, where each
 //! throughput (`item/s`: events or steps per second) has a baseline beside it, measured in the
-//! same run: cloning the same number of step records. Machines here are shared and noisy, so read
+//! same run: cloning the same number of step records. `curve` runs the first 1,000 to
+//! 1,000,000 steps of one run, to show the rate holds as a run grows. Machines here are shared and noisy, so read
 //! a throughput against its baseline rather than alone. `cargo test --benches` runs each bench
 //! once instead, as a smoke test.
 
@@ -102,6 +103,46 @@ fn run_stampede_10000_workers(bencher: Bencher) {
 #[divan::bench(sample_count = 5)]
 fn run_stampede_10000_workers_baseline_clone(bencher: Bencher) {
     time_clone(bencher, stampede());
+}
+
+/// Room for a million steps of the stampede (it takes about 1.1 GiB).
+const CURVE_BUDGET: usize = 4 << 30;
+
+/// The stampede, its first `steps` steps run, with room for a million.
+fn stampede_prefix(steps: usize) -> Engine {
+    let mut engine = Engine::new(stampede()).expect("valid").with_memory_budget(CURVE_BUDGET);
+    for _ in 0..steps {
+        if engine.step().expect("within the budget").is_none() {
+            break;
+        }
+    }
+    engine
+}
+
+/// Steps per second over the first 1,000 to 1,000,000 steps of one run (the stampede, with a
+/// budget large enough for all of them). The rate should hold as the run grows: nothing the
+/// engine does per step may cost more the longer the run is.
+#[divan::bench(args = [1_000, 10_000, 100_000, 1_000_000], sample_count = 5, sample_size = 1)]
+fn curve(bencher: Bencher, steps: usize) {
+    let ran = stampede_prefix(steps).records().len();
+    assert_eq!(ran, steps, "the stampede should run at least {steps} steps");
+    bencher
+        .counter(ItemsCount::new(steps))
+        .with_inputs(|| Engine::new(stampede()).expect("valid").with_memory_budget(CURVE_BUDGET))
+        .bench_local_values(|mut engine| {
+            for _ in 0..steps {
+                let _ = engine.step();
+            }
+            engine
+        });
+}
+
+/// Baseline for `curve`: cloning the same number of the stampede's step records.
+#[divan::bench(args = [1_000, 10_000, 100_000, 1_000_000], sample_count = 5)]
+fn curve_baseline_clone(bencher: Bencher, steps: usize) {
+    let engine = stampede_prefix(steps);
+    let records = engine.records();
+    bencher.counter(ItemsCount::new(records.len())).bench_local(|| records.to_vec());
 }
 
 /// Seeks to pseudo-random steps of the long run: each sample is one seek, so the slowest is the
