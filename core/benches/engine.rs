@@ -5,10 +5,10 @@
 //! `-- seek` for the matching benches only). First it prints each case's memory: the engine's
 //! estimate and, for the stampede, the peak resident memory. Then divan's table, where each
 //! throughput (`item/s`: events or steps per second) has a baseline beside it, measured in the
-//! same run: cloning the same number of step records. `curve` runs the first 1,000 to
-//! 1,000,000 steps of one run, to show the rate holds as a run grows. Machines here are shared and noisy, so read
-//! a throughput against its baseline rather than alone. `cargo test --benches` runs each bench
-//! once instead, as a smoke test.
+//! same run: cloning the same number of step records. `curve` runs the first 1,000 to 1,000,000
+//! steps of one run, to show that the rate holds as a run grows. Machines here are shared and
+//! noisy, so read a throughput against its baseline rather than alone. `cargo test --benches`
+//! runs each bench once instead, as a smoke test.
 
 mod common;
 
