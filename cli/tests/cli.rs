@@ -70,6 +70,30 @@ fn run_exits_one_when_a_run_misses_its_expectations() {
 }
 
 #[test]
+fn run_replays_a_path_with_injected_faults() {
+    use fencelab_core::{Engine, Fault, History};
+    let dir = std::env::temp_dir().join(format!("fencelab-cli-injected-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A reader's path: a few steps, a pause of B injected by hand, then to the end.
+    let scenario = fencelab_core::stories::library::scenario("paused-worker", None).unwrap();
+    let mut engine = Engine::new(scenario).unwrap();
+    engine.seek(5).unwrap();
+    let pause = Fault::PauseWorker { worker: "B".into(), ticks: 9, reason: Default::default() };
+    engine.inject(pause).unwrap();
+    engine.run().unwrap();
+    let mut path = engine.scenario().clone();
+    path.schedule = engine.schedule_so_far();
+    let file = dir.join("path.json");
+    std::fs::write(&file, path.to_json()).unwrap();
+    let out = fencelab(&["run", file.to_str().unwrap(), "--format", "jsonl"]);
+    assert!(out.status.code().is_some_and(|c| c <= 1), "{}", stderr(&out));
+    let replayed = History::from_jsonl(&stdout(&out)).expect("the run's history");
+    assert_eq!(replayed.entries, engine.history().entries);
+    assert!(stdout(&out).contains("\"event\":\"paused\",\"worker\":\"B\""));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn bad_input_exits_two_with_the_field_named() {
     let out = fencelab(&["run", "no-such-story"]);
     assert_eq!(out.status.code(), Some(2));

@@ -583,6 +583,7 @@ impl HeapSize for Fault {
 impl HeapSize for Scenario {
     fn heap_bytes(&self) -> usize {
         let faults: usize = self.faults.iter().map(|f| f.fault.heap_bytes()).sum();
+        let injected: usize = self.injected.iter().map(|f| f.fault.heap_bytes()).sum();
         self.name.heap_bytes()
             + self.variant.heap_bytes()
             + self.title.heap_bytes()
@@ -593,6 +594,8 @@ impl HeapSize for Scenario {
             + self.workers.heap_bytes()
             + buffer::<crate::format::model::FaultSpec>(self.faults.len())
             + faults
+            + buffer::<crate::format::model::Injection>(self.injected.len())
+            + injected
             + self.expect.violations.heap_bytes()
             + self.expect.rejections.heap_bytes()
             + self.schedule.heap_bytes()
@@ -728,7 +731,7 @@ impl HeapSize for GatewayState {
 impl HeapSize for Compiled {
     fn heap_bytes(&self) -> usize {
         // Naming every field makes a new one a compile error here rather than a silent gap.
-        let Compiled { resources, workers, stores, faults, branching: _ } = self;
+        let Compiled { resources, workers, stores, faults, injected, branching: _ } = self;
         let ops = |script: &Vec<Op>| -> usize {
             buffer::<Op>(script.len())
                 + script
@@ -765,6 +768,7 @@ impl HeapSize for Compiled {
                 })
                 .sum::<usize>()
             + buffer::<CompiledFault>(faults.len())
+            + buffer::<(usize, CompiledFault)>(injected.len())
     }
 }
 
@@ -902,6 +906,8 @@ impl SimState {
             due: _,
             expiry,
             next_message: _,
+            injected: _,
+            next_injection: _,
         } = self;
         let workers_bytes: usize = workers
             .iter()

@@ -15,6 +15,7 @@ mod gateway;
 mod history;
 mod history_equivalence;
 mod idempotency;
+mod inject;
 mod intros;
 mod log;
 mod names;

@@ -67,6 +67,7 @@ fn every_name() -> Scenario {
         }));
     }
     s.faults.push(FaultSpec { at: 1, fault: Fault::RestartAuthority });
+    s.injected.push(Injection { after: 2, fault: Fault::RestartAuthority });
     s
 }
 

@@ -48,6 +48,11 @@ pub struct Scenario {
     /// Things that go wrong at given ticks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<FaultSpec>,
+    /// Faults injected by hand while stepping through the run (see
+    /// [`Engine::inject`](crate::Engine::inject)), each at a step rather than a tick, so that
+    /// the run replays with each one where it was injected.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub injected: Vec<Injection>,
     /// Which invariant violations this run is expected to show (empty for a correct design).
     #[serde(default)]
     pub expect: Expectations,
@@ -419,6 +424,19 @@ fn token<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::E
 pub struct FaultSpec {
     /// When.
     pub at: u64,
+    /// What.
+    pub fault: Fault,
+}
+
+/// A fault injected at a step. A tick can hold several events, and a fault placed at a tick
+/// would be one more event to order among them, changing the choices of the schedule before
+/// it; a fault placed after a number of steps runs exactly where it was injected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Injection {
+    /// How many steps run before it: it runs as the next step once this many have run, at the
+    /// time of the last one. Injections run in list order, so `after` never decreases.
+    pub after: usize,
     /// What.
     pub fault: Fault,
 }

@@ -118,27 +118,26 @@ impl Scenario {
         for (f, fault) in self.faults.iter().enumerate() {
             let at = format!("faults[{f}]");
             check_ticks(&format!("{at}.at"), fault.at)?;
-            let here = format!("{at}.fault.{}", fault.fault.name());
-            match &fault.fault {
-                Fault::PauseWorker { worker, ticks, .. } => {
-                    known(&format!("{here}.worker"), "worker", worker, &workers)?;
-                    check_ticks(&format!("{here}.ticks"), *ticks)?;
-                }
-                Fault::DelayMessages { worker, ticks, count } => {
-                    known(&format!("{here}.worker"), "worker", worker, &workers)?;
-                    check_ticks(&format!("{here}.ticks"), *ticks)?;
-                    if *count == 0 || *count as usize > MAX_ITEMS {
-                        return err(
-                            format!("{here}.count"),
-                            format!("must be between 1 and {MAX_ITEMS}"),
-                        );
-                    }
-                }
-                Fault::RestartStore { store } => {
-                    known(&format!("{here}.store"), "store", store, &stores)?;
-                }
-                Fault::RestartAuthority => {}
+            validate_fault(&at, &fault.fault, &workers, &stores)?;
+        }
+        check_count("injected", self.injected.len(), 0, MAX_ITEMS)?;
+        let mut after = 0;
+        for (i, injection) in self.injected.iter().enumerate() {
+            let at = format!("injected[{i}]");
+            if injection.after < after {
+                return err(
+                    format!("{at}.after"),
+                    format!("is {}, before the injection above it (after {after} steps): injections run in list order", injection.after),
+                );
             }
+            if injection.after >= crate::sim::MAX_RUN_STEPS {
+                return err(
+                    format!("{at}.after"),
+                    format!("must be below {}, the longest run", crate::sim::MAX_RUN_STEPS),
+                );
+            }
+            after = injection.after;
+            validate_fault(&at, &injection.fault, &workers, &stores)?;
         }
         Ok(())
     }
@@ -320,6 +319,33 @@ fn unique_names<'a>(
         }
     }
     Ok(seen)
+}
+
+/// Checks a fault's names and sizes; `at` is where it sits, e.g. `faults[2]`.
+fn validate_fault(
+    at: &str,
+    fault: &Fault,
+    workers: &StringSet,
+    stores: &StringSet,
+) -> Result<(), ScenarioError> {
+    let here = format!("{at}.fault.{}", fault.name());
+    match fault {
+        Fault::PauseWorker { worker, ticks, .. } => {
+            known(&format!("{here}.worker"), "worker", worker, workers)?;
+            check_ticks(&format!("{here}.ticks"), *ticks)
+        }
+        Fault::DelayMessages { worker, ticks, count } => {
+            known(&format!("{here}.worker"), "worker", worker, workers)?;
+            check_ticks(&format!("{here}.ticks"), *ticks)?;
+            if *count == 0 || *count as usize > MAX_ITEMS {
+                let problem = format!("must be between 1 and {MAX_ITEMS}");
+                return Err(ScenarioError::new(format!("{here}.count"), problem));
+            }
+            Ok(())
+        }
+        Fault::RestartStore { store } => known(&format!("{here}.store"), "store", store, stores),
+        Fault::RestartAuthority => Ok(()),
+    }
 }
 
 fn known(path: &str, kind: &str, name: &str, names: &StringSet) -> Result<(), ScenarioError> {

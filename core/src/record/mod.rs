@@ -11,13 +11,13 @@ use crate::clock::Tick;
 use crate::fence::log::{Attempt, LogEntry, LoggedOutcome, OperationLog};
 use crate::fence::register::RejectionReason;
 use crate::format::error::ScenarioError;
-use crate::format::model::Scenario;
+use crate::format::model::{Fault, Injection, Scenario};
 use crate::history::event::Event;
 use crate::history::{Entry, History, Setup};
 use crate::ids::WorkerId;
 use crate::memory::{buffer, HeapSize, DEFAULT_MEMORY_BUDGET};
 use crate::sim::state::SimState;
-use crate::sim::{next_time, Simulator};
+use crate::sim::{next_time, Choice, Simulator};
 pub use crate::sim::{EngineError, MAX_RUN_STEPS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -283,6 +283,69 @@ impl Engine {
         self.sim.enabled_count(&self.state)
     }
 
+    /// The events that could run next, as data, in the order choice indices refer to: what a
+    /// front offers a reader who decides what happens next.
+    pub fn choices(&self) -> Vec<Choice> {
+        self.sim.choices(&self.state)
+    }
+
+    /// The faults a reader could inject now (see [`Simulator::possible_faults`]).
+    pub fn possible_faults(&self) -> Vec<Fault> {
+        self.sim.possible_faults(&self.state)
+    }
+
+    /// Runs `fault` as the next step, wherever the run is: "what if A paused now?". The fault
+    /// joins the scenario's `injected` list at this step, so [`Engine::scenario`] with
+    /// [`Engine::schedule_so_far`] replays the run, fault included. What was computed beyond
+    /// this step, and the faults injected beyond it, are dropped: the run takes a new branch.
+    pub fn inject(&mut self, fault: Fault) -> Result<&StepRecord, EngineError> {
+        if self.state.finished {
+            return Err(EngineError::Finished { steps: self.state.position });
+        }
+        let mut scenario = self.scenario().clone();
+        scenario.injected.truncate(self.state.injected);
+        scenario.injected.push(Injection { after: self.state.position, fault });
+        let sim = Simulator::new(scenario).map_err(EngineError::BadFault)?;
+        self.forget_from(self.state.position);
+        self.replace_simulator(sim);
+        self.step_choice(0)
+    }
+
+    /// Goes back to just after step `n` and forgets everything after it, the faults injected
+    /// after it included, so that the next step can go another way: a reader's undo.
+    pub fn rewind(&mut self, n: usize) -> Result<(), EngineError> {
+        self.seek(n)?;
+        let position = self.state.position;
+        self.forget_from(position);
+        if self.scenario().injected.len() > self.state.injected {
+            let mut scenario = self.scenario().clone();
+            scenario.injected.truncate(self.state.injected);
+            // The scenario was valid with the longer list, so it is with a prefix of it.
+            let sim = Simulator::new(scenario).map_err(EngineError::BadFault)?;
+            self.replace_simulator(sim);
+        }
+        Ok(())
+    }
+
+    /// Plays on with `sim`, whose scenario differs from the current one only in the injected
+    /// faults that have not run yet, so the steps so far and the snapshots still hold; only
+    /// where each state expects the next injected fault changes.
+    fn replace_simulator(&mut self, sim: Simulator) {
+        let next = |state: &SimState| sim.scenario().injected.get(state.injected).map(|i| i.after);
+        self.state.next_injection = next(&self.state);
+        self.state.finished = self.state.agenda.is_empty() && self.state.next_injection.is_none();
+        for snapshot in &mut self.snapshots {
+            snapshot.state.next_injection = next(&snapshot.state);
+            let state = &mut snapshot.state;
+            state.finished = state.agenda.is_empty() && state.next_injection.is_none();
+        }
+        self.usage.fixed =
+            self.usage.fixed - self.sim.scenario().heap_bytes() - self.sim.compiled().heap_bytes()
+                + sim.scenario().heap_bytes()
+                + sim.compiled().heap_bytes();
+        self.sim = sim;
+    }
+
     /// The choices made so far at points where more than one event was enabled: a schedule that
     /// replays this run exactly.
     pub fn schedule_so_far(&self) -> Vec<usize> {
@@ -294,7 +357,10 @@ impl Engine {
     pub fn step(&mut self) -> Result<Option<&StepRecord>, EngineError> {
         let enabled = self.enabled_count();
         if enabled == 0 {
-            return Ok(None);
+            return match self.sim.ended(&self.state) {
+                EngineError::Finished { .. } => Ok(None),
+                unreached => Err(unreached),
+            };
         }
         let choice = if enabled > 1 {
             let index = self.state.cursor;
@@ -322,7 +388,7 @@ impl Engine {
     pub fn step_choice(&mut self, choice: usize) -> Result<&StepRecord, EngineError> {
         let enabled = self.enabled_count();
         if enabled == 0 {
-            return Err(EngineError::Finished { steps: self.state.position });
+            return Err(self.sim.ended(&self.state));
         }
         if choice >= enabled {
             return Err(self.sim.bad_choice(&self.state, choice));

@@ -20,6 +20,8 @@ pub(crate) struct Compiled {
     pub stores: Vec<Vec<Route>>,
     /// Each fault, by fault index.
     pub faults: Vec<CompiledFault>,
+    /// The injected faults, each with the number of steps that run before it.
+    pub injected: Vec<(usize, CompiledFault)>,
     /// Whether some events have several ways to go (optional pauses, network jitter).
     pub branching: bool,
 }
@@ -197,34 +199,38 @@ impl Compiled {
                 .position(|w| w.name == name)
                 .ok_or_else(|| ScenarioError::new(at, format!("unknown worker \"{name}\"")))
         };
-        let mut faults = Vec::with_capacity(scenario.faults.len());
-        for (i, spec) in scenario.faults.iter().enumerate() {
-            let at = format!("faults[{i}].fault");
-            faults.push(match &spec.fault {
+        let fault = |fault: &Fault, at: &str| -> Result<CompiledFault, ScenarioError> {
+            Ok(match fault {
                 Fault::PauseWorker { worker: name, ticks, reason } => CompiledFault::PauseWorker {
-                    worker: worker(name, &at)?,
+                    worker: worker(name, at)?,
                     ticks: *ticks,
                     reason: *reason,
                 },
                 Fault::DelayMessages { worker: name, ticks, count } => {
                     CompiledFault::DelayMessages {
-                        worker: worker(name, &at)?,
+                        worker: worker(name, at)?,
                         ticks: *ticks,
                         count: *count,
                     }
                 }
                 Fault::RestartAuthority => CompiledFault::RestartAuthority,
                 Fault::RestartStore { store: name } => {
-                    CompiledFault::RestartStore(store(Some(name), &at)?)
+                    CompiledFault::RestartStore(store(Some(name), at)?)
                 }
-            });
-        }
+            })
+        };
+        let faults = (scenario.faults.iter().enumerate())
+            .map(|(i, spec)| fault(&spec.fault, &format!("faults[{i}].fault")))
+            .collect::<Result<_, _>>()?;
+        let injected = (scenario.injected.iter().enumerate())
+            .map(|(i, spec)| Ok((spec.after, fault(&spec.fault, &format!("injected[{i}].fault"))?)))
+            .collect::<Result<_, ScenarioError>>()?;
         let branching = scenario.network.jitter > 0
             || workers
                 .iter()
                 .flat_map(|w| &w.script)
                 .any(|op| matches!(op, Op::Pause { optional: true, .. }));
-        Ok(Compiled { resources, workers, stores, faults, branching })
+        Ok(Compiled { resources, workers, stores, faults, injected, branching })
     }
 }
 

@@ -4,8 +4,11 @@
 //! and the explorer drive it, and the checker ([`Checker`](crate::check::Checker)) judges the
 //! events it returns.
 
+mod choice;
 pub(crate) mod compiled;
 pub mod state;
+
+pub use choice::{Choice, Next, Way};
 
 use crate::clock::Tick;
 use crate::fence::authority::{LeaseAuthority, LeaseError};
@@ -53,6 +56,21 @@ pub enum EngineError {
         /// How many steps the run took.
         steps: usize,
     },
+    /// The run ended before an injected fault was due: nothing was left to happen after
+    /// `steps` steps, and the fault waits for more.
+    #[error("injected[{index}].after: the run ended after {steps} steps, before the {after} this fault waits for")]
+    InjectionNotReached {
+        /// The injection's position in the scenario's list.
+        index: usize,
+        /// How many steps it waits for.
+        after: usize,
+        /// How many steps the run took.
+        steps: usize,
+    },
+    /// A fault to inject does not fit the scenario: it names a worker or store the scenario
+    /// does not have, or a size out of range.
+    #[error("cannot inject the fault: {0}")]
+    BadFault(ScenarioError),
     /// The run went on for longer than [`MAX_RUN_STEPS`].
     #[error("the run exceeded {MAX_RUN_STEPS} steps")]
     TooLong,
@@ -132,26 +150,53 @@ impl Simulator {
     ) -> Result<(usize, Tick, Event), EngineError> {
         let enabled = self.enabled_count(state);
         if enabled == 0 {
-            return Err(EngineError::Finished { steps: state.position });
+            return Err(self.ended(state));
         }
-        let Some((key, alternative)) = self.enabled_choice(state, choice) else {
-            return Err(self.bad_choice(state, choice));
-        };
         if state.position >= MAX_RUN_STEPS {
             return Err(EngineError::TooLong);
         }
-        if enabled > 1 {
-            state.cursor += 1;
-        }
-        let pending = state.agenda_remove(&key).expect("enabled keys come from the agenda");
-        state.now = key.at;
-        let event = Run { scenario: &self.scenario, sim: self, state: &mut *state }
-            .execute(pending, alternative);
-        if state.agenda.is_empty() {
-            state.finished = true;
-        }
+        let event = if let Some(fault) = self.injection_due(state) {
+            if choice != 0 {
+                return Err(self.bad_choice(state, choice));
+            }
+            state.injected += 1;
+            state.next_injection = self.compiled.injected.get(state.injected).map(|(a, _)| *a);
+            Run { scenario: &self.scenario, sim: self, state: &mut *state }.fault(fault)
+        } else {
+            let Some((key, alternative)) = self.enabled_choice(state, choice) else {
+                return Err(self.bad_choice(state, choice));
+            };
+            if enabled > 1 {
+                state.cursor += 1;
+            }
+            let pending = state.agenda_remove(&key).expect("enabled keys come from the agenda");
+            state.now = key.at;
+            Run { scenario: &self.scenario, sim: self, state: &mut *state }
+                .execute(pending, alternative)
+        };
+        state.finished = state.agenda.is_empty() && state.next_injection.is_none();
         state.position += 1;
-        Ok((enabled, key.at, event))
+        Ok((enabled, state.now, event))
+    }
+
+    /// The injected fault that runs as the next step, if one is due: it goes before any
+    /// scheduled event, and is the only thing that can happen then.
+    fn injection_due(&self, state: &SimState) -> Option<&CompiledFault> {
+        let (after, fault) = self.compiled.injected.get(state.injected)?;
+        (*after <= state.position).then_some(fault)
+    }
+
+    /// Why nothing can run in `state`: the run has ended, or it ended before an injected fault
+    /// was due.
+    pub(crate) fn ended(&self, state: &SimState) -> EngineError {
+        match self.compiled.injected.get(state.injected) {
+            Some((after, _)) => EngineError::InjectionNotReached {
+                index: state.injected,
+                after: *after,
+                steps: state.position,
+            },
+            None => EngineError::Finished { steps: state.position },
+        }
     }
 
     /// The pure form of [`Simulator::advance`]: the state after the `choice`-th enabled event,
@@ -190,6 +235,9 @@ impl Simulator {
     /// How many choices there are in `state`: the alternatives of every event due at the
     /// earliest tick.
     pub fn enabled_count(&self, state: &SimState) -> usize {
+        if self.injection_due(state).is_some() {
+            return 1;
+        }
         if !self.compiled.branching {
             return state.enabled_count();
         }
@@ -214,6 +262,9 @@ impl Simulator {
 
     /// The events that could run next in `state`, in the order choice indices refer to.
     pub fn enabled(&self, state: &SimState) -> Vec<String> {
+        if self.injection_due(state).is_some() {
+            return vec![format!("injected fault {}", state.injected)];
+        }
         let due = state.agenda.values().take(state.enabled_count());
         due.flat_map(|pending| {
             let what = self.describe_pending(state, pending);
@@ -284,7 +335,10 @@ impl Run<'_> {
 
     fn execute(&mut self, pending: Pending, alternative: usize) -> Event {
         match pending {
-            Pending::Fault(i) => self.fault(i),
+            Pending::Fault(i) => {
+                let sim = self.sim;
+                self.fault(&sim.compiled.faults[i])
+            }
             Pending::Expire(r) => self.expire(r),
             Pending::Deliver(id) => self.deliver(id),
             Pending::Commit(id) => self.commit(id),
@@ -296,8 +350,8 @@ impl Run<'_> {
         }
     }
 
-    fn fault(&mut self, i: usize) -> Event {
-        match self.sim.compiled.faults[i] {
+    fn fault(&mut self, fault: &CompiledFault) -> Event {
+        match *fault {
             CompiledFault::PauseWorker { worker: w, ticks, reason } => {
                 let worker = self.state.workers[w].name.clone();
                 let until = self.state.now.after(ticks);
@@ -1040,6 +1094,8 @@ fn initial_state(scenario: &Scenario, compiled: &Compiled) -> SimState {
         due: (Tick::ZERO, 0),
         expiry: vec![None; n],
         next_message: 0,
+        injected: 0,
+        next_injection: compiled.injected.first().map(|(after, _)| *after),
     };
     for (i, fault) in scenario.faults.iter().enumerate() {
         let key = AgendaKey { at: Tick(fault.at), rank: Pending::Fault(i).rank(), id: i as u64 };
@@ -1051,8 +1107,6 @@ fn initial_state(scenario: &Scenario, compiled: &Compiled) -> SimState {
         state.agenda_insert(key, Pending::WorkerStep(w));
         Arc::make_mut(&mut state.workers[w]).pending = Some(key);
     }
-    if state.agenda.is_empty() {
-        state.finished = true;
-    }
+    state.finished = state.agenda.is_empty() && state.next_injection.is_none();
     state
 }

@@ -44,6 +44,10 @@ pub struct SimState {
     pub(crate) due: (Tick, usize),
     pub(crate) expiry: Vec<Option<AgendaKey>>,
     pub(crate) next_message: u64,
+    /// How many of the scenario's injected faults have run.
+    pub(crate) injected: usize,
+    /// After how many steps the next injected fault runs, if one is left.
+    pub(crate) next_injection: Option<usize>,
 }
 
 /// A worker as the UI shows it.
@@ -295,6 +299,10 @@ impl SimState {
         self.checked.hash(&mut h);
         self.finished.hash(&mut h);
         self.agenda.hash(&mut h);
+        // The step count is left out, but an injected fault comes after a number of steps, so
+        // how many steps remain before the next one is part of what happens next.
+        self.injected.hash(&mut h);
+        self.next_injection.map(|after| after.saturating_sub(self.position)).hash(&mut h);
         h.finish()
     }
 

@@ -71,6 +71,7 @@ pub fn scenario(name: &str, variant: Option<&str>) -> Option<Scenario> {
         network: NetworkSpec::default(),
         workers: Vec::new(),
         faults: Vec::new(),
+        injected: Vec::new(),
         expect: Expectations::default(),
         schedule: Vec::new(),
     };

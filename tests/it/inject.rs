@@ -1,0 +1,264 @@
+//! Deciding what happens next: the engine's list of choices, faults injected by hand at a step,
+//! undo, and the replay of the path taken from the scenario alone.
+
+use fencelab_core::format::model::{Enforcement, Step};
+use fencelab_core::stories::library;
+use fencelab_core::{
+    Engine, EngineError, Event, ExploreConfig, ExploreResult, Explorer, Fault, Injection, Next,
+    Scenario, Way,
+};
+
+/// The events of a run, to compare two runs.
+fn events(engine: &Engine) -> Vec<Event> {
+    engine.records().iter().map(|r| r.event.clone()).collect()
+}
+
+/// Replays the path an engine took from its scenario alone, as a reader's share link or the
+/// command line would: through JSON, with the schedule it made.
+fn replayed(engine: &Engine) -> Engine {
+    let mut scenario = engine.scenario().clone();
+    scenario.schedule = engine.schedule_so_far();
+    let json = serde_json::to_string(&scenario).expect("serializes");
+    let mut replay = Engine::from_json(&json).expect("the path replays");
+    replay.seek(engine.position()).expect("seeks");
+    replay
+}
+
+/// The worker the event is about, for events that have one.
+fn worker_of(event: &Event) -> Option<String> {
+    let value = serde_json::to_value(event).expect("serializes");
+    value.get("worker").and_then(|w| w.as_str()).map(str::to_string)
+}
+
+#[test]
+fn every_possible_fault_injected_anywhere_replays_from_the_scenario() {
+    let mut injected = 0;
+    for scenario in library::all() {
+        let mut whole = Engine::new(scenario.clone()).unwrap();
+        whole.run().unwrap();
+        let length = whole.position();
+        for at in [0, 1, length / 2] {
+            let mut probe = Engine::new(scenario.clone()).unwrap();
+            probe.seek(at).unwrap();
+            for fault in probe.possible_faults() {
+                let mut engine = Engine::new(scenario.clone()).unwrap();
+                engine.seek(at).unwrap();
+                if engine.is_finished() {
+                    continue;
+                }
+                let record = engine.inject(fault.clone()).expect("a possible fault injects");
+                assert_eq!(record.index, at, "{}: the fault runs as the next step", scenario.name);
+                let name = fault.name();
+                let kind = serde_json::to_value(&record.event).unwrap()["event"].clone();
+                let expected: &[&str] = match name {
+                    "pause_worker" => &["paused", "pause_ignored"],
+                    "delay_messages" => &["messages_delayed"],
+                    "restart_authority" => &["authority_restarted"],
+                    _ => &["store_restarted"],
+                };
+                assert!(
+                    expected.iter().any(|e| kind == *e),
+                    "{}/{} at {at}: {name} ran as {kind}",
+                    scenario.name,
+                    scenario.variant
+                );
+                assert_eq!(engine.scenario().injected.len(), 1);
+                assert_eq!(engine.scenario().injected[0].after, at);
+                engine.run().expect("the run goes on after the fault");
+                let replay = replayed(&engine);
+                assert_eq!(
+                    events(&replay),
+                    events(&engine),
+                    "{}/{}: {name} at {at} replays from the scenario",
+                    scenario.name,
+                    scenario.variant
+                );
+                assert_eq!(replay.verdict().violations, engine.verdict().violations);
+                injected += 1;
+            }
+        }
+    }
+    assert!(injected > 500, "only {injected} injections were tried");
+}
+
+#[test]
+fn a_pause_injected_at_the_right_moment_breaks_the_unfenced_story() {
+    // The broken paused-worker story without its own pause: the reader pauses A just after it
+    // received its lease, for longer than the lease, and the stale write follows.
+    let mut scenario = library::scenario("paused-worker", Some("broken")).unwrap();
+    scenario.faults.clear();
+    for worker in &mut scenario.workers {
+        worker.script.retain(|step| !matches!(step, Step::Pause { .. }));
+    }
+    scenario.expect.violations.clear();
+    let mut calm = Engine::new(scenario.clone()).unwrap();
+    let calm_verdict = calm.run().unwrap();
+    let mut engine = Engine::new(scenario).unwrap();
+    while let Some(record) = engine.step().unwrap() {
+        if matches!(&record.event, Event::GrantReceived { worker, .. } if worker == "A") {
+            break;
+        }
+    }
+    let ticks = engine.scenario().authority.ttl * 3;
+    engine
+        .inject(Fault::PauseWorker { worker: "A".into(), ticks, reason: Default::default() })
+        .unwrap();
+    let verdict = engine.run().unwrap();
+    assert!(
+        verdict.violations.len() > calm_verdict.violations.len(),
+        "the pause should break something the calm run did not: {:?}",
+        verdict.violations
+    );
+    assert_eq!(events(&replayed(&engine)), events(&engine));
+}
+
+#[test]
+fn rewinding_forgets_the_injected_fault_and_the_run_goes_on_as_before() {
+    let scenario = library::scenario("paused-worker", Some("fenced")).unwrap();
+    let mut original = Engine::new(scenario.clone()).unwrap();
+    original.run().unwrap();
+    let mut engine = Engine::new(scenario).unwrap();
+    engine.seek(4).unwrap();
+    engine.inject(Fault::RestartAuthority).unwrap();
+    engine
+        .inject(Fault::PauseWorker { worker: "B".into(), ticks: 3, reason: Default::default() })
+        .unwrap();
+    engine.run().unwrap();
+    assert_eq!(engine.scenario().injected.len(), 2);
+    engine.rewind(5).unwrap();
+    assert_eq!(engine.scenario().injected.len(), 1, "the fault after step 5 is forgotten");
+    assert_eq!(engine.timeline().len(), 5, "nothing is kept beyond the rewind");
+    engine.rewind(2).unwrap();
+    assert!(engine.scenario().injected.is_empty());
+    engine.run().unwrap();
+    assert_eq!(events(&engine), events(&original), "with no fault left, the run is the original");
+    assert_eq!(engine.verdict(), original.verdict());
+}
+
+#[test]
+fn choices_name_what_each_choice_runs() {
+    let scenario = library::contention(3, Enforcement::Fenced);
+    let mut engine = Engine::new(scenario).unwrap();
+    let mut branched = 0;
+    while !engine.is_finished() {
+        let choices = engine.choices();
+        assert_eq!(choices.len(), engine.enabled_count());
+        assert_eq!(choices.len(), engine.enabled().len());
+        // Take the last choice, to leave the default path.
+        let pick = choices.len() - 1;
+        let choice = choices[pick].clone();
+        if choices.len() > 1 {
+            branched += 1;
+        }
+        let record = engine.step_choice(pick).unwrap().clone();
+        match (&choice.what, &record.event) {
+            (Next::WorkerStep { worker } | Next::Resume { worker }, event) => {
+                assert_eq!(worker_of(event).as_deref(), Some(worker.as_str()), "{event:?}");
+            }
+            (
+                Next::Deliver { message, carries: "grant", .. },
+                Event::GrantReceived { message: m, .. },
+            ) => {
+                assert_eq!(message, m);
+            }
+            (Next::Expire { resource }, Event::LeaseExpired { resource: r, .. }) => {
+                assert_eq!(resource, r);
+            }
+            (Next::Deliver { carries, .. }, event) => {
+                assert_ne!(*carries, "grant", "a grant's arrival ran as {event:?}");
+            }
+            (what, event) => panic!("{what:?} ran as {event:?}"),
+        }
+        match (choice.way, &record.event) {
+            (Way::PauseTaken, event) => assert!(matches!(event, Event::Paused { .. }), "{event:?}"),
+            (Way::PauseSkipped, event) => {
+                assert!(matches!(event, Event::PauseSkipped { .. }), "{event:?}")
+            }
+            _ => {}
+        }
+    }
+    assert!(branched > 3, "the contention story should offer choices");
+}
+
+#[test]
+fn an_injected_fault_is_the_only_choice_when_it_is_due() {
+    let mut scenario = library::scenario("paused-worker", Some("fenced")).unwrap();
+    scenario.injected = vec![Injection { after: 3, fault: Fault::RestartAuthority }];
+    let mut engine = Engine::new(scenario).unwrap();
+    engine.seek(3).unwrap();
+    assert_eq!(
+        engine.choices().iter().map(|c| &c.what).collect::<Vec<_>>(),
+        vec![&Next::Injected { index: 0, fault: Fault::RestartAuthority }]
+    );
+    let record = engine.step().unwrap().unwrap();
+    assert!(matches!(record.event, Event::AuthorityRestarted { .. }));
+}
+
+#[test]
+fn bad_injections_are_refused_naming_the_field() {
+    let scenario = library::scenario("paused-worker", Some("fenced")).unwrap();
+    let mut engine = Engine::new(scenario.clone()).unwrap();
+    engine.seek(2).unwrap();
+    let before = events(&engine);
+    let err = engine
+        .inject(Fault::PauseWorker { worker: "Z".into(), ticks: 3, reason: Default::default() })
+        .unwrap_err();
+    assert!(matches!(err, EngineError::BadFault(_)));
+    assert_eq!(
+        err.to_string(),
+        "cannot inject the fault: injected[0].fault.pause_worker.worker: unknown worker \"Z\""
+    );
+    assert_eq!(events(&engine), before, "a refused fault changes nothing");
+    assert!(engine.scenario().injected.is_empty());
+
+    let mut finished = Engine::new(scenario.clone()).unwrap();
+    finished.run().unwrap();
+    assert!(matches!(finished.inject(Fault::RestartAuthority), Err(EngineError::Finished { .. })));
+
+    // Out of order in a file.
+    let mut file: Scenario = scenario.clone();
+    file.injected = vec![
+        Injection { after: 5, fault: Fault::RestartAuthority },
+        Injection { after: 2, fault: Fault::RestartAuthority },
+    ];
+    let err = Engine::new(file).unwrap_err();
+    assert_eq!(err.path, "injected[1].after");
+
+    // Waiting for a step the run never reaches.
+    let mut file = scenario;
+    file.injected = vec![Injection { after: 10_000, fault: Fault::RestartAuthority }];
+    let mut engine = Engine::new(file).unwrap();
+    let err = engine.run().unwrap_err();
+    assert!(matches!(err, EngineError::InjectionNotReached { index: 0, after: 10_000, .. }));
+    assert!(err.to_string().starts_with("injected[0].after: the run ended after "), "{err}");
+}
+
+#[test]
+fn the_explorer_plays_injected_faults_in_every_schedule() {
+    // Contention on a fenced store that forgets its highest generation when it restarts: a
+    // restart injected after a newer owner's write lets the older owner's write in on some
+    // schedule, and the explorer finds it.
+    let mut scenario = library::contention(2, Enforcement::Fenced);
+    scenario.stores[0].persist_highest = false;
+    let config = ExploreConfig::default();
+    let plain = Explorer::new(scenario.clone(), config.clone()).unwrap().run();
+    assert!(matches!(plain, ExploreResult::NoViolation { .. }), "{plain:?}");
+    let store = scenario.stores[0].name.clone();
+    let found = (0..30).find_map(|after| {
+        let fault = Fault::RestartStore { store: store.clone() };
+        let mut with_fault = scenario.clone();
+        with_fault.injected = vec![Injection { after, fault }];
+        match Explorer::new(with_fault.clone(), config.clone()).unwrap().run() {
+            ExploreResult::Violation { schedule, violation, .. } => {
+                Some((with_fault, schedule, violation))
+            }
+            _ => None,
+        }
+    });
+    let (mut scenario, schedule, violation) = found.expect("some restart lets a stale write in");
+    // The counterexample replays, fault included.
+    scenario.schedule = schedule;
+    let mut engine = Engine::new(scenario).unwrap();
+    let verdict = engine.run().unwrap();
+    assert!(verdict.violations.iter().any(|v| v.invariant == violation.invariant));
+}
