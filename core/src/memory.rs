@@ -25,7 +25,7 @@ use crate::fence::generation::TokenError;
 use crate::fence::idempotency::{FencedResource, Forgotten, IdempotencyStore, WriteOutcome};
 use crate::fence::log::{Attempt, LogEntry, LoggedOutcome};
 use crate::fence::register::{FencedRegister, WriteRejection, WriteRequest};
-use crate::format::model::{Fault, Scenario, Step, StoreSpec, WorkerSpec};
+use crate::format::model::{Checkpoint, Fault, Scenario, Step, StoreSpec, WorkerSpec};
 use crate::history::event::Event;
 use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
 use crate::sim::compiled::{Compiled, CompiledFault, EffectOp, Op, Route, Worker, WriteOp};
@@ -584,6 +584,13 @@ impl HeapSize for Scenario {
     fn heap_bytes(&self) -> usize {
         let faults: usize = self.faults.iter().map(|f| f.fault.heap_bytes()).sum();
         let injected: usize = self.injected.iter().map(|f| f.fault.heap_bytes()).sum();
+        let checkpoints: usize = (self.checkpoints.iter())
+            .map(|c| match c {
+                Checkpoint::WriteAccepted { worker, .. }
+                | Checkpoint::EffectDelivered { worker, .. } => worker.heap_bytes(),
+                Checkpoint::FinalValue { store, data } => store.heap_bytes() + data.heap_bytes(),
+            })
+            .sum();
         self.name.heap_bytes()
             + self.variant.heap_bytes()
             + self.title.heap_bytes()
@@ -596,6 +603,8 @@ impl HeapSize for Scenario {
             + faults
             + buffer::<crate::format::model::Injection>(self.injected.len())
             + injected
+            + buffer::<Checkpoint>(self.checkpoints.len())
+            + checkpoints
             + self.expect.violations.heap_bytes()
             + self.expect.rejections.heap_bytes()
             + self.schedule.heap_bytes()

@@ -105,6 +105,18 @@ fn paused_worker_broken() {
       ]
     }
   ],
+  "checkpoints": [
+    {
+      "write_accepted": {
+        "worker": "A"
+      }
+    },
+    {
+      "final_value": {
+        "store": "db"
+      }
+    }
+  ],
   "expect": {
     "violations": [
       "stale_write_accepted",
@@ -212,6 +224,18 @@ fn check_then_write_check_then_write() {
           }
         }
       ]
+    }
+  ],
+  "checkpoints": [
+    {
+      "write_accepted": {
+        "worker": "A"
+      }
+    },
+    {
+      "final_value": {
+        "store": "db"
+      }
     }
   ],
   "expect": {
@@ -340,6 +364,13 @@ fn payment_capture_fenced() {
       ]
     }
   ],
+  "checkpoints": [
+    {
+      "effect_delivered": {
+        "worker": "A"
+      }
+    }
+  ],
   "expect": {
     "violations": []
   }
@@ -429,6 +460,13 @@ fn retention_window_unconditional() {
           }
         }
       ]
+    }
+  ],
+  "checkpoints": [
+    {
+      "write_accepted": {
+        "worker": "A"
+      }
     }
   ],
   "expect": {

@@ -3,6 +3,7 @@
 //! and the [`conformance`] kit that holds any store to the reference.
 
 mod checker;
+pub mod checkpoint;
 pub mod conformance;
 pub mod explore;
 pub mod invariant;

@@ -53,6 +53,9 @@ pub struct Scenario {
     /// the run replays with each one where it was injected.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub injected: Vec<Injection>,
+    /// Questions for the reader at the run's key moments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checkpoints: Vec<Checkpoint>,
     /// Which invariant violations this run is expected to show (empty for a correct design).
     #[serde(default)]
     pub expect: Expectations,
@@ -426,6 +429,49 @@ pub struct FaultSpec {
     pub at: u64,
     /// What.
     pub fault: Fault,
+}
+
+/// A question a story asks its reader before the step that answers it, as its scenario file
+/// writes it. Only the subject is written: [`place`](crate::check::checkpoint::place) finds the
+/// step, the choices and the answer in the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Checkpoint {
+    /// Will the store apply this worker's write? Asked before the step at which a store decides
+    /// it (the write arrives, or a check-then-write store checks it).
+    WriteAccepted {
+        /// The writer.
+        worker: String,
+        /// Which of its writes, counting from 1; the last when left out.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nth: Option<usize>,
+    },
+    /// Will the gateway let this worker's effect through to the partner? Asked before the step
+    /// at which the effect reaches the gateway.
+    EffectDelivered {
+        /// The sender.
+        worker: String,
+        /// Which of its effects, counting from 1; the last when left out.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nth: Option<usize>,
+    },
+    /// Which value will the store hold for this data when the run ends? Asked before the last
+    /// write that changes it.
+    FinalValue {
+        /// The store.
+        store: String,
+        /// The data, `primary` when left out.
+        #[serde(default = "primary", skip_serializing_if = "is_primary")]
+        data: String,
+    },
+}
+
+fn primary() -> String {
+    "primary".into()
+}
+
+fn is_primary(data: &str) -> bool {
+    data == "primary"
 }
 
 /// A fault injected at a step. A tick can hold several events, and a fault placed at a tick

@@ -3,7 +3,7 @@
 //! JSON by hand can find it.
 
 use crate::fence::generation::Generation;
-use crate::format::model::{Enforcement, Fault, Scenario, Step};
+use crate::format::model::{Checkpoint, Enforcement, Fault, Scenario, Step};
 use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
 use crate::maps::StringSet;
 use litemap::LiteMap;
@@ -138,6 +138,17 @@ impl Scenario {
             }
             after = injection.after;
             validate_fault(&at, &injection.fault, &workers, &stores)?;
+        }
+        check_count("checkpoints", self.checkpoints.len(), 0, MAX_ITEMS)?;
+        // The names a checkpoint asks about are not checked here: an edited story that drops a
+        // worker stays playable, and placing the checkpoint in the run says what it misses.
+        for (i, checkpoint) in self.checkpoints.iter().enumerate() {
+            if let Checkpoint::WriteAccepted { nth: Some(0), .. }
+            | Checkpoint::EffectDelivered { nth: Some(0), .. } = checkpoint
+            {
+                let kind = crate::names::variant_name(checkpoint).unwrap_or("checkpoint");
+                return err(format!("checkpoints[{i}].{kind}.nth"), "counts from 1".into());
+            }
         }
         Ok(())
     }

@@ -7,6 +7,7 @@ use crate::fence::idempotency::Retention;
 use crate::fence::register::{RejectionReason, SameGenerationPolicy};
 use crate::format::model::*;
 use serde::{Deserialize, Serialize};
+use Ask::{Delivered, Final, FirstWrite, Write};
 
 /// A built-in case and the variants it comes in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,6 +29,39 @@ struct Case {
     /// set-up in the scenario's intro. The first variant is the default.
     variants: &'static [(&'static str, &'static str)],
     build: fn(&str, Scenario) -> Scenario,
+    /// What the case asks its reader at its key moments, in every variant: the run of each
+    /// variant decides where each question stops the player and what the answer is.
+    asks: &'static [Ask],
+}
+
+/// A question a case asks (see [`Checkpoint`]).
+#[derive(Clone, Copy)]
+enum Ask {
+    /// Will the store apply this worker's last write?
+    Write(&'static str),
+    /// Will the store apply this worker's first write?
+    FirstWrite(&'static str),
+    /// Will the gateway let this worker's last effect through?
+    Delivered(&'static str),
+    /// Which value will this store's primary data hold at the end?
+    Final(&'static str),
+}
+
+impl Ask {
+    fn checkpoint(self) -> Checkpoint {
+        match self {
+            Ask::Write(worker) => Checkpoint::WriteAccepted { worker: worker.into(), nth: None },
+            Ask::FirstWrite(worker) => {
+                Checkpoint::WriteAccepted { worker: worker.into(), nth: Some(1) }
+            }
+            Ask::Delivered(worker) => {
+                Checkpoint::EffectDelivered { worker: worker.into(), nth: None }
+            }
+            Ask::Final(store) => {
+                Checkpoint::FinalValue { store: store.into(), data: "primary".into() }
+            }
+        }
+    }
 }
 
 /// Every built-in case, in teaching order.
@@ -72,10 +106,13 @@ pub fn scenario(name: &str, variant: Option<&str>) -> Option<Scenario> {
         workers: Vec::new(),
         faults: Vec::new(),
         injected: Vec::new(),
+        checkpoints: Vec::new(),
         expect: Expectations::default(),
         schedule: Vec::new(),
     };
-    Some((case.build)(variant, base))
+    let mut scenario = (case.build)(variant, base);
+    scenario.checkpoints = case.asks.iter().map(|a| a.checkpoint()).collect();
+    Some(scenario)
 }
 
 /// Every built-in scenario, every variant.
@@ -212,6 +249,7 @@ fn paused_story(variant: &str, mut s: Scenario, ttl: u64, pause_ticks: u64) -> S
 const CASES: &[Case] = &[
     Case {
         name: "paused-worker",
+        asks: &[Write("A"), Final("db")],
         title: "A paused worker wakes up after its lease expired",
         intro: "Worker A holds the lease and writes account totals. Then a stop-the-world GC pause freezes it for longer than the lease lasts. The authority hands the lease to B, which writes fresh totals. A wakes up, still sure it owns the lease, and writes totals computed from old inputs.",
         variants: &[
@@ -228,6 +266,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "longer-lease",
+        asks: &[Write("A")],
         title: "A longer lease does not fix it",
         intro: "The paused-worker story with a lease three times longer. A longer lease makes the race rarer, not impossible: A's pause only has to outlast it, and here it does. B takes over and writes, then A wakes and writes totals from old inputs.",
         variants: &[
@@ -244,6 +283,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "same-owner-updates",
+        asks: &[Write("A")],
         title: "One owner, several writes: same generation, strict policy and expected revisions",
         intro: "A single owner, A, sends three updates under one generation. The network delays step 1, so it arrives after step 2. Each variant gives the store a different rule for writes that carry the same generation.",
         variants: &[
@@ -292,6 +332,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "fresh-register",
+        asks: &[FirstWrite("A"), Write("A")],
         title: "The limit: a stale write that arrives first is accepted",
         intro: "A fence refuses only generations it knows to be superseded. A is descheduled past its lease while the new owner, B, computes and has not written yet. A wakes and writes first, then B writes, then A writes again.",
         variants: &[
@@ -323,6 +364,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "check-then-write",
+        asks: &[Write("A"), Final("db")],
         title: "Check-then-write races; a conditional write does not",
         intro: "A writes, then a network stall holds it past its lease, and B takes over. When A resumes, its stale write and B's write reach the store at the same tick, and the store handles B's first.",
         variants: &[
@@ -361,6 +403,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "idempotent-retry",
+        asks: &[Write("A")],
         title: "Retries: operation ids return the stored result",
         intro: "A sends a debit and, hearing nothing back, retries the same operation. The retry arrives first and the slow first attempt two ticks later. Both copies carry A's valid generation, so the fence lets both through.",
         variants: &[
@@ -392,6 +435,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "newer-owner-retry",
+        asks: &[Write("A")],
         title: "A newer owner's retry still fences the old owner out",
         intro: "A runs job-1 and then freezes. B takes over and, not knowing whether job-1 finished, sends it again under generation 2. Then A wakes and sends new work, job-2, under generation 1.",
         variants: &[
@@ -431,6 +475,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "retention-window",
+        asks: &[Write("A")],
         title: "A retry after the retention window",
         intro: "The store remembers operation ids for 5 ticks only. A reads the ledger, sends a debit, and retries it 20 ticks later, after the store has forgotten the id. So the store treats the retry as a new operation.",
         variants: &[
@@ -462,6 +507,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "payment-capture",
+        asks: &[Delivered("A")],
         title: "Side effects: a gateway in front of the payment provider",
         intro: "Capturing a payment cannot be rolled back, so requests to the payment provider pass through a gateway. A freezes before capturing order 42. B takes over and captures it. When A resumes, it sends its own capture of the same order.",
         variants: &[
@@ -488,6 +534,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "duplicate-capture",
+        asks: &[Delivered("A")],
         title: "A newer owner's duplicate capture still fences the old owner out",
         intro: "A captures the payment for order 7 through the gateway and freezes. B takes over and, unsure whether the capture went through, sends the same capture again under generation 2. Then A wakes and sends the receipt email under generation 1.",
         variants: &[
@@ -524,6 +571,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "email-webhook",
+        asks: &[Delivered("A")],
         title: "Side effects: emails and webhooks from a stale worker",
         intro: "An email cannot be unsent, and a partner acts on a webhook at once. A stalls on an overloaded event loop past its lease. B takes over the shipment workflow and notifies the customer and the partner through the gateway. Then A resumes and sends its own email and webhook.",
         variants: &[
@@ -551,6 +599,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "secondary-path",
+        asks: &[Write("A")],
         title: "The forgotten write path: metadata fenced, object not",
         intro: "A report is stored as a metadata row, which checks tokens, and an object body written through a second path. A freezes past its lease, B takes over and writes both parts, then A wakes and writes both parts too.",
         variants: &[
@@ -585,6 +634,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "admin-path",
+        asks: &[Write("A")],
         title: "A second path into the same ledger needs the same fence",
         intro: "The ledger is written by the service's main path and by an admin endpoint. Both reach the same rows, so they share one fencing record. A writes and freezes; B, the new owner, writes through the main path. Then stale A writes through the admin endpoint.",
         variants: &[
@@ -620,6 +670,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "wall-clock-tokens",
+        asks: &[Write("A")],
         title: "Wall-clock timestamps are not fencing tokens",
         intro: "A's clock runs 30 ticks fast. A writes, then a GC pause holds it past its lease. B takes over and writes, then A wakes and writes again. The variants differ in what the workers send as tokens.",
         variants: &[
@@ -651,6 +702,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "authority-restart",
+        asks: &[Write("C")],
         title: "An authority that forgets its counter on restart",
         intro: "A and B each hold the lease in turn and write, with generations 1 and 2. Then the lease authority restarts, and C asks for the lease.",
         variants: &[
@@ -678,6 +730,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "store-restart",
+        asks: &[Write("A")],
         title: "A store that loses its highest generation on restart",
         intro: "A writes, then freezes past its lease. B takes over and writes. The store restarts while A is still frozen, and then A wakes and writes under its old generation.",
         variants: &[
@@ -703,6 +756,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "forged-token",
+        asks: &[Write("A")],
         title: "A forged high token fences everyone out",
         intro: "A holds the lease with generation 1 and writes. M never held the lease, but sends a write with a made-up token, 1000. Then A writes again.",
         variants: &[
@@ -729,6 +783,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "network-delay",
+        asks: &[Write("A")],
         title: "A slow network delivers old work late",
         intro: "A sends its write while it still holds the lease, but the network holds the message for 15 ticks. Meanwhile the lease passes to B, which writes. Then A's old message arrives. A was honest when it sent it.",
         variants: &[
@@ -757,6 +812,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "monitoring",
+        asks: &[Write("A")],
         title: "Rejected writes are evidence: count them",
         intro: "A freezes past its lease, and B takes over and writes. A resumes and sends three writes under its old generation. Watch the rejection counts at the end of the run.",
         variants: &[
@@ -796,6 +852,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "lease-check-gap",
+        asks: &[Write("A")],
         title: "Checking the lease before writing is not enough",
         intro: "A checks its lease right before writing, by its own clock, which runs 4 ticks slow. The check passes, but the lease has already expired and B has written. Even with a correct clock, time passes between the check and the write's arrival.",
         variants: &[
@@ -823,6 +880,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "queued-mutations",
+        asks: &[Write("old")],
         title: "A descheduled scheduler replays its queued mutations",
         intro: "A scheduler reconciling resource metadata is descheduled by a noisy neighbour for longer than its lease. A new scheduler reads the metadata and completes the reconciliation, setting replicas=8. The old one resumes with its open connections and replays two queued mutations.",
         variants: &[
@@ -858,6 +916,7 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "fencing-unnecessary",
+        asks: &[Final("cache")],
         title: "When fencing is unnecessary",
         intro: "Two workers render the same thumbnail into a cache. A freezes past its lease, B takes over and writes the thumbnail, then A wakes and writes its copy too.",
         variants: &[
@@ -924,6 +983,8 @@ pub fn generated(workers: usize, resources: usize, rounds: usize) -> Scenario {
         })
         .collect();
     scenario.expect = Expectations::default();
+    // A load, not a story: it asks nothing.
+    scenario.checkpoints.clear();
     scenario
 }
 
@@ -954,6 +1015,7 @@ pub fn contention(workers: usize, enforcement: Enforcement) -> Scenario {
         })
         .collect();
     s.expect = Expectations::default();
+    s.checkpoints = vec![Checkpoint::WriteAccepted { worker: "A".into(), nth: None }];
     s
 }
 
