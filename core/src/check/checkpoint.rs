@@ -105,10 +105,10 @@ fn place_one(checkpoint: &Checkpoint, history: &History) -> Result<Asked, String
             let mut last = None;
             for (i, event) in events() {
                 match event {
-                    Event::WriteSent { store: s, path, request, .. } if writes_here(s, path) => {
-                        if !options.contains(&request.value) {
-                            options.push(request.value.clone());
-                        }
+                    Event::WriteSent { store: s, path, request, .. }
+                        if writes_here(s, path) && !options.contains(&request.value) =>
+                    {
+                        options.push(request.value.clone());
                     }
                     Event::WriteArrived { store: s, data: d, outcome, value_after, .. }
                         if s == store && d == data && outcome.is_applied() =>
