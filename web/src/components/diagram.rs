@@ -9,10 +9,11 @@ use crate::components::icons::{glyph, icon};
 use crate::viz::frame::Frame;
 use crate::viz::history::Highlight;
 use crate::viz::layout::{
-    clip, decimal, num, ArrowGeom, Fit, Layout, LegendEntry, MarkGeom, Settled, SpanGeom, CHAR_W,
-    GUTTER, MONO_W, ROW,
+    clip, decimal, num, ArrowGeom, Fit, Layout, LegendEntry, MarkGeom, Settled, SpanGeom, BUCKET,
+    CHAR_W, GUTTER, LONG_RUN, MONO_W, ROW,
 };
 use crate::viz::run::{step_no, TrackRef};
+use crate::viz::window::{View, MARGIN};
 
 /// What a diagram shows. Not a component's props: the position moves with every step, so a
 /// component would re-render each time anyway; the costly parts below (the backdrop and the
@@ -31,6 +32,8 @@ pub struct DiagramProps<'a> {
     pub width: f64,
     /// What a chosen finding highlights: its witness and its own mark.
     pub highlight: Highlight,
+    /// What the diagram's box shows: a long run draws only that and a margin around it.
+    pub view: View,
 }
 
 /// A label that shows `short` (when the text had to be cut) until its mark or message is hovered
@@ -141,15 +144,22 @@ struct BackdropProps {
     run: TrackRef,
     id: AttrValue,
     fit: Fit,
+    /// The band of the diagram drawn, `None` for all of it.
+    band: Option<(f64, f64)>,
 }
 
-/// Lane lines, the time axis and the SVG definitions: drawn once per run.
+/// The SVG definitions, the time axis (a rule and a label at each new tick, within the band
+/// drawn) and the lane lines: drawn again only when the run or the band changes.
 #[component]
 fn Backdrop(props: &BackdropProps) -> Html {
     let layout = &props.run.layout;
     let bottom = layout.height - 10.0;
     let id = &props.id;
     let fit = props.fit;
+    let ticks = match props.band {
+        Some(band) => layout.ticks_within(band),
+        None => &layout.ticks,
+    };
     html! {
         <>
             <defs>
@@ -165,7 +175,7 @@ fn Backdrop(props: &BackdropProps) -> Html {
                 }) }
             </defs>
             <g class="axis" aria-hidden="true">
-                { for layout.ticks.iter().map(|(y, t)| html! {
+                { for ticks.iter().map(|(y, t)| html! {
                     <>
                         <line class="tick-rule" x1={num(GUTTER)} x2={num(fit.width() - fit.right)}
                             y1={num(y - ROW / 2.0 + 2.0)} y2={num(y - ROW / 2.0 + 2.0)} />
@@ -310,14 +320,6 @@ fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>, fit: Fit, witness: bool) -
     }
 }
 
-/// Steps per bucket of settled items.
-const BUCKET: usize = 16;
-/// Runs longer than this draw only the settled items within [`WINDOW`] pixels of the current
-/// step, so a thousand-step run stays quick; the log and the scrubber reach everything else.
-pub const LONG_RUN: usize = 240;
-/// How far above and below the current step a long run draws.
-const WINDOW: f64 = 700.0;
-
 #[derive(Properties, PartialEq)]
 struct BucketProps {
     run: TrackRef,
@@ -389,10 +391,15 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
         position,
         run.len()
     );
-    let ongoing = layout.spans.iter().filter(|s| s.ongoing(position));
-    let in_flight = layout.arrows.iter().filter(|a| a.in_flight(position));
-    let current = position.checked_sub(1);
-    let current_marks = layout.marks.iter().filter(|m| Some(m.step) == current);
+    let ongoing = layout.ongoing(position);
+    let in_flight = layout.in_flight(position);
+    let current_marks = position.checked_sub(1).into_iter().flat_map(|step| layout.marks_at(step));
+    // A long run draws the buckets in view; a short one all of them.
+    let band = (run.len() > LONG_RUN).then(|| props.view.band(MARGIN));
+    let buckets: Vec<usize> = match band {
+        Some(band) => layout.buckets_within(band).collect(),
+        None => (0..layout.bucket_extent.len()).collect(),
+    };
     html! {
         <div class="diagram" ref={props.node.clone()} data-testid="diagram" id={format!("diagram-{id}")}
             data-position={position.to_string()} tabindex="0" role="region"
@@ -412,30 +419,25 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                     }
                 }) }
             </div>
-            if run.len() > LONG_RUN {
-                <p class="long-run">{ "A long run: the diagram draws the steps near the current one; \
-                    the scrubber, the keys and the log reach the rest." }</p>
+            if band.is_some() {
+                <p class="long-run">{ "A long run: the diagram draws the part in view as you scroll; \
+                    the scrubber, the keys and the log reach every step." }</p>
             }
             // A group, not an image: its marks are buttons a reader can focus.
             <svg class="swimlanes" width={num(width)} height={num(layout.height)}
                 viewBox={format!("0 0 {} {}", num(width), num(layout.height))} role="group" aria-label={summary}>
-                <Backdrop run={run.clone()} id={props.id.clone()} fit={fit} />
+                <Backdrop run={run.clone()} id={props.id.clone()} fit={fit} band={band} />
                 <rect class="now-band" x="0" y="0" width={num(width)} height={num(ROW)} aria-hidden="true"
                     style={format!("transform:translateY({}px)", num(now_y - ROW / 2.0))}
                     visibility={if position == 0 { "hidden" } else { "visible" }} />
                 <g class="settled">
-                    { for (0..run.len().div_ceil(BUCKET)).map(|index| {
+                    { for buckets.into_iter().map(|index| {
                         let from = index * BUCKET;
-                        let near = run.len() <= LONG_RUN || layout
-                            .extent(from, from + BUCKET)
-                            .is_some_and(|(top, bottom)| bottom >= now_y - WINDOW && top <= now_y + WINDOW);
                         let inside = (from < position && position < from + BUCKET).then_some(position);
                         html! {
                             <g key={index} class={classes!("bucket", (position <= from).then_some("future"))}>
-                                if near {
-                                    <Bucket run={run.clone()} id={props.id.clone()} on_seek={props.on_seek.clone()}
-                                        fit={fit} index={index} inside={inside} highlight={props.highlight.clone()} />
-                                }
+                                <Bucket run={run.clone()} id={props.id.clone()} on_seek={props.on_seek.clone()}
+                                    fit={fit} index={index} inside={inside} highlight={props.highlight.clone()} />
                             </g>
                         }
                     }) }
@@ -453,10 +455,14 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                             html! { <g key={format!("a{}-{}", a.sent_step, num(a.x2))}>{ arrow_view(a, progress, id, fit, witness) }</g> }
                         }) }
                     </g>
-                    { for current_marks.map(|m| html! {
-                        <circle class={classes!("current-ring", m.kind.clone())} cx={num(fit.x(m.x))}
-                            cy={num(m.y)} r="12" aria-hidden="true" />
-                    }) }
+                    // In a group of their own: Yew matches a list's unkeyed children from its end, so
+                    // a varying number of rings beside the groups above would redraw those.
+                    <g class="rings">
+                        { for current_marks.map(|m| html! {
+                            <circle class={classes!("current-ring", m.kind.clone())} cx={num(fit.x(m.x))}
+                                cy={num(m.y)} r="12" aria-hidden="true" />
+                        }) }
+                    </g>
                 </g>
             </svg>
         </div>

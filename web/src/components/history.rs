@@ -8,11 +8,14 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use crate::components::controls::click;
+use fencelab_core::Violation;
+
+use crate::components::controls::{click, MARKS_ID};
 use crate::components::icons::icon;
 use crate::components::panels::run_badge;
 use crate::io;
-use crate::viz::history::{Opened, Origin};
+use crate::viz::history::{scrub_marks, Opened, Origin};
+use crate::viz::layout::decimal;
 use crate::viz::run::step_no;
 use crate::viz::state::{Action, Badge};
 
@@ -150,9 +153,6 @@ pub fn history_card(
                        link it with " }<code>{ "history=" }</code>{ " (see “On the page” under “Importing histories” in the README)." }
                 }
             </p>
-            if let Some(notice) = &opened.notice {
-                <p class="notice">{ "Note: " }{ with_code(notice) }{ "." }</p>
-            }
             { history_status(error, None, false, on) }
         </section>
     }
@@ -217,5 +217,76 @@ pub fn findings(opened: &Opened, position: usize, on: &Callback<Action>) -> Html
                 </ol>
             }
         </section>
+    }
+}
+
+#[derive(Properties)]
+pub struct ScrubMarksProps {
+    /// The history's findings.
+    pub findings: Rc<Vec<Violation>>,
+    /// How many entries the history has.
+    pub len: usize,
+    pub on: Callback<Action>,
+}
+
+/// The same findings are the same list: they change only with the history.
+impl PartialEq for ScrubMarksProps {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.findings, &other.findings) && self.len == other.len && self.on == other.on
+    }
+}
+
+/// The marks under the scrubber: where the history's findings are. Each is a button that
+/// chooses its (first) finding, as the Findings list does, which moves the player there; they
+/// are left out of the Tab order, which the Findings list already offers, and a sentence
+/// describes them to screen readers. A component: the marks change only with the history.
+#[component]
+pub fn ScrubMarks(props: &ScrubMarksProps) -> Html {
+    let findings = &props.findings;
+    let marks = scrub_marks(findings, props.len);
+    let steps = || marks.iter().map(|m| step_no(findings[m.finding].step));
+    let summary = match (steps().next(), steps().last()) {
+        (Some(first), Some(last)) if first != last => format!(
+            "{} marked under the scrubber, from step {first} to step {last}; the Findings list names each.",
+            plural(findings.len())
+        ),
+        (Some(first), _) => format!(
+            "{} marked under the scrubber, at step {first}; the Findings list names each.",
+            plural(findings.len())
+        ),
+        _ => String::new(),
+    };
+    html! {
+        <>
+            <span id={MARKS_ID} class="sr-only">{ summary }</span>
+            <ol class="scrub-marks" aria-label="Where the findings are">
+                { for marks.iter().map(|mark| {
+                    let finding = &findings[mark.finding];
+                    let mut label = format!("step {}: {}", step_no(finding.step), finding.invariant.to_string().replace('_', " "));
+                    if mark.count > 1 {
+                        label.push_str(&format!(" and {} more nearby", mark.count - 1));
+                    }
+                    // The scrubber's thumb travels from half its width to the far end less half.
+                    let left = format!("left:calc(8px + (100% - 16px) * {})", decimal(mark.at, 5));
+                    html! {
+                        <li style={left}>
+                            <button type="button" tabindex="-1" class={classes!("scrub-mark", mark.possible.then_some("possible"))}
+                                data-step={finding.step.to_string()} data-finding={mark.finding.to_string()}
+                                aria-label={label.clone()} title={label}
+                                onclick={click(&props.on, Action::ChooseFinding(mark.finding))} />
+                        </li>
+                    }
+                }) }
+            </ol>
+        </>
+    }
+}
+
+/// "1 finding", "88 findings".
+fn plural(n: usize) -> String {
+    if n == 1 {
+        "1 finding".into()
+    } else {
+        format!("{n} findings")
     }
 }

@@ -58,6 +58,15 @@ impl Track {
         position.checked_sub(1).and_then(|i| self.timeline.get(i)).map_or(0, |r| r.at.0)
     }
 
+    /// The transcript as text: one line per step, its number, time and caption.
+    pub fn transcript(&self) -> String {
+        let mut text = String::new();
+        for r in &self.timeline {
+            text.push_str(&format!("#{} · t={} {}\n", step_no(r.index), r.at.0, r.caption));
+        }
+        text
+    }
+
     /// How many steps happen at or before tick `t`: the position to show at that time.
     pub fn position_at_tick(&self, t: u64) -> usize {
         self.timeline.partition_point(|r| r.at.0 <= t)
