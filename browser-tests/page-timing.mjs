@@ -8,9 +8,10 @@
  * Runs in the page (`page.evaluate(timeSteps, options)`): `steps` presses of the Right arrow,
  * then `seeks` moves of the scrubber to random positions in `0..=end`, after `baseline` empty
  * actions. Each figure is in milliseconds; `script` is the part before the style and layout pass
- * (the reducer, the core, Yew's diff and the DOM patch), `layout` that pass.
+ * (the reducer, the core, Yew's diff and the DOM patch), `layout` that pass. Without `align`,
+ * actions follow each other without waiting for frames (for profiling the actions alone).
  */
-export async function timeSteps({ steps, seeks, end, baseline = 50 }) {
+export async function timeSteps({ steps, seeks, end, baseline = 50, align = true }) {
   // A macrotask after the event: Yew renders in a microtask, so it has finished by then.
   const channel = new MessageChannel();
   const settle = () =>
@@ -23,13 +24,15 @@ export async function timeSteps({ steps, seeks, end, baseline = 50 }) {
   // once the frame is done.
   const frame = () => new Promise((resolve) => requestAnimationFrame(() => settle().then(resolve)));
   const time = async (act, into) => {
-    await frame();
+    if (align) await frame();
+    performance.mark('action');
     const t0 = performance.now();
     act();
     await settle();
     const t1 = performance.now();
     layout();
     const t2 = performance.now();
+    performance.mark('action-done');
     into.total.push(t2 - t0);
     into.script.push(t1 - t0);
     into.layout.push(t2 - t1);

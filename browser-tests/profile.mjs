@@ -107,8 +107,13 @@ try {
   await page.evaluate(timeSteps, { steps: 20, seeks: 10, end, baseline: 0 });
   await page.keyboard.press('Home');
   await cdp.send('Profiler.start');
-  const steps = Math.min(200, end);
-  const t = await page.evaluate(timeSteps, { steps, seeks: what === 'story' ? 0 : 100, end });
+  const steps = Math.min(Number(process.env.STEPS ?? 200), end);
+  const t = await page.evaluate(timeSteps, {
+    steps,
+    seeks: what === 'story' ? 0 : Number(process.env.SEEKS ?? 100),
+    end,
+    align: !process.env.UNALIGNED,
+  });
   const { profile } = await cdp.send('Profiler.stop');
   for (const [name, figures] of [
     ['step', t.step],

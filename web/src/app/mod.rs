@@ -11,7 +11,7 @@ use crate::components::controls::{click, controls, ControlsProps};
 use crate::components::diagram::{diagram_view, legend, DiagramProps};
 use crate::components::editor::Editor;
 use crate::components::history::{
-    findings, history_card, history_status, link_note, open_control, ScrubMarks,
+    history_card, history_status, link_note, open_control, Findings, ScrubMarks,
 };
 use crate::components::icons::icon;
 use crate::components::log::{log, LogProps};
@@ -28,7 +28,7 @@ use crate::share::{Embed, ShareLink};
 use crate::viz::history::Origin;
 use crate::viz::layout::{Fit, LONG_RUN};
 use crate::viz::state::{Action, Tab, Viz};
-use crate::viz::window::{Focus, View};
+use crate::viz::window::Focus;
 use explore::Explore;
 use playground::Playground;
 
@@ -136,11 +136,11 @@ fn embed_error(error: &str) -> Html {
     }
 }
 
-/// What the diagram's and the log's boxes show.
+/// The bands of the diagram's and the log's boxes to draw (see `use_window`).
 #[derive(Clone, Copy)]
 struct Views {
-    diagram: View,
-    log: View,
+    diagram: (f64, f64),
+    log: (f64, f64),
 }
 
 fn visualizer(
@@ -163,7 +163,10 @@ fn visualizer(
     let kind =
         state.current().and_then(|r| track.layout.step_kinds.get(r.index)).copied().unwrap_or("");
     let side = match &state.opened {
-        Some(opened) => findings(opened, state.position, on),
+        Some(opened) => html! {
+            <Findings findings={opened.findings.clone()} chosen={opened.chosen}
+                reached={opened.reached(state.position)} on={on.clone()} />
+        },
         None => panels(&state.frame, !state.shows("caption")),
     };
     let main = match &state.compare {
@@ -178,7 +181,7 @@ fn visualizer(
                     { diagram_view(&DiagramProps { run: track, position: state.position,
                         frame: &state.frame, id: "main".into(), on_seek: on_seek.clone(),
                         node: refs.diagram.clone(), width: pane_width, highlight: state.highlight(),
-                        view: views.diagram }) }
+                        band: views.diagram }) }
                     if state.shows("legend") {
                         { legend(&track.layout, !state.highlight().is_empty()) }
                     }
@@ -276,7 +279,7 @@ fn visualizer(
                 }
                 if !compare_on && state.shows("log") {
                     { log(&LogProps { run: track, position: state.position, on_seek: on_seek.clone(),
-                        node: refs.log.clone(), highlight: state.highlight(), view: views.log }) }
+                        node: refs.log.clone(), highlight: state.highlight(), band: views.log }) }
                 }
             </div>
             if !embedded {

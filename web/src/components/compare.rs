@@ -10,7 +10,7 @@ use crate::components::icons::icon;
 use crate::components::panels::caption;
 use crate::viz::frame::{enforcement_name, Frame, Kept};
 use crate::viz::state::{Action, Compare, CompareSide, Side, MODES};
-use crate::viz::window::View;
+use crate::viz::window::{View, MARGIN};
 
 /// About how tall a compared diagram's box is.
 const COMPARE_HEIGHT: f64 = 700.0;
@@ -54,7 +54,7 @@ fn side_view(
                         id: id.into(), on_seek: on_seek.clone(), node: node.clone(), width: 0.0,
                         highlight: Default::default(),
                         // Kept on the current time as it moves (`use_follow_step`).
-                        view: View::centred(run.layout.now_y(side.position), COMPARE_HEIGHT) }) }
+                        band: View::centred(run.layout.now_y(side.position), COMPARE_HEIGHT).band(MARGIN) }) }
                 </>
             }
         }

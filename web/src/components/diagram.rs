@@ -13,7 +13,6 @@ use crate::viz::layout::{
     CHAR_W, GUTTER, LONG_RUN, MONO_W, ROW,
 };
 use crate::viz::run::{step_no, TrackRef};
-use crate::viz::window::{View, MARGIN};
 
 /// What a diagram shows. Not a component's props: the position moves with every step, so a
 /// component would re-render each time anyway; the costly parts below (the backdrop and the
@@ -32,8 +31,9 @@ pub struct DiagramProps<'a> {
     pub width: f64,
     /// What a chosen finding highlights: its witness and its own mark.
     pub highlight: Highlight,
-    /// What the diagram's box shows: a long run draws only that and a margin around it.
-    pub view: View,
+    /// The band of the diagram's box to draw (in its content's pixels): a long run draws only
+    /// what reaches into it.
+    pub band: (f64, f64),
 }
 
 /// A label that shows `short` (when the text had to be cut) until its mark or message is hovered
@@ -48,7 +48,8 @@ fn label(
 ) -> Html {
     let clipped = short.is_some();
     html! {
-        <text class={classes!(class, clipped.then_some("clipped"))} x={num(x)} y={num(y)} text-anchor={anchor}>
+        <text class={classes!(class, clipped.then_some("clipped"))} x={num(x)} y={num(y)}
+            text-anchor={(anchor != "start").then_some(anchor)}>
             if let Some(short) = short {
                 <tspan class="short">{ short }</tspan><tspan class="full">{ text.to_string() }</tspan>
             } else {
@@ -179,8 +180,7 @@ fn Backdrop(props: &BackdropProps) -> Html {
                     <>
                         <line class="tick-rule" x1={num(GUTTER)} x2={num(fit.width() - fit.right)}
                             y1={num(y - ROW / 2.0 + 2.0)} y2={num(y - ROW / 2.0 + 2.0)} />
-                        <text class="tick-label" x={num(GUTTER - 8.0)} y={num(y + 4.0)}
-                            text-anchor="end">{ format!("t={t}") }</text>
+                        <text class="tick-label" x={num(GUTTER - 8.0)} y={num(y + 4.0)}>{ format!("t={t}") }</text>
                     </>
                 }) }
             </g>
@@ -253,17 +253,19 @@ fn arrow_view(a: &ArrowGeom, progress: f64, id: &str, fit: Fit, witness: bool) -
             data-kind={a.kind.clone()} data-token={a.token.clone()}
             data-state={if delivered { "delivered" } else { "in-flight" }} aria-hidden="true">
             <title>{ title }</title>
-            <path class="wire" d={d} pathLength="1" stroke-dasharray="1 1"
-                style={format!("stroke-dashoffset:{}", decimal(1.0 - progress, 3))}
+            // The style sheet dashes the wire by its length; the offset shows how far it got.
+            <path class="wire" d={d} pathLength="1"
+                style={(!delivered).then(|| format!("stroke-dashoffset:{}", decimal(1.0 - progress, 3)))}
                 marker-end={delivered.then(|| format!("url(#{id}-head-{})", a.kind))} />
             if a.kind != "grant" {
                 // Cut to the way across to the receiving lane; hovering shows it whole.
                 { label("arrow-label", label_x, a.y1 - 5.0, anchor, &a.label,
                     clip(&a.label, dx.abs() - 16.0, CHAR_W)) }
             }
+            // The pill's shape is in the style sheet.
             <g class="token" style={format!("transform:translate({}px,{}px)", num(bx), num(by))}>
-                <rect x="-15" y="-10" width="30" height="20" rx="10" />
-                <text y="4" text-anchor="middle">{ format!("g{}", a.generation) }</text>
+                <rect />
+                <text y="4">{ format!("g{}", a.generation) }</text>
             </g>
         </g>
     }
@@ -328,39 +330,44 @@ struct BucketProps {
     fit: Fit,
     /// Which bucket: steps `index * BUCKET ..`.
     index: usize,
-    /// The position when it falls inside the bucket; `None` when the bucket is wholly in the
-    /// past or the future, so moving elsewhere leaves its props (and its items) alone.
+    /// The position when the bucket holds steps still to come or the step just played; `None`
+    /// otherwise, so moving elsewhere leaves its props (and its items) alone.
     inside: Option<usize>,
     /// What is highlighted (compared by content, so a step leaves it alone).
     highlight: Highlight,
 }
 
 /// The settled items of [`BUCKET`] consecutive steps: marks, delivered messages, finished
-/// periods, each shown once its step has happened. They stay in the page, hidden until then,
-/// so stepping or seeking mostly flips one class per bucket.
+/// periods, each shown once its step has happened (those of the step just played marked `now`,
+/// which the style sheet animates). They stay in the page, hidden until then, so stepping or
+/// seeking mostly flips one class per bucket.
 #[component]
 fn Bucket(props: &BucketProps) -> Html {
     let layout = &props.run.layout;
     let from = props.index * BUCKET;
     let to = (from + BUCKET).min(layout.settled.len());
-    let items = (from..to).flat_map(|step| {
-        let hidden = props.inside.is_some_and(|position| step >= position);
-        layout.settled.get(step).into_iter().flatten().map(move |item| (item, hidden))
-    });
+    let item = |item: &Settled| match *item {
+        Settled::Span(i) => layout.spans.get(i).map(|s| span_view(s, s.y2, &props.id, props.fit)),
+        Settled::Arrow(i) => layout.arrows.get(i).map(|a| {
+            let witness = props.highlight.step(a.sent_step)
+                || a.arrived_step.is_some_and(|s| props.highlight.step(s));
+            arrow_view(a, 1.0, &props.id, props.fit, witness)
+        }),
+        Settled::Mark(i) => layout
+            .marks
+            .get(i)
+            .map(|m| mark_view(m, &props.on_seek, props.fit, props.highlight.mark(m))),
+    };
+    // One group per step that settles anything, which the step's state hides or animates.
+    let steps = (from..to).filter_map(|step| Some((step, layout.settled.get(step)?)));
     html! {
-        { for items.map(|(item, hidden)| {
-            let view = match *item {
-                Settled::Span(i) => layout.spans.get(i).map(|s| span_view(s, s.y2, &props.id, props.fit)),
-                Settled::Arrow(i) => layout.arrows.get(i).map(|a| {
-                    let witness = props.highlight.step(a.sent_step)
-                        || a.arrived_step.is_some_and(|s| props.highlight.step(s));
-                    arrow_view(a, 1.0, &props.id, props.fit, witness)
-                }),
-                Settled::Mark(i) => layout.marks.get(i).map(|m| {
-                    mark_view(m, &props.on_seek, props.fit, props.highlight.mark(m))
-                }),
+        { for steps.filter(|(_, items)| !items.is_empty()).map(|(step, items)| {
+            let state = match props.inside {
+                Some(position) if step >= position => Some("future"),
+                Some(position) if step + 1 == position => Some("now"),
+                _ => None,
             };
-            html! { <g class={classes!(hidden.then_some("future"))}>{ view }</g> }
+            html! { <g class={classes!(state)}>{ for items.iter().filter_map(item) }</g> }
         }) }
     }
 }
@@ -395,7 +402,7 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
     let in_flight = layout.in_flight(position);
     let current_marks = position.checked_sub(1).into_iter().flat_map(|step| layout.marks_at(step));
     // A long run draws the buckets in view; a short one all of them.
-    let band = (run.len() > LONG_RUN).then(|| props.view.band(MARGIN));
+    let band = (run.len() > LONG_RUN).then_some(props.band);
     let buckets: Vec<usize> = match band {
         Some(band) => layout.buckets_within(band).collect(),
         None => (0..layout.bucket_extent.len()).collect(),
@@ -433,7 +440,7 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                 <g class="settled">
                     { for buckets.into_iter().map(|index| {
                         let from = index * BUCKET;
-                        let inside = (from < position && position < from + BUCKET).then_some(position);
+                        let inside = (from < position && position <= from + BUCKET).then_some(position);
                         html! {
                             <g key={index} class={classes!("bucket", (position <= from).then_some("future"))}>
                                 <Bucket run={run.clone()} id={props.id.clone()} on_seek={props.on_seek.clone()}

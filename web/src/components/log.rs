@@ -6,7 +6,7 @@ use crate::components::icons::icon;
 use crate::viz::history::Highlight;
 use crate::viz::layout::{num, BUCKET, LONG_RUN};
 use crate::viz::run::{step_no, TrackRef};
-use crate::viz::window::{rows_within, View, LOG_ROW, MARGIN};
+use crate::viz::window::{rows_within, LOG_ROW};
 
 /// What the event log shows. Not a component's props: the position changes with every step, so a
 /// component would re-render each time anyway; the rows below it are components and are reused.
@@ -17,8 +17,9 @@ pub struct LogProps<'a> {
     pub node: NodeRef,
     /// The chosen finding's witness, whose entries are marked.
     pub highlight: Highlight,
-    /// What the log's box shows: a long run lists only those rows and a margin around them.
-    pub view: View,
+    /// The band of the log's box to draw (in its content's pixels): a long run lists only the
+    /// rows within it.
+    pub band: (f64, f64),
 }
 
 #[derive(Properties, PartialEq)]
@@ -81,7 +82,7 @@ pub fn log(props: &LogProps) -> Html {
     let current = position.checked_sub(1).map_or_else(|| "none".to_string(), |c| c.to_string());
     let windowed = len > LONG_RUN;
     let buckets = if windowed {
-        let rows = rows_within(props.view.band(MARGIN), LOG_ROW, len);
+        let rows = rows_within(props.band, LOG_ROW, len);
         rows.start / BUCKET..rows.end.div_ceil(BUCKET)
     } else {
         0..len.div_ceil(BUCKET)

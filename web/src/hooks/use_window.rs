@@ -10,11 +10,23 @@ use yew::prelude::*;
 use crate::viz::run::TrackRef;
 use crate::viz::window::{Focus, View, MARGIN};
 
-/// What the hook last knew of its box: the element, the run it was measured with, its view.
+/// What the hook last knew of its box: the element, the run it was measured with, its view,
+/// and whether the reader scrolled it since the page last moved it.
 struct Seen {
     element: Option<Element>,
     run: Option<TrackRef>,
     view: View,
+    scrolled: bool,
+}
+
+impl Seen {
+    /// The band to draw of `view`: with [`MARGIN`] around it once the reader scrolls, so more
+    /// is ready as they go on; without, when the page moved the box to a step, so a step or a
+    /// seek draws only what comes into view.
+    fn band(&self, view: View) -> (f64, f64) {
+        let moved = view.top != self.view.top || view.left != self.view.left;
+        view.band(if self.scrolled && !moved { MARGIN } else { 0.0 })
+    }
 }
 
 /// What `element` shows now, as the page has it (which may lay the page out first).
@@ -27,17 +39,23 @@ pub(super) fn measure(element: &Element) -> View {
     }
 }
 
-/// The view of the box `node` points at, showing `run` at `position`. When either changes and
-/// there is a `focus`, the view moves to it: this render already draws the moved view, and the
-/// box is scrolled there afterwards, so a step renders once. The reader's own scrolling (and a
-/// change of the window's size) re-renders only when the band to draw ([`View::band`] with
-/// [`MARGIN`]) changes. A box is measured when it appears or shows another run; between those
-/// the hook knows where it is scrolled, because it scrolled it or heard it scroll.
+/// The band to draw (`View::band`) of the box `node` points at, showing `run` at `position`.
+/// When either changes and there is a `focus`, the box's view moves to it: this render already
+/// draws the moved view, and the box is scrolled there afterwards, so a step renders once. The
+/// reader's own scrolling (and a change of the window's size) re-renders only when the band
+/// changes. A box is measured when it appears or shows another run; between those the hook
+/// knows where it is scrolled, because it scrolled it or heard it scroll.
 #[hook]
-pub fn use_window(node: NodeRef, run: TrackRef, position: usize, focus: Option<Focus>) -> View {
-    let seen = use_mut_ref(|| Seen { element: None, run: None, view: View::UNMEASURED });
+pub fn use_window(
+    node: NodeRef,
+    run: TrackRef,
+    position: usize,
+    focus: Option<Focus>,
+) -> (f64, f64) {
+    let seen =
+        use_mut_ref(|| Seen { element: None, run: None, view: View::UNMEASURED, scrolled: false });
     let followed = use_mut_ref(|| None::<(TrackRef, usize)>);
-    let drawn = use_mut_ref(|| View::UNMEASURED.band(MARGIN));
+    let drawn = use_mut_ref(|| (0.0, 0.0));
     let redraw = use_force_update();
     let key = (run, position);
     let now = seen.borrow().view;
@@ -45,7 +63,8 @@ pub fn use_window(node: NodeRef, run: TrackRef, position: usize, focus: Option<F
         Some(focus) if followed.borrow().as_ref() != Some(&key) => focus.apply(now),
         _ => now,
     };
-    *drawn.borrow_mut() = view.band(MARGIN);
+    let band = seen.borrow().band(view);
+    *drawn.borrow_mut() = band;
     {
         let (node, seen, drawn, redraw) =
             (node.clone(), seen.clone(), drawn.clone(), redraw.clone());
@@ -55,9 +74,13 @@ pub fn use_window(node: NodeRef, run: TrackRef, position: usize, focus: Option<F
                 let Some(element) = box_node.cast::<Element>() else { return };
                 let view = measure(&element);
                 let mut seen = seen.borrow_mut();
+                // The page's own scrolling arrives here too, where the hook already put it.
+                if view.top != seen.view.top || view.left != seen.view.left {
+                    seen.scrolled = true;
+                }
                 seen.view = view;
                 seen.element = Some(element);
-                if view.band(MARGIN) != *drawn.borrow() {
+                if seen.band(view) != *drawn.borrow() {
                     redraw.force_update();
                 }
             });
@@ -83,12 +106,13 @@ pub fn use_window(node: NodeRef, run: TrackRef, position: usize, focus: Option<F
         if view.left != was.left {
             element.set_scroll_left(view.left as i32);
         }
-        *seen = Seen { element: Some(element), run: Some(key.0.clone()), view };
-        if view.band(MARGIN) != *drawn.borrow() {
+        let scrolled = seen.scrolled && view.top == was.top && view.left == was.left;
+        *seen = Seen { element: Some(element), run: Some(key.0.clone()), view, scrolled };
+        if seen.band(view) != *drawn.borrow() {
             redraw.force_update();
         }
     });
-    view
+    band
 }
 
 /// Calls `heard` when the box `node` points at scrolls and when the window changes size. Scroll

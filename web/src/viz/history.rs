@@ -192,11 +192,12 @@ impl Opened {
             })
             .collect();
         let hidden = vec![false; full.lanes.len()];
-        let track = Track::new(timeline, full.clone(), &findings);
+        let full = Rc::new(full);
+        let track = Track::new(Rc::new(timeline), full.clone(), &findings);
         Opened {
             name,
             origin,
-            full: Rc::new(full),
+            full,
             findings: Rc::new(findings),
             track: TrackRef(Rc::new(track)),
             hidden,
@@ -216,7 +217,7 @@ impl Opened {
         }
         self.lane_note = None;
         self.hidden[lane] = !hidden;
-        let diagram = without_lanes(&self.full, &self.hidden);
+        let diagram = Rc::new(without_lanes(&self.full, &self.hidden));
         let track = Track::new(self.track.timeline.clone(), diagram, &self.findings);
         self.track = TrackRef(Rc::new(track));
     }
@@ -253,9 +254,10 @@ impl Opened {
         }
     }
 
-    /// Whether any finding is only possible.
-    pub fn any_possible(&self) -> bool {
-        self.findings.iter().any(|f| f.possible)
+    /// How many findings the player has reached after `position` steps: those found at the
+    /// steps played (the checker reports findings in step order).
+    pub fn reached(&self, position: usize) -> usize {
+        self.findings.partition_point(|f| f.step < position)
     }
 
     /// What the panels show after `position` steps: the findings reached so far.
@@ -408,7 +410,7 @@ mod tests {
         assert!(shown.marks.len() < opened.full.marks.len());
         assert_eq!(opened.track.len(), text.lines().count() - 1, "every step stays");
         opened.toggle_lane(worker);
-        assert_eq!(opened.track.diagram, *opened.full);
+        assert_eq!(opened.track.diagram, opened.full);
         // The last lane shown cannot be hidden.
         for lane in 0..lanes {
             opened.toggle_lane(lane);

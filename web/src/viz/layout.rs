@@ -39,7 +39,7 @@ pub const CHAR_W: f64 = 6.3;
 /// The same for the monospaced notes.
 pub const MONO_W: f64 = 7.3;
 /// Steps per bucket: the diagram and the log draw and reuse items in buckets of this many steps.
-pub const BUCKET: usize = 16;
+pub const BUCKET: usize = 8;
 /// Runs longer than this draw only the part of the diagram and the log that is on screen (see
 /// `viz::window`); shorter ones draw everything, so the page looks the same however it scrolls.
 pub const LONG_RUN: usize = 240;

@@ -9,7 +9,7 @@ use crate::viz::layout::{Fit, Layout, ROW};
 
 /// How much a long run draws beyond what is on screen, above and below, in CSS pixels: enough
 /// that a step or a short scroll rarely needs anything new drawn.
-pub const MARGIN: f64 = 200.0;
+pub const MARGIN: f64 = 150.0;
 /// The height of one row of a long run's log, in CSS pixels (the style sheet gives those rows
 /// exactly this height, so a row's place follows from its number).
 pub const LOG_ROW: f64 = 30.0;
