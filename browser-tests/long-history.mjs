@@ -6,7 +6,7 @@
 // them. The run is cut to exactly `events` entries (a prefix of a history is a history).
 //
 // The command line is `$FENCELAB_CLI` when set (a built `fencelab` binary), otherwise
-// `cargo run -q --release -p fencelab-cli --`.
+// `cargo run -q -p fencelab-cli --` (a debug build plays 100,000 events in about 3 s here).
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -67,7 +67,7 @@ export function longScenario(rounds) {
 /** The command that runs the command line, and its leading arguments. */
 function cli() {
   if (process.env.FENCELAB_CLI) return [process.env.FENCELAB_CLI, []];
-  return ['cargo', ['run', '-q', '--release', '-p', 'fencelab-cli', '--']];
+  return ['cargo', ['run', '-q', '-p', 'fencelab-cli', '--']];
 }
 
 /** A history of exactly `events` entries, as JSON Lines text. */
