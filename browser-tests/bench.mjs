@@ -39,6 +39,7 @@ async function measure(page, steps, seeks) {
 
 function report(name, t, extra = []) {
   console.log(`\n${name}`);
+  if (t.unrendered) console.log(`  WARNING: ${t.unrendered} actions were timed before their render finished`);
   for (const line of extra) console.log(`  ${line}`);
   console.log(`  baseline (an empty action): ${figure(t.baseline.total)}`);
   console.log(`  one step (${t.step.total.length}): ${figure(t.step.total)}`);
@@ -58,6 +59,7 @@ try {
     const t = await page.evaluate(timeSteps, { steps: 20, seeks: 0, end: 20, baseline: 20 });
     small.baseline.total.push(...t.baseline.total);
     small.step.total.push(...t.step.total);
+    small.unrendered = (small.unrendered ?? 0) + t.unrendered;
   }
   report('paused-worker story (20 events)', small, [`elements on the page: ${await domNodes(page)}`]);
 

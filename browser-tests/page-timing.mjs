@@ -1,38 +1,51 @@
 // What the visualizer's benchmark and profiler time inside the page, so no DevTools round trip is
 // counted: steps, seeks and opening a history, each to a finished style and layout pass, beside
-// an empty action measured the same way (the baseline). Each action starts just after a frame,
-// so the figure is the action's own work and not the painting of a frame that happened to fall
-// in between (`profile.mjs` prints painting separately).
+// an empty action measured the same way (the baseline). Each action starts just after a frame and
+// ends when Yew has rendered (a microtask) and a layout pass has run, so a figure is the action's
+// own work and never includes the painting of a frame (`profile.mjs` shows painting).
 
 /**
  * Runs in the page (`page.evaluate(timeSteps, options)`): `steps` presses of the Right arrow,
  * then `seeks` moves of the scrubber to random positions in `0..=end`, after `baseline` empty
  * actions. Each figure is in milliseconds; `script` is the part before the style and layout pass
- * (the reducer, the core, Yew's diff and the DOM patch), `layout` that pass. Without `align`,
- * actions follow each other without waiting for frames (for profiling the actions alone).
+ * (the reducer, the core, Yew's diff and the DOM patch), `layout` that pass. `unrendered` counts
+ * actions whose render had not finished when they were timed (none, unless Yew changes how it
+ * schedules rendering).
  */
-export async function timeSteps({ steps, seeks, end, baseline = 50, align = true }) {
-  // A macrotask after the event: Yew renders in a microtask, so it has finished by then.
+export async function timeSteps({ steps, seeks, end, baseline = 50 }) {
   const channel = new MessageChannel();
   const settle = () =>
     new Promise((resolve) => {
       channel.port1.onmessage = () => resolve();
       channel.port2.postMessage(0);
     });
+  // Yew renders, and runs its effects, in a microtask queued by the event's handler: a few
+  // microtasks later it has finished, before the browser can draw a frame.
+  const rendered = async () => {
+    for (let i = 0; i < 3; i++) await new Promise((resolve) => queueMicrotask(resolve));
+  };
   const layout = () => document.body.getBoundingClientRect().height;
   // After the next frame has been drawn: a task queued from its animation frame callback runs
   // once the frame is done.
   const frame = () => new Promise((resolve) => requestAnimationFrame(() => settle().then(resolve)));
+  const where = () => document.querySelector('[data-testid="position"] .mono')?.textContent;
+  // Actions that changed the position but whose render was not done when timed: should be none.
+  let unrendered = 0;
   const time = async (act, into) => {
-    if (align) await frame();
+    await frame();
+    const before = where();
+    // Marks for profile.mjs, which counts only what happens between them.
     performance.mark('action');
     const t0 = performance.now();
     act();
-    await settle();
+    await rendered();
     const t1 = performance.now();
     layout();
     const t2 = performance.now();
     performance.mark('action-done');
+    const after = where();
+    await settle();
+    if (after === before && where() !== before) unrendered++;
     into.total.push(t2 - t0);
     into.script.push(t1 - t0);
     into.layout.push(t2 - t1);
@@ -54,7 +67,7 @@ export async function timeSteps({ steps, seeks, end, baseline = 50, align = true
       scrubber.dispatchEvent(new Event('input', { bubbles: true }));
     }, seek);
   }
-  return { baseline: empty, step, seek };
+  return { baseline: empty, step, seek, unrendered };
 }
 
 /**

@@ -1,14 +1,17 @@
-// Where the visualizer's time goes: Chromium's CPU profiler (the DevTools protocol's Profiler
-// domain) around steps and seeks, printed as the functions with the most self time. Not part of
-// `node --test`; prints figures, asserts nothing.
+// Where the visualizer's time goes: a Chromium trace (the DevTools protocol's Tracing domain, with
+// the CPU profiler's samples in it) around steps or seeks, counted only inside the actions (from
+// the key press or the scrubber's move to a finished style and layout pass, as bench.mjs times
+// them), or around opening a history. Not part of `node --test`; prints figures, asserts nothing.
 //
-//   node browser-tests/profile.mjs story|generated|history [events]
+//   node browser-tests/profile.mjs story|generated|history [steps|seeks|open]
 //
-// `story` steps through the paused-worker story, `generated` through the generated benchmark
-// scenario, `history` opens a generated history of `events` entries (100,000 by default; see
-// long-history.mjs) and steps and seeks through it. Wasm functions have names only in a build
-// whose name section survives: build with wasm-opt off (`data-wasm-opt="0"` on the rust link in a
-// copy of index.html) to read them; otherwise they show as `wasm-function[N]`.
+// `story` is the paused-worker story, `generated` the generated benchmark scenario, `history` a
+// generated history of 100,000 entries (long-history.mjs). It prints, per action, the main
+// thread's time by kind (script, style, layout, paint) and the functions with the most self time,
+// then the time inside the functions that match PHASES (callees included). CSS adds a style sheet
+// to the page, to see what a change of style would save. Wasm functions have
+// names only in a build whose name section survives: build a copy of index.html with
+// `data-wasm-opt="0"` on the rust link to read them; otherwise they show as `wasm-function[N]`.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,117 +20,154 @@ import { longHistory } from './long-history.mjs';
 import { openHistoryTimed, stats, timeSteps } from './page-timing.mjs';
 
 const what = process.argv[2] ?? 'generated';
-const events = Number(process.argv[3] ?? 100_000);
-const TOP = 30;
-
-/** Self time per function of a CPU profile, in milliseconds, largest first. */
-function selfTimes(profile) {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const self = new Map();
-  profile.samples.forEach((id, i) => {
-    const frame = byId.get(id).callFrame;
-    const where = frame.url.startsWith('wasm://') ? 'wasm' : frame.url ? 'js' : '';
-    const key = `${frame.functionName || '(anonymous)'}${where ? ` [${where}]` : ''}`;
-    self.set(key, (self.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
-  });
-  return [...self].sort((a, b) => b[1] - a[1]);
-}
-
-/** Time spent inside functions whose names match each of `patterns` (callees included), in ms. */
-function inclusive(profile, patterns) {
-  const parent = new Map();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const totals = patterns.map(() => 0);
-  profile.samples.forEach((id, i) => {
-    const names = [];
-    for (let at = id; at !== undefined; at = parent.get(at)) names.push(byId.get(at).callFrame.functionName);
-    patterns.forEach((p, k) => {
-      if (names.some((n) => p.test(n))) totals[k] += (profile.timeDeltas[i] ?? 0) / 1000;
-    });
-  });
-  return patterns.map((p, k) => [p.source, totals[k]]);
-}
-
-/** The phases worth telling apart, by the functions that do them (`PHASES` adds patterns,
- * separated by commas). */
+const mode = process.argv[3] ?? 'steps';
+const TOP = 25;
+/** The phases worth telling apart, by the functions that do them; `PHASES` (comma-separated
+ * regular expressions) adds more. */
 const PHASES = [
-  ...(process.env.PHASES ?? '').split(',').filter(Boolean).map((p) => new RegExp(p)),
   /History::from_jsonl|JsonlParser/,
   /Checker::judge|Checker::feed/,
   /draw::diagram/,
-  /Layout::new/,
-  /viz::history::Opened::new/,
-  /narrate|caption/,
-  /Engine::seek|Engine>::seek/,
-  /Run::frame|Frame::capture/,
-  /FunctionProvider>::run|fencelab_web::components|fencelab_web::app/,
-  /Reconcilable|dom_bundle/,
+  /Track::new|Layout::new/,
+  /Engine::seek|Frame::capture/,
+  /FunctionProvider>::run|Stateful>::view|diagram_view|components::log::log/,
+  /dom_bundle|Reconcilable/,
+  /use_window|use_follow_step/,
   /replaceState|write_fragment/,
-  /scrollTop|scroll_top|clientHeight|client_height|offsetTop|offset_top/,
-  /getBoundingClientRect/,
-  /decode/,
+  ...(process.env.PHASES ?? '').split(',').filter(Boolean).map((p) => new RegExp(p)),
 ];
+const CATEGORIES = ['devtools.timeline', 'toplevel', 'blink.user_timing', 'disabled-by-default-v8.cpu_profiler'];
 
-const ms = (x) => `${x.toFixed(2)} ms`;
+/** The trace's events while `act` runs. */
+async function trace(page, act) {
+  const cdp = await page.context().newCDPSession(page);
+  const events = [];
+  cdp.on('Tracing.dataCollected', (e) => events.push(...e.value));
+  const done = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
+  await cdp.send('Tracing.start', { categories: CATEGORIES.join(','), transferMode: 'ReportEvents' });
+  const result = await act();
+  await cdp.send('Tracing.end');
+  await done;
+  await cdp.detach();
+  return { events, result };
+}
 
-function printTop(title, profile) {
-  const rows = selfTimes(profile);
-  const sum = rows.reduce((a, [, v]) => a + v, 0);
-  console.log(`\nself time, ${title} (${ms(sum)} sampled):`);
-  for (const [name, v] of rows.slice(0, TOP)) {
-    console.log(`${v.toFixed(1).padStart(9)} ms ${((100 * v) / sum).toFixed(1).padStart(5)}%  ${name.slice(0, 140)}`);
+/** The `[start, end]` times (the trace's clock) between each `from` and `to` mark. */
+function windows(events, from, to) {
+  const marks = events.filter((e) => e.cat?.includes('user_timing') && (e.name === from || e.name === to));
+  marks.sort((a, b) => a.ts - b.ts);
+  const found = [];
+  for (let i = 0; i + 1 < marks.length; i++) {
+    if (marks[i].name === from && marks[i + 1].name === to) found.push([marks[i].ts, marks[i + 1].ts]);
   }
-  console.log(`inside (callees included):`);
-  for (const [name, v] of inclusive(profile, PHASES)) {
-    if (v > 0) console.log(`${v.toFixed(1).padStart(9)} ms ${((100 * v) / sum).toFixed(1).padStart(5)}%  ${name}`);
+  return found;
+}
+
+/** Prints what the renderer's main thread did inside `spans`, per span. */
+function report(events, spans) {
+  const inside = (t) => spans.some(([a, b]) => t >= a && t < b);
+  // The renderer's main thread runs the page's scripts.
+  const busy = new Map();
+  for (const e of events) {
+    if (e.name === 'FunctionCall') busy.set(`${e.pid}:${e.tid}`, (busy.get(`${e.pid}:${e.tid}`) ?? 0) + (e.dur ?? 0));
   }
+  const main = [...busy].sort((a, b) => b[1] - a[1])[0]?.[0];
+  const n = spans.length;
+  const kinds = new Map();
+  for (const e of events) {
+    if (`${e.pid}:${e.tid}` !== main || e.ph !== 'X' || !inside(e.ts)) continue;
+    kinds.set(e.name, (kinds.get(e.name) ?? 0) + (e.dur ?? 0) / 1000);
+  }
+  const per = (v) => `${(v / n).toFixed(2).padStart(8)} ms`;
+  console.log(`\nthe main thread, per action (${n}); script (FunctionCall) includes the style and layout it forced:`);
+  for (const name of ['FunctionCall', 'UpdateLayoutTree', 'Layout', 'Paint', 'MinorGC', 'MajorGC']) {
+    if (kinds.has(name)) console.log(`${per(kinds.get(name))}  ${name}`);
+  }
+  // The CPU profiler's samples, on the same clock.
+  const nodes = new Map();
+  const samples = [];
+  let time = 0;
+  const chunks = events.filter((e) => e.name === 'Profile' || e.name === 'ProfileChunk').sort((a, b) => a.ts - b.ts);
+  for (const e of chunks) {
+    if (e.name === 'Profile') {
+      time = e.args.data.startTime;
+      continue;
+    }
+    const data = e.args.data;
+    for (const node of data.cpuProfile?.nodes ?? []) nodes.set(node.id, node);
+    (data.cpuProfile?.samples ?? []).forEach((id, i) => {
+      time += data.timeDeltas?.[i] ?? 0;
+      samples.push([time, id]);
+    });
+  }
+  const self = new Map();
+  const phases = PHASES.map(() => 0);
+  let sampled = 0;
+  for (let i = 0; i + 1 < samples.length; i++) {
+    const [t, id] = samples[i];
+    if (!inside(t)) continue;
+    const dt = (samples[i + 1][0] - t) / 1000;
+    sampled += dt;
+    const frame = nodes.get(id)?.callFrame;
+    const name = frame?.functionName || '(anonymous)';
+    self.set(name, (self.get(name) ?? 0) + dt);
+    const stack = [];
+    for (let at = id; at !== undefined; at = nodes.get(at)?.parent) stack.push(nodes.get(at)?.callFrame?.functionName ?? '');
+    PHASES.forEach((p, k) => {
+      if (stack.some((f) => p.test(f))) phases[k] += dt;
+    });
+  }
+  console.log(`\nself time per action (${(sampled / n).toFixed(2)} ms sampled):`);
+  for (const [name, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, TOP)) {
+    console.log(`${per(v)}  ${name.replace(/::h[0-9a-f]{16}$/, '').slice(0, 130)}`);
+  }
+  console.log('\ninside (callees included), per action:');
+  PHASES.forEach((p, k) => {
+    if (phases[k] > 0) console.log(`${per(phases[k])}  ${p.source}`);
+  });
 }
 
 const env = await launch(['/'], { width: 1440, height: 900 });
 const dir = await mkdtemp(join(tmpdir(), 'fencelab-profile-'));
 try {
   const { page, problems } = await openPage(env);
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('Profiler.enable');
-  await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+  // `CSS` adds a style sheet: what would a change of style save?
+  if (process.env.CSS) await page.addStyleTag({ content: process.env.CSS });
   if (what === 'generated') {
     await page.selectOption('#case', 'generated');
     await page.waitForFunction(() => document.querySelector('#story-title')?.textContent.includes('workers'));
   } else if (what === 'history') {
     const file = join(dir, 'long.jsonl');
-    await writeFile(file, await longHistory(events));
-    await cdp.send('Profiler.start');
-    const open = await openHistoryTimed(page, file, 'long.jsonl');
-    printTop('opening the history', (await cdp.send('Profiler.stop')).profile);
-    console.log(`open: ${ms(open.total)} from choosing the file, reading it ${ms(open.read)}`);
+    await writeFile(file, await longHistory(100_000));
+    if (mode === 'open') {
+      await page.evaluate(() => {
+        // The page's own listener clears the chooser; this one runs first and marks the start.
+        addEventListener('change', () => performance.mark('open'), { capture: true, once: true });
+      });
+      const { events, result } = await trace(page, async () => {
+        const open = await openHistoryTimed(page, file, 'long.jsonl');
+        await page.evaluate(() => performance.mark('opened'));
+        return open;
+      });
+      console.log(`open: ${result.total.toFixed(0)} ms from choosing the file (reading it ${result.read.toFixed(0)} ms)`);
+      report(events, windows(events, 'open', 'opened'));
+    } else {
+      await openHistoryTimed(page, file, 'long.jsonl');
+    }
   }
-  const end = Number((await page.locator('[data-testid="position"] .mono').textContent()).split('/')[1]);
-  // Warm up, then profile.
-  await page.evaluate(timeSteps, { steps: 20, seeks: 10, end, baseline: 0 });
-  await page.keyboard.press('Home');
-  await cdp.send('Profiler.start');
-  const steps = Math.min(Number(process.env.STEPS ?? 200), end);
-  const t = await page.evaluate(timeSteps, {
-    steps,
-    seeks: what === 'story' ? 0 : Number(process.env.SEEKS ?? 100),
-    end,
-    align: !process.env.UNALIGNED,
-  });
-  const { profile } = await cdp.send('Profiler.stop');
-  for (const [name, figures] of [
-    ['step', t.step],
-    ['seek', t.seek],
-  ]) {
-    if (!figures.total.length) continue;
-    const [total, script, layout] = [figures.total, figures.script, figures.layout].map(stats);
-    console.log(
-      `${name}: median ${ms(total.median)} (script ${ms(script.median)}, style and layout ${ms(layout.median)}), worst ${ms(total.worst)}`,
-    );
+  if (mode !== 'open') {
+    const end = Number((await page.locator('[data-testid="position"] .mono').textContent()).split('/')[1]);
+    // Warm up, then trace.
+    await page.evaluate(timeSteps, { steps: 20, seeks: 10, end, baseline: 0 });
+    await page.keyboard.press('Home');
+    const count = Math.min(mode === 'steps' ? 100 : 50, end);
+    const options = mode === 'steps' ? { steps: count, seeks: 0 } : { steps: 0, seeks: count };
+    const { events, result } = await trace(page, () => page.evaluate(timeSteps, { ...options, end, baseline: 0 }));
+    const figures = stats(result[mode === 'steps' ? 'step' : 'seek'].total);
+    console.log(`${what}, ${count} ${mode} (traced, so slower than bench.mjs): median ${figures.median.toFixed(2)} ms`);
+    report(events, windows(events, 'action', 'action-done'));
   }
-  printTop(`${what}, ${steps} steps and the seeks`, profile);
   if (problems.length) console.error(problems.join('\n'));
-  await page.close();
 } finally {
   await env.close();
   await rm(dir, { recursive: true, force: true });
