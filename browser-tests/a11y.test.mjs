@@ -3,8 +3,12 @@
 // the dark theme; every control is reachable by keyboard with a visible focus ring and a name.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { launch, openPage } from './harness.mjs';
+import { longHistory } from './long-history.mjs';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
@@ -75,6 +79,27 @@ test('axe: no serious or critical violations on an embed with a bad link, the ba
   assert.deepEqual(found, []);
   assert.deepEqual([...embed.problems, ...switched.problems, ...problems], []);
   for (const p of [embed.page, switched.page, page]) await p.close();
+});
+
+test('axe: no serious or critical violations on a long history: its log lists the rows in view, its findings are marked under the scrubber', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'fencelab-a11y-'));
+  try {
+    const file = join(dir, 'long.jsonl');
+    await writeFile(file, await longHistory(5_000));
+    const { page, problems } = await openPage(env, '/');
+    await page.setInputFiles('#open-history', file);
+    await page.locator('[data-testid="history-card"]').waitFor();
+    await page.locator('.scrub-marks .scrub-mark').first().waitFor();
+    assert.ok(await page.locator('.log.windowed').count(), 'the log is windowed');
+    const found = await bothThemes(page, 'long history');
+    await page.locator('.scrub-marks .scrub-mark').first().click();
+    found.push(...(await bothThemes(page, 'long history, a finding chosen')));
+    assert.deepEqual(found, []);
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test('every control is reachable by keyboard, named, and shows a focus ring', async () => {

@@ -1,121 +1,109 @@
 // The visualizer's benchmark: prints figures, asserts nothing about time. Not part of `node --test`.
 //
-//   trunk build --release --offline && node browser-tests/bench.mjs
+//   trunk build --release --offline && node browser-tests/bench.mjs [events]
 //
-// In headless Chromium it times steps through the paused-worker story, then loads the generated
-// benchmark scenario (1,130 events) through the picker, then times, from the page itself: one step forward (a key press, through the reducer,
-// the core's seek, Yew's diff and the DOM patch, to a finished style and layout pass), and seeks
-// to random positions with the scrubber. It compares median and worst with the 16 ms frame budget
-// and prints the gzip size of the release wasm, JS and CSS.
-import { readdir, readFile } from 'node:fs/promises';
+// In headless Chromium, from the page itself (see page-timing.mjs), it times one step forward (a
+// key press, through the reducer, the core's seek, Yew's diff and the DOM patch, to a finished
+// style and layout pass) and seeks to random positions with the scrubber, in three cases: the
+// paused-worker story (20 events), the generated benchmark scenario (1,130 events, loaded
+// through the picker) and a recorded history of `events` entries (100,000 by default; generated
+// now by the command line, see long-history.mjs) opened with "Open a history", whose opening is
+// timed too. Beside each case it prints the baseline, an empty action measured the same way, and
+// the number of elements on the page, then the gzip size of the release wasm, JS and CSS.
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { DIST, launch, openPage } from './harness.mjs';
+import { longHistory } from './long-history.mjs';
+import { domNodes, openHistoryTimed, stats, timeSteps } from './page-timing.mjs';
 
+const EVENTS = Number(process.argv[2] ?? 100_000);
 const STEPS = 300;
 const SEEKS = 200;
-const BUDGET_MS = 16;
 
-const stats = (xs) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  return { median: at(0.5), p95: at(0.95), worst: sorted[sorted.length - 1] };
-};
 const ms = (x) => `${x.toFixed(2)} ms`;
-const verdict = (s) => (s.worst <= BUDGET_MS ? 'within' : s.median <= BUDGET_MS ? 'median within, worst over' : 'over');
+const figure = (xs) => {
+  const s = stats(xs);
+  return `median ${ms(s.median)}, p95 ${ms(s.p95)}, worst ${ms(s.worst)}`;
+};
+const end = async (page) => Number((await page.locator('[data-testid="position"] .mono').textContent()).split('/')[1]);
 
-// Runs inside the page, so no DevTools round trip is counted.
-async function timeSteps({ steps, seeks, end }) {
-  // A macrotask after the event: Yew renders in a microtask, so it has finished by then.
-  const channel = new MessageChannel();
-  const settle = () =>
-    new Promise((resolve) => {
-      channel.port1.onmessage = () => resolve();
-      channel.port2.postMessage(0);
-    });
-  const layout = () => document.body.getBoundingClientRect().height;
-  const time = async (act) => {
-    const t0 = performance.now();
-    act();
-    await settle();
-    layout();
-    return performance.now() - t0;
-  };
-  const baseline = [];
-  for (let i = 0; i < 50; i++) baseline.push(await time(() => {}));
-  const step = [];
-  const key = () => document.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
-  for (let i = 0; i < steps; i++) step.push(await time(key));
-  const scrubber = document.querySelector('#scrubber');
-  let seed = 42;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
-  const seek = [];
-  for (let i = 0; i < seeks; i++) {
-    const to = Math.floor(random() * (end + 1));
-    seek.push(
-      await time(() => {
-        scrubber.value = String(to);
-        scrubber.dispatchEvent(new Event('input', { bubbles: true }));
-      }),
-    );
-  }
-  return { baseline, step, seek };
+/** Times `steps` steps from the start and `seeks` seeks, after a warm-up of each. */
+async function measure(page, steps, seeks) {
+  const last = await end(page);
+  await page.evaluate(timeSteps, { steps: Math.min(30, steps), seeks: Math.min(20, seeks), end: last, baseline: 0 });
+  await page.keyboard.press('Home');
+  return page.evaluate(timeSteps, { steps, seeks, end: last });
+}
+
+function report(name, t, extra = []) {
+  console.log(`\n${name}`);
+  if (t.unrendered) console.log(`  WARNING: ${t.unrendered} actions were timed before their render finished`);
+  for (const line of extra) console.log(`  ${line}`);
+  console.log(`  baseline (an empty action): ${figure(t.baseline.total)}`);
+  console.log(`  one step (${t.step.total.length}): ${figure(t.step.total)}`);
+  if (t.seek.total.length) console.log(`  random seek (${t.seek.total.length}): ${figure(t.seek.total)}`);
 }
 
 const env = await launch(['/'], { width: 1440, height: 900 });
+const dir = await mkdtemp(join(tmpdir(), 'fencelab-bench-'));
 try {
   const { page, problems } = await openPage(env);
-  // Warm up (the first steps after loading include compiling the wasm's hot paths), then time
-  // three passes through the 20-step story.
-  await page.evaluate(timeSteps, { steps: 20, seeks: 0, end: 20 });
-  const small = { step: [] };
+
+  // The 20-step story: the first pass warms up the wasm's hot paths, then three passes are timed.
+  await measure(page, 20, 0);
+  const small = { baseline: { total: [] }, step: { total: [] }, seek: { total: [] } };
   for (let pass = 0; pass < 3; pass++) {
     await page.keyboard.press('Home');
-    small.step.push(...(await page.evaluate(timeSteps, { steps: 20, seeks: 0, end: 20 })).step);
+    const t = await page.evaluate(timeSteps, { steps: 20, seeks: 0, end: 20, baseline: 20 });
+    small.baseline.total.push(...t.baseline.total);
+    small.step.total.push(...t.step.total);
+    small.unrendered = (small.unrendered ?? 0) + t.unrendered;
   }
+  report('paused-worker story (20 events)', small, [`elements on the page: ${await domNodes(page)}`]);
+
   const loadStart = Date.now();
   await page.selectOption('#case', 'generated');
   await page.waitForFunction(() => document.querySelector('#story-title')?.textContent.includes('workers'), null, {
     timeout: 60_000,
   });
   const loadMs = Date.now() - loadStart;
-  const end = Number((await page.locator('[data-testid="position"] .mono').textContent()).split('/')[1]);
+  const generated = await measure(page, STEPS, SEEKS);
+  report(`generated scenario (${await end(page)} events)`, generated, [
+    `load (play to the end, build the diagram, first render): ${loadMs} ms`,
+    `elements on the page: ${await domNodes(page)}`,
+  ]);
 
-  await page.evaluate(timeSteps, { steps: 30, seeks: 20, end });
-  await page.keyboard.press('Home');
-  const timings = await page.evaluate(timeSteps, { steps: STEPS, seeks: SEEKS, end });
-
-  const base = stats(timings.baseline);
-  const step = stats(timings.step);
-  const seek = stats(timings.seek);
-  const smallStep = stats(small.step);
-  console.log(
-    `paused-worker (20 events), render one step (60 steps): median ${ms(smallStep.median)}, worst ${ms(smallStep.worst)}; ${verdict(smallStep)} the ${BUDGET_MS} ms frame budget`,
-  );
-  console.log(`scenario: generated (20 workers, 5 resources, 6 rounds): ${end} events`);
-  console.log(`load (play to the end, build the diagram, first render): ${loadMs} ms`);
-  console.log(`empty measurement (harness overhead): median ${ms(base.median)}, worst ${ms(base.worst)}`);
-  console.log(
-    `render one step (${STEPS} steps): median ${ms(step.median)}, p95 ${ms(step.p95)}, worst ${ms(step.worst)}; ${verdict(step)} the ${BUDGET_MS} ms frame budget`,
-  );
-  console.log(
-    `seek to a random step (${SEEKS} seeks): median ${ms(seek.median)}, p95 ${ms(seek.p95)}, worst ${ms(seek.worst)}; ${verdict(seek)} the ${BUDGET_MS} ms frame budget`,
-  );
+  // A recorded history, opened with the file chooser in a fresh page.
+  const file = join(dir, 'long.jsonl');
+  await writeFile(file, await longHistory(EVENTS));
+  const fresh = await openPage(env);
+  const open = await openHistoryTimed(fresh.page, file, 'long.jsonl');
+  const shown = await end(fresh.page);
+  const nodesAtOpen = await domNodes(fresh.page);
+  const history = await measure(fresh.page, STEPS, SEEKS);
+  report(`recorded history (${EVENTS} events, ${shown} shown)`, history, [
+    `open: ${ms(open.afterRead)} after the file is read (${ms(open.total)} from choosing it, reading it ${ms(open.read)})`,
+    `elements on the page: ${nodesAtOpen} at the start, ${await domNodes(fresh.page)} after the seeks`,
+  ]);
+  problems.push(...fresh.problems);
 
   // What the page downloads, as scripts/size.sh counts it (it also counts index.html).
+  console.log('');
   let total = 0;
-  for (const file of (await readdir(DIST)).filter((f) => /\.(wasm|js|css)$/.test(f)).sort()) {
-    const body = await readFile(join(DIST, file));
+  for (const name of (await readdir(DIST)).filter((f) => /\.(wasm|js|css)$/.test(f)).sort()) {
+    const body = await readFile(join(DIST, name));
     const gz = gzipSync(body, { level: 9 }).length;
     total += gz;
-    console.log(`${file.padEnd(44)} ${String(body.length).padStart(8)} bytes, ${String(gz).padStart(7)} gzipped`);
+    console.log(`${name.padEnd(44)} ${String(body.length).padStart(8)} bytes, ${String(gz).padStart(7)} gzipped`);
   }
   console.log(`wasm + JS + CSS, gzipped: ${total} bytes (${(total / 1024).toFixed(0)} KiB)`);
   if (problems.length) {
     console.error(problems.join('\n'));
     process.exitCode = 1;
   }
-  await page.close();
 } finally {
   await env.close();
+  await rm(dir, { recursive: true, force: true });
 }

@@ -10,7 +10,9 @@ use crate::components::compare::{compare_view, CompareProps};
 use crate::components::controls::{click, controls, ControlsProps};
 use crate::components::diagram::{diagram_view, legend, DiagramProps};
 use crate::components::editor::Editor;
-use crate::components::history::{findings, history_card, history_status, link_note, open_control};
+use crate::components::history::{
+    history_card, history_status, link_note, open_control, Findings, ScrubMarks,
+};
 use crate::components::icons::icon;
 use crate::components::log::{log, LogProps};
 use crate::components::panels::{caption, panels, run_badge};
@@ -19,12 +21,14 @@ use crate::components::share::{HistoryShare, LinkProblem, ShareExport};
 use crate::components::transcript::Transcript;
 use crate::hooks::{
     use_address, use_autoplay, use_drop_history, use_fetch_history, use_follow_step,
-    use_keep_custom, use_keys, use_pane_width, use_show_chosen, FollowRefs,
+    use_keep_custom, use_keys, use_pane_width, use_show_chosen, use_window, FollowRefs, HEADS,
 };
 use crate::io;
 use crate::share::{Embed, ShareLink};
 use crate::viz::history::Origin;
+use crate::viz::layout::{Fit, LONG_RUN};
 use crate::viz::state::{Action, Tab, Viz};
+use crate::viz::window::Focus;
 use explore::Explore;
 use playground::Playground;
 
@@ -46,7 +50,19 @@ pub fn App() -> Html {
     use_autoplay(state.dispatcher(), state.playing, state.interval_ms());
     let refs = use_memo((), |_| FollowRefs::default());
     let pane_width = use_pane_width(refs.diagram.clone(), state.embed.is_some());
-    use_follow_step(&state, &refs, pane_width);
+    use_follow_step(&state, &refs);
+    let track = state.track();
+    let fit = Fit::new(track.diagram.lanes.len(), pane_width);
+    let focus = Focus::diagram(&track.layout, state.position, fit, HEADS);
+    let views = Views {
+        diagram: use_window(refs.diagram.clone(), track.clone(), state.position, Some(focus)),
+        log: use_window(
+            refs.log.clone(),
+            track.clone(),
+            state.position,
+            (track.len() > LONG_RUN).then(|| Focus::log(state.position)),
+        ),
+    };
     use_show_chosen(refs.diagram.clone(), state.opened.as_ref().map_or(0, |o| o.choices));
     // An embed whose link could not be opened keeps its link, so reloading it shows the same
     // error instead of another story.
@@ -89,7 +105,7 @@ pub fn App() -> Html {
     };
     let view = match state.broken_embed() {
         Some(error) => embed_error(error),
-        None => visualizer(&state, &share, &on, &on_seek, &refs, pane_width),
+        None => visualizer(&state, &share, &on, &on_seek, &refs, pane_width, views),
     };
     if state.embed.is_some() {
         return html! { <main class="embed">{ view }</main> };
@@ -120,6 +136,13 @@ fn embed_error(error: &str) -> Html {
     }
 }
 
+/// The bands of the diagram's and the log's boxes to draw (see `use_window`).
+#[derive(Clone, Copy)]
+struct Views {
+    diagram: (f64, f64),
+    log: (f64, f64),
+}
+
 fn visualizer(
     state: &Viz,
     share: &(AttrValue, AttrValue),
@@ -127,6 +150,7 @@ fn visualizer(
     on_seek: &Callback<usize>,
     refs: &FollowRefs,
     pane_width: f64,
+    views: Views,
 ) -> Html {
     let scenario = &state.run.scenario;
     let track = state.track();
@@ -139,7 +163,10 @@ fn visualizer(
     let kind =
         state.current().and_then(|r| track.layout.step_kinds.get(r.index)).copied().unwrap_or("");
     let side = match &state.opened {
-        Some(opened) => findings(opened, state.position, on),
+        Some(opened) => html! {
+            <Findings findings={opened.findings.clone()} chosen={opened.chosen}
+                reached={opened.reached(state.position)} on={on.clone()} />
+        },
         None => panels(&state.frame, !state.shows("caption")),
     };
     let main = match &state.compare {
@@ -153,7 +180,8 @@ fn visualizer(
                     <h2 id="diagram-title" class="sr-only">{ "Swimlane diagram" }</h2>
                     { diagram_view(&DiagramProps { run: track, position: state.position,
                         frame: &state.frame, id: "main".into(), on_seek: on_seek.clone(),
-                        node: refs.diagram.clone(), width: pane_width, highlight: state.highlight() }) }
+                        node: refs.diagram.clone(), width: pane_width, highlight: state.highlight(),
+                        band: views.diagram }) }
                     if state.shows("legend") {
                         { legend(&track.layout, !state.highlight().is_empty()) }
                     }
@@ -233,7 +261,10 @@ fn visualizer(
             }
             <div class={classes!("player", embedded.then_some("static"))}>
                 if state.shows("controls") {
-                    { controls(&ControlsProps { at, end, unit, now, playing: state.playing, speed: state.speed, on: on.clone() }) }
+                    { controls(&ControlsProps { at, end, unit, now, playing: state.playing, speed: state.speed, on: on.clone(),
+                        marks: history.filter(|h| !h.findings.is_empty()).map(|h| html! {
+                            <ScrubMarks findings={h.findings.clone()} len={track.len()} on={on.clone()} />
+                        }) }) }
                 }
                 if !compare_on && state.shows("caption") {
                     { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption",
@@ -248,7 +279,7 @@ fn visualizer(
                 }
                 if !compare_on && state.shows("log") {
                     { log(&LogProps { run: track, position: state.position, on_seek: on_seek.clone(),
-                        node: refs.log.clone(), highlight: state.highlight() }) }
+                        node: refs.log.clone(), highlight: state.highlight(), band: views.log }) }
                 }
             </div>
             if !embedded {

@@ -10,6 +10,10 @@ use crate::components::icons::icon;
 use crate::components::panels::caption;
 use crate::viz::frame::{enforcement_name, Frame, Kept};
 use crate::viz::state::{Action, Compare, CompareSide, Side, MODES};
+use crate::viz::window::{View, MARGIN};
+
+/// About how tall a compared diagram's box is.
+const COMPARE_HEIGHT: f64 = 700.0;
 
 /// What compare mode shows. Not a component's props: the compared runs move with every tick, so a
 /// component would re-render each time anyway.
@@ -48,7 +52,9 @@ fn side_view(
                     { caption(steps, kind, &format!("{id}-caption"), "story") }
                     { diagram_view(&DiagramProps { run: &run.track, position: side.position, frame: &side.frame,
                         id: id.into(), on_seek: on_seek.clone(), node: node.clone(), width: 0.0,
-                        highlight: Default::default() }) }
+                        highlight: Default::default(),
+                        // Kept on the current time as it moves (`use_follow_step`).
+                        band: View::centred(run.layout.now_y(side.position), COMPARE_HEIGHT).band(MARGIN) }) }
                 </>
             }
         }

@@ -21,7 +21,13 @@ pub struct ControlsProps {
     pub playing: bool,
     pub speed: usize,
     pub on: Callback<Action>,
+    /// Marks to draw under the scrubber (where a history's findings are), with an element
+    /// [`MARKS_ID`] that describes them.
+    pub marks: Option<Html>,
 }
+
+/// The id of the text that describes the marks under the scrubber.
+pub const MARKS_ID: &str = "scrub-findings";
 
 fn button(
     id: &str,
@@ -88,9 +94,13 @@ pub fn controls(props: &ControlsProps) -> Html {
                 { button("step-forward", "forward", "Step forward (Right arrow)", at >= end, Action::Forward, on) }
                 { button("to-end", "end", "Jump to end (End)", at >= end, Action::ToEnd, on) }
             </div>
-            <input id="scrubber" class="scrubber" type="range" min="0" max={end.to_string()}
-                value={at.to_string()} aria-label="Scrub through the run"
-                aria-valuetext={format!("{} {at} of {end}, t={}", props.unit, props.now)} oninput={on_scrub} />
+            <div class="scrub">
+                <input id="scrubber" class="scrubber" type="range" min="0" max={end.to_string()}
+                    value={at.to_string()} aria-label="Scrub through the run"
+                    aria-valuetext={format!("{} {at} of {end}, t={}", props.unit, props.now)} oninput={on_scrub}
+                    aria-describedby={props.marks.is_some().then_some(MARKS_ID)} />
+                { props.marks.clone().unwrap_or_default() }
+            </div>
             <span class="where" data-testid="position">
                 <span class="mono">{ format!("{at}/{end}") }</span>
                 <span class="muted">{ format!(" {}s · t={}", props.unit, props.now) }</span>

@@ -9,8 +9,8 @@ use crate::components::icons::{glyph, icon};
 use crate::viz::frame::Frame;
 use crate::viz::history::Highlight;
 use crate::viz::layout::{
-    clip, decimal, num, ArrowGeom, Fit, Layout, LegendEntry, MarkGeom, Settled, SpanGeom, CHAR_W,
-    GUTTER, MONO_W, ROW,
+    clip, decimal, num, ArrowGeom, Fit, Layout, LegendEntry, MarkGeom, Settled, SpanGeom, BUCKET,
+    CHAR_W, GUTTER, LONG_RUN, MONO_W, ROW,
 };
 use crate::viz::run::{step_no, TrackRef};
 
@@ -31,6 +31,9 @@ pub struct DiagramProps<'a> {
     pub width: f64,
     /// What a chosen finding highlights: its witness and its own mark.
     pub highlight: Highlight,
+    /// The band of the diagram's box to draw (in its content's pixels): a long run draws only
+    /// what reaches into it.
+    pub band: (f64, f64),
 }
 
 /// A label that shows `short` (when the text had to be cut) until its mark or message is hovered
@@ -45,7 +48,8 @@ fn label(
 ) -> Html {
     let clipped = short.is_some();
     html! {
-        <text class={classes!(class, clipped.then_some("clipped"))} x={num(x)} y={num(y)} text-anchor={anchor}>
+        <text class={classes!(class, clipped.then_some("clipped"))} x={num(x)} y={num(y)}
+            text-anchor={(anchor != "start").then_some(anchor)}>
             if let Some(short) = short {
                 <tspan class="short">{ short }</tspan><tspan class="full">{ text.to_string() }</tspan>
             } else {
@@ -141,15 +145,22 @@ struct BackdropProps {
     run: TrackRef,
     id: AttrValue,
     fit: Fit,
+    /// The band of the diagram drawn, `None` for all of it.
+    band: Option<(f64, f64)>,
 }
 
-/// Lane lines, the time axis and the SVG definitions: drawn once per run.
+/// The SVG definitions, the time axis (a rule and a label at each new tick, within the band
+/// drawn) and the lane lines: drawn again only when the run or the band changes.
 #[component]
 fn Backdrop(props: &BackdropProps) -> Html {
     let layout = &props.run.layout;
     let bottom = layout.height - 10.0;
     let id = &props.id;
     let fit = props.fit;
+    let ticks = match props.band {
+        Some(band) => layout.ticks_within(band),
+        None => &layout.ticks,
+    };
     html! {
         <>
             <defs>
@@ -165,12 +176,11 @@ fn Backdrop(props: &BackdropProps) -> Html {
                 }) }
             </defs>
             <g class="axis" aria-hidden="true">
-                { for layout.ticks.iter().map(|(y, t)| html! {
+                { for ticks.iter().map(|(y, t)| html! {
                     <>
                         <line class="tick-rule" x1={num(GUTTER)} x2={num(fit.width() - fit.right)}
                             y1={num(y - ROW / 2.0 + 2.0)} y2={num(y - ROW / 2.0 + 2.0)} />
-                        <text class="tick-label" x={num(GUTTER - 8.0)} y={num(y + 4.0)}
-                            text-anchor="end">{ format!("t={t}") }</text>
+                        <text class="tick-label" x={num(GUTTER - 8.0)} y={num(y + 4.0)}>{ format!("t={t}") }</text>
                     </>
                 }) }
             </g>
@@ -243,17 +253,19 @@ fn arrow_view(a: &ArrowGeom, progress: f64, id: &str, fit: Fit, witness: bool) -
             data-kind={a.kind.clone()} data-token={a.token.clone()}
             data-state={if delivered { "delivered" } else { "in-flight" }} aria-hidden="true">
             <title>{ title }</title>
-            <path class="wire" d={d} pathLength="1" stroke-dasharray="1 1"
-                style={format!("stroke-dashoffset:{}", decimal(1.0 - progress, 3))}
+            // The style sheet dashes the wire by its length; the offset shows how far it got.
+            <path class="wire" d={d} pathLength="1"
+                style={(!delivered).then(|| format!("stroke-dashoffset:{}", decimal(1.0 - progress, 3)))}
                 marker-end={delivered.then(|| format!("url(#{id}-head-{})", a.kind))} />
             if a.kind != "grant" {
                 // Cut to the way across to the receiving lane; hovering shows it whole.
                 { label("arrow-label", label_x, a.y1 - 5.0, anchor, &a.label,
                     clip(&a.label, dx.abs() - 16.0, CHAR_W)) }
             }
+            // The pill's shape is in the style sheet.
             <g class="token" style={format!("transform:translate({}px,{}px)", num(bx), num(by))}>
-                <rect x="-15" y="-10" width="30" height="20" rx="10" />
-                <text y="4" text-anchor="middle">{ format!("g{}", a.generation) }</text>
+                <rect />
+                <text y="4">{ format!("g{}", a.generation) }</text>
             </g>
         </g>
     }
@@ -310,14 +322,6 @@ fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>, fit: Fit, witness: bool) -
     }
 }
 
-/// Steps per bucket of settled items.
-const BUCKET: usize = 16;
-/// Runs longer than this draw only the settled items within [`WINDOW`] pixels of the current
-/// step, so a thousand-step run stays quick; the log and the scrubber reach everything else.
-pub const LONG_RUN: usize = 240;
-/// How far above and below the current step a long run draws.
-const WINDOW: f64 = 700.0;
-
 #[derive(Properties, PartialEq)]
 struct BucketProps {
     run: TrackRef,
@@ -326,39 +330,44 @@ struct BucketProps {
     fit: Fit,
     /// Which bucket: steps `index * BUCKET ..`.
     index: usize,
-    /// The position when it falls inside the bucket; `None` when the bucket is wholly in the
-    /// past or the future, so moving elsewhere leaves its props (and its items) alone.
+    /// The position when the bucket holds steps still to come or the step just played; `None`
+    /// otherwise, so moving elsewhere leaves its props (and its items) alone.
     inside: Option<usize>,
     /// What is highlighted (compared by content, so a step leaves it alone).
     highlight: Highlight,
 }
 
 /// The settled items of [`BUCKET`] consecutive steps: marks, delivered messages, finished
-/// periods, each shown once its step has happened. They stay in the page, hidden until then,
-/// so stepping or seeking mostly flips one class per bucket.
+/// periods, each shown once its step has happened (those of the step just played marked `now`,
+/// which the style sheet animates). They stay in the page, hidden until then, so stepping or
+/// seeking mostly flips one class per bucket.
 #[component]
 fn Bucket(props: &BucketProps) -> Html {
     let layout = &props.run.layout;
     let from = props.index * BUCKET;
     let to = (from + BUCKET).min(layout.settled.len());
-    let items = (from..to).flat_map(|step| {
-        let hidden = props.inside.is_some_and(|position| step >= position);
-        layout.settled.get(step).into_iter().flatten().map(move |item| (item, hidden))
-    });
+    let item = |item: &Settled| match *item {
+        Settled::Span(i) => layout.spans.get(i).map(|s| span_view(s, s.y2, &props.id, props.fit)),
+        Settled::Arrow(i) => layout.arrows.get(i).map(|a| {
+            let witness = props.highlight.step(a.sent_step)
+                || a.arrived_step.is_some_and(|s| props.highlight.step(s));
+            arrow_view(a, 1.0, &props.id, props.fit, witness)
+        }),
+        Settled::Mark(i) => layout
+            .marks
+            .get(i)
+            .map(|m| mark_view(m, &props.on_seek, props.fit, props.highlight.mark(m))),
+    };
+    // One group per step that settles anything, which the step's state hides or animates.
+    let steps = (from..to).filter_map(|step| Some((step, layout.settled.get(step)?)));
     html! {
-        { for items.map(|(item, hidden)| {
-            let view = match *item {
-                Settled::Span(i) => layout.spans.get(i).map(|s| span_view(s, s.y2, &props.id, props.fit)),
-                Settled::Arrow(i) => layout.arrows.get(i).map(|a| {
-                    let witness = props.highlight.step(a.sent_step)
-                        || a.arrived_step.is_some_and(|s| props.highlight.step(s));
-                    arrow_view(a, 1.0, &props.id, props.fit, witness)
-                }),
-                Settled::Mark(i) => layout.marks.get(i).map(|m| {
-                    mark_view(m, &props.on_seek, props.fit, props.highlight.mark(m))
-                }),
+        { for steps.filter(|(_, items)| !items.is_empty()).map(|(step, items)| {
+            let state = match props.inside {
+                Some(position) if step >= position => Some("future"),
+                Some(position) if step + 1 == position => Some("now"),
+                _ => None,
             };
-            html! { <g class={classes!(hidden.then_some("future"))}>{ view }</g> }
+            html! { <g class={classes!(state)}>{ for items.iter().filter_map(item) }</g> }
         }) }
     }
 }
@@ -389,10 +398,15 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
         position,
         run.len()
     );
-    let ongoing = layout.spans.iter().filter(|s| s.ongoing(position));
-    let in_flight = layout.arrows.iter().filter(|a| a.in_flight(position));
-    let current = position.checked_sub(1);
-    let current_marks = layout.marks.iter().filter(|m| Some(m.step) == current);
+    let ongoing = layout.ongoing(position);
+    let in_flight = layout.in_flight(position);
+    let current_marks = position.checked_sub(1).into_iter().flat_map(|step| layout.marks_at(step));
+    // A long run draws the buckets in view; a short one all of them.
+    let band = (run.len() > LONG_RUN).then_some(props.band);
+    let buckets: Vec<usize> = match band {
+        Some(band) => layout.buckets_within(band).collect(),
+        None => (0..layout.bucket_extent.len()).collect(),
+    };
     html! {
         <div class="diagram" ref={props.node.clone()} data-testid="diagram" id={format!("diagram-{id}")}
             data-position={position.to_string()} tabindex="0" role="region"
@@ -412,30 +426,25 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                     }
                 }) }
             </div>
-            if run.len() > LONG_RUN {
-                <p class="long-run">{ "A long run: the diagram draws the steps near the current one; \
-                    the scrubber, the keys and the log reach the rest." }</p>
+            if band.is_some() {
+                <p class="long-run">{ "A long run: the diagram draws the part in view as you scroll; \
+                    the scrubber, the keys and the log reach every step." }</p>
             }
             // A group, not an image: its marks are buttons a reader can focus.
             <svg class="swimlanes" width={num(width)} height={num(layout.height)}
                 viewBox={format!("0 0 {} {}", num(width), num(layout.height))} role="group" aria-label={summary}>
-                <Backdrop run={run.clone()} id={props.id.clone()} fit={fit} />
+                <Backdrop run={run.clone()} id={props.id.clone()} fit={fit} band={band} />
                 <rect class="now-band" x="0" y="0" width={num(width)} height={num(ROW)} aria-hidden="true"
                     style={format!("transform:translateY({}px)", num(now_y - ROW / 2.0))}
                     visibility={if position == 0 { "hidden" } else { "visible" }} />
                 <g class="settled">
-                    { for (0..run.len().div_ceil(BUCKET)).map(|index| {
+                    { for buckets.into_iter().map(|index| {
                         let from = index * BUCKET;
-                        let near = run.len() <= LONG_RUN || layout
-                            .extent(from, from + BUCKET)
-                            .is_some_and(|(top, bottom)| bottom >= now_y - WINDOW && top <= now_y + WINDOW);
-                        let inside = (from < position && position < from + BUCKET).then_some(position);
+                        let inside = (from < position && position <= from + BUCKET).then_some(position);
                         html! {
                             <g key={index} class={classes!("bucket", (position <= from).then_some("future"))}>
-                                if near {
-                                    <Bucket run={run.clone()} id={props.id.clone()} on_seek={props.on_seek.clone()}
-                                        fit={fit} index={index} inside={inside} highlight={props.highlight.clone()} />
-                                }
+                                <Bucket run={run.clone()} id={props.id.clone()} on_seek={props.on_seek.clone()}
+                                    fit={fit} index={index} inside={inside} highlight={props.highlight.clone()} />
                             </g>
                         }
                     }) }
@@ -453,10 +462,14 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                             html! { <g key={format!("a{}-{}", a.sent_step, num(a.x2))}>{ arrow_view(a, progress, id, fit, witness) }</g> }
                         }) }
                     </g>
-                    { for current_marks.map(|m| html! {
-                        <circle class={classes!("current-ring", m.kind.clone())} cx={num(fit.x(m.x))}
-                            cy={num(m.y)} r="12" aria-hidden="true" />
-                    }) }
+                    // In a group of their own: Yew matches a list's unkeyed children from its end, so
+                    // a varying number of rings beside the groups above would redraw those.
+                    <g class="rings">
+                        { for current_marks.map(|m| html! {
+                            <circle class={classes!("current-ring", m.kind.clone())} cx={num(fit.x(m.x))}
+                                cy={num(m.y)} r="12" aria-hidden="true" />
+                        }) }
+                    </g>
                 </g>
             </svg>
         </div>

@@ -8,11 +8,14 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use crate::components::controls::click;
+use fencelab_core::Violation;
+
+use crate::components::controls::{click, MARKS_ID};
 use crate::components::icons::icon;
 use crate::components::panels::run_badge;
 use crate::io;
-use crate::viz::history::{Opened, Origin};
+use crate::viz::history::{scrub_marks, Opened, Origin};
+use crate::viz::layout::decimal;
 use crate::viz::run::step_no;
 use crate::viz::state::{Action, Badge};
 
@@ -150,9 +153,6 @@ pub fn history_card(
                        link it with " }<code>{ "history=" }</code>{ " (see “On the page” under “Importing histories” in the README)." }
                 }
             </p>
-            if let Some(notice) = &opened.notice {
-                <p class="notice">{ "Note: " }{ with_code(notice) }{ "." }</p>
-            }
             { history_status(error, None, false, on) }
         </section>
     }
@@ -160,29 +160,52 @@ pub fn history_card(
 
 /// How the findings panel is toned: red when a finding is certain, amber when every finding is
 /// only possible, plain when there is none.
-fn findings_tone(opened: &Opened) -> Option<&'static str> {
-    if opened.findings.is_empty() {
+fn findings_tone(findings: &[Violation]) -> Option<&'static str> {
+    if findings.is_empty() {
         None
-    } else if opened.findings.iter().all(|f| f.possible) {
+    } else if findings.iter().all(|f| f.possible) {
         Some("caution")
     } else {
         Some("alarm")
     }
 }
 
+#[derive(Properties)]
+pub struct FindingsProps {
+    /// The history's findings, in step order.
+    pub findings: Rc<Vec<Violation>>,
+    /// The finding the reader chose.
+    pub chosen: Option<usize>,
+    /// How many findings the player has reached.
+    pub reached: usize,
+    pub on: Callback<Action>,
+}
+
+/// The same findings are the same list: they change only with the history.
+impl PartialEq for FindingsProps {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.findings, &other.findings)
+            && (self.chosen, self.reached) == (other.chosen, other.reached)
+            && self.on == other.on
+    }
+}
+
 /// The checker's findings on the history, each a button that seeks to it and highlights its
-/// witness; the ones the player has reached are marked.
-pub fn findings(opened: &Opened, position: usize, on: &Callback<Action>) -> Html {
+/// witness; the ones the player has reached are marked. A component: it changes only when a
+/// finding is chosen or reached, not at every step.
+#[component]
+pub fn Findings(props: &FindingsProps) -> Html {
+    let findings = &props.findings;
     html! {
-        <section class={classes!("panel", "findings", findings_tone(opened))}
+        <section class={classes!("panel", "findings", findings_tone(findings))}
             aria-label="Findings" data-testid="findings-panel">
-            <h3>{ icon(if opened.findings.is_empty() { "check" } else { "warn" }) }{ "Findings" }
-                <span class="count">{ opened.findings.len() }</span></h3>
-            if opened.findings.is_empty() {
+            <h3>{ icon(if findings.is_empty() { "check" } else { "warn" }) }{ "Findings" }
+                <span class="count">{ findings.len() }</span></h3>
+            if findings.is_empty() {
                 <p class="ok-text">{ "none: every invariant holds in this history" }</p>
             } else {
                 <p class="muted gap">{ "Choose one to go to its step and highlight its witness: the entries that prove it, in the diagram and the log." }</p>
-                if opened.any_possible() {
+                if findings.iter().any(|f| f.possible) {
                     <p class="muted" id="possible-note">
                         { "A possible finding depends on a write or effect whose outcome nobody learned: the \
                            invariant is broken if that outcome went one way (the write was applied, say) \
@@ -192,9 +215,9 @@ pub fn findings(opened: &Opened, position: usize, on: &Callback<Action>) -> Html
                     </p>
                 }
                 <ol class="finding-list">
-                    { for opened.findings.iter().enumerate().map(|(i, f)| {
-                        let chosen = opened.chosen == Some(i);
-                        let reached = f.step < position;
+                    { for findings.iter().enumerate().map(|(i, f)| {
+                        let chosen = props.chosen == Some(i);
+                        let reached = i < props.reached;
                         // The steps its witness highlights, for tests and styles.
                         let witness = if f.witness.is_empty() { vec![f.step] } else { f.witness.clone() };
                         let witness: Vec<String> = witness.iter().map(usize::to_string).collect();
@@ -203,7 +226,7 @@ pub fn findings(opened: &Opened, position: usize, on: &Callback<Action>) -> Html
                                 data-invariant={f.invariant.to_string()} data-step={f.step.to_string()}
                                 data-witness={witness.join(",")}>
                                 <button type="button" aria-pressed={chosen.to_string()}
-                                    onclick={click(on, Action::ChooseFinding(i))}>
+                                    onclick={click(&props.on, Action::ChooseFinding(i))}>
                                     <strong>{ f.invariant.to_string().replace('_', " ") }</strong>
                                     <span class="mono step-no">{ format!(" step {}", step_no(f.step)) }</span>
                                     if f.possible {
@@ -217,5 +240,59 @@ pub fn findings(opened: &Opened, position: usize, on: &Callback<Action>) -> Html
                 </ol>
             }
         </section>
+    }
+}
+
+#[derive(Properties)]
+pub struct ScrubMarksProps {
+    /// The history's findings.
+    pub findings: Rc<Vec<Violation>>,
+    /// How many entries the history has.
+    pub len: usize,
+    pub on: Callback<Action>,
+}
+
+/// The same findings are the same list: they change only with the history.
+impl PartialEq for ScrubMarksProps {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.findings, &other.findings) && self.len == other.len && self.on == other.on
+    }
+}
+
+/// The marks under the scrubber: where the history's findings are. Each is a button that
+/// chooses its (first) finding, as the Findings list does, which moves the player there; they
+/// are left out of the Tab order, which the Findings list already offers, and a sentence
+/// describes them to screen readers. A component: the marks change only with the history.
+#[component]
+pub fn ScrubMarks(props: &ScrubMarksProps) -> Html {
+    let findings = &props.findings;
+    let marks = scrub_marks(findings, props.len);
+    let summary = match findings.len() {
+        1 => "1 finding is marked under the scrubber; the Findings list names it.".to_string(),
+        n => format!("{n} findings are marked under the scrubber; the Findings list names each."),
+    };
+    html! {
+        <>
+            <span id={MARKS_ID} class="sr-only">{ summary }</span>
+            <ol class="scrub-marks" aria-label="Where the findings are">
+                { for marks.iter().map(|mark| {
+                    let finding = &findings[mark.finding];
+                    let mut label = format!("step {}: {}", step_no(finding.step), finding.invariant.to_string().replace('_', " "));
+                    if mark.count > 1 {
+                        label.push_str(&format!(" and {} more nearby", mark.count - 1));
+                    }
+                    // The scrubber's thumb travels from half its width to the far end less half.
+                    let left = format!("left:calc(8px + (100% - 16px) * {})", decimal(mark.at, 5));
+                    html! {
+                        <li style={left}>
+                            <button type="button" tabindex="-1" class={classes!("scrub-mark", mark.possible.then_some("possible"))}
+                                data-step={finding.step.to_string()} data-finding={mark.finding.to_string()}
+                                aria-label={label.clone()} title={label}
+                                onclick={click(&props.on, Action::ChooseFinding(mark.finding))} />
+                        </li>
+                    }
+                }) }
+            </ol>
+        </>
     }
 }

@@ -49,28 +49,21 @@ fn filled(name: &str) -> bool {
 /// An inline icon, hidden from screen readers: the control or text next to it carries the name.
 /// A plain function rather than a component: icons have no state, and a component per icon would
 /// cost a props allocation at each of its many call sites and its own copy of Yew's lifecycle.
+/// How it is painted (stroked, or filled for `filled` glyphs) is in the style sheet, so a long
+/// list of icons sets few attributes.
 pub fn icon(name: &str) -> Html {
-    let fill = filled(name);
     html! {
-        <svg class="icon" viewBox="0 0 16 16" width="16" height="16"
-            aria-hidden="true" focusable="false">
-            <path d={path(name)}
-                fill={if fill { "currentColor" } else { "none" }}
-                stroke={if fill { "none" } else { "currentColor" }}
-                stroke-width="1.7" stroke-linecap="round" stroke-linejoin="round" />
+        <svg class={classes!("icon", filled(name).then_some("filled"))} viewBox="0 0 16 16" aria-hidden="true">
+            <path d={path(name)} />
         </svg>
     }
 }
 
-/// A glyph as an SVG `<path>` inside a diagram, centred on (`x`, `y`).
+/// A glyph as an SVG `<path>` inside a diagram, centred on (`x`, `y`), painted as [`icon`]'s.
 pub fn glyph(name: &str, x: f64, y: f64, scale: f64) -> Html {
-    let fill = filled(name);
     let transform =
         format!("translate({} {}) scale({}) translate(-8 -8)", num(x), num(y), num(scale));
     html! {
-        <path class="glyph" d={path(name)} transform={transform}
-            fill={if fill { "currentColor" } else { "none" }}
-            stroke={if fill { "none" } else { "currentColor" }}
-            stroke-width="2" stroke-linecap="round" stroke-linejoin="round" />
+        <path class={classes!("glyph", filled(name).then_some("filled"))} d={path(name)} transform={transform} />
     }
 }

@@ -2,10 +2,11 @@
 
 use yew::prelude::*;
 
-use crate::components::diagram::LONG_RUN;
 use crate::components::icons::icon;
 use crate::viz::history::Highlight;
+use crate::viz::layout::{num, BUCKET, LONG_RUN};
 use crate::viz::run::{step_no, TrackRef};
+use crate::viz::window::{rows_within, LOG_ROW};
 
 /// What the event log shows. Not a component's props: the position changes with every step, so a
 /// component would re-render each time anyway; the rows below it are components and are reused.
@@ -16,12 +17,10 @@ pub struct LogProps<'a> {
     pub node: NodeRef,
     /// The chosen finding's witness, whose entries are marked.
     pub highlight: Highlight,
+    /// The band of the log's box to draw (in its content's pixels): a long run lists only the
+    /// rows within it.
+    pub band: (f64, f64),
 }
-
-/// Rows per bucket.
-const BUCKET: usize = 16;
-/// In a long run, how many buckets on either side of the current one are listed.
-const NEAR: usize = 2;
 
 #[derive(Properties, PartialEq)]
 struct RowsProps {
@@ -33,6 +32,9 @@ struct RowsProps {
     inside: Option<usize>,
     /// The chosen finding's witness (compared by content).
     highlight: Highlight,
+    /// Whether the log lists only the rows in view, which then say where they stand in the
+    /// whole list.
+    windowed: bool,
 }
 
 /// [`BUCKET`] consecutive rows; only the bucket holding the current step re-renders on a step.
@@ -40,6 +42,7 @@ struct RowsProps {
 fn Rows(props: &RowsProps) -> Html {
     let from = props.index * BUCKET;
     let to = (from + BUCKET).min(props.run.len());
+    let total = props.run.len().to_string();
     html! {
         { for (from..to).filter_map(|index| props.run.timeline.get(index).map(|r| (index, r))).map(|(index, record)| {
             let kind = props.run.layout.step_kinds.get(index).copied().unwrap_or("");
@@ -51,7 +54,9 @@ fn Rows(props: &RowsProps) -> Html {
             let onclick = props.on_seek.reform(move |_: MouseEvent| index + 1);
             let witness = props.highlight.step(index);
             html! {
-                <div role="listitem" class={classes!("entry", (!state.is_empty()).then_some(state), (!kind.is_empty()).then_some(kind), witness.then_some("witness"))} data-step={index.to_string()}>
+                <div role="listitem" class={classes!("entry", (!state.is_empty()).then_some(state), (!kind.is_empty()).then_some(kind), witness.then_some("witness"))}
+                    data-step={index.to_string()} aria-posinset={props.windowed.then(|| step_no(index).to_string())}
+                    aria-setsize={props.windowed.then(|| total.clone())}>
                     <button type="button" onclick={onclick} aria-current={(state == "current").then_some("step")}>
                         <span class="step-no mono">{ format!("#{}", step_no(index)) }</span>
                         if witness {
@@ -69,36 +74,49 @@ fn Rows(props: &RowsProps) -> Html {
     }
 }
 
-/// The event log: every step in words, the ones still to come faded.
+/// The event log: every step in words, the ones still to come faded. A long run's log lists
+/// the rows in view, each in its place in a list as tall as the whole run.
 pub fn log(props: &LogProps) -> Html {
     let position = props.position;
+    let len = props.run.len();
     let current = position.checked_sub(1).map_or_else(|| "none".to_string(), |c| c.to_string());
-    let long = props.run.len() > LONG_RUN;
-    let here = position.saturating_sub(1) / BUCKET;
+    let windowed = len > LONG_RUN;
+    let buckets = if windowed {
+        let rows = rows_within(props.band, LOG_ROW, len);
+        rows.start / BUCKET..rows.end.div_ceil(BUCKET)
+    } else {
+        0..len.div_ceil(BUCKET)
+    };
+    let bucket = |index: usize| {
+        let from = index * BUCKET;
+        let inside = (from <= position && position <= from + BUCKET).then_some(position);
+        let style = windowed.then(|| format!("top:{}px", num(from as f64 * LOG_ROW)));
+        html! {
+            <div key={index} class={classes!("rows", (position < from).then_some("future"))} role="presentation" style={style}>
+                <Rows run={props.run.clone()} on_seek={props.on_seek.clone()} index={index} inside={inside}
+                    highlight={props.highlight.clone()} windowed={windowed} />
+            </div>
+        }
+    };
     html! {
         <section class="card log-card" aria-labelledby="log-title">
             <h2 id="log-title">{ icon("list") }{ "Event log" }
-                <span class="count">{ format!("{} steps", props.run.len()) }</span></h2>
+                <span class="count">{ format!("{len} steps") }</span></h2>
             <p class="hint">
                 { "Click a step to jump to it. Steps still to come are faded." }
-                if long {
-                    { format!(" This run is long: the log lists the {} steps around the current one.", (2 * NEAR + 1) * BUCKET) }
+                if windowed {
+                    { " This run is long: the log lists the steps in view as you scroll." }
                 }
             </p>
-            <div class="log" role="list" ref={props.node.clone()} data-testid="log" data-current={current}>
-                { for (0..props.run.len().div_ceil(BUCKET)).map(|index| {
-                    let from = index * BUCKET;
-                    let inside = (from <= position && position <= from + BUCKET).then_some(position);
-                    let near = !long || index.abs_diff(here) <= NEAR;
-                    html! {
-                        <div key={index} class={classes!("rows", (position < from).then_some("future"))} role="presentation">
-                            if near {
-                                <Rows run={props.run.clone()} on_seek={props.on_seek.clone()} index={index} inside={inside}
-                                    highlight={props.highlight.clone()} />
-                            }
-                        </div>
-                    }
-                }) }
+            <div class={classes!("log", windowed.then_some("windowed"))} role="list" ref={props.node.clone()}
+                data-testid="log" data-current={current}>
+                if windowed {
+                    <div class="log-window" role="presentation" style={format!("height:{}px", num(len as f64 * LOG_ROW))}>
+                        { for buckets.map(bucket) }
+                    </div>
+                } else {
+                    { for buckets.map(bucket) }
+                }
             </div>
         </section>
     }

@@ -1,11 +1,17 @@
-//! Keeps the current step in view in the diagram, the compare view's diagrams and the log.
+//! Keeps the current step in view in the compare view's diagrams and a short run's log, and
+//! brings a chosen finding's mark into view.
 
 use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlElement};
 use yew::prelude::*;
 
-use crate::viz::layout::{Fit, ROW};
+use super::use_window::measure;
+use crate::viz::layout::{LONG_RUN, ROW};
 use crate::viz::state::Viz;
+use crate::viz::window::View;
+
+/// Roughly how tall the lane headers are above a diagram's drawing, inside its scrolling box.
+pub const HEADS: f64 = 70.0;
 
 /// The scrolling boxes that follow the current step.
 #[derive(Clone, Default, PartialEq)]
@@ -21,47 +27,29 @@ pub struct FollowRefs {
 /// A compare-mode diagram to keep in view: its box, the current row, the current lanes.
 type Follow = (NodeRef, f64, Option<(f64, f64)>);
 
-/// Scrolls `container` so that `y` (in its content) is comfortably in view.
-fn keep_in_view(container: &Element, y: f64, margin: f64) {
-    let top = f64::from(container.scroll_top());
-    let height = f64::from(container.client_height());
-    if height <= 0.0 {
+/// Scrolls `container` to where `to` moves its view, as the page has it now.
+fn scroll(container: &Element, to: impl FnOnce(View) -> View) {
+    let view = measure(container);
+    if view.height <= 0.0 {
         return;
     }
-    if y < top + margin || y > top + height - margin {
-        container.set_scroll_top((y - height / 2.0).max(0.0) as i32);
+    let moved = to(view);
+    if moved.top != view.top {
+        container.set_scroll_top(moved.top as i32);
+    }
+    if moved.left != view.left {
+        container.set_scroll_left(moved.left as i32);
     }
 }
 
-/// Scrolls `container` sideways so that `from..to` (in its content) is in view, on screens too
-/// narrow for every lane. Wide screens never scroll.
-fn keep_in_view_x(container: &Element, (from, to): (f64, f64)) {
-    let left = f64::from(container.scroll_left());
-    let width = f64::from(container.client_width());
-    if width <= 0.0 || f64::from(container.scroll_width()) <= width {
-        return;
-    }
-    // Room on the right for the labels of the step's marks.
-    let (from, to) = (from - 30.0, to + 220.0);
-    if from < left || to > left + width {
-        let target = if to - from > width { from } else { (from + to - width) / 2.0 };
-        container.set_scroll_left(target.max(0.0) as i32);
-    }
-}
-
-/// Scrolls the boxes in `refs` to the current step whenever the reader moves or the run
-/// changes; `pane_width` is the diagram's stretched width, which places the step's lanes.
+/// Scrolls the boxes that [`use_window`](super::use_window) does not move to the current step
+/// whenever the reader moves or the run changes: the compare view's two diagrams, and the log of
+/// a short run, whose rows wrap, so their places come from the page.
 #[hook]
-pub fn use_follow_step(state: &Viz, refs: &FollowRefs, pane_width: f64) {
-    let (diagram_ref, log_ref) = (refs.diagram.clone(), refs.log.clone());
+pub fn use_follow_step(state: &Viz, refs: &FollowRefs) {
+    let log_ref = refs.log.clone();
     let track = state.track();
-    let y = track.layout.now_y(state.position);
-    let fit = Fit::new(track.diagram.lanes.len(), pane_width);
-    let x = state
-        .position
-        .checked_sub(1)
-        .and_then(|s| track.layout.focus_x(s))
-        .map(|(from, to)| (fit.x(from), fit.x(to)));
+    let short = track.len() <= LONG_RUN;
     let compared: Vec<Follow> = state
         .compare
         .iter()
@@ -75,26 +63,20 @@ pub fn use_follow_step(state: &Viz, refs: &FollowRefs, pane_width: f64) {
     let cursor = state.cursor();
     let position = state.position;
     use_effect_with((state.position, track.clone(), cursor), move |_| {
-        if let Some(diagram) = diagram_ref.cast::<Element>() {
-            keep_in_view(&diagram, y + 70.0, ROW * 2.5);
-            if let Some(x) = x {
-                keep_in_view_x(&diagram, x);
-            }
-        }
         for (node, y, x) in compared {
             if let Some(diagram) = node.cast::<Element>() {
-                keep_in_view(&diagram, y + 70.0, ROW * 2.5);
-                if let Some(x) = x {
-                    keep_in_view_x(&diagram, x);
-                }
+                let content = f64::from(diagram.scroll_width());
+                scroll(&diagram, |view| {
+                    let view = view.follow(y + HEADS, ROW * 2.5);
+                    x.map_or(view, |x| view.follow_x(x, content))
+                });
             }
         }
-        if let Some(log) = log_ref.cast::<Element>() {
-            let selector = format!(".entry[data-step=\"{}\"]", position.saturating_sub(1));
-            let current = log.query_selector(&selector).ok().flatten();
-            if let Some(entry) = current.and_then(|e| e.dyn_into::<HtmlElement>().ok()) {
-                keep_in_view(&log, f64::from(entry.offset_top()), 40.0);
-            }
+        let Some(log) = log_ref.cast::<Element>().filter(|_| short) else { return };
+        let selector = format!(".entry[data-step=\"{}\"]", position.saturating_sub(1));
+        let current = log.query_selector(&selector).ok().flatten();
+        if let Some(entry) = current.and_then(|e| e.dyn_into::<HtmlElement>().ok()) {
+            scroll(&log, |view| view.follow(f64::from(entry.offset_top()), 40.0));
         }
     });
 }

@@ -10,7 +10,7 @@ use fencelab_core::{Checker, History, StepRecord, Violation};
 
 use crate::viz::frame::{Frame, ViolationRow};
 use crate::viz::layout::MarkGeom;
-use crate::viz::run::{Track, TrackRef, MAX_VIEW_STEPS};
+use crate::viz::run::{Track, TrackRef};
 
 /// What a chosen finding highlights: the entries of its witness (their event marks and
 /// messages, and their rows in the log) and its own violation mark. Other findings' violation
@@ -94,6 +94,45 @@ pub fn read_history(name: &str, text: &str) -> Result<History, String> {
     })
 }
 
+/// A mark under the scrubber: where one finding, or several close together, are along the
+/// history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScrubMark {
+    /// Where along the scrubber, from 0 (the start) to 1 (the end): the position just after
+    /// the first finding's step, where the player shows it.
+    pub at: f64,
+    /// The first finding it stands for (by index); choosing the mark chooses it.
+    pub finding: usize,
+    /// How many findings it stands for.
+    pub count: usize,
+    /// Whether every one of them is only possible.
+    pub possible: bool,
+}
+
+/// The most marks the scrubber shows: findings within one of this many equal parts of the
+/// history share a mark, so a history with thousands of findings still draws a few hundred.
+pub const SCRUB_SLOTS: usize = 240;
+
+/// The marks under the scrubber for `findings` (in step order, as the checker reports them) in
+/// a history of `len` entries, in order along it: one per finding, or per group of findings
+/// within one of [`SCRUB_SLOTS`] equal parts of the history.
+pub fn scrub_marks(findings: &[Violation], len: usize) -> Vec<ScrubMark> {
+    let len = len.max(1) as f64;
+    let slot = |at: f64| ((at * SCRUB_SLOTS as f64) as usize).min(SCRUB_SLOTS - 1);
+    let mut marks: Vec<ScrubMark> = Vec::new();
+    for (i, finding) in findings.iter().enumerate() {
+        let at = ((finding.step + 1) as f64 / len).min(1.0);
+        match marks.last_mut() {
+            Some(mark) if slot(mark.at) == slot(at) => {
+                mark.count += 1;
+                mark.possible &= finding.possible;
+            }
+            _ => marks.push(ScrubMark { at, finding: i, count: 1, possible: finding.possible }),
+        }
+    }
+    marks
+}
+
 /// Where an opened history came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
@@ -122,56 +161,48 @@ pub struct Opened {
     pub chosen: Option<usize>,
     /// How many times the reader chose a finding: each choice brings its mark into view.
     pub choices: usize,
-    /// Why the page shows only part of the history, if it does.
-    pub notice: Option<String>,
     /// Why the last lane chip pressed did nothing, if it did nothing.
     pub lane_note: Option<&'static str>,
 }
 
 impl Opened {
-    /// Judges and draws `history`. A history longer than the page plays is judged whole and
-    /// drawn up to [`MAX_VIEW_STEPS`] steps, with the findings in that part.
-    pub fn new(name: String, origin: Origin, mut history: History) -> Opened {
-        let total = history.entries.len();
-        let mut findings = Checker::judge(&history);
-        let notice = (total > MAX_VIEW_STEPS).then(|| {
-            history.entries.truncate(MAX_VIEW_STEPS);
-            findings.retain(|f| f.step < MAX_VIEW_STEPS);
-            format!(
-                "the page shows the first {MAX_VIEW_STEPS} of {total} entries and the findings \
-                 among them; `fencelab audit` judges the whole file"
-            )
-        });
+    /// Judges and draws `history`, every entry of it: the page draws only what is on screen,
+    /// so a long history costs memory for its entries, not elements on the page.
+    pub fn new(name: String, origin: Origin, history: History) -> Opened {
+        let findings = Checker::judge(&history);
+        let full = diagram(&history, &findings);
+        // Each entry's caption ends with what it broke. The checker reports findings in step
+        // order, as it judges the entries, so one pass hands each entry its own.
+        let mut found = findings.iter().peekable();
         let timeline: Vec<StepRecord> = history
             .entries
-            .iter()
+            .into_iter()
             .enumerate()
             .map(|(index, entry)| {
                 let broken: Vec<Violation> =
-                    findings.iter().filter(|f| f.step == index).cloned().collect();
+                    std::iter::from_fn(|| found.next_if(|f| f.step <= index).cloned()).collect();
                 StepRecord {
                     index,
                     at: entry.at,
-                    event: entry.event.clone(),
                     caption: narrate(entry.event.caption(), &broken),
+                    event: entry.event,
                     enabled: 1,
                     chosen: 0,
                 }
             })
             .collect();
-        let full = diagram(&history, &findings);
         let hidden = vec![false; full.lanes.len()];
-        let track = Track::new(timeline, full.clone(), &findings);
+        let full = Rc::new(full);
+        let track = Track::new(Rc::new(timeline), full.clone(), &findings);
         Opened {
             name,
             origin,
-            full: Rc::new(full),
+            full,
             findings: Rc::new(findings),
             track: TrackRef(Rc::new(track)),
             hidden,
             chosen: None,
             choices: 0,
-            notice,
             lane_note: None,
         }
     }
@@ -186,7 +217,7 @@ impl Opened {
         }
         self.lane_note = None;
         self.hidden[lane] = !hidden;
-        let diagram = without_lanes(&self.full, &self.hidden);
+        let diagram = Rc::new(without_lanes(&self.full, &self.hidden));
         let track = Track::new(self.track.timeline.clone(), diagram, &self.findings);
         self.track = TrackRef(Rc::new(track));
     }
@@ -223,9 +254,10 @@ impl Opened {
         }
     }
 
-    /// Whether any finding is only possible.
-    pub fn any_possible(&self) -> bool {
-        self.findings.iter().any(|f| f.possible)
+    /// How many findings the player has reached after `position` steps: those found at the
+    /// steps played (the checker reports findings in step order).
+    pub fn reached(&self, position: usize) -> usize {
+        self.findings.partition_point(|f| f.step < position)
     }
 
     /// What the panels show after `position` steps: the findings reached so far.
@@ -378,7 +410,7 @@ mod tests {
         assert!(shown.marks.len() < opened.full.marks.len());
         assert_eq!(opened.track.len(), text.lines().count() - 1, "every step stays");
         opened.toggle_lane(worker);
-        assert_eq!(opened.track.diagram, *opened.full);
+        assert_eq!(opened.track.diagram, opened.full);
         // The last lane shown cannot be hidden.
         for lane in 0..lanes {
             opened.toggle_lane(lane);
@@ -408,6 +440,43 @@ mod tests {
         with_witness[0].witness = vec![7, 2, 7];
         opened.findings = Rc::new(with_witness);
         assert_eq!(&*opened.highlight().steps, &[2, 7]);
+    }
+
+    #[test]
+    fn the_scrubber_marks_each_finding_and_groups_those_close_together() {
+        let text = recorded("paused-worker", "broken");
+        let opened = Opened::new("p".into(), Origin::File, read_history("p", &text).unwrap());
+        let len = opened.track.len();
+        let marks = scrub_marks(&opened.findings, len);
+        // Findings at one step share a mark; steps a twentieth of the history apart do not.
+        let mut steps: Vec<usize> = opened.findings.iter().map(|f| f.step).collect();
+        assert_eq!(marks.iter().map(|m| m.count).sum::<usize>(), steps.len());
+        steps.sort_unstable();
+        steps.dedup();
+        assert_eq!(marks.len(), steps.len());
+        for mark in &marks {
+            let first = &opened.findings[mark.finding];
+            assert_eq!(mark.at, (first.step + 1) as f64 / len as f64);
+        }
+        assert!(marks.windows(2).all(|w| w[0].at < w[1].at));
+        // Many findings close together share marks, at most one per slot.
+        let many: Vec<Violation> = (0..2_000)
+            .map(|i| Violation { step: i * len / 2_000, ..opened.findings[0].clone() })
+            .collect();
+        let marks = scrub_marks(&many, len);
+        assert_eq!(marks.len(), len, "one per step here, since 20 steps are fewer than the slots");
+        assert_eq!(marks.iter().map(|m| m.count).sum::<usize>(), 2_000);
+        assert!(marks
+            .iter()
+            .all(|m| many[m.finding].step + 1 == (m.at * len as f64).round() as usize));
+        // In a long history, at most one mark per slot.
+        let marks = scrub_marks(&many, 100_000);
+        assert_eq!(marks.len(), 1, "2,000 findings in the first fiftieth of the history");
+        let spread: Vec<Violation> =
+            (0..2_000).map(|i| Violation { step: i * 50, ..opened.findings[0].clone() }).collect();
+        let marks = scrub_marks(&spread, 100_000);
+        assert_eq!(marks.len(), SCRUB_SLOTS);
+        assert_eq!(marks.iter().map(|m| m.count).sum::<usize>(), 2_000);
     }
 
     fn possible() -> Opened {

@@ -38,6 +38,11 @@ pub const MAX_RIGHT: f64 = 320.0;
 pub const CHAR_W: f64 = 6.3;
 /// The same for the monospaced notes.
 pub const MONO_W: f64 = 7.3;
+/// Steps per bucket: the diagram and the log draw and reuse items in buckets of this many steps.
+pub const BUCKET: usize = 8;
+/// Runs longer than this draw only the part of the diagram and the log that is on screen (see
+/// `viz::window`); shorter ones draw everything, so the page looks the same however it scrolls.
+pub const LONG_RUN: usize = 240;
 
 /// A message's line.
 #[derive(Debug, Clone, PartialEq)]
@@ -174,18 +179,22 @@ pub struct Layout {
     pub rows: Vec<f64>,
     /// Time axis labels: (y, tick), one per distinct tick.
     pub ticks: Vec<(f64, u64)>,
-    /// Messages.
+    /// Messages, in the order they were sent (as the core draws them).
     pub arrows: Vec<ArrowGeom>,
     /// Marks.
     pub marks: Vec<MarkGeom>,
-    /// Periods.
+    /// Periods, in the order they began (as the core draws them).
     pub spans: Vec<SpanGeom>,
     /// What each step settles for good, in drawing order: periods that end, messages that
     /// arrive, marks.
     pub settled: Vec<Vec<Settled>>,
-    /// The vertical extent of what each step settles, so a long run can draw only what lies
-    /// near the current step.
-    pub settled_extent: Vec<(f64, f64)>,
+    /// The vertical extent of what each [`BUCKET`] of steps settles, so a long run can draw
+    /// only the buckets on screen.
+    pub bucket_extent: Vec<(f64, f64)>,
+    /// The periods and messages that may be under way at the positions of each [`BUCKET`]
+    /// (`live[p / BUCKET]` holds every one under way at position `p`), so drawing a position
+    /// looks at a few items however long the run is.
+    pub live: Vec<Vec<Settled>>,
     /// The most telling mark kind of each step (`""` for none), for the log's and caption's glyph.
     pub step_kinds: Vec<&'static str>,
     /// The entries of [`LEGEND`] this diagram draws, in the table's order.
@@ -509,10 +518,14 @@ impl Layout {
             }
         }
         // A step whose violations are all possible reads as possible in the caption and log.
-        for (step, slot) in step_kinds.iter_mut().enumerate() {
-            let mut broken =
-                layout.marks.iter().filter(|m| m.step == step && m.kind == "violation");
-            if *slot == "violation" && broken.all(|m| m.possible) {
+        let mut certain = vec![false; timeline.len()];
+        for m in layout.marks.iter().filter(|m| m.kind == "violation" && !m.possible) {
+            if let Some(c) = certain.get_mut(m.step) {
+                *c = true;
+            }
+        }
+        for (slot, certain) in step_kinds.iter_mut().zip(certain) {
+            if *slot == "violation" && !certain {
                 *slot = "possible";
             }
         }
@@ -547,25 +560,23 @@ impl Layout {
                 slot.push(Settled::Mark(i));
             }
         }
-        layout.settled_extent = settled
-            .iter()
+        let extent = |item: &Settled, row: f64| match *item {
+            Settled::Span(i) => layout.spans.get(i).map_or((row, row), |s| (s.y1, s.y2)),
+            Settled::Arrow(i) => layout.arrows.get(i).map_or((row, row), |a| (a.y1, a.y2)),
+            Settled::Mark(i) => layout.marks.get(i).map_or((row, row), |m| (m.y, m.y)),
+        };
+        layout.bucket_extent = settled
+            .chunks(BUCKET)
             .enumerate()
-            .map(|(step, items)| {
-                let row = layout.row(step);
-                items.iter().fold((row, row), |(lo, hi), item| {
-                    let (a, b) = match *item {
-                        Settled::Span(i) => {
-                            layout.spans.get(i).map_or((row, row), |s| (s.y1, s.y2))
-                        }
-                        Settled::Arrow(i) => {
-                            layout.arrows.get(i).map_or((row, row), |a| (a.y1, a.y2))
-                        }
-                        Settled::Mark(i) => layout.marks.get(i).map_or((row, row), |m| (m.y, m.y)),
-                    };
-                    (lo.min(a), hi.max(b))
-                })
+            .map(|(bucket, steps)| {
+                let row = layout.row(bucket * BUCKET);
+                steps.iter().flatten().map(|item| extent(item, row)).fold(
+                    (row, layout.row(bucket * BUCKET + steps.len() - 1)),
+                    |(lo, hi), (a, b)| (lo.min(a), hi.max(b)),
+                )
             })
             .collect();
+        layout.live = live_index(&layout, timeline.len());
         layout.settled = settled;
         layout
     }
@@ -596,23 +607,67 @@ impl Layout {
     /// The horizontal extent of what step `step` drew (marks, messages sent, periods begun), so a
     /// narrow screen can scroll it into view.
     pub fn focus_x(&self, step: usize) -> Option<(f64, f64)> {
+        let sent = self.arrows.partition_point(|a| a.sent_step < step);
+        let begun = self.spans.partition_point(|s| s.start_step < step);
         let xs = self
-            .marks
-            .iter()
-            .filter(|m| m.step == step)
+            .marks_at(step)
             .map(|m| m.x)
-            .chain(self.arrows.iter().filter(|a| a.sent_step == step).flat_map(|a| [a.x1, a.x2]))
-            .chain(self.spans.iter().filter(|s| s.start_step == step).map(|s| s.x));
+            .chain(
+                self.arrows[sent..]
+                    .iter()
+                    .take_while(|a| a.sent_step == step)
+                    .flat_map(|a| [a.x1, a.x2]),
+            )
+            .chain(self.spans[begun..].iter().take_while(|s| s.start_step == step).map(|s| s.x));
         xs.fold(None, |range, x| match range {
             None => Some((x, x)),
             Some((lo, hi)) => Some((f64::min(lo, x), f64::max(hi, x))),
         })
     }
 
-    /// The vertical extent of the settled items of steps `from..to`.
-    pub fn extent(&self, from: usize, to: usize) -> Option<(f64, f64)> {
-        let steps = self.settled_extent.get(from..to.min(self.settled_extent.len()))?;
-        steps.iter().copied().reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+    /// The buckets of settled items that reach into the band `(from, to)` of the diagram.
+    pub fn buckets_within(&self, (from, to): (f64, f64)) -> impl Iterator<Item = usize> + '_ {
+        let within = move |(top, bottom): (f64, f64)| bottom >= from && top <= to;
+        (0..self.bucket_extent.len()).filter(move |&b| within(self.bucket_extent[b]))
+    }
+
+    /// The time axis labels within the band `(from, to)`.
+    pub fn ticks_within(&self, (from, to): (f64, f64)) -> &[(f64, u64)] {
+        let first = self.ticks.partition_point(|(y, _)| *y + ROW < from);
+        let last = self.ticks.partition_point(|(y, _)| *y - ROW <= to).max(first);
+        &self.ticks[first..last]
+    }
+
+    /// The periods under way but not over after `position` steps.
+    pub fn ongoing(&self, position: usize) -> impl Iterator<Item = &SpanGeom> + '_ {
+        self.live_at(position)
+            .filter_map(|item| match *item {
+                Settled::Span(i) => self.spans.get(i),
+                _ => None,
+            })
+            .filter(move |s| s.ongoing(position))
+    }
+
+    /// The messages sent but not delivered after `position` steps.
+    pub fn in_flight(&self, position: usize) -> impl Iterator<Item = &ArrowGeom> + '_ {
+        self.live_at(position)
+            .filter_map(|item| match *item {
+                Settled::Arrow(i) => self.arrows.get(i),
+                _ => None,
+            })
+            .filter(move |a| a.in_flight(position))
+    }
+
+    fn live_at(&self, position: usize) -> impl Iterator<Item = &Settled> + '_ {
+        self.live.get(position / BUCKET).into_iter().flatten()
+    }
+
+    /// The marks of step `step`.
+    pub fn marks_at(&self, step: usize) -> impl Iterator<Item = &MarkGeom> + '_ {
+        self.settled.get(step).into_iter().flatten().filter_map(|item| match *item {
+            Settled::Mark(i) => self.marks.get(i),
+            _ => None,
+        })
     }
 
     /// The row of the step just played at `position` (the top before anything happened).
@@ -622,6 +677,27 @@ impl Layout {
             None => TOP,
         }
     }
+}
+
+/// [`Layout::live`]: each period and message listed in the bucket of every position at which it
+/// may be under way, from the step after it begins to the step that ends it (or the end of the
+/// run).
+fn live_index(layout: &Layout, steps: usize) -> Vec<Vec<Settled>> {
+    let buckets = steps / BUCKET + 1;
+    let mut live = vec![Vec::new(); buckets];
+    let mut add = |item: Settled, begins: usize, ends: Option<usize>| {
+        let last = ends.map_or(buckets - 1, |end| (end / BUCKET).min(buckets - 1));
+        for bucket in live.iter_mut().take(last + 1).skip((begins + 1) / BUCKET) {
+            bucket.push(item);
+        }
+    };
+    for (i, s) in layout.spans.iter().enumerate() {
+        add(Settled::Span(i), s.start_step, s.end_step);
+    }
+    for (i, a) in layout.arrows.iter().enumerate() {
+        add(Settled::Arrow(i), a.sent_step, a.arrived_step);
+    }
+    live
 }
 
 fn pause_label(reason: PauseReason) -> String {
@@ -738,6 +814,54 @@ mod tests {
             let spans = drawn(layout.spans.iter().map(|s| s.kind).collect());
             assert_eq!(listed("span"), spans, "{name}");
         }
+    }
+
+    #[test]
+    fn messages_and_periods_are_in_the_order_they_began_and_each_step_finds_its_own() {
+        for scenario in library::all().into_iter().chain([library::generated(20, 5, 6)]) {
+            let run = Run::play(scenario).unwrap();
+            let layout = &run.layout;
+            let name = format!("{}/{}", run.scenario.name, run.scenario.variant);
+            assert!(layout.arrows.windows(2).all(|w| w[0].sent_step <= w[1].sent_step), "{name}");
+            assert!(layout.spans.windows(2).all(|w| w[0].start_step <= w[1].start_step), "{name}");
+            for position in 0..=run.len() {
+                // What the index finds is what a scan of everything finds.
+                let ongoing: Vec<&SpanGeom> = layout.ongoing(position).collect();
+                let all: Vec<&SpanGeom> =
+                    layout.spans.iter().filter(|s| s.ongoing(position)).collect();
+                assert_eq!(ongoing, all, "{name} at {position}");
+                let flying: Vec<&ArrowGeom> = layout.in_flight(position).collect();
+                let all: Vec<&ArrowGeom> =
+                    layout.arrows.iter().filter(|a| a.in_flight(position)).collect();
+                assert_eq!(flying, all, "{name} at {position}");
+            }
+            for step in 0..run.len() {
+                let marks: Vec<&MarkGeom> = layout.marks_at(step).collect();
+                let all: Vec<&MarkGeom> = layout.marks.iter().filter(|m| m.step == step).collect();
+                assert_eq!(marks, all, "{name} at {step}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_band_draws_the_buckets_and_ticks_that_reach_into_it() {
+        let run = Run::play(library::generated(20, 5, 6)).unwrap();
+        let layout = &run.layout;
+        assert_eq!(layout.bucket_extent.len(), run.len().div_ceil(BUCKET));
+        let band = (layout.row(400), layout.row(440));
+        let buckets: Vec<usize> = layout.buckets_within(band).collect();
+        assert!(buckets.contains(&(400 / BUCKET)) && buckets.contains(&(440 / BUCKET)));
+        assert!(buckets.len() < 10, "{buckets:?}");
+        // Every bucket left out has nothing in the band.
+        for b in (0..layout.bucket_extent.len()).filter(|b| !buckets.contains(b)) {
+            let (top, bottom) = layout.bucket_extent[b];
+            assert!(bottom < band.0 || top > band.1, "bucket {b}");
+        }
+        let ticks = layout.ticks_within(band);
+        assert!(!ticks.is_empty());
+        assert!(ticks.iter().all(|(y, _)| *y >= band.0 - ROW && *y <= band.1 + ROW));
+        let all = layout.ticks.iter().filter(|(y, _)| *y >= band.0 && *y <= band.1).count();
+        assert!(ticks.len() >= all);
     }
 
     #[test]

@@ -7,3 +7,4 @@ pub mod history;
 pub mod layout;
 pub mod run;
 pub mod state;
+pub mod window;

@@ -27,10 +27,10 @@ pub fn step_no(index: usize) -> usize {
 /// opened from a file): its steps, its diagram and where everything in the diagram sits.
 #[derive(Debug)]
 pub struct Track {
-    /// Every step, in order.
-    pub timeline: Vec<StepRecord>,
-    /// The swimlane diagram of the whole run.
-    pub diagram: Diagram,
+    /// Every step, in order (shared with the tracks of the same run with other lanes hidden).
+    pub timeline: Rc<Vec<StepRecord>>,
+    /// The swimlane diagram of the whole run (shared with whoever else keeps it).
+    pub diagram: Rc<Diagram>,
     /// Where everything in the diagram sits.
     pub layout: Layout,
     /// Whether the core's checker found a broken invariant in the whole run.
@@ -41,7 +41,11 @@ pub struct Track {
 
 impl Track {
     /// The track of `timeline`, drawn as `diagram`, with the checker's `findings` on it.
-    pub fn new(timeline: Vec<StepRecord>, diagram: Diagram, findings: &[Violation]) -> Track {
+    pub fn new(
+        timeline: Rc<Vec<StepRecord>>,
+        diagram: Rc<Diagram>,
+        findings: &[Violation],
+    ) -> Track {
         let layout = Layout::new(&diagram, &timeline, findings);
         let breaks = !findings.is_empty();
         let only_possible = breaks && findings.iter().all(|f| f.possible);
@@ -118,8 +122,8 @@ impl Run {
             stopped = Some(format!("the page shows the first {MAX_VIEW_STEPS} steps only"));
         }
         let verdict = engine.verdict();
-        let timeline = engine.timeline().to_vec();
-        let diagram = diagram(&engine.history(), engine.violations());
+        let timeline = Rc::new(engine.timeline().to_vec());
+        let diagram = Rc::new(diagram(&engine.history(), engine.violations()));
         let track = TrackRef(Rc::new(Track::new(timeline, diagram, &verdict.violations)));
         let engine = RefCell::new(engine);
         Ok(Run { scenario, track, stopped, engine })

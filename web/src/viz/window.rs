@@ -1,0 +1,188 @@
+//! What part of a long run to draw: the band of content a scrolling box shows, the rows of a
+//! list within it, and where the box scrolls to keep the current step in view. Plain arithmetic
+//! on CSS pixels; the shell measures the boxes (`hooks/use_window.rs`) and the components draw
+//! what these say, so the page holds the same number of elements however long the run is.
+
+use std::ops::Range;
+
+use crate::viz::layout::{Fit, Layout, ROW};
+
+/// How much a long run draws beyond what is on screen, above and below, in CSS pixels: enough
+/// that a step or a short scroll rarely needs anything new drawn.
+pub const MARGIN: f64 = 150.0;
+/// The height of one row of a long run's log, in CSS pixels (the style sheet gives those rows
+/// exactly this height, so a row's place follows from its number).
+pub const LOG_ROW: f64 = 30.0;
+
+/// What a scrolling box shows: its scroll offsets and its size, in CSS pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct View {
+    /// How far the box is scrolled down.
+    pub top: f64,
+    /// Its visible height.
+    pub height: f64,
+    /// How far it is scrolled to the right.
+    pub left: f64,
+    /// Its visible width (0: not measured, so it never scrolls sideways).
+    pub width: f64,
+}
+
+impl View {
+    /// What a box is taken to show before it has been measured: its top, and a tall screen's
+    /// worth of it, so the first drawing fills it.
+    pub const UNMEASURED: View = View { top: 0.0, height: 1200.0, left: 0.0, width: 0.0 };
+
+    /// What a box `height` pixels tall that keeps `y` in its middle shows.
+    pub fn centred(y: f64, height: f64) -> View {
+        View { top: (y - height / 2.0).max(0.0), height, ..View::UNMEASURED }
+    }
+
+    /// The band of content to draw, `(from, to)`: the view and at least `margin` pixels above
+    /// and below it, with both ends on multiples of `margin`, so scrolling less than `margin`
+    /// mostly draws the same band.
+    pub fn band(self, margin: f64) -> (f64, f64) {
+        let margin = margin.max(1.0);
+        let from = ((self.top / margin).floor() - 1.0) * margin;
+        let to = (((self.top + self.height) / margin).ceil() + 1.0) * margin;
+        (from.max(0.0), to)
+    }
+
+    /// The view scrolled so that `y` is at least `margin` pixels inside it: the same view when
+    /// it already is, else one centred on `y` (never above the top).
+    pub fn follow(self, y: f64, margin: f64) -> View {
+        let margin = margin.min(self.height / 2.0);
+        if y >= self.top + margin && y <= self.top + self.height - margin {
+            return self;
+        }
+        View { top: (y - self.height / 2.0).max(0.0).round(), ..self }
+    }
+
+    /// The view scrolled sideways so that `from..to` (a step's marks, with room for their
+    /// labels) is in view, in a box narrower than its content (`content` pixels wide); a box
+    /// that shows everything, or that was not measured, does not move.
+    pub fn follow_x(self, (from, to): (f64, f64), content: f64) -> View {
+        if self.width <= 0.0 || content <= self.width {
+            return self;
+        }
+        // Room on the right for the labels of the step's marks.
+        let (from, to) = (from - 30.0, to + 220.0);
+        if from >= self.left && to <= self.left + self.width {
+            return self;
+        }
+        let left = if to - from > self.width { from } else { (from + to - self.width) / 2.0 };
+        // Not `clamp`, whose panic message would bring float formatting into the page.
+        View { left: left.min(content - self.width).max(0.0).round(), ..self }
+    }
+}
+
+/// Where a box keeps the reader's place: the current row's height in its content, how far from
+/// the box's edges it stays, and, for a box that can scroll sideways, the step's horizontal
+/// extent and the content's width.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Focus {
+    /// The row's height in the box's content.
+    pub y: f64,
+    /// How far inside the box's top and bottom it stays.
+    pub margin: f64,
+    /// The step's horizontal extent, if the box may scroll sideways to it.
+    pub x: Option<(f64, f64)>,
+    /// The content's width.
+    pub width: f64,
+}
+
+impl Focus {
+    /// Where the diagram's box keeps the step just played at `position`, with the lanes
+    /// stretched as `fit` says: its row, below the lane headers (`heads` pixels tall), and the
+    /// lanes it touched.
+    pub fn diagram(layout: &Layout, position: usize, fit: Fit, heads: f64) -> Focus {
+        let x = position.checked_sub(1).and_then(|step| layout.focus_x(step));
+        Focus {
+            y: layout.now_y(position) + heads,
+            margin: ROW * 2.5,
+            x: x.map(|(from, to)| (fit.x(from), fit.x(to))),
+            width: fit.width(),
+        }
+    }
+
+    /// Where a long run's log keeps the row of the step just played at `position`.
+    pub fn log(position: usize) -> Focus {
+        let row = position.saturating_sub(1) as f64;
+        Focus { y: (row + 0.5) * LOG_ROW, margin: LOG_ROW * 1.5, x: None, width: 0.0 }
+    }
+
+    /// `view` moved to this focus.
+    pub fn apply(&self, view: View) -> View {
+        let view = view.follow(self.y, self.margin);
+        match self.x {
+            Some(x) => view.follow_x(x, self.width),
+            None => view,
+        }
+    }
+}
+
+/// The rows of a list of `len` rows, each `row` pixels tall, that lie within `(from, to)`.
+pub fn rows_within((from, to): (f64, f64), row: f64, len: usize) -> Range<usize> {
+    let row = row.max(1.0);
+    let first = ((from / row).floor().max(0.0) as usize).min(len);
+    let last = ((to / row).ceil().max(0.0) as usize).clamp(first, len);
+    first..last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(top: f64, height: f64) -> View {
+        View { top, height, ..View::UNMEASURED }
+    }
+
+    #[test]
+    fn the_band_covers_the_view_and_a_margin_and_moves_in_whole_margins() {
+        let (from, to) = view(1050.0, 600.0).band(400.0);
+        assert!(from <= 1050.0 - 400.0 && to >= 1650.0 + 400.0, "{from}..{to}");
+        assert_eq!((from, to), (400.0, 2400.0));
+        // Scrolling less than a margin mostly draws the same band; a margin's worth moves it.
+        assert_eq!(view(1150.0, 600.0).band(400.0), (from, to));
+        assert_eq!(view(1250.0, 600.0).band(400.0), (800.0, 2400.0));
+        // Never above the top.
+        assert_eq!(view(0.0, 600.0).band(400.0), (0.0, 1200.0));
+    }
+
+    #[test]
+    fn a_row_in_view_leaves_the_view_alone_and_one_outside_is_centred() {
+        let v = view(1000.0, 600.0);
+        assert_eq!(v.follow(1300.0, 75.0), v);
+        assert_eq!(v.follow(1050.0, 75.0).top, 750.0);
+        assert_eq!(v.follow(1590.0, 75.0).top, 1290.0);
+        assert_eq!(v.follow(5000.0, 75.0).top, 4700.0);
+        assert_eq!(v.follow(10.0, 75.0).top, 0.0);
+        // Following again changes nothing: the row is in view now.
+        let moved = v.follow(5000.0, 75.0);
+        assert_eq!(moved.follow(5000.0, 75.0), moved);
+        // A margin larger than half the box still keeps the row in view.
+        let low = view(0.0, 100.0);
+        assert_eq!(low.follow(50.0, 75.0), low);
+    }
+
+    #[test]
+    fn a_narrow_box_scrolls_sideways_to_the_step_and_a_wide_one_never_does() {
+        let narrow = View { width: 360.0, ..view(0.0, 600.0) };
+        assert_eq!(narrow.follow_x((100.0, 120.0), 1200.0).left, 0.0);
+        let moved = narrow.follow_x((900.0, 920.0), 1200.0);
+        assert_eq!(moved.left, 825.0);
+        assert_eq!(moved.follow_x((900.0, 920.0), 1200.0), moved);
+        assert_eq!(narrow.follow_x((500.0, 520.0), 1200.0).left, 425.0);
+        let wide = View { width: 1400.0, ..narrow };
+        assert_eq!(wide.follow_x((900.0, 920.0), 1200.0), wide);
+        assert_eq!(view(0.0, 600.0).follow_x((900.0, 920.0), 1200.0).left, 0.0, "not measured");
+    }
+
+    #[test]
+    fn the_rows_within_a_band_are_those_it_touches() {
+        assert_eq!(rows_within((0.0, 300.0), 30.0, 100), 0..10);
+        assert_eq!(rows_within((45.0, 100.0), 30.0, 100), 1..4);
+        assert_eq!(rows_within((2900.0, 4000.0), 30.0, 100), 96..100);
+        assert_eq!(rows_within((5000.0, 6000.0), 30.0, 100), 100..100);
+        assert_eq!(rows_within((0.0, 300.0), 30.0, 0), 0..0);
+    }
+}
