@@ -152,8 +152,10 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
         /// How many threads search: by default one per core. The report is the same whatever
-        /// the number (the same counts, the same shortest counterexample, the same bound); only
-        /// the time it takes changes. 1 searches on one thread.
+        /// the number (the same counts, the same shortest counterexample, the same bound) but
+        /// for the memory: several threads hold a breadth-first level of the search at once, so
+        /// they estimate a higher peak (`peak_memory` in JSON) and the memory limit can stop
+        /// them sooner. 1 searches on one thread, holding least.
         #[arg(long, value_name = "N")]
         threads: Option<NonZeroUsize>,
     },

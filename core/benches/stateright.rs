@@ -1,8 +1,7 @@
 //! Fencelab's explorer against stateright's breadth-first checker, in the same process, over the
 //! same transition function: the [`Simulator`]'s steps, each event fed to the state's own
 //! [`Checker`], each on one thread and on one thread per core ([`Explorer::run_parallel`]).
-//! Prints figures; asserts only that every search finds the same number of states (and that the
-//! explorer estimates the same peak on any number of threads).
+//! Prints figures; asserts only that every search finds the same number of states.
 //!
 //! Run with `cargo bench -p fencelab-core --bench stateright`; arguments after `--` pick scenarios
 //! by label (`-- contention`). It compares `contention` with 2 to 6 workers and every story
@@ -346,14 +345,6 @@ fn main() {
                 states[0], states[2], states[1], states[3]
             );
         }
-        // The parallel search keeps what the sequential one keeps, so it estimates the same peak.
-        if measured[0].estimate != measured[2].estimate {
-            mismatches += 1;
-            println!(
-                "MISMATCH {label}: the explorer's estimate is {:?} bytes on 1 thread, {:?} on {threads}",
-                measured[0].estimate, measured[2].estimate
-            );
-        }
         if timed {
             // About half a second of each search, at least 5 runs. Rounds alternate between two
             // orders, so that no search always runs right after the same other one.
@@ -374,7 +365,7 @@ fn main() {
         rows.push((label, measured));
     }
     print_tables(&rows, threads, timed);
-    assert_eq!(mismatches, 0, "the searches found different numbers of states or estimates");
+    assert_eq!(mismatches, 0, "the searches found different numbers of states");
 }
 
 /// Bytes per distinct state, or "n/a".
@@ -411,17 +402,18 @@ fn print_tables(rows: &[(String, Vec<Measured>)], threads: usize, timed: bool) {
     }
     println!();
     println!(
-        "Memory per distinct state, in bytes: the explorer's own estimate of its peak (the same on any number of threads), and each search's peak heap (requested bytes, counted by the allocator above what was live before the search); then each search's peak resident memory above the resident memory before it. Resident memory is process-wide: freed memory is handed back (malloc_trim) before each search, the largest searches run last, and the multi-threaded searches' allocator arenas count too. A stateright state is {} bytes inline, plus its heap.",
+        "Memory per distinct state, in bytes: the explorer's own estimate of its peak on one thread and on {threads}, and each search's peak heap (requested bytes, counted by the allocator above what was live before the search); then each search's peak resident memory above the resident memory before it. Resident memory is process-wide: freed memory is handed back (malloc_trim) before each search, the largest searches run last, and the multi-threaded searches' allocator arenas count too. A stateright state is {} bytes inline, plus its heap.",
         std::mem::size_of::<State>()
     );
     println!();
-    println!("| scenario | Fencelab estimate | Fencelab heap, 1 thread | stateright heap, 1 thread | Fencelab heap, {threads} threads | stateright heap, {threads} threads | peak RSS growth: Fencelab; stateright, 1 thread; Fencelab; stateright, {threads} threads |");
+    println!("| scenario | Fencelab estimate, 1; {threads} threads | Fencelab heap, 1 thread | stateright heap, 1 thread | Fencelab heap, {threads} threads | stateright heap, {threads} threads | peak RSS growth: Fencelab; stateright, 1 thread; Fencelab; stateright, {threads} threads |");
     println!("|---|---|---|---|---|---|---|");
     for (label, m) in rows {
         let states = m[0].states;
         println!(
-            "| {label} | {} | {} | {} | {} | {} | {}; {}; {}; {} |",
+            "| {label} | {}; {} | {} | {} | {} | {} | {}; {}; {}; {} |",
             per_state(m[0].estimate, states),
+            per_state(m[2].estimate, states),
             per_state(Some(m[0].heap), states),
             per_state(Some(m[1].heap), m[1].states),
             per_state(Some(m[2].heap), m[2].states),

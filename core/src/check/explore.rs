@@ -24,7 +24,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::{HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::mem::size_of;
-use std::sync::Arc;
+
+#[cfg(feature = "parallel")]
+mod parallel;
 
 /// Limits and targets of an exploration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,50 +157,41 @@ struct Node {
 }
 
 /// What one choice from a waiting node leads to, as far as the search's bookkeeping needs it.
-/// Working it out (copying the node, stepping the simulator, feeding the checker, hashing the
-/// result) is most of a search's time and reads nothing but the node, so a parallel search works
-/// out the steps of the next nodes ahead, on several threads; the bookkeeping takes them in order.
+// A step is matched as soon as it is taken, never stored; boxing the child would cost an
+// allocation for every new state.
+#[allow(clippy::large_enum_variant)]
 enum Step {
     /// The step broke a target invariant.
     Broken { violation: Violation, schedule: Vec<usize> },
     /// The step ended the run.
     Finished,
-    /// The step led to a state already in the seen set.
+    /// The step led to a state in the seen set.
     Seen,
-    /// The step led to a state that was not in the seen set when the step was worked out;
-    /// `child` is what the search would keep of it, or none at the depth bound.
+    /// The step led to a state not in the seen set; `child` is what the search would keep of it,
+    /// or none at the depth bound.
     Unseen { fingerprint: u64, child: Option<Child> },
 }
 
 /// A state a step led to, with what keeping it would cost.
 struct Child {
     node: Node,
-    /// The workers and cells the step allocated, which the child shares with no waiting state
-    /// yet.
+    /// The workers and cells the step allocated, which no waiting state shares yet.
     shared: usize,
 }
 
-impl Step {
-    /// The estimated bytes a step worked out ahead holds until the bookkeeping takes it.
-    fn held(&self) -> usize {
-        let child = match self {
-            Step::Unseen { child: Some(child), .. } => child.node.bytes + child.shared,
-            _ => 0,
-        };
-        size_of::<Step>() + child
-    }
-}
-
-/// What working out a node's steps reads, and nothing it writes, so threads can share it.
-struct Successors<'a> {
+/// What taking a step reads: the transition, the targets and whether a fingerprint was seen.
+/// Nothing in it changes while steps are taken, so several threads can share it.
+struct Successors<'a, Seen> {
     sim: &'a Simulator,
     targets: &'a [InvariantKind],
-    seen: &'a HashSet<u64>,
+    seen: Seen,
     max_depth: usize,
 }
 
-impl Successors<'_> {
-    /// Takes the `choice`-th enabled step from `node`.
+impl<Seen: Fn(u64) -> bool> Successors<'_, Seen> {
+    /// Takes the `choice`-th enabled step from `node`: copies it, steps the simulator, feeds the
+    /// event to the checker, and hashes the new state unless the step broke a target or ended
+    /// the run.
     fn step(&self, node: &Node, choice: usize) -> Result<Step, EngineError> {
         let depth = node.state.position;
         // The child starts as a copy of the node, sharing every worker and cell with it, and is
@@ -223,7 +216,7 @@ impl Successors<'_> {
             return Ok(Step::Finished);
         }
         let fingerprint = fingerprint(&state, &checker);
-        if self.seen.contains(&fingerprint) {
+        if (self.seen)(fingerprint) {
             return Ok(Step::Seen);
         }
         if depth + 1 >= self.max_depth {
@@ -241,52 +234,17 @@ impl Successors<'_> {
         let node = Node { state, checker, schedule, bytes };
         Ok(Step::Unseen { fingerprint, child: Some(Child { node, shared }) })
     }
-
-    /// Works out `node`'s first steps in order, while what they hold fits in `room`, up to one
-    /// that ends the search. The bookkeeping takes the steps left out itself.
-    #[cfg(feature = "parallel")]
-    fn ahead(&self, node: &Node, room: &std::sync::atomic::AtomicUsize) -> Vec<Step> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let choices = self.sim.enabled_count(&node.state);
-        let mut steps = Vec::with_capacity(choices);
-        for choice in 0..choices {
-            // A child holds about what its parent holds alone: a step whose child would not fit
-            // is not worked out at all.
-            if room.load(Relaxed) < size_of::<Step>() + node.bytes {
-                break;
-            }
-            let Ok(step) = self.step(node, choice) else { break };
-            let held = step.held();
-            if room.fetch_update(Relaxed, Relaxed, |left| left.checked_sub(held)).is_err() {
-                break;
-            }
-            let last = matches!(step, Step::Broken { .. });
-            steps.push(step);
-            if last {
-                break;
-            }
-        }
-        steps
-    }
 }
-
-/// How many waiting nodes a parallel search works out ahead at once: enough that the threads
-/// rarely wait for each other, few enough that the steps held ahead stay small beside the
-/// frontier.
-#[cfg(feature = "parallel")]
-const AHEAD: usize = 1024;
 
 /// A breadth-first search over a scenario's schedules, run in slices so a browser stays
 /// responsive: call [`Explorer::run_for`] until it returns a result, or drop the explorer to
-/// cancel. Slicing does not change the result, nor does [`Explorer::run_parallel`] (with the
-/// `parallel` feature), which runs the same search on several threads.
+/// cancel. Slicing does not change the result. With the `parallel` feature,
+/// `Explorer::run_parallel` runs the same search on several threads.
 pub struct Explorer {
     sim: Simulator,
     /// The start, kept for the whole search: its workers and cells are counted in the fixed part,
     /// so the states that share them never release them.
     _root: (SimState, Checker),
-    /// The node last expanded, held until the next one is; see [`Explorer::release`].
-    current: (SimState, Checker),
     config: ExploreConfig,
     targets: Vec<InvariantKind>,
     frontier: VecDeque<Node>,
@@ -301,17 +259,6 @@ pub struct Explorer {
     memory: usize,
     /// The fixed part of `memory`.
     fixed: usize,
-    /// The room the fixed part keeps for one state being expanded.
-    #[cfg(feature = "parallel")]
-    working: usize,
-    /// Steps worked out ahead for the first waiting nodes, one list per node, each the node's
-    /// first steps in order. Only a parallel search fills it; see [`Step`].
-    ahead: VecDeque<Vec<Step>>,
-    /// The steps worked out ahead for the node being expanded that it has not taken yet.
-    here: std::vec::IntoIter<Step>,
-    /// What the steps in `ahead` and `here` hold, in estimated bytes. They are only a cache,
-    /// dropped when the search needs their room; `memory` does not include them.
-    held_ahead: usize,
 }
 
 impl Explorer {
@@ -332,7 +279,6 @@ impl Explorer {
             + root.heap_bytes_beyond(None)
             + checker.heap_bytes_beyond(None)
             + own;
-        let current = (root.clone(), checker.clone());
         let kept = (root.clone(), checker.clone());
         let node = Node { bytes: own, state: root, checker, schedule: Vec::new() };
         let frontier = VecDeque::from([node]);
@@ -341,7 +287,6 @@ impl Explorer {
         Ok(Explorer {
             sim,
             _root: kept,
-            current,
             config,
             targets,
             frontier,
@@ -355,11 +300,6 @@ impl Explorer {
             result: None,
             memory,
             fixed,
-            #[cfg(feature = "parallel")]
-            working: own,
-            ahead: VecDeque::new(),
-            here: Vec::new().into_iter(),
-            held_ahead: 0,
         })
     }
 
@@ -373,7 +313,12 @@ impl Explorer {
     pub fn run_for(&mut self, budget: usize) -> Option<&ExploreResult> {
         let stop_at = self.stats.transitions.saturating_add(budget.max(1));
         while self.result.is_none() && self.stats.transitions < stop_at {
-            self.expand_next();
+            let Some(node) = self.frontier.pop_front() else {
+                self.result = Some(ExploreResult::NoViolation { stats: self.stats });
+                break;
+            };
+            self.expand(node);
+            self.stats.frontier = self.frontier.len();
         }
         self.result.as_ref()
     }
@@ -387,95 +332,12 @@ impl Explorer {
         }
     }
 
-    /// Runs to the end on `threads` threads (0: one per core), with the same result as
-    /// [`Explorer::run`]: the same counts, the same counterexample, the same bound and the same
-    /// memory estimate, whatever the number of threads.
-    ///
-    /// The threads work out the steps from the next waiting states ahead (copying each state,
-    /// stepping the simulator, feeding the checker and hashing the result, which is most of the
-    /// work), while the bookkeeping (the seen set, the counts, the bounds, the frontier) takes
-    /// them in breadth-first order on one thread, as [`Explorer::run`] does. So the first
-    /// violation is still a shortest one, and the same one on every run. Steps worked out ahead
-    /// take room in the memory bound while they wait, and are dropped and worked out again later
-    /// when the search needs that room, so the search never holds more than the bound allows.
-    /// A search that cannot start its threads runs on the calling thread alone.
-    ///
-    /// It is a separate entry point rather than a setting in [`ExploreConfig`] because the
-    /// number of threads changes only how fast a search runs, never what it finds, and because
-    /// a browser has no threads: it runs the search in slices with [`Explorer::run_for`].
-    #[cfg(feature = "parallel")]
-    pub fn run_parallel(mut self, threads: usize) -> ExploreResult {
-        let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() else {
-            return self.run();
-        };
-        pool.install(|| {
-            while self.result.is_none() {
-                if self.ahead.is_empty() {
-                    self.work_ahead(rayon::current_num_threads());
-                }
-                self.expand_next();
-            }
-        });
-        self.result.expect("the loop ends with a result")
-    }
-
-    /// Works out the steps of the first waiting nodes on the current thread pool, within the
-    /// room the memory bound leaves beside what the search holds and each thread's state in the
-    /// making.
-    #[cfg(feature = "parallel")]
-    fn work_ahead(&mut self, threads: usize) {
-        use rayon::prelude::*;
-        use std::sync::atomic::AtomicUsize;
-        let nodes = self.frontier.len().min(AHEAD);
-        let making = threads.saturating_sub(1) * self.working;
-        let room = self.config.max_memory.saturating_sub(self.memory + making);
-        let left = AtomicUsize::new(room);
-        let successors = Successors {
-            sim: &self.sim,
-            targets: &self.targets,
-            seen: &self.seen,
-            max_depth: self.config.max_depth,
-        };
-        let ahead: Vec<Vec<Step>> = self
-            .frontier
-            .par_iter()
-            .take(nodes)
-            .map(|node| successors.ahead(node, &left))
-            .collect();
-        self.ahead = ahead.into();
-        self.held_ahead = room - left.into_inner();
-    }
-
-    /// Expands the first waiting node, or ends the search when none is left.
-    fn expand_next(&mut self) {
-        match self.frontier.pop_front() {
-            Some(node) => self.expand(node),
-            None => self.result = Some(ExploreResult::NoViolation { stats: self.stats }),
-        }
-        self.stats.frontier = self.frontier.len();
-    }
-
-    /// The `choice`-th step from `node`: worked out ahead, or now.
-    fn step(&mut self, node: &Node, choice: usize) -> Result<Step, EngineError> {
-        if let Some(step) = self.here.next() {
-            self.held_ahead -= step.held();
-            return Ok(step);
-        }
-        let successors = Successors {
-            sim: &self.sim,
-            targets: &self.targets,
-            seen: &self.seen,
-            max_depth: self.config.max_depth,
-        };
-        successors.step(node, choice)
-    }
-
     fn expand(&mut self, node: Node) {
         let depth = node.state.position;
         let choices = self.sim.enabled_count(&node.state);
-        self.here = self.ahead.pop_front().unwrap_or_default().into_iter();
         for choice in 0..choices {
-            let step = match self.step(&node, choice) {
+            let step = self.successors().step(&node, choice);
+            let step = match step {
                 Ok(step) => step,
                 Err(error) => {
                     self.result = Some(ExploreResult::Error { stats: self.stats, error });
@@ -502,10 +364,6 @@ impl Explorer {
                 Step::Seen => continue,
                 Step::Unseen { fingerprint, child } => (fingerprint, child),
             };
-            // The seen set may have learnt the state since the step was worked out.
-            if self.seen.contains(&fingerprint) {
-                continue;
-            }
             // A full table grows to about twice its size, and both exist while it does.
             let table = hash_table::<u64>(self.seen.capacity());
             if self.seen.len() == self.seen.capacity() {
@@ -542,22 +400,19 @@ impl Explorer {
         self.release(node);
     }
 
-    /// Whether `bytes` more fit in the memory bound. Steps worked out ahead are dropped when
-    /// only they stand in the way, so the answer is the one a search on one thread would give.
-    fn fits(&mut self, bytes: usize) -> bool {
-        let max = self.config.max_memory;
-        let fits = |held: usize| held.saturating_add(bytes) <= max;
-        if !fits(self.memory + self.held_ahead) {
-            self.drop_ahead();
+    /// What taking a step reads.
+    fn successors(&self) -> Successors<'_, impl Fn(u64) -> bool + '_> {
+        Successors {
+            sim: &self.sim,
+            targets: &self.targets,
+            seen: |fingerprint| self.seen.contains(&fingerprint),
+            max_depth: self.config.max_depth,
         }
-        fits(self.memory + self.held_ahead)
     }
 
-    /// Drops the steps worked out ahead; the search works them out again when it needs them.
-    fn drop_ahead(&mut self) {
-        self.ahead.clear();
-        self.here = Vec::new().into_iter();
-        self.held_ahead = 0;
+    /// Whether `bytes` more fit in the memory bound.
+    fn fits(&self, bytes: usize) -> bool {
+        self.memory.saturating_add(bytes) <= self.config.max_memory
     }
 
     fn charge(&mut self, bytes: usize) {
@@ -571,45 +426,13 @@ impl Explorer {
         self.stats.bound_hit = true;
         self.stats.cut_by = Some(bound);
         self.frontier.clear();
-        self.drop_ahead();
     }
 
-    /// Releases an expanded node: its own part, and the workers and cells that no other state
-    /// holds any more. The explorer keeps the node until the next is expanded, so that only
-    /// waiting states and this one hold anything.
+    /// Drops an expanded node and releases what it held: its own part, and the workers and
+    /// cells it was the last to hold, so that only waiting states hold anything counted.
     fn release(&mut self, node: Node) {
-        self.memory -= node.bytes;
-        self.current = (node.state, node.checker);
-        let (state, checker) = &self.current;
-        let alone = |count: usize| count == 1;
-        let workers: usize = state
-            .workers
-            .iter()
-            .filter(|w| alone(Arc::strong_count(w)))
-            .map(HeapSize::heap_bytes)
-            .sum();
-        let cells: usize = state
-            .stores
-            .iter()
-            .flat_map(|s| s.cells.values())
-            .filter(|c| alone(Arc::strong_count(c)))
-            .map(HeapSize::heap_bytes)
-            .sum();
-        let ghosts: usize = checker
-            .state()
-            .cells
-            .values()
-            .filter(|c| alone(Arc::strong_count(c)))
-            .map(HeapSize::heap_bytes)
-            .sum();
-        let senders: usize = checker
-            .state()
-            .senders
-            .iter()
-            .filter(|s| alone(Arc::strong_count(s)))
-            .map(|s| s.heap_bytes())
-            .sum();
-        self.memory -= workers + cells + ghosts + senders;
+        let Node { state, checker, bytes, .. } = node;
+        self.memory -= bytes + state.drop_shared() + checker.drop_shared();
         debug_assert!(self.memory >= self.fixed, "released more than was counted");
     }
 }
