@@ -7,15 +7,16 @@
 //! keeps the states and schedules the sequential search keeps, and at the first violation, error
 //! or state bound in that order it reports what the sequential search reports there.
 //!
-//! A thread takes the waiting states it built itself first and frees each as soon as it has
-//! expanded it: the system allocator (glibc's) is slow when threads free what other threads
-//! allocated, and slower when memory is freed long after it was last touched.
+//! The threads share as little as they can while a level runs: the seen set of earlier levels,
+//! which nobody changes then; each thread's own record of the first step to reach each state it
+//! reached, compared with the others' once all are done; and a thread takes the waiting states
+//! it built itself first and frees each as soon as it has expanded it, as the system allocator
+//! (glibc's) is slow when threads free what other threads allocated.
 
 use super::*;
 use crate::memory::block;
-use dashmap::mapref::entry::Entry as Claim;
-use dashmap::DashMap;
-use rustc_hash::FxBuildHasher;
+use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry as Claim;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
@@ -24,8 +25,8 @@ use std::sync::Mutex;
 /// threads costs more than such a level's work, and a small search never starts them.
 const PARALLEL_FROM: usize = 32;
 
-/// The states seen, by fingerprint, each with the order of the step that first reached it.
-type Seen = DashMap<u64, u64, FxBuildHasher>;
+/// The first step, in breadth-first order, that one thread took to each new state it reached.
+type Claims = FxHashMap<u64, u64>;
 
 /// The place of a step in breadth-first order: the number of the waiting state it is taken
 /// from (counted from the start of the search), then its choice.
@@ -42,11 +43,6 @@ struct Waiting {
 /// What a waiting state costs beside its node's own part: its box and its place in a queue.
 fn waiting() -> usize {
     block(size_of::<Node>()) + size_of::<Waiting>()
-}
-
-/// What the seen set costs for `capacity` entries.
-fn seen_table(capacity: usize) -> usize {
-    hash_table::<(u64, u64)>(capacity)
 }
 
 /// A step that ends the search, wherever it comes in breadth-first order.
@@ -70,8 +66,8 @@ impl Candidate {
     }
 }
 
-/// What a candidate holds while the level runs, beside its state: itself, its entry in the seen
-/// set (with room for the set to grow) and its place in the level's order.
+/// What a candidate holds while the level runs, beside its state: itself, its claim (with room
+/// for the table to grow) and its place in the level's order.
 const CANDIDATE: usize =
     size_of::<Candidate>() + 2 * size_of::<(u64, u64)>() + size_of::<(u64, usize, usize)>();
 
@@ -88,6 +84,7 @@ struct Expanded {
 #[derive(Default)]
 struct Found {
     candidates: Vec<Candidate>,
+    claims: Claims,
     expanded: Vec<Expanded>,
     /// The first step, in breadth-first order, that ends the search.
     stop: Option<(u64, Stop)>,
@@ -107,7 +104,6 @@ impl Found {
 /// One level of the search, shared by the threads that expand it.
 struct Level<'a, S> {
     successors: Successors<'a, S>,
-    seen: &'a Seen,
     /// Each thread's waiting states: those it built, in breadth-first order.
     queues: Vec<Mutex<VecDeque<Waiting>>>,
     /// The bytes the level may take beside what the search holds.
@@ -147,9 +143,9 @@ impl<S: Fn(u64) -> bool> Level<'_, S> {
     fn expand_one(&self, Waiting { number, node }: Waiting, found: &mut Found) {
         let depth = node.state.position;
         let choices = self.successors.sim.enabled_count(&node.state);
-        if !self.take(size_of::<Expanded>()) {
-            return;
-        }
+        // What the node's new states take is counted once for the node, so that threads seldom
+        // touch the shared count.
+        let mut taken = size_of::<Expanded>();
         let mut finished = Vec::new();
         for choice in 0..choices {
             let order = order(number, choice);
@@ -167,12 +163,9 @@ impl<S: Fn(u64) -> bool> Level<'_, S> {
                 Ok(Step::Unseen { fingerprint, child }) => {
                     // Every state new to the level is counted as if it were kept, so whether
                     // the level fits does not depend on which thread got where first.
-                    let cost = CANDIDATE
+                    taken += CANDIDATE
                         + child.as_ref().map_or(0, |c| waiting() + c.node.bytes + c.shared);
-                    if !self.take(cost) {
-                        return;
-                    }
-                    if self.reached_earlier(fingerprint, order) {
+                    if reached_earlier(&mut found.claims, fingerprint, order) {
                         continue;
                     }
                     let child = child.map(|Child { node, shared }| (Box::new(node), shared));
@@ -183,6 +176,7 @@ impl<S: Fn(u64) -> bool> Level<'_, S> {
         found.expanded.push(Expanded { number, depth, choices, finished });
         let Node { state, checker, bytes, .. } = *node;
         found.released += waiting() + bytes + state.drop_shared() + checker.drop_shared();
+        self.take(taken);
     }
 
     /// Takes `bytes` of the level's room, or marks the level full.
@@ -193,45 +187,46 @@ impl<S: Fn(u64) -> bool> Level<'_, S> {
         }
         fits
     }
+}
 
-    /// Claims the state for the step at `order` unless a step earlier in breadth-first order
-    /// reached it.
-    fn reached_earlier(&self, fingerprint: u64, order: u64) -> bool {
-        match self.seen.entry(fingerprint) {
-            Claim::Occupied(first) if *first.get() < order => true,
-            Claim::Occupied(mut first) => {
-                first.insert(order);
-                false
+/// Keeps the candidates whose step was the first of any thread's to reach their state, in
+/// breadth-first order, and drops the others. Returns them with what dropping the others
+/// released.
+fn keep(candidates: Vec<Candidate>, claims: &[Claims]) -> (Vec<Candidate>, usize) {
+    let mut released = 0;
+    let mut kept: Vec<Candidate> = candidates
+        .into_iter()
+        .filter_map(|candidate| {
+            let first = claims.iter().filter_map(|c| c.get(&candidate.fingerprint)).min();
+            if first == Some(&candidate.order) {
+                return Some(candidate);
             }
-            Claim::Vacant(none) => {
-                none.insert(order);
-                false
+            if let Some((node, shared)) = candidate.child {
+                // Its own new workers and cells were never counted; those it shared with
+                // its parent were, and it may be the last to hold some.
+                let Node { state, checker, .. } = *node;
+                released += state.drop_shared() + checker.drop_shared() - shared;
             }
+            None
+        })
+        .collect();
+    kept.sort_unstable_by_key(|candidate| candidate.order);
+    (kept, released)
+}
+
+/// Claims the state for the step at `order` unless a step the thread took earlier in
+/// breadth-first order reached it.
+fn reached_earlier(claims: &mut Claims, fingerprint: u64, order: u64) -> bool {
+    match claims.entry(fingerprint) {
+        Claim::Occupied(first) if *first.get() < order => true,
+        Claim::Occupied(mut first) => {
+            first.insert(order);
+            false
         }
-    }
-
-    /// Keeps the candidates whose step was the first to reach their state, in breadth-first
-    /// order, and drops the others. Returns them with what dropping the others released.
-    fn keep(&self, candidates: Vec<Candidate>) -> (Vec<Candidate>, usize) {
-        let mut released = 0;
-        let mut kept: Vec<Candidate> = candidates
-            .into_iter()
-            .filter_map(|candidate| {
-                let first = self.seen.get(&candidate.fingerprint).map(|first| *first);
-                if first == Some(candidate.order) {
-                    return Some(candidate);
-                }
-                if let Some((node, shared)) = candidate.child {
-                    // Its own new workers and cells were never counted; those it shared with
-                    // its parent were, and it may be the last to hold some.
-                    let Node { state, checker, .. } = *node;
-                    released += state.drop_shared() + checker.drop_shared() - shared;
-                }
-                None
-            })
-            .collect();
-        kept.sort_unstable_by_key(|candidate| candidate.order);
-        (kept, released)
+        Claim::Vacant(none) => {
+            none.insert(order);
+            false
+        }
     }
 }
 
@@ -300,18 +295,12 @@ impl Explorer {
             return result;
         }
         let mut threads = Threads::Wanted(threads);
-        // The seen set moves into a map that threads share; what it has seen counts as reached
-        // before any step of the search.
-        let seen: Seen = self.seen.drain().map(|fingerprint| (fingerprint, 0)).collect();
-        let table = hash_table::<u64>(self.seen.capacity());
-        self.seen = HashSet::new();
         // The waiting states, in order, make the first level.
         let ring = buffer::<Node>(self.frontier.capacity());
         let first: VecDeque<Waiting> = (self.frontier.drain(..).zip(1..))
             .map(|(node, number)| Waiting { number, node: Box::new(node) })
             .collect();
-        self.memory = self.memory - ring - table + first.len() * waiting();
-        self.memory += seen_table(seen.capacity());
+        self.memory = self.memory - ring + first.len() * waiting();
         let mut between = Between { queues: vec![first], numbered: 1 };
         loop {
             let size: usize = between.queues.iter().map(VecDeque::len).sum();
@@ -329,7 +318,7 @@ impl Explorer {
             }
             let count = threads.count().max(between.queues.len());
             between.queues.resize_with(count, VecDeque::new);
-            match self.level(&threads, &seen, between, size) {
+            match self.level(&threads, between, size) {
                 ControlFlow::Continue(next) => between = next,
                 ControlFlow::Break(result) => return result,
             }
@@ -340,23 +329,13 @@ impl Explorer {
     fn level(
         &mut self,
         threads: &Threads,
-        seen: &Seen,
         Between { queues, numbered }: Between,
         size: usize,
     ) -> ControlFlow<ExploreResult, Between> {
         let large = size >= PARALLEL_FROM;
         let room = self.config.max_memory.saturating_sub(self.memory);
-        // A state first reached by a step before this level's first was seen before it.
-        let start = order(numbered, 0);
-        let table = seen_table(seen.capacity());
         let level = Level {
-            successors: Successors {
-                sim: &self.sim,
-                targets: &self.targets,
-                seen: |fingerprint| seen.get(&fingerprint).is_some_and(|first| *first < start),
-                max_depth: self.config.max_depth,
-            },
-            seen,
+            successors: self.successors(),
             queues: queues.into_iter().map(Mutex::new).collect(),
             room,
             taken: AtomicUsize::new(0),
@@ -369,16 +348,18 @@ impl Explorer {
             return ControlFlow::Break(self.memory_cut());
         }
         let taken = level.taken.load(Relaxed);
+        drop(level);
         let slots: Vec<Mutex<Vec<Candidate>>> =
             found.iter_mut().map(|f| Mutex::new(std::mem::take(&mut f.candidates))).collect();
+        let claims: Vec<Claims> = found.iter_mut().map(|f| std::mem::take(&mut f.claims)).collect();
         let keep = |me: usize| {
             let mut slot = slots[me].lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            level.keep(std::mem::take(&mut *slot))
+            keep(std::mem::take(&mut *slot), &claims)
         };
         // A small level ran on the calling thread, which found everything at once.
         let kept: Vec<(Vec<Candidate>, usize)> =
             if large { threads.each(true, keep) } else { (0..slots.len()).map(keep).collect() };
-        drop(level);
+        drop(claims);
         self.stats.peak_memory = self.stats.peak_memory.max(self.memory + taken);
         let released: usize = found.iter().map(|f| f.released).sum::<usize>()
             + kept.iter().map(|(_, released)| released).sum::<usize>();
@@ -394,8 +375,21 @@ impl Explorer {
             return ControlFlow::Break(result);
         }
         let added: usize = kept.iter().flatten().map(Candidate::cost).sum();
-        self.memory = self.memory + added - released + seen_table(seen.capacity()) - table;
-        self.stats.peak_memory = self.stats.peak_memory.max(self.memory);
+        // A full table grows to about twice its size, and both exist while it does.
+        let table = hash_table::<u64>(self.seen.capacity());
+        let needed = self.seen.len() + order.len();
+        let grown = if needed > self.seen.capacity() {
+            hash_table::<u64>(needed.max(self.seen.capacity() * 2 + 1))
+        } else {
+            0
+        };
+        let memory = self.memory + added - released;
+        if memory + grown > self.config.max_memory {
+            return ControlFlow::Break(self.memory_cut());
+        }
+        self.seen.extend(kept.iter().flatten().map(|candidate| candidate.fingerprint));
+        self.memory = memory + hash_table::<u64>(self.seen.capacity()) - table;
+        self.stats.peak_memory = self.stats.peak_memory.max(memory + grown).max(self.memory);
         let stats = &mut self.stats;
         for expanded in found.iter().flat_map(|f| &f.expanded) {
             stats.transitions += expanded.choices;
