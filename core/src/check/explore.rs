@@ -172,11 +172,33 @@ enum Step {
     Unseen { fingerprint: u64, child: Option<Child> },
 }
 
-/// A state a step led to, with what keeping it would cost.
+/// A state a step led to, with what keeping it would cost. Its schedule is written only when it
+/// is kept: most states a search reaches were reached before.
 struct Child {
-    node: Node,
+    state: SimState,
+    checker: Checker,
+    /// The choice the step adds to its parent's schedule, if it had alternatives.
+    choice: Option<usize>,
+    /// What the state's own maps and lists hold.
+    lists: usize,
     /// The workers and cells the step allocated, which no waiting state shares yet.
     shared: usize,
+}
+
+impl Child {
+    /// What the child alone would hold as a waiting node, after `parent`'s schedule.
+    fn bytes(&self, parent: &[usize]) -> usize {
+        self.lists + buffer::<usize>(parent.len() + usize::from(self.choice.is_some()))
+    }
+
+    /// The waiting node, whose schedule is `parent`'s and then its own choice.
+    fn into_node(self, parent: &[usize]) -> Node {
+        let bytes = self.bytes(parent);
+        let mut schedule = Vec::with_capacity(parent.len() + usize::from(self.choice.is_some()));
+        schedule.extend_from_slice(parent);
+        schedule.extend(self.choice);
+        Node { state: self.state, checker: self.checker, schedule, bytes }
+    }
 }
 
 /// What taking a step reads: the transition, the targets and whether a fingerprint was seen.
@@ -202,15 +224,10 @@ impl<Seen: Fn(u64) -> bool> Successors<'_, Seen> {
         if state.finished {
             broken.extend(checker.finish(depth));
         }
-        let schedule = || {
-            let mut schedule = node.schedule.clone();
-            if enabled > 1 {
-                schedule.push(choice);
-            }
-            schedule
-        };
+        let choice = (enabled > 1).then_some(choice);
         if let Some(violation) = broken.into_iter().find(|v| self.targets.contains(&v.invariant)) {
-            return Ok(Step::Broken { violation, schedule: schedule() });
+            let schedule = node.schedule.iter().copied().chain(choice).collect();
+            return Ok(Step::Broken { violation, schedule });
         }
         if state.finished {
             return Ok(Step::Finished);
@@ -229,10 +246,8 @@ impl<Seen: Fn(u64) -> bool> Successors<'_, Seen> {
         let shared = state.heap_bytes_beyond(Some(&node.state))
             + checker.heap_bytes_beyond(Some(&node.checker))
             - lists;
-        let schedule = schedule();
-        let bytes = lists + buffer::<usize>(schedule.capacity());
-        let node = Node { state, checker, schedule, bytes };
-        Ok(Step::Unseen { fingerprint, child: Some(Child { node, shared }) })
+        let child = Child { state, checker, choice, lists, shared };
+        Ok(Step::Unseen { fingerprint, child: Some(child) })
     }
 }
 
@@ -378,7 +393,7 @@ impl Explorer {
             if self.stats.unique_states >= self.config.max_states {
                 return self.cut(Bound::States);
             }
-            let Some(Child { node: child, shared }) = child else {
+            let Some(child) = child else {
                 // Only a step at the depth bound leaves its state out.
                 self.stats.bound_hit = true;
                 self.stats.cut_by.get_or_insert(Bound::Depth);
@@ -390,11 +405,11 @@ impl Explorer {
             } else {
                 0
             };
-            let own = child.bytes;
+            let (own, shared) = (child.bytes(&node.schedule), child.shared);
             if !self.fits(own + shared + grown) {
                 return self.cut(Bound::Memory);
             }
-            self.frontier.push_back(child);
+            self.frontier.push_back(child.into_node(&node.schedule));
             self.charge(own + shared + buffer::<Node>(self.frontier.capacity()) - ring);
         }
         self.release(node);

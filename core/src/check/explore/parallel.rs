@@ -104,7 +104,8 @@ impl Found {
 /// One level of the search, shared by the threads that expand it.
 struct Level<'a, S> {
     successors: Successors<'a, S>,
-    /// Each thread's waiting states: those it built, in breadth-first order.
+    /// Each thread's waiting states: those it built. Their numbers order their steps, so the
+    /// order they wait in does not matter.
     queues: Vec<Mutex<VecDeque<Waiting>>>,
     /// The bytes the level may take beside what the search holds.
     room: usize,
@@ -120,8 +121,11 @@ impl<S: Fn(u64) -> bool> Level<'_, S> {
     fn expand(&self, me: usize) -> Found {
         let threads = self.queues.len();
         let mine = self.queue(me).len();
+        // A state has one or two new successors, usually: room for two spares most of the
+        // growing, which with glibc's allocator costs more than the room.
         let mut found = Found {
             candidates: Vec::with_capacity(2 * mine),
+            claims: Claims::with_capacity_and_hasher(2 * mine, Default::default()),
             expanded: Vec::with_capacity(mine),
             ..Found::default()
         };
@@ -163,12 +167,14 @@ impl<S: Fn(u64) -> bool> Level<'_, S> {
                 Ok(Step::Unseen { fingerprint, child }) => {
                     // Every state new to the level is counted as if it were kept, so whether
                     // the level fits does not depend on which thread got where first.
+                    let schedule = &node.schedule;
                     taken += CANDIDATE
-                        + child.as_ref().map_or(0, |c| waiting() + c.node.bytes + c.shared);
+                        + child.as_ref().map_or(0, |c| waiting() + c.bytes(schedule) + c.shared);
                     if reached_earlier(&mut found.claims, fingerprint, order) {
                         continue;
                     }
-                    let child = child.map(|Child { node, shared }| (Box::new(node), shared));
+                    let child = child.map(|c| (c.shared, c.into_node(schedule)));
+                    let child = child.map(|(shared, node)| (Box::new(node), shared));
                     found.candidates.push(Candidate { order, fingerprint, child });
                 }
             }
@@ -194,7 +200,7 @@ impl<S: Fn(u64) -> bool> Level<'_, S> {
 /// released.
 fn keep(candidates: Vec<Candidate>, claims: &[Claims]) -> (Vec<Candidate>, usize) {
     let mut released = 0;
-    let mut kept: Vec<Candidate> = candidates
+    let kept: Vec<Candidate> = candidates
         .into_iter()
         .filter_map(|candidate| {
             let first = claims.iter().filter_map(|c| c.get(&candidate.fingerprint)).min();
@@ -210,7 +216,6 @@ fn keep(candidates: Vec<Candidate>, claims: &[Claims]) -> (Vec<Candidate>, usize
             None
         })
         .collect();
-    kept.sort_unstable_by_key(|candidate| candidate.order);
     (kept, released)
 }
 
