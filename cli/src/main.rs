@@ -12,6 +12,7 @@ use fencelab_core::{
     Bound, Engine, EngineError, ExploreConfig, ExploreResult, Explorer, Scenario, StepRecord,
     Verdict,
 };
+use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 mod audit;
@@ -150,6 +151,13 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
+        /// How many threads search: by default one per core. The report is the same whatever
+        /// the number (the same counts, the same shortest counterexample, the same bound) but
+        /// for the memory: several threads hold a breadth-first level of the search at once, so
+        /// they estimate a higher peak (`peak_memory` in JSON) and the memory limit can stop
+        /// them sooner. 1 searches on one thread, holding least.
+        #[arg(long, value_name = "N")]
+        threads: Option<NonZeroUsize>,
     },
 }
 
@@ -204,14 +212,24 @@ fn main() -> ExitCode {
         Command::Run { scenario, variant, format, memory_limit } => {
             load(&scenario, variant.as_deref()).and_then(|s| run(s, format, memory_limit))
         }
-        Command::Check { scenario, variant, max_depth, max_states, memory_limit, format } => {
+        Command::Check {
+            scenario,
+            variant,
+            max_depth,
+            max_states,
+            memory_limit,
+            format,
+            threads,
+        } => {
             let config = ExploreConfig {
                 max_depth,
                 max_states,
                 max_memory: memory_limit.0,
                 ..ExploreConfig::default()
             };
-            load(&scenario, variant.as_deref()).and_then(|s| check(s, config, format))
+            // Zero asks the explorer for one thread per core.
+            let threads = threads.map_or(0, NonZeroUsize::get);
+            load(&scenario, variant.as_deref()).and_then(|s| check(s, config, format, threads))
         }
     };
     result.unwrap_or_else(|BadInput(message)| {
@@ -351,11 +369,12 @@ fn check(
     scenario: Scenario,
     config: ExploreConfig,
     format: ReportFormat,
+    threads: usize,
 ) -> Result<ExitCode, BadInput> {
     let label = format!("{} ({})", scenario.name, scenario.variant);
     let explorer =
         Explorer::new(scenario.clone(), config.clone()).map_err(|e| BadInput(e.to_string()))?;
-    let result = explorer.run();
+    let result = if threads == 1 { explorer.run() } else { explorer.run_parallel(threads) };
     if format == ReportFormat::Json {
         say!("{}", serde_json::to_string_pretty(&result).unwrap_or_default());
     } else {

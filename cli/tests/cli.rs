@@ -1,5 +1,6 @@
 //! The `fencelab` binary, run as a user runs it: output and exit codes.
 
+use fencelab_core::format::model::Enforcement;
 use std::process::{Command, Output};
 
 fn fencelab(args: &[&str]) -> Output {
@@ -157,6 +158,57 @@ fn check_exits_one_with_a_replayable_counterexample() {
     assert_eq!(report["steps"], 18);
 }
 
+/// `check --threads 2` reports what `--threads 1` reports, word for word, and field for field
+/// but for the memory the search estimates it held: on built-in stories with and without a
+/// violation, and on larger contended scenarios.
+#[test]
+fn check_reports_the_same_on_two_threads_as_on_one() {
+    let dir = std::env::temp_dir().join(format!("fencelab-cli-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut scenarios = vec![
+        "check-then-write/check-then-write".to_string(),
+        "check-then-write/atomic".to_string(),
+    ];
+    for (workers, enforcement) in [(4, Enforcement::Fenced), (3, Enforcement::CheckThenWrite)] {
+        let path = dir.join(format!("contention-{workers}-{enforcement:?}.json"));
+        let scenario = fencelab_core::stories::library::contention(workers, enforcement);
+        std::fs::write(&path, scenario.to_json()).unwrap();
+        scenarios.push(path.to_str().unwrap().to_string());
+    }
+    let mut codes = Vec::new();
+    for scenario in &scenarios {
+        for format in ["text", "json"] {
+            let one = fencelab(&["check", scenario, "--format", format, "--threads", "1"]);
+            let two = fencelab(&["check", scenario, "--format", format, "--threads", "2"]);
+            assert_eq!(two.status.code(), one.status.code(), "{scenario}");
+            codes.push(one.status.code());
+            if format == "text" {
+                assert_eq!(stdout(&two), stdout(&one), "{scenario}");
+                continue;
+            }
+            let [mut one, mut two] = [&one, &two].map(|out| {
+                serde_json::from_str::<serde_json::Value>(&stdout(out)).expect("a JSON report")
+            });
+            for report in [&mut one, &mut two] {
+                let held = report["stats"].as_object_mut().unwrap().remove("peak_memory");
+                assert!(held.is_some_and(|bytes| bytes.as_u64() > Some(0)), "{report}");
+            }
+            assert!(one["stats"]["unique_states"].as_u64().unwrap() > 1, "{one}");
+            assert_eq!(two, one, "{scenario}");
+        }
+    }
+    // Both a counterexample and a complete search without one were compared.
+    assert!(codes.contains(&Some(0)) && codes.contains(&Some(1)), "{codes:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn check_refuses_zero_threads() {
+    let out = fencelab(&["check", "paused-worker", "--threads", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("'--threads <N>'"), "{}", stderr(&out));
+}
+
 #[test]
 fn check_exits_three_when_a_bound_cuts_the_search_short() {
     // Five states are not enough to check every schedule: that proves nothing, so it must not
@@ -268,6 +320,8 @@ fn help_documents_the_memory_limit_and_every_exit_code() {
         check.contains("3  inconclusive: no violation found, but the depth, state or memory bound"),
         "{check}"
     );
+    assert!(check.contains("--threads <N>"), "{check}");
+    assert!(check.contains("by default one per core"), "{check}");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Fencelab's explorer against stateright's breadth-first checker, in the same process, over the
 //! same transition function: the [`Simulator`]'s steps, each event fed to the state's own
-//! [`Checker`]. Prints figures; asserts only that both searches find the same number of states.
+//! [`Checker`], each on one thread and on one thread per core ([`Explorer::run_parallel`]).
+//! Prints figures; asserts only that every search finds the same number of states.
 //!
 //! Run with `cargo bench -p fencelab-core --bench stateright`; arguments after `--` pick scenarios
 //! by label (`-- contention`). It compares `contention` with 2 to 6 workers and every story
@@ -171,7 +172,10 @@ struct Found {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Search {
-    Fencelab,
+    /// The explorer: [`Explorer::run`] on one thread, [`Explorer::run_parallel`] on more.
+    Fencelab {
+        threads: usize,
+    },
     Stateright {
         threads: usize,
     },
@@ -186,8 +190,10 @@ enum Search {
 impl Search {
     fn run(self, scenario: &Scenario) -> Found {
         match self {
-            Search::Fencelab => {
-                let result = Explorer::new(scenario.clone(), config()).expect("valid").run();
+            Search::Fencelab { threads } => {
+                let explorer = Explorer::new(scenario.clone(), config()).expect("valid");
+                let result =
+                    if threads == 1 { explorer.run() } else { explorer.run_parallel(threads) };
                 assert!(matches!(result, ExploreResult::NoViolation { .. }));
                 let stats = result.stats();
                 Found { states: stats.unique_states, estimate: Some(stats.peak_memory) }
@@ -321,26 +327,28 @@ fn main() {
     // debug build, so the smoke test stops at five.
     let most = if timed { 6 } else { 5 };
     for (label, scenario) in scenarios(most, wanted) {
+        // In the order of the columns: Fencelab and stateright on one thread, then on `threads`.
         let mut searches = vec![
-            Search::Fencelab,
+            Search::Fencelab { threads: 1 },
             Search::Stateright { threads: 1 },
+            Search::Fencelab { threads },
             Search::Stateright { threads },
         ];
         let mut measured: Vec<Measured> = searches.iter().map(|&s| measure(s, &scenario)).collect();
         let states: Vec<usize> = measured.iter().map(|m| m.states).collect();
         searches.push(Search::Clone { states: states[0] });
-        measured.push(measure(searches[3], &scenario));
+        measured.push(measure(searches[4], &scenario));
         if states.iter().any(|&s| s != states[0]) {
             mismatches += 1;
             println!(
-                "MISMATCH {label}: Fencelab {} states, stateright {} (1 thread), {} ({threads} threads)",
-                states[0], states[1], states[2]
+                "MISMATCH {label}: Fencelab {} states (1 thread), {} ({threads} threads); stateright {} (1 thread), {} ({threads} threads)",
+                states[0], states[2], states[1], states[3]
             );
         }
         if timed {
             // About half a second of each search, at least 5 runs. Rounds alternate between two
             // orders, so that no search always runs right after the same other one.
-            let slowest = measured.iter().map(|m| m.times[0]).max().expect("four searches");
+            let slowest = measured.iter().map(|m| m.times[0]).max().expect("five searches");
             let rounds = (0.5 / slowest.as_secs_f64()).ceil().clamp(5.0, 200.0) as usize;
             for m in &mut measured {
                 m.times.clear();
@@ -372,43 +380,48 @@ fn growth(m: &Measured) -> String {
 fn print_tables(rows: &[(String, Vec<Measured>)], threads: usize, timed: bool) {
     println!();
     println!(
-        "Speed, distinct states per second (median of the timed runs{}):",
+        "Speed, distinct states per second (median of the timed runs{}), and the ratio of stateright's to Fencelab's on as many threads:",
         if timed { "" } else { "; one run only, as a smoke test" }
     );
     println!();
-    println!("| scenario | unique states | Fencelab, 1 thread | stateright, 1 thread | stateright / Fencelab | Fencelab, {threads} threads | stateright, {threads} threads | baseline: cloning the start | runs each |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| scenario | unique states | Fencelab, 1 thread | stateright, 1 thread | stateright / Fencelab | Fencelab, {threads} threads | stateright, {threads} threads | stateright / Fencelab, {threads} threads | baseline: cloning the start | runs each |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (label, m) in rows {
         println!(
-            "| {label} | {} | {:.0} | {:.0} | {:.2} | n/a | {:.0} | {:.0} | {} |",
+            "| {label} | {} | {:.0} | {:.0} | {:.2} | {:.0} | {:.0} | {:.2} | {:.0} | {} |",
             m[0].states,
             m[0].per_second(),
             m[1].per_second(),
             m[1].per_second() / m[0].per_second(),
             m[2].per_second(),
             m[3].per_second(),
+            m[3].per_second() / m[2].per_second(),
+            m[4].per_second(),
             m[0].times.len(),
         );
     }
     println!();
     println!(
-        "Memory per distinct state, in bytes: the explorer's own estimate of its peak, and each search's peak heap (requested bytes, counted by the allocator above what was live before the search); then each search's peak resident memory above the resident memory before it. Resident memory is process-wide: freed memory is handed back (malloc_trim) before each search, the largest searches run last, and the multi-threaded search's allocator arenas count too. A stateright state is {} bytes inline, plus its heap.",
+        "Memory per distinct state, in bytes: the explorer's own estimate of its peak on one thread and on {threads}, and each search's peak heap (requested bytes, counted by the allocator above what was live before the search); then each search's peak resident memory above the resident memory before it. Resident memory is process-wide: freed memory is handed back (malloc_trim) before each search, the largest searches run last, and the multi-threaded searches' allocator arenas count too. A stateright state is {} bytes inline, plus its heap.",
         std::mem::size_of::<State>()
     );
     println!();
-    println!("| scenario | Fencelab estimate | Fencelab heap | stateright heap, 1 thread | stateright heap, {threads} threads | peak RSS growth: Fencelab; stateright 1 thread; {threads} threads |");
-    println!("|---|---|---|---|---|---|");
+    println!("| scenario | Fencelab estimate, 1; {threads} threads | Fencelab heap, 1 thread | stateright heap, 1 thread | Fencelab heap, {threads} threads | stateright heap, {threads} threads | peak RSS growth: Fencelab; stateright, 1 thread; Fencelab; stateright, {threads} threads |");
+    println!("|---|---|---|---|---|---|---|");
     for (label, m) in rows {
         let states = m[0].states;
         println!(
-            "| {label} | {} | {} | {} | {} | {}; {}; {} |",
+            "| {label} | {}; {} | {} | {} | {} | {} | {}; {}; {}; {} |",
             per_state(m[0].estimate, states),
+            per_state(m[2].estimate, states),
             per_state(Some(m[0].heap), states),
             per_state(Some(m[1].heap), m[1].states),
             per_state(Some(m[2].heap), m[2].states),
+            per_state(Some(m[3].heap), m[3].states),
             growth(&m[0]),
             growth(&m[1]),
             growth(&m[2]),
+            growth(&m[3]),
         );
     }
 }

@@ -892,6 +892,34 @@ fn shared_map<K: HeapSize + Ord, V: HeapSize>(
     buffer::<(K, Arc<V>)>(map.len()) + entries
 }
 
+/// The heap bytes that dropping `shared` frees: the whole allocation when this was the last
+/// holder, else nothing. Asking as the reference is dropped, rather than reading the count first,
+/// gives each allocation to exactly one holder even when threads drop holders at once.
+fn freed<T: HeapSize>(shared: Arc<T>) -> usize {
+    Arc::into_inner(shared)
+        .map_or(0, |value| block(2 * size_of::<usize>() + size_of::<T>()) + value.heap_bytes())
+}
+
+impl Checker {
+    /// Drops the checker and returns the heap bytes of the shared per-worker and per-cell
+    /// records that it was the last to hold (those [`Checker::heap_bytes_beyond`] counts apart).
+    pub(crate) fn drop_shared(self) -> usize {
+        let CheckState { senders, cells, .. } = self.into_state();
+        let senders: usize = senders.into_iter().map(freed).sum();
+        senders + cells.into_iter().map(|(_, cell)| freed(cell)).sum::<usize>()
+    }
+}
+
+impl SimState {
+    /// Drops the state and returns the heap bytes of the workers and cells that it was the last
+    /// to hold (those [`SimState::heap_bytes_beyond`] counts apart).
+    pub(crate) fn drop_shared(self) -> usize {
+        let workers: usize = self.workers.into_iter().map(freed).sum();
+        let cells = self.stores.into_iter().flat_map(|store| store.cells.into_iter());
+        workers + cells.map(|(_, cell)| freed(cell)).sum::<usize>()
+    }
+}
+
 impl SimState {
     /// The heap bytes this state holds that `base` does not share with it: its own maps and
     /// lists in full (a clone copies them), and only those workers and cells that are not the

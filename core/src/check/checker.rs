@@ -417,6 +417,10 @@ impl Checker {
         &self.state
     }
 
+    pub(crate) fn into_state(self) -> CheckState {
+        self.state
+    }
+
     /// Judges entry `step` of the history (entries must come in order, from 0).
     pub fn feed(&mut self, step: usize, entry: &Entry) -> Judgement {
         let mut judge = Judge { checker: self, step, now: entry.at, out: Judgement::default() };

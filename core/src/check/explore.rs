@@ -24,7 +24,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::{HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::mem::size_of;
-use std::sync::Arc;
+
+#[cfg(feature = "parallel")]
+mod parallel;
 
 /// Limits and targets of an exploration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,16 +156,110 @@ struct Node {
     bytes: usize,
 }
 
+/// What one choice from a waiting node leads to, as far as the search's bookkeeping needs it.
+// A step is matched as soon as it is taken, never stored; boxing the child would cost an
+// allocation for every new state.
+#[allow(clippy::large_enum_variant)]
+enum Step {
+    /// The step broke a target invariant.
+    Broken { violation: Violation, schedule: Vec<usize> },
+    /// The step ended the run.
+    Finished,
+    /// The step led to a state in the seen set.
+    Seen,
+    /// The step led to a state not in the seen set; `child` is what the search would keep of it,
+    /// or none at the depth bound.
+    Unseen { fingerprint: u64, child: Option<Child> },
+}
+
+/// A state a step led to, with what keeping it would cost. Its schedule is written only when it
+/// is kept: most states a search reaches were reached before.
+struct Child {
+    state: SimState,
+    checker: Checker,
+    /// The choice the step adds to its parent's schedule, if it had alternatives.
+    choice: Option<usize>,
+    /// What the state's own maps and lists hold.
+    lists: usize,
+    /// The workers and cells the step allocated, which no waiting state shares yet.
+    shared: usize,
+}
+
+impl Child {
+    /// What the child alone would hold as a waiting node, after `parent`'s schedule.
+    fn bytes(&self, parent: &[usize]) -> usize {
+        self.lists + buffer::<usize>(parent.len() + usize::from(self.choice.is_some()))
+    }
+
+    /// The waiting node, whose schedule is `parent`'s and then its own choice.
+    fn into_node(self, parent: &[usize]) -> Node {
+        let bytes = self.bytes(parent);
+        let mut schedule = Vec::with_capacity(parent.len() + usize::from(self.choice.is_some()));
+        schedule.extend_from_slice(parent);
+        schedule.extend(self.choice);
+        Node { state: self.state, checker: self.checker, schedule, bytes }
+    }
+}
+
+/// What taking a step reads: the transition, the targets and whether a fingerprint was seen.
+/// Nothing in it changes while steps are taken, so several threads can share it.
+struct Successors<'a, Seen> {
+    sim: &'a Simulator,
+    targets: &'a [InvariantKind],
+    seen: Seen,
+    max_depth: usize,
+}
+
+impl<Seen: Fn(u64) -> bool> Successors<'_, Seen> {
+    /// Takes the `choice`-th enabled step from `node`: copies it, steps the simulator, feeds the
+    /// event to the checker, and hashes the new state unless the step broke a target or ended
+    /// the run.
+    fn step(&self, node: &Node, choice: usize) -> Result<Step, EngineError> {
+        let depth = node.state.position;
+        // The child starts as a copy of the node, sharing every worker and cell with it, and is
+        // moved, not copied again, into the frontier when it is kept.
+        let (mut state, mut checker) = (node.state.clone(), node.checker.clone());
+        let (enabled, at, event) = self.sim.advance(&mut state, choice)?;
+        let mut broken = checker.feed(depth, &Entry { at, wall_ns: None, event }).violations;
+        if state.finished {
+            broken.extend(checker.finish(depth));
+        }
+        let choice = (enabled > 1).then_some(choice);
+        if let Some(violation) = broken.into_iter().find(|v| self.targets.contains(&v.invariant)) {
+            let schedule = node.schedule.iter().copied().chain(choice).collect();
+            return Ok(Step::Broken { violation, schedule });
+        }
+        if state.finished {
+            return Ok(Step::Finished);
+        }
+        let fingerprint = fingerprint(&state, &checker);
+        if (self.seen)(fingerprint) {
+            return Ok(Step::Seen);
+        }
+        if depth + 1 >= self.max_depth {
+            return Ok(Step::Unseen { fingerprint, child: None });
+        }
+        // The child shares with its parent every worker and cell the step did not change; those
+        // it changed are new, and counted once, when the child is kept.
+        let lists =
+            state.heap_bytes_beyond(Some(&state)) + checker.heap_bytes_beyond(Some(&checker));
+        let shared = state.heap_bytes_beyond(Some(&node.state))
+            + checker.heap_bytes_beyond(Some(&node.checker))
+            - lists;
+        let child = Child { state, checker, choice, lists, shared };
+        Ok(Step::Unseen { fingerprint, child: Some(child) })
+    }
+}
+
 /// A breadth-first search over a scenario's schedules, run in slices so a browser stays
 /// responsive: call [`Explorer::run_for`] until it returns a result, or drop the explorer to
-/// cancel. Slicing does not change the result.
+/// cancel. Slicing does not change the result. With the `parallel` feature,
+/// `Explorer::run_parallel` runs the same search on several threads.
 pub struct Explorer {
     sim: Simulator,
     /// The start, kept for the whole search: its workers and cells are counted in the fixed part,
     /// so the states that share them never release them.
     _root: (SimState, Checker),
-    /// The node last expanded, held until the next one is; see [`Explorer::release`].
-    current: (SimState, Checker),
     config: ExploreConfig,
     targets: Vec<InvariantKind>,
     frontier: VecDeque<Node>,
@@ -198,7 +294,6 @@ impl Explorer {
             + root.heap_bytes_beyond(None)
             + checker.heap_bytes_beyond(None)
             + own;
-        let current = (root.clone(), checker.clone());
         let kept = (root.clone(), checker.clone());
         let node = Node { bytes: own, state: root, checker, schedule: Vec::new() };
         let frontier = VecDeque::from([node]);
@@ -207,7 +302,6 @@ impl Explorer {
         Ok(Explorer {
             sim,
             _root: kept,
-            current,
             config,
             targets,
             frontier,
@@ -257,45 +351,34 @@ impl Explorer {
         let depth = node.state.position;
         let choices = self.sim.enabled_count(&node.state);
         for choice in 0..choices {
-            // Each child starts as a copy of the node, sharing every worker and cell with it,
-            // and is moved, not copied again, into the frontier when it is kept.
-            let mut current = (node.state.clone(), node.checker.clone());
-            let (state, checker) = &mut current;
-            let (enabled, at, event) = match self.sim.advance(state, choice) {
+            let step = self.successors().step(&node, choice);
+            let step = match step {
                 Ok(step) => step,
                 Err(error) => {
                     self.result = Some(ExploreResult::Error { stats: self.stats, error });
                     return;
                 }
             };
-            let mut broken = checker.feed(depth, &Entry { at, wall_ns: None, event }).violations;
-            if state.finished {
-                broken.extend(checker.finish(depth));
-            }
             self.stats.transitions += 1;
             self.stats.max_depth = self.stats.max_depth.max(depth + 1);
-            let mut schedule = node.schedule.clone();
-            if enabled > 1 {
-                schedule.push(choice);
-            }
-            if let Some(violation) = broken.iter().find(|v| self.targets.contains(&v.invariant)) {
-                self.stats.frontier = self.frontier.len();
-                self.result = Some(ExploreResult::Violation {
-                    stats: self.stats,
-                    violation: violation.clone(),
-                    schedule,
-                    steps: depth + 1,
-                });
-                return;
-            }
-            if state.finished {
-                self.stats.finished_runs += 1;
-                continue;
-            }
-            let fingerprint = fingerprint(state, checker);
-            if self.seen.contains(&fingerprint) {
-                continue;
-            }
+            let (fingerprint, child) = match step {
+                Step::Broken { violation, schedule } => {
+                    self.stats.frontier = self.frontier.len();
+                    self.result = Some(ExploreResult::Violation {
+                        stats: self.stats,
+                        violation,
+                        schedule,
+                        steps: depth + 1,
+                    });
+                    return;
+                }
+                Step::Finished => {
+                    self.stats.finished_runs += 1;
+                    continue;
+                }
+                Step::Seen => continue,
+                Step::Unseen { fingerprint, child } => (fingerprint, child),
+            };
             // A full table grows to about twice its size, and both exist while it does.
             let table = hash_table::<u64>(self.seen.capacity());
             if self.seen.len() == self.seen.capacity() {
@@ -310,34 +393,36 @@ impl Explorer {
             if self.stats.unique_states >= self.config.max_states {
                 return self.cut(Bound::States);
             }
-            if depth + 1 >= self.config.max_depth {
+            let Some(child) = child else {
+                // Only a step at the depth bound leaves its state out.
                 self.stats.bound_hit = true;
                 self.stats.cut_by.get_or_insert(Bound::Depth);
                 continue;
-            }
-            // The child shares with its parent every worker and cell the step did not change;
-            // those it changed are new, and counted once, here.
-            let (child, child_checker) = &current;
-            let lists = child.heap_bytes_beyond(Some(child))
-                + child_checker.heap_bytes_beyond(Some(child_checker));
-            let shared = child.heap_bytes_beyond(Some(&node.state))
-                + child_checker.heap_bytes_beyond(Some(&node.checker))
-                - lists;
-            let own = lists + buffer::<usize>(schedule.capacity());
+            };
             let ring = buffer::<Node>(self.frontier.capacity());
             let grown = if self.frontier.len() == self.frontier.capacity() {
                 buffer::<Node>(self.frontier.capacity() * 2 + 1)
             } else {
                 0
             };
+            let (own, shared) = (child.bytes(&node.schedule), child.shared);
             if !self.fits(own + shared + grown) {
                 return self.cut(Bound::Memory);
             }
-            let (state, checker) = current;
-            self.frontier.push_back(Node { state, checker, schedule, bytes: own });
+            self.frontier.push_back(child.into_node(&node.schedule));
             self.charge(own + shared + buffer::<Node>(self.frontier.capacity()) - ring);
         }
         self.release(node);
+    }
+
+    /// What taking a step reads.
+    fn successors(&self) -> Successors<'_, impl Fn(u64) -> bool + '_> {
+        Successors {
+            sim: &self.sim,
+            targets: &self.targets,
+            seen: |fingerprint| self.seen.contains(&fingerprint),
+            max_depth: self.config.max_depth,
+        }
     }
 
     /// Whether `bytes` more fit in the memory bound.
@@ -358,42 +443,11 @@ impl Explorer {
         self.frontier.clear();
     }
 
-    /// Releases an expanded node: its own part, and the workers and cells that no other state
-    /// holds any more. The explorer keeps the node until the next is expanded, so that only
-    /// waiting states and this one hold anything.
+    /// Drops an expanded node and releases what it held: its own part, and the workers and
+    /// cells it was the last to hold, so that only waiting states hold anything counted.
     fn release(&mut self, node: Node) {
-        self.memory -= node.bytes;
-        self.current = (node.state, node.checker);
-        let (state, checker) = &self.current;
-        let alone = |count: usize| count == 1;
-        let workers: usize = state
-            .workers
-            .iter()
-            .filter(|w| alone(Arc::strong_count(w)))
-            .map(HeapSize::heap_bytes)
-            .sum();
-        let cells: usize = state
-            .stores
-            .iter()
-            .flat_map(|s| s.cells.values())
-            .filter(|c| alone(Arc::strong_count(c)))
-            .map(HeapSize::heap_bytes)
-            .sum();
-        let ghosts: usize = checker
-            .state()
-            .cells
-            .values()
-            .filter(|c| alone(Arc::strong_count(c)))
-            .map(HeapSize::heap_bytes)
-            .sum();
-        let senders: usize = checker
-            .state()
-            .senders
-            .iter()
-            .filter(|s| alone(Arc::strong_count(s)))
-            .map(|s| s.heap_bytes())
-            .sum();
-        self.memory -= workers + cells + ghosts + senders;
+        let Node { state, checker, bytes, .. } = node;
+        self.memory -= bytes + state.drop_shared() + checker.drop_shared();
         debug_assert!(self.memory >= self.fixed, "released more than was counted");
     }
 }
