@@ -196,6 +196,23 @@ impl PartialEq for FindingsProps {
 #[component]
 pub fn Findings(props: &FindingsProps) -> Html {
     let findings = &props.findings;
+    let list = use_node_ref();
+    // The list scrolls on its own, so a finding chosen from the scrubber or the diagram is
+    // brought into view inside it.
+    use_effect_with((props.chosen, list.clone()), |(chosen, list)| {
+        let item = list
+            .cast::<web_sys::Element>()
+            .zip(*chosen)
+            .and_then(|(list, i)| list.children().item(i as u32).map(|item| (list, item)));
+        if let Some((list, item)) = item {
+            let (top, bottom) = (list.scroll_top(), list.scroll_top() + list.client_height());
+            let item = item.unchecked_into::<web_sys::HtmlElement>();
+            let (from, to) = (item.offset_top(), item.offset_top() + item.offset_height());
+            if from < top || to > bottom {
+                list.set_scroll_top(from);
+            }
+        }
+    });
     html! {
         <section class={classes!("panel", "findings", findings_tone(findings))}
             aria-label="Findings" data-testid="findings-panel">
@@ -214,7 +231,7 @@ pub fn Findings(props: &FindingsProps) -> Html {
                         <code>{ "fencelab audit" }</code>{ " exits 3)." }
                     </p>
                 }
-                <ol class="finding-list">
+                <ol class="finding-list" ref={list}>
                     { for findings.iter().enumerate().map(|(i, f)| {
                         let chosen = props.chosen == Some(i);
                         let reached = i < props.reached;
