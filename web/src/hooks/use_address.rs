@@ -16,7 +16,8 @@ const WRITE_EVERY_MS: f64 = 250.0;
 /// Writes `fragment` (the view on screen) into the address, replacing the current history entry
 /// unless `entries` grew (a change of tab, which Back and Forward move between); with `keep`, the
 /// address stays as it is. Replacing writes come at most every [`WRITE_EVERY_MS`]: one that
-/// comes sooner waits, and a newer view takes its place. A new address from outside the page
+/// comes sooner waits, a newer view takes its place, and an address changed from outside in the
+/// meantime wins. A new address from outside the page
 /// (a link pasted into the address bar, Back, Forward) opens its view. The page's own writes
 /// use `replaceState` or `pushState`, which fire no `hashchange`.
 #[hook]
@@ -26,14 +27,23 @@ pub fn use_address(
     entries: usize,
     keep: bool,
 ) {
-    use_effect_with((), move |_| {
-        let listener = web_sys::window().map(|window| {
-            EventListener::new(&window, "hashchange", move |_| {
-                dispatcher.dispatch(Action::Open(io::fragment()));
-            })
+    // What the address held after the page last wrote it or opened it: a waiting write that
+    // finds something else there was overtaken by a change from outside (Back, a pasted link)
+    // and gives way to it.
+    let ours = use_mut_ref(io::fragment);
+    {
+        let ours = ours.clone();
+        use_effect_with((), move |_| {
+            let listener = web_sys::window().map(|window| {
+                EventListener::new(&window, "hashchange", move |_| {
+                    let fragment = io::fragment();
+                    *ours.borrow_mut() = fragment.clone();
+                    dispatcher.dispatch(Action::Open(fragment));
+                })
+            });
+            move || drop(listener)
         });
-        move || drop(listener)
-    });
+    }
     let written = use_mut_ref(|| entries);
     let last = use_mut_ref(|| f64::NEG_INFINITY);
     let waiting = use_mut_ref(|| None::<Timeout>);
@@ -49,13 +59,16 @@ pub fn use_address(
         if new_entry || wait <= 0.0 {
             io::write_fragment(fragment, new_entry);
             *last.borrow_mut() = js_sys::Date::now();
+            *ours.borrow_mut() = fragment.clone();
             return;
         }
-        let fragment = fragment.clone();
-        let later = last.clone();
+        let (fragment, last, ours) = (fragment.clone(), last.clone(), ours.clone());
         *waiting.borrow_mut() = Some(Timeout::new(wait.ceil() as u32, move || {
-            io::write_fragment(&fragment, false);
-            *later.borrow_mut() = js_sys::Date::now();
+            if io::fragment() == *ours.borrow() {
+                io::write_fragment(&fragment, false);
+                *last.borrow_mut() = js_sys::Date::now();
+                *ours.borrow_mut() = fragment;
+            }
         }));
     });
 }

@@ -39,7 +39,7 @@ pub const CHAR_W: f64 = 6.3;
 /// The same for the monospaced notes.
 pub const MONO_W: f64 = 7.3;
 /// Steps per bucket: the diagram and the log draw and reuse items in buckets of this many steps.
-pub const BUCKET: usize = 8;
+pub const BUCKET: usize = 4;
 /// Runs longer than this draw only the part of the diagram and the log that is on screen (see
 /// `viz::window`); shorter ones draw everything, so the page looks the same however it scrolls.
 pub const LONG_RUN: usize = 240;
@@ -851,7 +851,7 @@ mod tests {
         let band = (layout.row(400), layout.row(440));
         let buckets: Vec<usize> = layout.buckets_within(band).collect();
         assert!(buckets.contains(&(400 / BUCKET)) && buckets.contains(&(440 / BUCKET)));
-        assert!(buckets.len() < 10, "{buckets:?}");
+        assert!(buckets.len() <= 40 / BUCKET + 3, "{buckets:?}");
         // Every bucket left out has nothing in the band.
         for b in (0..layout.bucket_extent.len()).filter(|b| !buckets.contains(b)) {
             let (top, bottom) = layout.bucket_extent[b];
