@@ -32,7 +32,7 @@ section "trunk build --release --offline"
 trunk build --release --offline
 
 section "release transfer size (scripts/size.sh)"
-# The page must stay within its budget (460 KB gzipped); an overrun fails the run after the
+# The page must stay within its budget (475 KB gzipped); an overrun fails the run after the
 # browser tests have run too.
 size_ok=1
 bash scripts/size.sh || size_ok=0
