@@ -427,8 +427,9 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                 }) }
             </div>
             if band.is_some() {
-                <p class="long-run">{ "A long run: the diagram draws the part in view as you scroll; \
-                    the scrubber, the keys and the log reach every step." }</p>
+                <p class="long-run">{ "A long run: the diagram draws the part in view as you scroll, up to \
+                    the current step (what comes later appears as you play or scrub to it); the \
+                    scrubber, the keys and the log reach every step." }</p>
             }
             // A group, not an image: its marks are buttons a reader can focus.
             <svg class="swimlanes" width={num(width)} height={num(layout.height)}
