@@ -96,6 +96,13 @@ struct Found {
 }
 
 impl Found {
+    /// Drops an expanded state and counts what that released: its own part, and the workers
+    /// and cells it was the last to hold.
+    fn release(&mut self, node: Box<Node>) {
+        let Node { state, checker, bytes, .. } = *node;
+        self.released += waiting() + bytes + state.drop_shared() + checker.drop_shared();
+    }
+
     fn stop(&mut self, order: u64, stop: Stop) {
         if self.stop.as_ref().is_none_or(|(first, _)| order < *first) {
             self.stop = Some((order, stop));
@@ -115,11 +122,13 @@ struct Level<'a, S> {
     taken: AtomicUsize,
     /// Set once the level has wanted more than its room.
     full: AtomicBool,
+    /// Per thread, the states it built that other threads expanded, for it to free.
+    strays: Vec<Mutex<Vec<Box<Node>>>>,
 }
 
 impl<S: Fn(u64) -> bool> Level<'_, S> {
     /// Expands waiting states until none is left: thread `me`'s own first, then, from the
-    /// other end, other threads'.
+    /// other end, other threads', which it hands back to the thread that built them to free.
     fn expand(&self, me: usize) -> Found {
         let threads = self.queues.len();
         let mine = self.queue(me).len();
@@ -134,20 +143,37 @@ impl<S: Fn(u64) -> bool> Level<'_, S> {
         };
         while !self.full.load(Relaxed) {
             // One queue locked at a time.
-            let own = self.queue(me).pop_front();
-            let next = own
-                .or_else(|| (1..threads).find_map(|k| self.queue((me + k) % threads).pop_back()));
-            let Some(waiting) = next else { break };
-            self.expand_one(waiting, &mut found);
+            let own = self.queue(me).pop_front().map(|waiting| (waiting, me));
+            let next = own.or_else(|| {
+                (1..threads)
+                    .map(|k| (me + k) % threads)
+                    .find_map(|home| self.queue(home).pop_back().map(|waiting| (waiting, home)))
+            });
+            let Some((waiting, home)) = next else { break };
+            if let Some(node) = self.expand_one(waiting, &mut found) {
+                if home == me {
+                    found.release(node);
+                } else {
+                    lock(&self.strays[home]).push(node);
+                }
+            }
+        }
+        for node in std::mem::take(&mut *lock(&self.strays[me])) {
+            found.release(node);
         }
         found
     }
 
     fn queue(&self, thread: usize) -> std::sync::MutexGuard<'_, VecDeque<Waiting>> {
-        self.queues[thread].lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.queues[thread])
     }
 
-    fn expand_one(&self, Waiting { number, node }: Waiting, found: &mut Found) {
+    /// Takes every step from a waiting state; returns it unless the level is full.
+    fn expand_one(
+        &self,
+        Waiting { number, node }: Waiting,
+        found: &mut Found,
+    ) -> Option<Box<Node>> {
         let depth = node.state.position;
         let choices = self.successors.sim.enabled_count(&node.state);
         // What the node's new states take is counted once for the node, so that threads seldom
@@ -183,9 +209,8 @@ impl<S: Fn(u64) -> bool> Level<'_, S> {
             }
         }
         found.expanded.push(Expanded { number, depth, choices, finished });
-        let Node { state, checker, bytes, .. } = *node;
-        found.released += waiting() + bytes + state.drop_shared() + checker.drop_shared();
         self.take(taken);
+        Some(node)
     }
 
     /// Takes `bytes` of the level's room, or marks the level full.
@@ -196,6 +221,10 @@ impl<S: Fn(u64) -> bool> Level<'_, S> {
         }
         fits
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Keeps the candidates whose step was the first of any thread's to reach their state, in
@@ -354,8 +383,16 @@ impl Explorer {
             room,
             taken: AtomicUsize::new(0),
             full: AtomicBool::new(false),
+            strays: (0..threads).map(|_| Mutex::new(Vec::new())).collect(),
         };
         let mut found = each(tasks, |_, thread| level.expand(thread));
+        // States handed back after the thread that built them had finished, or that it never
+        // came to.
+        for strays in &level.strays {
+            for node in std::mem::take(&mut *lock(strays)) {
+                found[0].release(node);
+            }
+        }
         if level.full.load(Relaxed) {
             drop(level);
             self.stats.peak_memory = self.stats.peak_memory.max(self.memory + room);
@@ -366,10 +403,7 @@ impl Explorer {
         let slots: Vec<Mutex<Vec<Candidate>>> =
             found.iter_mut().map(|f| Mutex::new(std::mem::take(&mut f.candidates))).collect();
         let claims: Vec<Claims> = found.iter_mut().map(|f| std::mem::take(&mut f.claims)).collect();
-        let keep = |task: usize, _| {
-            let mut slot = slots[task].lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            keep(std::mem::take(&mut *slot), &claims)
-        };
+        let keep = |task: usize, _| keep(std::mem::take(&mut *lock(&slots[task])), &claims);
         let kept: Vec<(Vec<Candidate>, usize)> = each(tasks, keep);
         drop(claims);
         self.stats.peak_memory = self.stats.peak_memory.max(self.memory + taken);
