@@ -80,9 +80,11 @@ struct Expanded {
     finished: Vec<u32>,
 }
 
-/// What one thread found in a level.
+/// What one task found in a level.
 #[derive(Default)]
 struct Found {
+    /// The thread that ran the task, which built its states.
+    thread: usize,
     candidates: Vec<Candidate>,
     claims: Claims,
     expanded: Vec<Expanded>,
@@ -94,6 +96,13 @@ struct Found {
 }
 
 impl Found {
+    /// Drops an expanded state and counts what that released: its own part, and the workers
+    /// and cells it was the last to hold.
+    fn release(&mut self, node: Box<Node>) {
+        let Node { state, checker, bytes, .. } = *node;
+        self.released += waiting() + bytes + state.drop_shared() + checker.drop_shared();
+    }
+
     fn stop(&mut self, order: u64, stop: Stop) {
         if self.stop.as_ref().is_none_or(|(first, _)| order < *first) {
             self.stop = Some((order, stop));
@@ -113,17 +122,20 @@ struct Level<'a, S> {
     taken: AtomicUsize,
     /// Set once the level has wanted more than its room.
     full: AtomicBool,
+    /// Per thread, the states it built that other threads expanded, for it to free.
+    strays: Vec<Mutex<Vec<Box<Node>>>>,
 }
 
 impl<S: Fn(u64) -> bool> Level<'_, S> {
     /// Expands waiting states until none is left: thread `me`'s own first, then, from the
-    /// other end, other threads'.
+    /// other end, other threads', which it hands back to the thread that built them to free.
     fn expand(&self, me: usize) -> Found {
         let threads = self.queues.len();
         let mine = self.queue(me).len();
         // A state has one or two new successors, usually: room for two spares most of the
         // growing, which with glibc's allocator costs more than the room.
         let mut found = Found {
+            thread: me,
             candidates: Vec::with_capacity(2 * mine),
             claims: Claims::with_capacity_and_hasher(2 * mine, Default::default()),
             expanded: Vec::with_capacity(mine),
@@ -131,20 +143,37 @@ impl<S: Fn(u64) -> bool> Level<'_, S> {
         };
         while !self.full.load(Relaxed) {
             // One queue locked at a time.
-            let own = self.queue(me).pop_front();
-            let next = own
-                .or_else(|| (1..threads).find_map(|k| self.queue((me + k) % threads).pop_back()));
-            let Some(waiting) = next else { break };
-            self.expand_one(waiting, &mut found);
+            let own = self.queue(me).pop_front().map(|waiting| (waiting, me));
+            let next = own.or_else(|| {
+                (1..threads)
+                    .map(|k| (me + k) % threads)
+                    .find_map(|home| self.queue(home).pop_back().map(|waiting| (waiting, home)))
+            });
+            let Some((waiting, home)) = next else { break };
+            if let Some(node) = self.expand_one(waiting, &mut found) {
+                if home == me {
+                    found.release(node);
+                } else {
+                    lock(&self.strays[home]).push(node);
+                }
+            }
+        }
+        for node in std::mem::take(&mut *lock(&self.strays[me])) {
+            found.release(node);
         }
         found
     }
 
     fn queue(&self, thread: usize) -> std::sync::MutexGuard<'_, VecDeque<Waiting>> {
-        self.queues[thread].lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.queues[thread])
     }
 
-    fn expand_one(&self, Waiting { number, node }: Waiting, found: &mut Found) {
+    /// Takes every step from a waiting state; returns it unless the level is full.
+    fn expand_one(
+        &self,
+        Waiting { number, node }: Waiting,
+        found: &mut Found,
+    ) -> Option<Box<Node>> {
         let depth = node.state.position;
         let choices = self.successors.sim.enabled_count(&node.state);
         // What the node's new states take is counted once for the node, so that threads seldom
@@ -180,9 +209,8 @@ impl<S: Fn(u64) -> bool> Level<'_, S> {
             }
         }
         found.expanded.push(Expanded { number, depth, choices, finished });
-        let Node { state, checker, bytes, .. } = *node;
-        found.released += waiting() + bytes + state.drop_shared() + checker.drop_shared();
         self.take(taken);
+        Some(node)
     }
 
     /// Takes `bytes` of the level's room, or marks the level full.
@@ -193,6 +221,10 @@ impl<S: Fn(u64) -> bool> Level<'_, S> {
         }
         fits
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Keeps the candidates whose step was the first of any thread's to reach their state, in
@@ -235,38 +267,28 @@ fn reached_earlier(claims: &mut Claims, fingerprint: u64, order: u64) -> bool {
     }
 }
 
-/// The threads, started when a level is large enough to share.
-enum Threads {
-    Wanted(usize),
-    Started(rayon::ThreadPool),
-    /// The system would not start them: every level runs on the calling thread.
-    Refused,
-}
-
-impl Threads {
-    fn start(&mut self) {
-        if let Threads::Wanted(threads) = *self {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
-            *self = pool.map_or(Threads::Refused, Threads::Started);
-        }
+/// Runs `work` as `tasks` tasks on the current thread pool, given the task's index and that of
+/// the thread that runs it, which may run several; or as one task on the calling thread when
+/// the level is small. Tasks rather than one call on each thread: a thread that the system is
+/// not running then holds nobody up, as another takes its task.
+fn each<R: Send>(tasks: usize, work: impl Fn(usize, usize) -> R + Sync) -> Vec<R> {
+    let thread = rayon::current_thread_index().unwrap_or(0);
+    if tasks <= 1 {
+        return vec![work(0, thread)];
     }
-
-    /// Runs `work` once on each thread, given the thread's index, or once on the calling thread
-    /// when the level is small or there are no threads.
-    fn each<R: Send>(&self, large: bool, work: impl Fn(usize) -> R + Sync) -> Vec<R> {
-        match self {
-            Threads::Started(pool) if large => pool.broadcast(|context| work(context.index())),
-            _ => vec![work(0)],
+    let results: Vec<Mutex<Option<R>>> = (0..tasks).map(|_| Mutex::new(None)).collect();
+    rayon::scope(|scope| {
+        for (task, result) in results.iter().enumerate() {
+            let work = &work;
+            scope.spawn(move |_| {
+                let thread = rayon::current_thread_index().unwrap_or(0);
+                let done = work(task, thread);
+                *result.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(done);
+            });
         }
-    }
-
-    /// How many threads share a level, once started.
-    fn count(&self) -> usize {
-        match self {
-            Threads::Started(pool) => pool.current_num_threads(),
-            Threads::Wanted(_) | Threads::Refused => 1,
-        }
-    }
+    });
+    let done = results.into_iter().map(|r| r.into_inner().unwrap_or_else(|p| p.into_inner()));
+    done.map(|result| result.expect("every task ran")).collect()
 }
 
 /// The search between levels: the waiting states, each on the queue of the thread that built
@@ -299,7 +321,6 @@ impl Explorer {
         if let Some(result) = self.result.take() {
             return result;
         }
-        let mut threads = Threads::Wanted(threads);
         // The waiting states, in order, make the first level.
         let ring = buffer::<Node>(self.frontier.capacity());
         let first: VecDeque<Waiting> = (self.frontier.drain(..).zip(1..))
@@ -307,37 +328,54 @@ impl Explorer {
             .collect();
         self.memory = self.memory - ring + first.len() * waiting();
         let mut between = Between { queues: vec![first], numbered: 1 };
+        // Small levels run here; the first large one starts the threads, which run the rest of
+        // the search, this part too, so that no level waits for this thread to wake.
         loop {
-            let size: usize = between.queues.iter().map(VecDeque::len).sum();
-            self.stats.frontier = size;
-            if size == 0 {
-                return ExploreResult::NoViolation { stats: self.stats };
-            }
-            if size >= PARALLEL_FROM && matches!(threads, Threads::Wanted(_)) {
-                threads.start();
+            if between.queues.iter().map(VecDeque::len).sum::<usize>() >= PARALLEL_FROM {
+                let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() else {
+                    return self.levels(between, 1);
+                };
                 // Each thread has a state in the making; the fixed part has room for one.
                 let (root, checker) = &self._root;
                 let own =
                     root.heap_bytes_beyond(Some(root)) + checker.heap_bytes_beyond(Some(checker));
-                self.memory += threads.count().saturating_sub(1) * own;
+                self.memory += pool.current_num_threads().saturating_sub(1) * own;
+                return pool.install(|| self.levels(between, pool.current_num_threads()));
             }
-            let count = threads.count().max(between.queues.len());
-            between.queues.resize_with(count, VecDeque::new);
-            match self.level(&threads, between, size) {
+            match self.level(1, between) {
                 ControlFlow::Continue(next) => between = next,
                 ControlFlow::Break(result) => return result,
             }
         }
     }
 
-    /// Expands one level of `size` waiting states and returns the next level, or the result.
+    /// Runs the search to its end, a level at a time, sharing out large levels among
+    /// `threads` threads.
+    fn levels(&mut self, mut between: Between, threads: usize) -> ExploreResult {
+        loop {
+            between.queues.resize_with(threads.max(between.queues.len()), VecDeque::new);
+            let size: usize = between.queues.iter().map(VecDeque::len).sum();
+            let tasks = if size >= PARALLEL_FROM { threads } else { 1 };
+            match self.level(tasks, between) {
+                ControlFlow::Continue(next) => between = next,
+                ControlFlow::Break(result) => return result,
+            }
+        }
+    }
+
+    /// Expands one level of waiting states as `tasks` tasks and returns the next level, or the
+    /// result.
     fn level(
         &mut self,
-        threads: &Threads,
+        tasks: usize,
         Between { queues, numbered }: Between,
-        size: usize,
     ) -> ControlFlow<ExploreResult, Between> {
-        let large = size >= PARALLEL_FROM;
+        let size: usize = queues.iter().map(VecDeque::len).sum();
+        self.stats.frontier = size;
+        if size == 0 {
+            return ControlFlow::Break(ExploreResult::NoViolation { stats: self.stats });
+        }
+        let threads = queues.len();
         let room = self.config.max_memory.saturating_sub(self.memory);
         let level = Level {
             successors: self.successors(),
@@ -345,8 +383,16 @@ impl Explorer {
             room,
             taken: AtomicUsize::new(0),
             full: AtomicBool::new(false),
+            strays: (0..threads).map(|_| Mutex::new(Vec::new())).collect(),
         };
-        let mut found = threads.each(large, |me| level.expand(me));
+        let mut found = each(tasks, |_, thread| level.expand(thread));
+        // States handed back after the thread that built them had finished, or that it never
+        // came to.
+        for strays in &level.strays {
+            for node in std::mem::take(&mut *lock(strays)) {
+                found[0].release(node);
+            }
+        }
         if level.full.load(Relaxed) {
             drop(level);
             self.stats.peak_memory = self.stats.peak_memory.max(self.memory + room);
@@ -357,13 +403,8 @@ impl Explorer {
         let slots: Vec<Mutex<Vec<Candidate>>> =
             found.iter_mut().map(|f| Mutex::new(std::mem::take(&mut f.candidates))).collect();
         let claims: Vec<Claims> = found.iter_mut().map(|f| std::mem::take(&mut f.claims)).collect();
-        let keep = |me: usize| {
-            let mut slot = slots[me].lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            keep(std::mem::take(&mut *slot), &claims)
-        };
-        // A small level ran on the calling thread, which found everything at once.
-        let kept: Vec<(Vec<Candidate>, usize)> =
-            if large { threads.each(true, keep) } else { (0..slots.len()).map(keep).collect() };
+        let keep = |task: usize, _| keep(std::mem::take(&mut *lock(&slots[task])), &claims);
+        let kept: Vec<(Vec<Candidate>, usize)> = each(tasks, keep);
         drop(claims);
         self.stats.peak_memory = self.stats.peak_memory.max(self.memory + taken);
         let released: usize = found.iter().map(|f| f.released).sum::<usize>()
@@ -406,7 +447,8 @@ impl Explorer {
             stats.bound_hit = true;
             stats.cut_by.get_or_insert(Bound::Depth);
         }
-        ControlFlow::Continue(next_level(kept, &order, numbered + size as u64))
+        let homes: Vec<usize> = found.iter().map(|f| f.thread).collect();
+        ControlFlow::Continue(next_level(kept, &homes, threads, &order, numbered + size as u64))
     }
 
     /// The result at the first step, in breadth-first order, that ends the search in this
@@ -492,19 +534,24 @@ impl Explorer {
 
 /// The next level: the kept states that wait to be expanded, numbered in breadth-first order
 /// from `numbered`, so that its steps are ordered as the sequential search takes them, each on
-/// the queue of the thread that built it.
-fn next_level(kept: Vec<Vec<Candidate>>, order: &[(u64, usize, usize)], numbered: u64) -> Between {
+/// the queue of the thread that built it (`homes`, by task; there are `threads` queues).
+fn next_level(
+    kept: Vec<Vec<Candidate>>,
+    homes: &[usize],
+    threads: usize,
+    order: &[(u64, usize, usize)],
+    numbered: u64,
+) -> Between {
     let mut numbers: Vec<Vec<u64>> = kept.iter().map(|list| vec![0; list.len()]).collect();
     let waiting = order.iter().filter(|&&(_, t, i)| kept[t][i].child.is_some());
     for (&(_, t, i), number) in waiting.zip(numbered..) {
         numbers[t][i] = number;
     }
-    let queues = (kept.into_iter().zip(numbers))
-        .map(|(list, numbers)| {
-            (list.into_iter().zip(numbers))
-                .filter_map(|(c, number)| c.child.map(|(node, _)| Waiting { number, node }))
-                .collect()
-        })
-        .collect();
+    let mut queues: Vec<VecDeque<Waiting>> = (0..threads).map(|_| VecDeque::new()).collect();
+    for ((list, numbers), &home) in kept.into_iter().zip(numbers).zip(homes) {
+        let waiting = (list.into_iter().zip(numbers))
+            .filter_map(|(c, number)| c.child.map(|(node, _)| Waiting { number, node }));
+        queues[home].extend(waiting);
+    }
     Between { queues, numbered }
 }
