@@ -320,8 +320,17 @@ fn run(scenario: Scenario, format: Format, memory_limit: Bytes) -> Result<ExitCo
             );
             return Ok(ExitCode::from(CUT_SHORT));
         }
-        Err(error) => return Err(BadInput(error.to_string())),
+        Err(error) => return Err(BadInput(format!("{label}: {error}"))),
     };
+    // A question the run cannot answer (its subject never happens) is skipped by the page; say
+    // so here, where the story's author runs it.
+    let history = engine.history();
+    for problem in fencelab_core::check::checkpoint::place(&engine.scenario().checkpoints, &history)
+        .into_iter()
+        .filter_map(Result::err)
+    {
+        eprintln!("warning: {label}: {problem}; the page skips this checkpoint");
+    }
     match format {
         Format::Text => print_text(&engine, &verdict),
         Format::Json => {

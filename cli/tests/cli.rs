@@ -91,6 +91,16 @@ fn run_replays_a_path_with_injected_faults() {
     let replayed = History::from_jsonl(&stdout(&out)).expect("the run's history");
     assert_eq!(replayed.entries, engine.history().entries);
     assert!(stdout(&out).contains("\"event\":\"paused\",\"worker\":\"B\""));
+    // A checkpoint about something the run never does is named on stderr.
+    path.checkpoints
+        .push(fencelab_core::Checkpoint::WriteAccepted { worker: "Z".into(), nth: None });
+    std::fs::write(&file, path.to_json()).unwrap();
+    let out = fencelab(&["run", file.to_str().unwrap()]);
+    assert!(
+        stderr(&out).contains("checkpoints[2]: a write by Z never happens in this run; the page skips this checkpoint"),
+        "{}",
+        stderr(&out)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -102,7 +102,7 @@ pub use fence::shared::Shared;
 pub use fence::store;
 pub use fence::store::{FencedStore, MemoryStore, StoredValue};
 pub use format::error::ScenarioError;
-pub use format::model::{Checkpoint, Fault, Injection, Scenario};
+pub use format::model::{Checkpoint, Fault, Injection, PauseReason, Scenario};
 pub use history::event::{Event, TokenKind};
 pub use history::{Entry, History, HistoryError, JsonlParser, Setup};
 pub use ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey, MAX_ID_LEN};

@@ -230,7 +230,29 @@ fn bad_injections_are_refused_naming_the_field() {
     let mut engine = Engine::new(file).unwrap();
     let err = engine.run().unwrap_err();
     assert!(matches!(err, EngineError::InjectionNotReached { index: 0, after: 10_000, .. }));
-    assert!(err.to_string().starts_with("injected[0].after: the run ended after "), "{err}");
+    assert!(
+        err.to_string().starts_with("injected[0].after: is 10000, but the run ends after "),
+        "{err}"
+    );
+    // The explorer refuses it too, rather than counting the schedules that stop short as done.
+    let mut file = library::scenario("paused-worker", Some("fenced")).unwrap();
+    file.injected = vec![Injection { after: 500, fault: Fault::RestartAuthority }];
+    let searched = Explorer::new(file, ExploreConfig::default()).unwrap().run();
+    assert!(
+        matches!(
+            searched,
+            ExploreResult::Error { error: EngineError::InjectionNotReached { .. }, .. }
+        ),
+        "{searched:?}"
+    );
+    // A choice the step does not offer is named as such.
+    let mut engine = Engine::new(library::scenario("paused-worker", None).unwrap()).unwrap();
+    engine.seek(4).unwrap();
+    let err = engine.step_choice(99).unwrap_err();
+    assert!(
+        err.to_string().starts_with("step 5: there is no choice 99; the choices there are 0 to "),
+        "{err}"
+    );
 }
 
 #[test]

@@ -232,6 +232,11 @@ impl<Seen: Fn(u64) -> bool> Successors<'_, Seen> {
         if state.finished {
             return Ok(Step::Finished);
         }
+        if self.sim.enabled_count(&state) == 0 {
+            // Nothing can happen and the run has not ended: an injected fault waits for more
+            // steps than this schedule has. The engine refuses such a run, so the search does.
+            return Err(self.sim.ended(&state));
+        }
         let fingerprint = fingerprint(&state, &checker);
         if (self.seen)(fingerprint) {
             return Ok(Step::Seen);

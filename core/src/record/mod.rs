@@ -391,7 +391,7 @@ impl Engine {
             return Err(self.sim.ended(&self.state));
         }
         if choice >= enabled {
-            return Err(self.sim.bad_choice(&self.state, choice));
+            return Err(EngineError::NoSuchChoice { choice, enabled, step: self.state.position });
         }
         let position = self.state.position;
         self.replaying = match self.records.get(position) {

@@ -50,6 +50,17 @@ pub enum EngineError {
         /// Its time.
         at: Tick,
     },
+    /// A choice was asked for that the step does not offer (see
+    /// [`Engine::choices`](crate::Engine::choices)).
+    #[error("step {}: there is no choice {choice}; the choices there are 0 to {}", step + 1, enabled - 1)]
+    NoSuchChoice {
+        /// The choice asked for.
+        choice: usize,
+        /// How many choices the step offers.
+        enabled: usize,
+        /// The step about to run.
+        step: usize,
+    },
     /// A step was asked for after the run had ended: no event is left to run.
     #[error("the run has ended after {steps} steps: no event is left to run")]
     Finished {
@@ -58,7 +69,7 @@ pub enum EngineError {
     },
     /// The run ended before an injected fault was due: nothing was left to happen after
     /// `steps` steps, and the fault waits for more.
-    #[error("injected[{index}].after: the run ended after {steps} steps, before the {after} this fault waits for")]
+    #[error("injected[{index}].after: is {after}, but the run ends after {steps} steps, so the fault never runs (it may wait for 0 to {steps} steps)")]
     InjectionNotReached {
         /// The injection's position in the scenario's list.
         index: usize,
