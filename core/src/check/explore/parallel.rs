@@ -122,7 +122,9 @@ struct Level<'a, S> {
     taken: AtomicUsize,
     /// Set once the level has wanted more than its room.
     full: AtomicBool,
-    /// Per thread, the states it built that other threads expanded, for it to free.
+    /// Per thread, the states it built that other threads expanded, for it to free. They stay
+    /// boxed as the level holds them, so handing one back moves a pointer, not a state.
+    #[allow(clippy::vec_box)]
     strays: Vec<Mutex<Vec<Box<Node>>>>,
 }
 
