@@ -48,6 +48,7 @@ fn every_possible_fault_injected_anywhere_replays_from_the_scenario() {
                 }
                 let record = engine.inject(fault.clone()).expect("a possible fault injects");
                 assert_eq!(record.index, at, "{}: the fault runs as the next step", scenario.name);
+                assert!(record.caption.starts_with("Injected by hand: "), "{}", record.caption);
                 let name = fault.name();
                 let kind = serde_json::to_value(&record.event).unwrap()["event"].clone();
                 let expected: &[&str] = match name {

@@ -404,7 +404,10 @@ impl Engine {
             None => false,
         };
         self.make_room()?;
+        let injections = self.state.injected;
         let (enabled, at, event) = self.sim.advance(&mut self.state, choice)?;
+        // A reader's own fault is told apart from the story's, which it would otherwise read as.
+        let injected = self.state.injected > injections;
         let index = position;
         let mut entry = Entry { at, wall_ns: None, event };
         let judgement = self.checker.feed(index, &entry);
@@ -418,7 +421,9 @@ impl Engine {
             }
             let entries_before = self.log.len();
             log_entry(&mut self.log, &entry);
-            let mut caption = crate::check::invariant::narrate(entry.event.caption(), &broken);
+            let told = entry.event.caption();
+            let told = if injected { format!("Injected by hand: {told}") } else { told };
+            let mut caption = crate::check::invariant::narrate(told, &broken);
             // Kept for the whole run, so without the spare room formatting leaves.
             caption.shrink_to_fit();
             let record =
