@@ -331,13 +331,9 @@ impl Engine {
     /// faults that have not run yet, so the steps so far and the snapshots still hold; only
     /// where each state expects the next injected fault changes.
     fn replace_simulator(&mut self, sim: Simulator) {
-        let next = |state: &SimState| sim.scenario().injected.get(state.injected).map(|i| i.after);
-        self.state.next_injection = next(&self.state);
-        self.state.finished = self.state.agenda.is_empty() && self.state.next_injection.is_none();
+        sim.settle(&mut self.state);
         for snapshot in &mut self.snapshots {
-            snapshot.state.next_injection = next(&snapshot.state);
-            let state = &mut snapshot.state;
-            state.finished = state.agenda.is_empty() && state.next_injection.is_none();
+            sim.settle(&mut snapshot.state);
         }
         self.usage.fixed =
             self.usage.fixed - self.sim.scenario().heap_bytes() - self.sim.compiled().heap_bytes()

@@ -171,7 +171,6 @@ impl Simulator {
                 return Err(self.bad_choice(state, choice));
             }
             state.injected += 1;
-            state.next_injection = self.compiled.injected.get(state.injected).map(|(a, _)| *a);
             Run { scenario: &self.scenario, sim: self, state: &mut *state }.fault(fault)
         } else {
             let Some((key, alternative)) = self.enabled_choice(state, choice) else {
@@ -185,9 +184,16 @@ impl Simulator {
             Run { scenario: &self.scenario, sim: self, state: &mut *state }
                 .execute(pending, alternative)
         };
-        state.finished = state.agenda.is_empty() && state.next_injection.is_none();
+        self.settle(state);
         state.position += 1;
         Ok((enabled, state.now, event))
+    }
+
+    /// Brings what `state` derives from the scenario's injected faults up to date: after how
+    /// many steps the next one runs, and so whether the run has ended (nothing on the agenda
+    /// and no injected fault left).
+    pub(crate) fn settle(&self, state: &mut SimState) {
+        settle(&self.compiled, state);
     }
 
     /// The injected fault that runs as the next step, if one is due: it goes before any
@@ -1106,7 +1112,7 @@ fn initial_state(scenario: &Scenario, compiled: &Compiled) -> SimState {
         expiry: vec![None; n],
         next_message: 0,
         injected: 0,
-        next_injection: compiled.injected.first().map(|(after, _)| *after),
+        next_injection: None,
     };
     for (i, fault) in scenario.faults.iter().enumerate() {
         let key = AgendaKey { at: Tick(fault.at), rank: Pending::Fault(i).rank(), id: i as u64 };
@@ -1118,6 +1124,12 @@ fn initial_state(scenario: &Scenario, compiled: &Compiled) -> SimState {
         state.agenda_insert(key, Pending::WorkerStep(w));
         Arc::make_mut(&mut state.workers[w]).pending = Some(key);
     }
-    state.finished = state.agenda.is_empty() && state.next_injection.is_none();
+    settle(compiled, &mut state);
     state
+}
+
+/// See [`Simulator::settle`].
+fn settle(compiled: &Compiled, state: &mut SimState) {
+    state.next_injection = compiled.injected.get(state.injected).map(|(after, _)| *after);
+    state.finished = state.agenda.is_empty() && state.next_injection.is_none();
 }
