@@ -125,7 +125,7 @@ pub fn fenced_scenario(rng: &mut ChaCha8Rng) -> Scenario {
             let fault = match rng.random_range(0..4) {
                 0 => Fault::PauseWorker {
                     worker,
-                    ticks: rng.random_range(0..=long_pause),
+                    ticks: rng.random_range(0..=long_pause).max(1),
                     reason: *PauseReason::VARIANTS.choose(rng).expect("not empty"),
                 },
                 1 => Fault::DelayMessages {

@@ -210,7 +210,10 @@ fn main() -> ExitCode {
             export::export(&source, variant.as_deref(), to, pattern.as_deref())
         }
         Command::Run { scenario, variant, format, memory_limit } => {
-            load(&scenario, variant.as_deref()).and_then(|s| run(s, format, memory_limit))
+            load(&scenario, variant.as_deref()).and_then(|s| {
+                let label = label(&scenario, &s);
+                run(s, &label, format, memory_limit)
+            })
         }
         Command::Check {
             scenario,
@@ -229,7 +232,10 @@ fn main() -> ExitCode {
             };
             // Zero asks the explorer for one thread per core.
             let threads = threads.map_or(0, NonZeroUsize::get);
-            load(&scenario, variant.as_deref()).and_then(|s| check(s, config, format, threads))
+            load(&scenario, variant.as_deref()).and_then(|s| {
+                let label = label(&scenario, &s);
+                check(s, &label, config, format, threads)
+            })
         }
     };
     result.unwrap_or_else(|BadInput(message)| {
@@ -246,10 +252,25 @@ fn list() {
     }
 }
 
+/// Whether the argument names a scenario file rather than a built-in `NAME[/VARIANT]`.
+fn is_file(what: &str) -> bool {
+    std::path::Path::new(what).is_file() || what.ends_with(".json")
+}
+
+/// What messages about a loaded scenario name: its file, where the fields they point at are, or
+/// the built-in story and variant.
+fn label(what: &str, scenario: &Scenario) -> String {
+    if is_file(what) {
+        what.to_string()
+    } else {
+        format!("{} ({})", scenario.name, scenario.variant)
+    }
+}
+
 /// Resolves a file path or a built-in `NAME[/VARIANT]`.
 pub(crate) fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInput> {
     let path = std::path::Path::new(what);
-    if path.is_file() || what.ends_with(".json") {
+    if is_file(what) {
         let text = std::fs::read_to_string(path)
             .map_err(|e| BadInput(format!("cannot read {what}: {e}")))?;
         let start = text.trim_start().trim_start_matches('\u{feff}');
@@ -300,10 +321,14 @@ fn peak_rss_note() -> String {
     peak_rss().map_or_else(String::new, |rss| format!("; peak RSS {rss}"))
 }
 
-fn run(scenario: Scenario, format: Format, memory_limit: Bytes) -> Result<ExitCode, BadInput> {
-    let label = format!("{} ({})", scenario.name, scenario.variant);
+fn run(
+    scenario: Scenario,
+    label: &str,
+    format: Format,
+    memory_limit: Bytes,
+) -> Result<ExitCode, BadInput> {
     let mut engine = Engine::new(scenario)
-        .map_err(|e| BadInput(e.to_string()))?
+        .map_err(|e| BadInput(format!("{label}: {e}")))?
         .with_memory_budget(memory_limit.0);
     let verdict = match engine.run() {
         Ok(verdict) => verdict,
@@ -376,13 +401,13 @@ fn cut_short(bound: Bound, config: &ExploreConfig) -> (String, &'static str) {
 /// was checked, 1 when one breaks it, 3 when a bound cut the search short.
 fn check(
     scenario: Scenario,
+    label: &str,
     config: ExploreConfig,
     format: ReportFormat,
     threads: usize,
 ) -> Result<ExitCode, BadInput> {
-    let label = format!("{} ({})", scenario.name, scenario.variant);
-    let explorer =
-        Explorer::new(scenario.clone(), config.clone()).map_err(|e| BadInput(e.to_string()))?;
+    let explorer = Explorer::new(scenario.clone(), config.clone())
+        .map_err(|e| BadInput(format!("{label}: {e}")))?;
     let result = if threads == 1 { explorer.run() } else { explorer.run_parallel(threads) };
     if format == ReportFormat::Json {
         say!("{}", serde_json::to_string_pretty(&result).unwrap_or_default());

@@ -101,6 +101,34 @@ fn run_replays_a_path_with_injected_faults() {
         "{}",
         stderr(&out)
     );
+    // A fault that waits past the end is named by the file and the field, by `run` and `check`.
+    path.checkpoints.pop();
+    path.injected[0].after = 9_999;
+    std::fs::write(&file, path.to_json()).unwrap();
+    let shown = file.to_str().unwrap();
+    let out = fencelab(&["run", shown]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(&format!("{shown}: injected[0].after: is 9999")),
+        "{}",
+        stderr(&out)
+    );
+    let out = fencelab(&["check", shown, "--threads", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).contains(&format!("{shown}: the engine stopped: injected[0].after")));
+    // A pause of no time is refused where it is written.
+    path.injected[0] = fencelab_core::Injection {
+        after: 5,
+        fault: Fault::PauseWorker { worker: "B".into(), ticks: 0, reason: Default::default() },
+    };
+    std::fs::write(&file, path.to_json()).unwrap();
+    let out = fencelab(&["run", shown]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("injected[0].fault.pause_worker.ticks: must be at least 1"),
+        "{}",
+        stderr(&out)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -267,7 +295,8 @@ fn run_exits_three_with_a_clear_message_when_it_would_pass_its_memory_limit() {
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert_eq!(stdout(&out), "", "no transcript of a run that did not end");
     let message = stderr(&out);
-    assert!(message.starts_with("error: stampede (fenced) stopped before step "), "{message}");
+    let named = format!("error: {} stopped before step ", path.display());
+    assert!(message.starts_with(&named), "{message}");
     assert!(message.contains("more than its memory budget of 8 MiB"), "{message}");
     assert!(message.contains("give it more with --memory-limit"), "{message}");
     // The same run within a larger limit goes further before it stops.
@@ -287,10 +316,11 @@ fn check_exits_three_when_the_memory_bound_stops_the_search() {
     let out = fencelab(&["check", path.to_str().unwrap(), "--memory-limit", "16MiB"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(
-        text.starts_with("stampede (fenced): inconclusive: no violation found, but the memory bound (16 MiB) stopped the search before every schedule was checked"),
-        "{text}"
+    let named = format!(
+        "{}: inconclusive: no violation found, but the memory bound (16 MiB) stopped the search before every schedule was checked",
+        path.display()
     );
+    assert!(text.starts_with(&named), "{text}");
     assert!(text.trim_end().ends_with("To search further, raise --memory-limit."), "{text}");
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }

@@ -20,8 +20,9 @@ use crate::memory::{buffer, hash_table, HeapSize, DEFAULT_MEMORY_BUDGET};
 use crate::record::EngineError;
 use crate::sim::state::SimState;
 use crate::sim::Simulator;
+use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 use std::mem::size_of;
 
@@ -268,7 +269,9 @@ pub struct Explorer {
     config: ExploreConfig,
     targets: Vec<InvariantKind>,
     frontier: VecDeque<Node>,
-    seen: HashSet<u64>,
+    /// The fingerprints of the states seen. They are hashes already, so the table's hash only
+    /// has to spread them (Fx), not resist chosen keys, and the core draws no random seed.
+    seen: FxHashSet<u64>,
     stats: ExploreStats,
     result: Option<ExploreResult>,
     /// What the search holds, in estimated bytes: the fixed part (the engine, its scenario and
@@ -287,7 +290,7 @@ impl Explorer {
         let sim = Simulator::new(scenario)?;
         let root = sim.initial_state();
         let checker = Checker::new(Setup::of(sim.scenario()));
-        let mut seen = HashSet::new();
+        let mut seen = FxHashSet::default();
         seen.insert(fingerprint(&root, &checker));
         let targets = config.invariants.to_vec();
         // The fixed part covers the simulator and its scenario, and the state being expanded,

@@ -343,11 +343,11 @@ fn validate_fault(
     match fault {
         Fault::PauseWorker { worker, ticks, .. } => {
             known(&format!("{here}.worker"), "worker", worker, workers)?;
-            check_ticks(&format!("{here}.ticks"), *ticks)
+            check_fault_ticks(&format!("{here}.ticks"), *ticks)
         }
         Fault::DelayMessages { worker, ticks, count } => {
             known(&format!("{here}.worker"), "worker", worker, workers)?;
-            check_ticks(&format!("{here}.ticks"), *ticks)?;
+            check_fault_ticks(&format!("{here}.ticks"), *ticks)?;
             if *count == 0 || *count as usize > MAX_ITEMS {
                 let problem = format!("must be between 1 and {MAX_ITEMS}");
                 return Err(ScenarioError::new(format!("{here}.count"), problem));
@@ -375,6 +375,18 @@ fn check_count(path: &str, len: usize, min: usize, max: usize) -> Result<(), Sce
     } else {
         Ok(())
     }
+}
+
+/// A fault that pauses or slows by no time at all would change nothing but the transcript, so it
+/// is almost certainly a mistake in the file.
+fn check_fault_ticks(path: &str, ticks: u64) -> Result<(), ScenarioError> {
+    if ticks == 0 {
+        return Err(ScenarioError::new(
+            path,
+            "must be at least 1 (a fault of 0 ticks does nothing)",
+        ));
+    }
+    check_ticks(path, ticks)
 }
 
 fn check_ticks(path: &str, ticks: u64) -> Result<(), ScenarioError> {
