@@ -153,9 +153,9 @@ enum Command {
         format: ReportFormat,
         /// How many threads search: by default one per core. The report is the same whatever
         /// the number (the same counts, the same shortest counterexample, the same bound) but
-        /// for the memory: several threads hold a breadth-first level of the search at once, so
-        /// they estimate a higher peak (`peak_memory` in JSON) and the memory limit can stop
-        /// them sooner. 1 searches on one thread, holding least.
+        /// for the memory: several threads hold a whole breadth-first level at once, so their
+        /// estimated peak (`peak_memory` in JSON) differs, on large searches upward, and the
+        /// memory limit can stop them at another point.
         #[arg(long, value_name = "N")]
         threads: Option<NonZeroUsize>,
     },
