@@ -249,14 +249,14 @@ fn arrow_view(a: &ArrowGeom, progress: f64, id: &str, fit: Fit, witness: bool) -
     let title =
         format!("{} · generation {} · {}", a.label, a.generation, a.token.replace('_', " "));
     html! {
-        <g class={classes!("arrow", a.kind.clone(), (!delivered).then_some("in-flight"), forged.then_some("forged"), witness.then_some("witness"))}
+        <g class={classes!("arrow", a.kind.clone(), (!delivered).then_some("in-flight"), forged.then_some("forged"), witness.then_some("witness"), a.lost.then_some("lost"))}
             data-kind={a.kind.clone()} data-token={a.token.clone()}
-            data-state={if delivered { "delivered" } else { "in-flight" }} aria-hidden="true">
+            data-state={match (delivered, a.lost) { (true, true) => "lost", (true, false) => "delivered", _ => "in-flight" }} aria-hidden="true">
             <title>{ title }</title>
             // The style sheet dashes the wire by its length; the offset shows how far it got.
             <path class="wire" d={d} pathLength="1"
                 style={(!delivered).then(|| format!("stroke-dashoffset:{}", decimal(1.0 - progress, 3)))}
-                marker-end={delivered.then(|| format!("url(#{id}-head-{})", a.kind))} />
+                marker-end={(delivered && !a.lost).then(|| format!("url(#{id}-head-{})", a.kind))} />
             if a.kind != "grant" {
                 // Cut to the way across to the receiving lane; hovering shows it whole.
                 { label("arrow-label", label_x, a.y1 - 5.0, anchor, &a.label,
