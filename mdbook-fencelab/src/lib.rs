@@ -108,6 +108,9 @@ impl Default for Config {
     }
 }
 
+/// A field of a block (`.` for the whole block) and what is wrong with it.
+pub type Problem = (String, String);
+
 /// A bad block: where it is and what is wrong, naming the field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockError {
@@ -180,7 +183,7 @@ pub struct Embed {
 impl Embed {
     /// Reads and checks the text inside a `fencelab` block. Errors name the field; the caller
     /// adds the chapter and the line.
-    pub fn parse(body: &str) -> Result<Embed, (String, String)> {
+    pub fn parse(body: &str) -> Result<Embed, Problem> {
         let spec = if body.trim_start().starts_with('{') {
             BlockSpec { scenario: Some(body.to_string()), ..BlockSpec::default() }
         } else {
@@ -320,12 +323,12 @@ impl Embed {
     }
 }
 
-fn field(name: &str, problem: impl Into<String>) -> (String, String) {
+fn field(name: &str, problem: impl Into<String>) -> Problem {
     (name.to_string(), problem.into())
 }
 
 /// A TOML error as (key, problem): the key the error's span sits on when there is one.
-fn toml_problem(body: &str, e: &toml::de::Error) -> (String, String) {
+fn toml_problem(body: &str, e: &toml::de::Error) -> Problem {
     let message = e.message().trim().to_string();
     let Some(span) = e.span() else { return field(".", message) };
     let line_start = body[..span.start.min(body.len())].rfind('\n').map_or(0, |i| i + 1);
@@ -338,7 +341,7 @@ fn toml_problem(body: &str, e: &toml::de::Error) -> (String, String) {
     field(key, format!("{message} (line {row} of the block)"))
 }
 
-fn check_parts(value: &str) -> Result<String, (String, String)> {
+fn check_parts(value: &str) -> Result<String, Problem> {
     let mut parts = Vec::new();
     for part in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         if !PARTS.contains(&part) {
@@ -418,10 +421,7 @@ pub fn expand_chapter(
 
 /// Expands the `fencelab` blocks of one chapter's Markdown, with the player at `player` (as seen
 /// from the chapter). Errors carry the line of each bad block's fence.
-pub fn expand(
-    markdown: &str,
-    player: &str,
-) -> Result<Option<String>, Vec<(usize, (String, String))>> {
+pub fn expand(markdown: &str, player: &str) -> Result<Option<String>, Vec<(usize, Problem)>> {
     let mut blocks = Vec::new();
     let mut open: Option<(std::ops::Range<usize>, String)> = None;
     for (event, range) in Parser::new(markdown).into_offset_iter() {
