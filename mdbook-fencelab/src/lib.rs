@@ -77,6 +77,10 @@ impl Preprocessor for Fencelab {
             Err(mut found) => errors.append(&mut found),
         });
         if !errors.is_empty() {
+            // Named from the book's folder, where the author's editor opens them.
+            for error in &mut errors {
+                error.chapter = ctx.config.book.src.join(&error.chapter).display().to_string();
+            }
             let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
             bail!("{} bad fencelab block(s):\n{}", errors.len(), lines.join("\n"));
         }
@@ -114,7 +118,7 @@ pub type Problem = (String, String);
 /// A bad block: where it is and what is wrong, naming the field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockError {
-    /// The chapter's source file, relative to `src/`.
+    /// The chapter's source file, relative to the book's folder (`src/intro.md`).
     pub chapter: String,
     /// The line of the block's opening fence, counting from 1.
     pub line: usize,

@@ -89,5 +89,5 @@ fn a_bad_block_fails_the_build_naming_chapter_line_and_field() {
         ),
         "{stderr}"
     );
-    assert!(stderr.contains("inline.md:3: fencelab block, `scenario."), "{stderr}");
+    assert!(stderr.contains("src/inline.md:3: fencelab block, `scenario."), "{stderr}");
 }
