@@ -21,7 +21,8 @@ use crate::components::share::{HistoryShare, LinkProblem, ShareExport};
 use crate::components::transcript::Transcript;
 use crate::hooks::{
     use_address, use_autoplay, use_drop_history, use_fetch_history, use_follow_step,
-    use_keep_custom, use_keys, use_pane_width, use_show_chosen, use_window, FollowRefs, HEADS,
+    use_keep_custom, use_keys, use_pane_width, use_show_chosen, use_theme, use_window, FollowRefs,
+    HEADS,
 };
 use crate::io;
 use crate::share::{Embed, ShareLink};
@@ -47,6 +48,7 @@ pub fn App() -> Html {
     .to_fragment();
     use_keep_custom(state.edited, state.base.clone());
     use_keys(state.dispatcher(), state.tab);
+    use_theme(state.theme);
     use_autoplay(state.dispatcher(), state.playing, state.interval_ms());
     let refs = use_memo((), |_| FollowRefs::default());
     let pane_width = use_pane_width(refs.diagram.clone(), state.embed.is_some());

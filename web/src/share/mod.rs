@@ -91,6 +91,26 @@ impl Embed {
     }
 }
 
+/// A colour scheme a link forces on the page, whatever the reader's setting (an embed matching
+/// the site around it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Theme {
+    /// Light colours.
+    Light,
+    /// Dark colours.
+    Dark,
+}
+
+impl Theme {
+    /// The link's and the style sheet's name for it (`data-theme` on the root element).
+    pub fn name(self) -> &'static str {
+        match self {
+            Theme::Light => "light",
+            Theme::Dark => "dark",
+        }
+    }
+}
+
 /// The full state of a view, as carried by a link.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShareLink {
@@ -112,6 +132,8 @@ pub struct ShareLink {
     pub embed: Option<Embed>,
     /// Whether the page shows the register playground rather than the visualizer.
     pub playground: bool,
+    /// A forced colour scheme; `None` follows the reader's setting.
+    pub theme: Option<Theme>,
     /// A recorded history to open instead of a story: a same-origin address, relative to the
     /// page, as written in the link (`history=notes/paused.jsonl`).
     pub history: Option<String>,
@@ -158,6 +180,7 @@ impl ShareLink {
             switches: Vec::new(),
             embed: None,
             playground: false,
+            theme: None,
             history: None,
             ignored: Vec::new(),
         }
@@ -217,6 +240,9 @@ impl ShareLink {
         }
         if self.playground {
             put("tab", "playground");
+        }
+        if let Some(theme) = self.theme {
+            put("theme", theme.name());
         }
         out
     }
@@ -324,6 +350,18 @@ impl ShareLink {
                             ))
                         }
                     }
+                }
+                "theme" => {
+                    link.theme = Some(match value {
+                        "light" => Theme::Light,
+                        "dark" => Theme::Dark,
+                        other => {
+                            return Err(bad(
+                                "theme",
+                                format!("\"{other}\" is not a theme (use light or dark)"),
+                            ))
+                        }
+                    })
                 }
                 other => return Err(bad(other, "unknown parameter")),
             }

@@ -1,7 +1,7 @@
 //! Share links: every view state survives the trip through a URL fragment, and every kind of
 //! broken link is refused with the parameter named.
 
-use super::{Embed, LinkScenario, ShareLink, MAX_LINK_LEN};
+use super::{Embed, LinkScenario, ShareLink, Theme, MAX_LINK_LEN};
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::stories::library;
 use fencelab_core::stories::switches::Switch;
@@ -108,6 +108,24 @@ fn the_playground_tab_travels_in_the_link() {
         err,
         "link parameter `tab`: \"kitchen\" is not a tab (use visualizer or playground)"
     );
+}
+
+#[test]
+fn a_theme_is_forced_by_name_and_kept() {
+    let link = ShareLink::parse("scenario=paused-worker&embed=caption&theme=dark").unwrap();
+    assert_eq!(link.theme, Some(Theme::Dark));
+    assert_eq!(
+        link.to_fragment(),
+        "scenario=paused-worker&variant=fenced&embed=caption&theme=dark"
+    );
+    assert_eq!(
+        ShareLink::parse("scenario=paused-worker&theme=light").unwrap().theme,
+        Some(Theme::Light)
+    );
+    // Without one the page follows the reader's setting, and the link says nothing.
+    assert_eq!(ShareLink::parse("scenario=paused-worker").unwrap().theme, None);
+    let err = ShareLink::parse("scenario=paused-worker&theme=sepia").unwrap_err().to_string();
+    assert_eq!(err, "link parameter `theme`: \"sepia\" is not a theme (use light or dark)");
 }
 
 #[test]

@@ -21,7 +21,7 @@ use fencelab_core::stories::switches::Switch;
 use fencelab_core::{Scenario, StepRecord};
 use yew::Reducible;
 
-use crate::share::Embed;
+use crate::share::{Embed, Theme};
 use crate::viz::frame::Frame;
 use crate::viz::history::{Opened, Origin};
 use crate::viz::run::{Run, RunRef, TrackRef};
@@ -137,6 +137,8 @@ pub struct Viz {
     pub error: Option<String>,
     /// Embedded mode: which parts to show besides the diagram (`None`: the full page).
     pub embed: Option<Embed>,
+    /// The colour scheme the link forced, if any (`None` follows the reader's setting).
+    pub theme: Option<Theme>,
     /// Protections turned off ("break the protocol"), applied on every replay.
     pub switches: Vec<Switch>,
     /// What was wrong with the link the page was opened with, if anything.
@@ -195,6 +197,7 @@ impl Viz {
             tab: Tab::Visualizer,
             error: None,
             embed: None,
+            theme: None,
             switches: Vec::new(),
             link_error: None,
             entries: 0,
