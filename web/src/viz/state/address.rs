@@ -47,6 +47,7 @@ impl Viz {
             state.fetching = Some(Fetch { address, step, play, failed: false });
             state.speed = speed_index(link.speed);
             state.embed = link.embed;
+            state.title = link.title.clone();
             if !link.ignored.is_empty() {
                 let names: Vec<String> = link.ignored.iter().map(|k| format!("`{k}`")).collect();
                 state.link_note = Some(format!(
@@ -96,6 +97,7 @@ impl Viz {
         state.link_error = state.error.take();
         if state.link_error.is_none() {
             state.embed = link.embed;
+            state.title = link.title;
         }
         state
     }
@@ -120,6 +122,7 @@ impl Viz {
             link.autoplay = self.playing || waiting;
             link.speed = SPEED_PERCENT.get(self.speed).copied().unwrap_or(100);
             link.embed = self.embed;
+            link.title = self.title.clone();
             return link;
         }
         let mut link = if self.edited {
@@ -138,6 +141,7 @@ impl Viz {
         link.speed = SPEED_PERCENT.get(self.speed).copied().unwrap_or(100);
         link.switches = self.switches.clone();
         link.embed = self.embed;
+        link.title = self.title.clone();
         link.playground = self.tab == Tab::Playground && self.embed.is_none();
         link
     }
