@@ -239,8 +239,8 @@ pub fn ShareExport(props: &ShareProps) -> Html {
             </div>
             if let Some(crop) = &props.crop {
                 <p id="export-svg-note" class="muted hint">
-                    { format!("A long run's diagram is exported around the view, as drawn there: now {}. \
-                       Scroll or move the player to export another part.", crop.title.to_lowercase()) }
+                    { format!("A long run's diagram is exported around the view, as drawn there ({}). \
+                       Scroll or move the player to export another part.", crop.title) }
                 </p>
             }
             <p id="share-status" class="share-status" role="status" aria-live="polite">{ (*status).clone() }</p>

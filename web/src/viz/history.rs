@@ -247,13 +247,13 @@ impl Opened {
     }
 
     /// Whether lane `lane`'s chip is listed under the filter: its label or id contains the
-    /// filter's text, in any case.
+    /// filter's text, in any case of ASCII letters (lane names are identifiers).
     pub fn listed(&self, lane: usize) -> bool {
-        let filter = self.lane_filter.trim().to_lowercase();
+        let filter = self.lane_filter.trim().to_ascii_lowercase();
         self.full.lanes.get(lane).is_some_and(|l| {
             filter.is_empty()
-                || l.label.to_lowercase().contains(&filter)
-                || l.id.to_lowercase().contains(&filter)
+                || l.label.to_ascii_lowercase().contains(&filter)
+                || l.id.to_ascii_lowercase().contains(&filter)
         })
     }
 

@@ -20,9 +20,16 @@ pub fn count(n: usize) -> String {
 pub fn file_size(bytes: f64) -> String {
     match bytes {
         b if b < 1_000.0 => format!("{} bytes", b as u64),
-        b if b < 1_000_000.0 => format!("{:.1} kB", b / 1_000.0),
-        b => format!("{:.1} MB", b / 1_000_000.0),
+        b if b < 1_000_000.0 => format!("{} kB", one_decimal(b / 1_000.0)),
+        b => format!("{} MB", one_decimal(b / 1_000_000.0)),
     }
+}
+
+/// `v` with exactly one decimal, formatted through integers (the float formatter with a
+/// precision would add its own code to the page).
+fn one_decimal(v: f64) -> String {
+    let tenths = (v * 10.0).round() as u64;
+    format!("{}.{}", tenths / 10, tenths % 10)
 }
 
 /// How far a big jump (Page Up/Down, Shift+Left/Right) moves in a run of `end` steps: a tenth
@@ -101,6 +108,7 @@ mod tests {
         assert_eq!(file_size(512.0), "512 bytes");
         assert_eq!(file_size(2_500.0), "2.5 kB");
         assert_eq!(file_size(19_300_000.0), "19.3 MB");
+        assert_eq!(file_size(20_000_000.0), "20.0 MB");
     }
 
     #[test]
