@@ -252,7 +252,9 @@ test('Space after clicking a log row plays and pauses, and a cut row shows its w
 /** The marks under the scrubber: their boxes, and whether a tap at each centre lands on it. */
 const markBoxes = (scope) =>
   scope.locator('.scrub-marks .scrub-mark').evaluateAll((marks) =>
-    marks.map((m) => {
+    marks.map((m, i) => {
+      // A tap can only land on what is on screen.
+      if (i === 0) m.scrollIntoView({ block: 'center' });
       const r = m.getBoundingClientRect();
       const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
       return { left: r.left, right: r.right, width: r.width, height: r.height, hits: m.contains(hit), label: m.getAttribute('aria-label') };
@@ -312,7 +314,7 @@ test('a 760 px embed of a long history: its own title, tappable marks, and a des
   );
   await page.setViewportSize({ width: 760, height: 700 });
   await page.locator('.scrub-marks .scrub-mark').first().waitFor({ timeout: 60_000 });
-  assert.equal(await text(page, '#story-title'), 'Stale writes in a long run');
+  assert.match(await text(page, '#story-title'), /^Stale writes in a long run(?!.*History)/);
   assertTappable(await markBoxes(page), '760 px embed');
   // The embed has no Findings list, so the scrubber's description does not point to one.
   const described = await page.locator('#scrubber').getAttribute('aria-describedby');
@@ -356,7 +358,7 @@ test("a long history's SVG export holds the part drawn around the view, titled w
   assert.equal(title[3], '50,000');
   // What the band holds is drawn: the marks of the steps it names.
   const [first, last] = [title[2], title[3]].map((n) => Number(n.replaceAll(',', '')) - 1);
-  const steps = [...svg.matchAll(/class="mark[^"]*"[^>]*data-step="(\d+)"/g)].map((m) => Number(m[1]));
+  const steps = [...svg.matchAll(/<g (?=[^>]*class="mark[ "])[^>]*data-step="(\d+)"/g)].map((m) => Number(m[1]));
   assert.ok(steps.some((s) => s >= first && s <= last), `marks at steps ${first}..${last}`);
   assert.match(await text(page, '#share-status'), /^Downloaded the diagram around the view as SVG: Steps [\d,]+ to 50,000 of 100,000\.$/);
   assert.deepEqual(problems, []);
@@ -382,11 +384,12 @@ test('a 200-worker history folds its lanes under a filter, so Play comes early i
   assert.match(label, /^Swimlane diagram, 202 lanes \([^)]+ and 196 more\), step 0 of 1,000\.$/);
   // Show only the lanes the filter lists, then all again.
   await summary.click();
-  await page.fill('#lane-filter', 'w17');
-  assert.deepEqual(await page.locator('#lane-toggles .lane-toggle').allTextContents(), ['w17']);
+  await page.fill('#lane-filter', 'W17');
+  const w17 = ['w17', ...Array.from({ length: 10 }, (_, i) => `w17${i}`)];
+  assert.deepEqual(await page.locator('#lane-toggles .lane-toggle').allTextContents(), w17);
   await page.click('#lanes-only');
-  assert.equal(await page.locator('[data-testid="diagram"] .lane-head').count(), 1);
-  assert.equal(await summary.textContent(), 'Lanes (1 shown of 202)');
+  assert.deepEqual(await page.locator('[data-testid="diagram"] .lane-head .lane-name').evaluateAll((hs) => hs.map((h) => h.textContent.trim())), w17);
+  assert.equal(await summary.textContent(), 'Lanes (11 shown of 202)');
   await page.fill('#lane-filter', '');
   await page.click('#lanes-all');
   assert.equal(await page.locator('[data-testid="diagram"] .lane-head').count(), 202);

@@ -101,7 +101,7 @@ pub fn controls(props: &ControlsProps) -> Html {
                 { button("step-back", "back", "Step back (Left arrow; Shift+Left: a tenth of the run)", at == 0, Action::Back, on) }
                 <button id="play" type="button" class={classes!("tool", "play", props.playing.then_some("on"))}
                     aria-label={play_label} title={play_label} aria-pressed={(!replay).then(|| props.playing.to_string())}
-                    disabled={end == 0} onclick={click(on, play_action)} data-replay={replay.then_some("true")}>
+                    disabled={end == 0} onclick={click(on, play_action)}>
                     { icon(match (props.playing, replay) { (true, _) => "pause", (false, true) => "start", _ => "play" }) }
                 </button>
                 { button("step-forward", "forward", "Step forward (Right arrow; Shift+Right: a tenth of the run)", at >= end, Action::Forward, on) }

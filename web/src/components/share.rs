@@ -225,12 +225,10 @@ pub fn ShareExport(props: &ShareProps) -> Html {
                     <input id="import-json" class="sr-only" type="file" accept=".json,application/json" onchange={import} />
                     <label class="chip file-chip" for="import-json">{ "Import run (JSON)" }</label>
                 }
-                if props.crop.is_some() {
-                    <button id="export-svg" type="button" class="chip" onclick={download_svg}
-                        aria-describedby="export-svg-note">{ "Download diagram around the view (SVG)" }</button>
-                } else {
-                    <button id="export-svg" type="button" class="chip" onclick={download_svg}>{ "Download diagram (SVG)" }</button>
-                }
+                <button id="export-svg" type="button" class="chip" onclick={download_svg}
+                    aria-describedby={props.crop.is_some().then_some("export-svg-note")}>
+                    { if props.crop.is_some() { "Download diagram around the view (SVG)" } else { "Download diagram (SVG)" } }
+                </button>
                 if history.is_none() {
                     <button id="export-history" type="button" class="chip" onclick={download_history(false)}>{ "Download history (JSON Lines)" }</button>
                     <button id="export-mermaid" type="button" class="chip" onclick={download_history(true)}>{ "Download as Mermaid" }</button>
