@@ -100,7 +100,7 @@ pub fn controls(props: &ControlsProps) -> Html {
                 { button("to-start", "start", "Jump to start (Home)", at == 0, Action::ToStart, on) }
                 { button("step-back", "back", "Step back (Left arrow; Shift+Left: a tenth of the run)", at == 0, Action::Back, on) }
                 <button id="play" type="button" class={classes!("tool", "play", props.playing.then_some("on"))}
-                    aria-label={play_label} title={play_label} aria-pressed={(!replay).then(|| props.playing.to_string())}
+                    aria-label={play_label} title={play_label} aria-pressed={props.playing.to_string()}
                     disabled={end == 0} onclick={click(on, play_action)}>
                     { icon(match (props.playing, replay) { (true, _) => "pause", (false, true) => "start", _ => "play" }) }
                 </button>

@@ -351,8 +351,10 @@ pub fn ScrubMarks(props: &ScrubMarksProps) -> Html {
             move || drop(watch)
         });
     }
-    // The scrubber's thumb travels from half its width to the far end less half.
-    let marks = scrub_marks(findings, props.len, *width - 16.0);
+    // The scrubber's thumb travels from half its width to the far end less half. Until the
+    // list is measured, no marks: they would be placed for another width.
+    let marks =
+        if *width > 0.0 { scrub_marks(findings, props.len, *width - 16.0) } else { Vec::new() };
     let shown = if props.listed { "; the Findings list names each" } else { "" };
     let summary = match findings.len() {
         1 if props.listed => {
