@@ -348,7 +348,11 @@ test('history mode words: the caption says history, the last lane chip looks dis
   await page.locator(card).waitFor();
   assert.match(await text(page, '[data-testid="caption"]'), /to start the history\./);
   assert.equal(await page.locator('#history-note code').first().textContent(), '#history=ADDRESS');
-  assert.match(await text(page, '#history-note'), /“Importing histories” in the README/);
+  // A hosted page has no README beside it: the note points to what the page itself offers.
+  const note = await text(page, '#history-note');
+  assert.match(note, /put it on the same site as the page and link it with #history=ADDRESS \(Share and export says the same\)\./);
+  assert.doesNotMatch(note, /README/);
+  assert.match(await text(page, '#share-no-address'), /#history=ADDRESS/);
   const chips = page.locator('.lane-toggle');
   const count = await chips.count();
   for (let i = 0; i < count - 1; i++) await chips.nth(i).click();
