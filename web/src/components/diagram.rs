@@ -13,6 +13,7 @@ use crate::viz::layout::{
     CHAR_W, GUTTER, LONG_RUN, MONO_W, ROW,
 };
 use crate::viz::run::{step_no, TrackRef};
+use crate::viz::words::{count, diagram_summary, pill_width};
 
 /// What a diagram shows. Not a component's props: the position moves with every step, so a
 /// component would re-render each time anyway; the costly parts below (the backdrop and the
@@ -204,7 +205,7 @@ fn span_view(span: &SpanGeom, shown_to: f64, id: &str, fit: Fit) -> Html {
     };
     let ongoing = shown < span.y2;
     let height = (shown - span.y1).max(2.0);
-    let title = format!("{} (from step {})", span.label, step_no(span.start_step));
+    let title = format!("{} (from step {})", span.label, count(step_no(span.start_step)));
     html! {
         <g class={classes!("span", span.kind, ongoing.then_some("ongoing"))} data-kind={span.kind}
             aria-hidden="true">
@@ -248,6 +249,8 @@ fn arrow_view(a: &ArrowGeom, progress: f64, id: &str, fit: Fit, witness: bool) -
     let (label_x, anchor) = if dx >= 0.0 { (x1 + 8.0, "start") } else { (x1 - 8.0, "end") };
     let title =
         format!("{} · generation {} · {}", a.label, a.generation, a.token.replace('_', " "));
+    let pill = format!("g{}", a.generation);
+    let pill_w = pill_width(&pill);
     html! {
         <g class={classes!("arrow", a.kind.clone(), (!delivered).then_some("in-flight"), forged.then_some("forged"), witness.then_some("witness"), a.lost.then_some("lost"))}
             data-kind={a.kind.clone()} data-token={a.token.clone()}
@@ -264,8 +267,8 @@ fn arrow_view(a: &ArrowGeom, progress: f64, id: &str, fit: Fit, witness: bool) -
             }
             // The pill's shape is in the style sheet.
             <g class="token" style={format!("transform:translate({}px,{}px)", num(bx), num(by))}>
-                <rect />
-                <text y="4">{ format!("g{}", a.generation) }</text>
+                <rect x={num(-pill_w / 2.0)} width={num(pill_w)} />
+                <text y="4">{ pill }</text>
             </g>
         </g>
     }
@@ -285,8 +288,8 @@ fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>, fit: Fit, witness: bool) -
     let x = fit.x(m.x);
     // The accessible name, from the `<title>`: the whole label and note, however cut on screen.
     let whole = match &m.note {
-        Some(note) => format!("step {}: {text} {note}", step_no(step)),
-        None => format!("step {}: {text}", step_no(step)),
+        Some(note) => format!("step {}: {text} {note}", count(step_no(step))),
+        None => format!("step {}: {text}", count(step_no(step))),
     };
     let onclick = on_seek.reform(move |_: MouseEvent| step + 1);
     // A mark is a button: Enter or Space jumps to its step, like a click, and neither reaches
@@ -390,14 +393,12 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
         num(fit.lane_w),
         num(fit.right + 8.0)
     );
-    let summary = format!(
-        "Swimlane diagram of {} steps across {} lanes: {}. Step {} of {} is shown; the event log lists every step in words.",
-        run.len(),
-        lanes.len(),
-        lanes.iter().map(|l| l.label.as_str()).collect::<Vec<_>>().join(", "),
-        position,
-        run.len()
-    );
+    let names: Vec<&str> = lanes.iter().map(|l| l.label.as_str()).collect();
+    let caption = position
+        .checked_sub(1)
+        .and_then(|i| run.timeline.get(i))
+        .map_or("", |r| r.caption.as_str());
+    let summary = diagram_summary(&names, position, run.len(), caption);
     let ongoing = layout.ongoing(position);
     let in_flight = layout.in_flight(position);
     let current_marks = position.checked_sub(1).into_iter().flat_map(|step| layout.marks_at(step));

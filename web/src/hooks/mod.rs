@@ -24,7 +24,7 @@ pub use use_autoplay::use_autoplay;
 pub use use_counterexample::use_counterexample;
 pub use use_explore_origin::use_explore_origin;
 pub use use_flash::use_flash;
-pub use use_focus_on_error::use_focus_on_error;
+pub use use_focus_on_error::{use_focus_on_error, use_focus_title};
 pub use use_follow_step::{use_follow_step, use_show_chosen, FollowRefs, HEADS};
 pub use use_history_sources::{use_drop_history, use_fetch_history};
 pub use use_keep_custom::use_keep_custom;

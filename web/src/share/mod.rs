@@ -124,7 +124,7 @@ pub struct ShareLink {
     pub compare: Option<(Enforcement, Enforcement)>,
     /// Whether playback runs.
     pub autoplay: bool,
-    /// Playback speed in percent of normal (25 to 400).
+    /// Playback speed in percent of normal (25 to 64,000).
     pub speed: u16,
     /// Protections turned off.
     pub switches: Vec<Switch>,
@@ -137,6 +137,9 @@ pub struct ShareLink {
     /// A recorded history to open instead of a story: a same-origin address, relative to the
     /// page, as written in the link (`history=notes/paused.jsonl`).
     pub history: Option<String>,
+    /// The title to show instead of the story's or the history's own (`title=`), e.g. for an
+    /// embed in a course page.
+    pub title: Option<String>,
     /// The story-only parameters a history link gave, which it ignores.
     pub ignored: Vec<&'static str>,
 }
@@ -182,6 +185,7 @@ impl ShareLink {
             playground: false,
             theme: None,
             history: None,
+            title: None,
             ignored: Vec::new(),
         }
     }
@@ -238,6 +242,9 @@ impl ShareLink {
             let value = if parts.is_empty() { "diagram".to_string() } else { parts.join(",") };
             put("embed", &value);
         }
+        if let Some(title) = &self.title {
+            put("title", &escape(title));
+        }
         if self.playground {
             put("tab", "playground");
         }
@@ -287,6 +294,13 @@ impl ShareLink {
                 "scenario" => name = Some(value.to_string()),
                 "variant" => variant = Some(value.to_string()),
                 "custom" => custom = Some(decode_custom(value)?),
+                "title" => {
+                    let title = unescape(value);
+                    if title.trim().is_empty() {
+                        return Err(bad("title", "is empty (use title=Your%20title)"));
+                    }
+                    link.title = Some(title);
+                }
                 "history" => {
                     let address = unescape(value);
                     if address.trim().is_empty() {
@@ -306,11 +320,14 @@ impl ShareLink {
                 "compare" => link.compare = parse_compare(value)?,
                 "play" => link.autoplay = parse_flag("play", value)?,
                 "speed" => {
-                    link.speed =
-                        value.parse().ok().filter(|s| (25..=400).contains(s)).ok_or_else(|| {
+                    link.speed = value
+                        .parse()
+                        .ok()
+                        .filter(|s| (25..=64_000).contains(s))
+                        .ok_or_else(|| {
                             bad(
                                 "speed",
-                                format!("\"{value}\" is not a speed from 25 to 400 (percent)"),
+                                format!("\"{value}\" is not a speed from 25 to 64000 (percent)"),
                             )
                         })?
                 }

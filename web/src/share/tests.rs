@@ -65,7 +65,7 @@ fn broken_links_name_what_is_wrong() {
         ("scenario=nope", "link parameter `scenario`: there is no built-in scenario \"nope\""),
         ("scenario=paused-worker&variant=sideways", "link parameter `variant`: paused-worker has no variant \"sideways\"; it has fenced, broken"),
         ("scenario=paused-worker&step=abc", "link parameter `step`: \"abc\" is not a step number"),
-        ("scenario=paused-worker&speed=9000", "link parameter `speed`: \"9000\" is not a speed from 25 to 400 (percent)"),
+        ("scenario=paused-worker&speed=90000", "link parameter `speed`: \"90000\" is not a speed from 25 to 64000 (percent)"),
         ("scenario=paused-worker&break=teleport", "link parameter `break`: unknown switch \"teleport\""),
         ("scenario=paused-worker&policy=maybe", "link parameter `policy`: \"maybe\" is not a policy (use allow-same or strict)"),
         ("scenario=paused-worker&embed=popup", "link parameter `embed`: unknown part \"popup\" (use diagram, controls, caption, legend, panels, log or picker)"),

@@ -48,6 +48,7 @@ impl Viz {
             state.speed = speed_index(link.speed);
             state.embed = link.embed;
             state.theme = link.theme;
+            state.title = link.title.clone();
             if !link.ignored.is_empty() {
                 let names: Vec<String> = link.ignored.iter().map(|k| format!("`{k}`")).collect();
                 state.link_note = Some(format!(
@@ -98,6 +99,7 @@ impl Viz {
         if state.link_error.is_none() {
             state.embed = link.embed;
             state.theme = link.theme;
+            state.title = link.title;
         }
         state
     }
@@ -123,6 +125,7 @@ impl Viz {
             link.speed = SPEED_PERCENT.get(self.speed).copied().unwrap_or(100);
             link.embed = self.embed;
             link.theme = self.theme;
+            link.title = self.title.clone();
             return link;
         }
         let mut link = if self.edited {
@@ -142,6 +145,7 @@ impl Viz {
         link.switches = self.switches.clone();
         link.embed = self.embed;
         link.theme = self.theme;
+        link.title = self.title.clone();
         link.playground = self.tab == Tab::Playground && self.embed.is_none();
         link
     }

@@ -25,6 +25,7 @@ use crate::share::{Embed, Theme};
 use crate::viz::frame::Frame;
 use crate::viz::history::{Opened, Origin};
 use crate::viz::run::{Run, RunRef, TrackRef};
+use crate::viz::words::{big_jump, file_size};
 
 pub use compare::{Compare, CompareSide, Side, MODES};
 pub use editor::Editor;
@@ -62,8 +63,12 @@ pub enum Action {
     ToEnd,
     /// To a position (single mode: steps; compare mode: distinct ticks).
     Seek(usize),
-    /// Play or pause.
+    /// Play or pause (at the end, nothing: see [`Action::Replay`]).
     TogglePlay,
+    /// Play again from the start.
+    Replay,
+    /// A big jump forward (`true`) or back: a tenth of the run.
+    Jump(bool),
     /// The autoplay timer fired.
     Tick,
     /// Choose an entry of [`SPEEDS`].
@@ -100,6 +105,12 @@ pub enum Action {
     ChooseFinding(usize),
     /// Hide a lane of the history's diagram, or show it again.
     ToggleLane(usize),
+    /// Filter the history's lane chips by this text.
+    LaneFilter(String),
+    /// Show every lane of the history (`true`), or only those the filter lists.
+    ShowLanes(bool),
+    /// A file is being read to be opened as a history: its name and size in bytes.
+    Opening(String, f64),
 }
 
 /// Everything the visualizer shows.
@@ -155,6 +166,13 @@ pub struct Viz {
     pub history_error: Option<String>,
     /// What a history link asked for that does not apply to a history.
     pub link_note: Option<String>,
+    /// What the page's status line says: a history being opened, opened, or left.
+    pub status: Option<String>,
+    /// How many times the view changed so that focus belongs on the title (a history opened
+    /// from a file, or left); the shell moves focus there when this grows.
+    pub focus_title: usize,
+    /// The title a link gave, shown instead of the story's or the history's own.
+    pub title: Option<String>,
 }
 
 impl Default for Viz {
@@ -205,6 +223,9 @@ impl Viz {
             fetching: None,
             history_error: None,
             link_note: None,
+            status: None,
+            focus_title: 0,
+            title: None,
         }
     }
 
@@ -229,9 +250,18 @@ impl Viz {
         }
     }
 
-    /// Milliseconds between autoplay steps.
+    /// Milliseconds between autoplay ticks.
     pub fn interval_ms(&self) -> u32 {
         SPEEDS.get(self.speed).map_or(800, |s| s.1)
+    }
+
+    /// The title shown: the link's, else the history's name or the story's title.
+    pub fn title(&self) -> String {
+        match (&self.title, &self.opened) {
+            (Some(title), _) => title.clone(),
+            (None, Some(opened)) => format!("History: {}", opened.name),
+            (None, None) => self.run.scenario.title.clone(),
+        }
     }
 }
 
@@ -243,8 +273,14 @@ impl Reducible for Viz {
         // Actions that change nothing keep the same state, so nothing re-renders.
         match &action {
             Action::Tick if !self.playing => return self,
-            Action::Forward | Action::ToEnd if at >= end && !self.playing => return self,
-            Action::Back | Action::ToStart if at == 0 && !self.playing => return self,
+            Action::Forward | Action::ToEnd | Action::Jump(true) | Action::TogglePlay
+                if at >= end && !self.playing =>
+            {
+                return self
+            }
+            Action::Back | Action::ToStart | Action::Jump(false) if at == 0 && !self.playing => {
+                return self
+            }
             Action::Seek(n) if *n == at && !self.playing => return self,
             Action::Tab(tab) if *tab == self.tab => return self,
             Action::Speed(s) if *s == self.speed || *s >= SPEEDS.len() => return self,
@@ -263,7 +299,11 @@ impl Reducible for Viz {
             {
                 return self
             }
-            Action::CloseHistory | Action::ToggleLane(_) | Action::ChooseFinding(_)
+            Action::CloseHistory
+            | Action::ToggleLane(_)
+            | Action::ChooseFinding(_)
+            | Action::LaneFilter(_)
+            | Action::ShowLanes(_)
                 if self.opened.is_none() && self.fetching.is_none() =>
             {
                 return self
@@ -278,6 +318,17 @@ impl Reducible for Viz {
             _ => {}
         }
         let mut next = (*self).clone();
+        // A link's title names the view it opened, not another story or file.
+        if matches!(
+            action,
+            Action::Pick(_)
+                | Action::Load(_)
+                | Action::Import(_)
+                | Action::CloseHistory
+                | Action::OpenHistory(_, _, Origin::File)
+        ) {
+            next.title = None;
+        }
         // Another story, or a scenario from elsewhere, takes the place of a history.
         if matches!(action, Action::Pick(_) | Action::Load(_))
             && (next.opened.is_some() || next.fetching.is_some())
@@ -293,12 +344,17 @@ impl Reducible for Viz {
             }
             Action::Forward => {
                 next.playing = false;
-                next.step_by(true);
+                next.step_by(true, 1);
             }
             Action::Back => {
                 next.playing = false;
-                next.step_by(false);
+                next.step_by(false, 1);
             }
+            Action::Jump(forward) => {
+                next.playing = false;
+                next.step_by(forward, big_jump(end));
+            }
+            Action::Replay => next.replay_from_start(),
             Action::ToStart => {
                 next.playing = false;
                 next.seek(0);
@@ -338,6 +394,19 @@ impl Reducible for Viz {
             Action::CloseHistory => next.close_history(),
             Action::ChooseFinding(index) => next.choose_finding(index),
             Action::ToggleLane(lane) => next.toggle_lane(lane),
+            Action::LaneFilter(text) => {
+                if let Some(opened) = &mut next.opened {
+                    opened.lane_filter = text;
+                }
+            }
+            Action::ShowLanes(all) => {
+                if let Some(opened) = &mut next.opened {
+                    opened.show_lanes(all);
+                }
+            }
+            Action::Opening(name, bytes) => {
+                next.status = Some(format!("Opening {name} ({})…", file_size(bytes)));
+            }
         }
         Rc::new(next)
     }
