@@ -25,10 +25,12 @@
 //!    generation, so every older one is superseded from then on.
 //! 3. Operation ids past the retention are forgotten (and recorded as forgotten).
 //! 4. A remembered operation id returns its stored result.
-//! 5. and 6. One conditional `UPDATE ... WHERE` carries the fencing rule and the expected
-//!    revision and applies the write (value, revision + 1, the fence marked as acted); the same
-//!    statement records the operation id. If it updates no row, the revision did not match and
-//!    the answer is a revision conflict.
+//! 5. and 6. Otherwise one conditional `UPDATE ... WHERE` carries the fencing rule and the
+//!    expected revision and applies the write (value, revision + 1, the fence marked as acted),
+//!    and the operation id is recorded. If it updates no row, the revision did not match and the
+//!    answer is a revision conflict. Steps 4 to 6 are one statement, so a write that applies
+//!    takes four round trips (begin, the fence, the write, commit), as many as an unconditional
+//!    upsert with its operation id recorded.
 //!
 //! # Why this is safe under READ COMMITTED
 //!
@@ -95,7 +97,7 @@ use fencelab_core::{
     WriteRejection, WriteRequest,
 };
 use postgres::error::{DbError, SqlState};
-use postgres::{Client, NoTls, Statement, Transaction};
+use postgres::{Client, GenericClient, NoTls, Statement, Transaction};
 use std::num::NonZeroUsize;
 use std::time::Duration;
 
@@ -451,19 +453,29 @@ RETURNING revision";
 /// The fence record of a row this transaction has locked.
 const FENCE_OF: &str = "SELECT highest, acted FROM fenced WHERE resource = $1";
 
-/// Applies a write whose request passed the fence, with the fencing rule and the expected
-/// revision in its `WHERE` clause, and records the operation id with the new revision.
+/// Steps 4 to 6 of a write whose request passed the fence, in one statement: the operation
+/// id's stored result, if remembered; otherwise one conditional `UPDATE` whose `WHERE` clause
+/// carries the fencing rule and the expected revision applies the write, and the operation id
+/// is recorded with the new revision. Returns one row: the stored result (or nulls) and the
+/// applied revision (or null). Its snapshot is taken after the fence statement locked the row,
+/// so it sees every operation id the previous holder of the lock committed.
 const APPLY: &str = "
-WITH applied AS (
+WITH prior AS (
+    SELECT generation, revision, recorded_at FROM fenced_ops WHERE resource = $1 AND operation = $6
+), applied AS (
     UPDATE fenced SET highest = $2, value = $3, revision = revision + 1, acted = true
     WHERE resource = $1
+      AND NOT EXISTS (SELECT 1 FROM prior)
       AND (highest < $2 OR (highest = $2 AND (NOT $4 OR NOT acted)))
       AND ($5::bigint IS NULL OR revision = $5)
     RETURNING revision
+), recorded AS (
+    INSERT INTO fenced_ops (resource, operation, generation, revision, recorded_at)
+        SELECT $1::text, $6::text, $2::bigint, revision, $7::bigint FROM applied
+    RETURNING revision
 )
-INSERT INTO fenced_ops (resource, operation, generation, revision, recorded_at)
-    SELECT $1::text, $6::text, $2::bigint, revision, $7::bigint FROM applied
-RETURNING revision";
+SELECT prior.generation, prior.revision, prior.recorded_at, (SELECT revision FROM recorded)
+FROM (VALUES (1)) AS one LEFT JOIN prior ON true";
 
 /// The stored result of one operation id.
 const STORED_RESULT: &str =
@@ -825,12 +837,12 @@ enum Decision {
 
 /// The stored result of an operation on a resource, if remembered.
 fn stored_result(
-    tx: &mut Transaction<'_>,
+    client: &mut impl GenericClient,
     statements: &Statements,
     resource: &str,
     operation: &str,
 ) -> Result<Option<StoredResult>, StoreError> {
-    let row = tx
+    let row = client
         .query_opt(&statements.stored_result, &[&resource, &operation])
         .map_err(StoreError::from_postgres)?;
     let Some(row) = row else { return Ok(None) };
@@ -894,10 +906,6 @@ fn decide(
         }
     }
 
-    if let Some(stored) = stored_result(tx, statements, resource, operation)? {
-        return Ok(Decision::Passed(WriteOutcome::Replayed(stored)));
-    }
-
     let params: [&(dyn postgres::types::ToSql + Sync); 7] = [
         &resource,
         &write.generation,
@@ -907,7 +915,15 @@ fn decide(
         &operation,
         &write.now,
     ];
-    let Some(applied) = tx.query_opt(&statements.apply, &params).map_err(err)? else {
+    let row = tx.query_one(&statements.apply, &params).map_err(err)?;
+    let (prior, applied): (Option<i64>, Option<i64>) = (row.get(0), row.get(3));
+    if let Some(generation) = prior {
+        let generation = generation_from_sql(generation)?;
+        let applied = Applied { generation, revision: revision_from_sql(row.get(1))? };
+        let stored = StoredResult { generation, applied, recorded_at: tick_from_sql(row.get(2))? };
+        return Ok(Decision::Passed(WriteOutcome::Replayed(stored)));
+    }
+    let Some(applied) = applied else {
         return match request.expected_revision.filter(|&e| e != revision) {
             Some(expected) => {
                 Ok(Decision::Passed(WriteOutcome::Rejected(WriteRejection::RevisionConflict {
@@ -918,7 +934,7 @@ fn decide(
             None => Err(disagreement("conditional write")),
         };
     };
-    let revision = revision_from_sql(applied.get(0))?;
+    let revision = revision_from_sql(applied)?;
     if let Some(max) = options.retention.max_entries {
         let keep = sql_integer("retention max_entries", max.get() as u64)?;
         tx.execute(&statements.forget_over_capacity, &[&resource, &keep, &write.now])
@@ -956,13 +972,6 @@ impl FencedStore for PgStore {
         resource: &ResourceId,
         operation: &OperationId,
     ) -> Result<Option<StoredResult>, StoreError> {
-        let row = self
-            .client
-            .query_opt(&self.statements.stored_result, &[&resource.as_str(), &operation.as_str()])
-            .map_err(StoreError::from_postgres)?;
-        let Some(row) = row else { return Ok(None) };
-        let generation = generation_from_sql(row.get(0))?;
-        let applied = Applied { generation, revision: revision_from_sql(row.get(1))? };
-        Ok(Some(StoredResult { generation, applied, recorded_at: tick_from_sql(row.get(2))? }))
+        stored_result(&mut self.client, &self.statements, resource.as_str(), operation.as_str())
     }
 }
