@@ -71,11 +71,13 @@
 //! [`StoreError::RetentionMismatch`]): two connections must never enforce different rules on the
 //! same rows.
 //!
-//! ```no_run
+//! ```
 //! use fencelab_core::{FencedStore, Generation, OperationId, ResourceId, Tick, WriteOutcome, WriteRequest};
 //! use fencelab_postgres::{Options, PgStore};
 //!
-//! let config: postgres::Config = "host=127.0.0.1 user=postgres dbname=app".parse().unwrap();
+//! // Your server's address, for example "host=127.0.0.1 user=app dbname=app".parse().unwrap();
+//! // here a throwaway server from the `testing` feature.
+//! let config: postgres::Config = fencelab_postgres::testing::shared().database();
 //! let mut store = PgStore::connect(&config, Options::default()).unwrap();
 //! let ledger = ResourceId::new("ledger").unwrap();
 //! let write = |g, op: &str, v: &str| WriteRequest::new(ledger.clone(), Generation::new(g).unwrap(), OperationId::new(op).unwrap(), None, v);
@@ -85,8 +87,8 @@
 //! assert_eq!(rejection.to_string(), "stale owner: generation 7 < highest accepted 8");
 //! ```
 //!
-//! The crate's tests run this and more against throwaway servers (feature `testing`,
-//! [`testing::TestServer`]).
+//! The crate's tests run this and more against throwaway servers: the `testing` feature's
+//! `testing::TestServer` starts one with PostgreSQL 15's `initdb` and `pg_ctl`.
 
 #[cfg(feature = "testing")]
 pub mod testing;
