@@ -1,7 +1,9 @@
 //! Fenced write time on PostgreSQL against unconditional writes of the same shape, the baseline,
 //! with 1, 2 and 8 client threads, each thread with its own connection and its own resource.
 //! Prints per write: the median over samples of a sample's elapsed time divided by its writes,
-//! and the ratio fenced / unconditional (the goal is at most 1.1). Asserts nothing about time.
+//! the ratio of the two medians, fenced / unconditional (the goal is at most 1.1), and the
+//! middle half of the ratios of each fenced sample to the unconditional one beside it, to show
+//! how much the machine's load moved the figure. Asserts nothing about time.
 //!
 //! Run with `cargo bench -p fencelab-postgres --bench writes`. It starts two throwaway servers
 //! in turn: one with PostgreSQL's default durability (every commit waits for the disk), the
@@ -122,33 +124,43 @@ fn run(settings: Settings, name: &str, timed: bool) {
     let config = server.database();
     // Creates the tables that both kinds of writer use.
     drop(PgStore::connect(&config, Options::default()).expect("creates the tables"));
-    let (samples, writes) = if timed { (7, 200) } else { (1, 5) };
+    let (samples, writes) = if timed { (21, 100) } else { (1, 5) };
     println!();
     println!("{name}: {samples} samples of each, {writes} writes per thread per sample");
     println!();
-    println!("| client threads | fenced, per write | unconditional, per write | fenced / unconditional |");
-    println!("|---|---|---|---|");
+    println!(
+        "| client threads | fenced, per write | unconditional, per write | fenced / unconditional \
+         | middle half of the paired ratios |"
+    );
+    println!("|---|---|---|---|---|");
     for threads in [1, 2, 8] {
-        let (mut fenced, mut plain) = (Vec::new(), Vec::new());
+        let (mut fenced, mut plain, mut paired) = (Vec::new(), Vec::new(), Vec::new());
         for s in 0..samples {
             // Alternate which goes first, so neither always follows the other's checkpoint.
             let order = if s % 2 == 0 { [true, false] } else { [false, true] };
+            let mut pair = [Duration::ZERO; 2];
             for is_fenced in order {
                 let label = format!("{}-{threads}-{s}", if is_fenced { "f" } else { "u" });
                 let time = sample(&config, is_fenced, threads, writes, &label);
+                pair[usize::from(!is_fenced)] = time;
                 if is_fenced {
                     fenced.push(time)
                 } else {
                     plain.push(time)
                 }
             }
+            paired.push(pair[0].as_secs_f64() / pair[1].as_secs_f64());
         }
         let (fenced, plain) = (median(&mut fenced), median(&mut plain));
+        paired.sort_by(f64::total_cmp);
+        let quartile = |q: usize| paired[(paired.len() - 1) * q / 4];
         println!(
-            "| {threads} | {} | {} | {:.2} |",
+            "| {threads} | {} | {} | {:.2} | {:.2} to {:.2} |",
             micros(fenced),
             micros(plain),
-            fenced.as_secs_f64() / plain.as_secs_f64()
+            fenced.as_secs_f64() / plain.as_secs_f64(),
+            quartile(1),
+            quartile(3),
         );
     }
 }
