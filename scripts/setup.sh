@@ -95,6 +95,15 @@ else
   as_root apt-get install -y chromium chromium-driver
 fi
 
+# --- PostgreSQL 15 for fencelab-postgres's tests and benchmark (each starts throwaway servers) -----
+if [ -x /usr/lib/postgresql/15/bin/pg_ctl ]; then
+  say "PostgreSQL 15 present"
+else
+  say "installing PostgreSQL 15 from Debian"
+  as_root apt-get update
+  as_root apt-get install -y postgresql
+fi
+
 # --- npm packages: the browser tests' (playwright-core only: it never downloads a browser) and the
 # release build's (terser, tools/js). npm records what it installed in node_modules/.package-lock.json;
 # a newer lock file means the dependencies changed since, so install again.

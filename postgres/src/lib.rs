@@ -1,0 +1,979 @@
+//! A [`FencedStore`] on PostgreSQL, with the synchronous [`postgres`] client.
+//!
+//! One table, `fenced`, keeps each resource's fence record (the highest generation that has
+//! passed the fence, and whether a write under it has been applied), its value and its revision
+//! in one row, so the fencing record commits with the protected state. Operation ids and their
+//! stored results live in `fenced_ops`, under the same retention as the in-memory reference;
+//! every forgotten id is recorded in `fenced_forgotten`. `fenced_meta` holds the schema version,
+//! the same-generation policy and the retention. The tables live in the connection's current
+//! schema (the first of its `search_path`), so one database can hold several stores.
+//!
+//! # One write
+//!
+//! Every write is one `READ COMMITTED` transaction that checks in the order of the reference,
+//! [`FencedResource::write`](fencelab_core::FencedResource::write):
+//!
+//! 1. **The generation**, in one `INSERT ... ON CONFLICT (resource) DO UPDATE ... WHERE` whose
+//!    `WHERE` clause is the fencing rule ([`SameGenerationPolicy::admits`]): a new resource's
+//!    row is inserted, an existing one is raised to the presented generation (and a newer
+//!    highest has not acted yet). A request the rule refuses updates no row and is answered as
+//!    stale, and the transaction is rolled back: it changes nothing, not even expired operation
+//!    ids. The one exception is the strict policy's own retry (the highest generation, with an
+//!    operation id remembered under it), which gets its stored result back.
+//! 2. **The fence is raised** by that same statement, and committed even if the next steps
+//!    answer from the replay record or refuse a revision conflict: the newer owner has shown its
+//!    generation, so every older one is superseded from then on.
+//! 3. Operation ids past the retention are forgotten (and recorded as forgotten).
+//! 4. A remembered operation id returns its stored result.
+//! 5. and 6. Otherwise one conditional `UPDATE ... WHERE` carries the fencing rule and the
+//!    expected revision and applies the write (value, revision + 1, the fence marked as acted),
+//!    and the operation id is recorded. If it updates no row, the revision did not match and the
+//!    answer is a revision conflict. Steps 4 to 6 are one statement, so a write that applies
+//!    takes four round trips (begin, the fence, the write, commit), as many as an unconditional
+//!    upsert with its operation id recorded.
+//!
+//! # Why this is safe under READ COMMITTED
+//!
+//! Under `READ COMMITTED` each statement sees the rows committed when it started, so a check
+//! made by one `SELECT` and acted on by a later `UPDATE` can be overtaken by another writer in
+//! between: that is the lost update a read-then-write implementation suffers (its tests show it,
+//! and show that `SERIALIZABLE` turns it into a serialization failure instead). This store never
+//! acts on a row it read earlier. Its first statement updates the resource's row, which takes
+//! the row lock: if another transaction holds it, the statement waits for that transaction to
+//! end and then, as PostgreSQL does for every `UPDATE` and `ON CONFLICT DO UPDATE` that finds its
+//! row changed by a transaction that committed meanwhile, evaluates its `WHERE` clause again
+//! against the newest version of the row. An older owner whose write waited behind a newer
+//! owner's therefore sees the newer generation and is refused. The row lock is taken even when
+//! the fencing rule refuses the request, and it is held until the transaction ends, so every
+//! later statement of the write (each with a fresh snapshot, taken after the lock was granted)
+//! sees everything the previous holder committed, including its operation ids, and nothing can
+//! change the row before this write commits. The writes of one resource are serial; writes of
+//! different resources never wait for each other.
+//!
+//! The store asks for `READ COMMITTED` explicitly ([`Options::isolation`]), whatever the
+//! server's default. Under `REPEATABLE READ` or `SERIALIZABLE` the same statements are still
+//! correct, but a write that waited for another one on the same resource fails with
+//! [`StoreError::Serialization`] and must be retried.
+//!
+//! # Failures
+//!
+//! Every failure is a [`StoreError`] variant with the client's error as its `source()`: an
+//! unreachable server, a connection lost during a write, a read-only database or transaction, a
+//! missing table or a schema of another shape, a serialization failure, data the server or the
+//! store refuses. A write that fails is rolled back as a whole (an error before `COMMIT` leaves
+//! the transaction uncommitted, and PostgreSQL discards it, also when the connection is gone),
+//! so nothing is ever half-written. After [`StoreError::ConnectionLost`] the store's connection
+//! is closed: connect a new store; whether that write committed is unknown only if the
+//! connection broke during `COMMIT` itself, and then reading the resource back tells.
+//!
+//! The policy and the retention are stored in `fenced_meta` when the tables are created, and a
+//! connection asking for different ones is refused ([`StoreError::PolicyMismatch`],
+//! [`StoreError::RetentionMismatch`]): two connections must never enforce different rules on the
+//! same rows.
+//!
+//! ```
+//! use fencelab_core::{FencedStore, Generation, OperationId, ResourceId, Tick, WriteOutcome, WriteRequest};
+//! use fencelab_postgres::{Options, PgStore};
+//!
+//! // Your server's address, for example "host=127.0.0.1 user=app dbname=app".parse().unwrap();
+//! // here a throwaway server from the `testing` feature.
+//! let config: postgres::Config = fencelab_postgres::testing::shared().database();
+//! let mut store = PgStore::connect(&config, Options::default()).unwrap();
+//! let ledger = ResourceId::new("ledger").unwrap();
+//! let write = |g, op: &str, v: &str| WriteRequest::new(ledger.clone(), Generation::new(g).unwrap(), OperationId::new(op).unwrap(), None, v);
+//! assert!(store.write(&write(8, "b", "new owner"), Tick(1)).unwrap().is_applied());
+//! let stale = store.write(&write(7, "a", "stale"), Tick(2)).unwrap();
+//! let WriteOutcome::Rejected(rejection) = stale else { panic!("{stale:?}") };
+//! assert_eq!(rejection.to_string(), "stale owner: generation 7 < highest accepted 8");
+//! ```
+//!
+//! The crate's tests run this and more against throwaway servers: the `testing` feature's
+//! `testing::TestServer` starts one with PostgreSQL 15's `initdb` and `pg_ctl`.
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+use fencelab_core::{
+    Applied, FencedStore, ForgetReason, Forgotten, Generation, Named, OperationId, ResourceId,
+    Retention, Revision, SameGenerationPolicy, StoredResult, StoredValue, Tick, WriteOutcome,
+    WriteRejection, WriteRequest,
+};
+use postgres::error::{DbError, SqlState};
+use postgres::{Client, GenericClient, NoTls, Statement, Transaction};
+use std::num::NonZeroUsize;
+use std::time::Duration;
+
+pub use postgres;
+pub use postgres::IsolationLevel;
+
+/// How to connect and what the store enforces.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// The same-generation policy of the fence. Stored in the database when its tables are
+    /// created; connecting with a different one is an error.
+    pub policy: SameGenerationPolicy,
+    /// How long operation ids are remembered. Stored like the policy.
+    pub retention: Retention,
+    /// Create the tables if they are missing (otherwise a missing table is an error).
+    pub create: bool,
+    /// The isolation level of every write. `READ COMMITTED` is enough (see the crate
+    /// documentation); stricter levels report a write that waited for another one on the same
+    /// resource as [`StoreError::Serialization`].
+    pub isolation: IsolationLevel,
+    /// How long to wait for the server to accept a connection before
+    /// [`StoreError::Unreachable`].
+    pub connect_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            policy: SameGenerationPolicy::AllowSame,
+            retention: Retention::FOREVER,
+            create: true,
+            isolation: IsolationLevel::ReadCommitted,
+            connect_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The schema this build writes, kept in `fenced_meta.schema_version`.
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// What went wrong, in terms a user can act on. A failed write changes nothing: every write is
+/// one transaction, and an error before its commit leaves it uncommitted.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No connection could be made: the server is down, the address or port is wrong, or it
+    /// refused this user or database.
+    #[error("cannot connect to PostgreSQL at {target}: {source}")]
+    Unreachable {
+        /// The host and port tried.
+        target: String,
+        /// The client's error.
+        #[source]
+        source: postgres::Error,
+    },
+    /// The connection broke (the server stopped or was killed, the backend was terminated, the
+    /// network failed). The write was not committed, unless the break came during the commit
+    /// itself; this store's connection is closed, so connect a new one.
+    #[error("the connection to PostgreSQL was lost; the write was rolled back unless the break came during its commit (read the resource back to tell), and this store must be connected again: {source}")]
+    ConnectionLost {
+        /// The client's error.
+        #[source]
+        source: postgres::Error,
+    },
+    /// The database or the transaction is read-only (`default_transaction_read_only`, a hot
+    /// standby).
+    #[error("the database is read-only; nothing was written: {source}")]
+    ReadOnly {
+        /// The server's error.
+        #[source]
+        source: postgres::Error,
+    },
+    /// A stricter isolation level than `READ COMMITTED` refused the write because another
+    /// transaction changed the same rows (SQLSTATE 40001), or a deadlock was broken (40P01).
+    /// Nothing was written; the write can be retried.
+    #[error("PostgreSQL refused the write to keep transactions serializable; nothing was written, retry it: {source}")]
+    Serialization {
+        /// The server's error.
+        #[source]
+        source: postgres::Error,
+    },
+    /// A table the store needs does not exist.
+    #[error("table {table} is missing; connect with `create: true` or restore the schema")]
+    MissingTable {
+        /// The table's name.
+        table: String,
+        /// The server's error, when it was the server that reported it.
+        #[source]
+        source: Option<postgres::Error>,
+    },
+    /// A table exists but is not shaped as this build expects (another program's table of the
+    /// same name, or a hand-edited one).
+    #[error("table {table} does not have this store's shape: {problem}")]
+    WrongSchema {
+        /// The table's name.
+        table: String,
+        /// What differs.
+        problem: String,
+        /// The server's error, when it was the server that reported it.
+        #[source]
+        source: Option<postgres::Error>,
+    },
+    /// The tables were written by a build with another schema version.
+    #[error(
+        "the database has schema version {found}, which this build (schema {SCHEMA_VERSION}) \
+         does not know; use the version that created it"
+    )]
+    UnknownSchema {
+        /// The schema version found.
+        found: i32,
+    },
+    /// The database enforces another same-generation policy than the one asked for.
+    #[error(
+        "the database enforces policy {}, but this connection asked for policy {}; every \
+         connection to one database must enforce the same rule, so connect with the stored policy",
+        .stored.name(), .requested.name()
+    )]
+    PolicyMismatch {
+        /// The policy stored in the database.
+        stored: SameGenerationPolicy,
+        /// The policy in this connection's options.
+        requested: SameGenerationPolicy,
+    },
+    /// The database keeps operation ids for another retention than the one asked for.
+    #[error(
+        "the database enforces retention {}, but this connection asked for retention {}; every \
+         connection to one database must enforce the same rule, so connect with the stored \
+         retention",
+        show_retention(.stored), show_retention(.requested)
+    )]
+    RetentionMismatch {
+        /// The retention stored in the database.
+        stored: Retention,
+        /// The retention in this connection's options.
+        requested: Retention,
+    },
+    /// A number does not fit PostgreSQL's `bigint` (at most 2^63 - 1). Refused before anything
+    /// is sent, so that order in SQL always matches the order of the numbers.
+    #[error(
+        "{what} {value} is larger than PostgreSQL's bigint allows ({}); nothing was written",
+        i64::MAX
+    )]
+    OutOfRange {
+        /// What the number is (a generation, a revision, a time).
+        what: &'static str,
+        /// The number.
+        value: u64,
+    },
+    /// The server refused a value (for example text with a NUL character) or a constraint of
+    /// the tables failed. Nothing was written.
+    #[error("PostgreSQL refused the data; nothing was written: {source}")]
+    DataRejected {
+        /// The server's error.
+        #[source]
+        source: postgres::Error,
+    },
+    /// A stored value is outside what the store ever writes (edited by hand?), or the tables
+    /// disagreed with the fencing rule.
+    #[error("stored data is invalid: {0}")]
+    InvalidData(String),
+    /// Anything else PostgreSQL reported; its error is also the `source()`. The message repeats
+    /// it because most callers print only the top message.
+    ///
+    /// There is deliberately no `From<postgres::Error>`: every conversion goes through one
+    /// classifier, so a lost connection or a read-only database is never a generic failure.
+    #[error("PostgreSQL error: {source}")]
+    Postgres {
+        /// The client's error.
+        #[source]
+        source: postgres::Error,
+    },
+}
+
+impl StoreError {
+    /// Classifies an error of the client: every error the store returns from PostgreSQL goes
+    /// through here. Public so that code writing in the same transaction (`also` in
+    /// [`PgStore::write_with`]) or beside the store reports the same way.
+    pub fn from_postgres(source: postgres::Error) -> StoreError {
+        let Some(db) = source.as_db_error() else {
+            // Without a server error, a closed connection or a failed socket leaves no usable
+            // connection; anything else (a value the client cannot encode) is the client's own.
+            let io = std::error::Error::source(&source).is_some_and(|s| s.is::<std::io::Error>());
+            return if source.is_closed() || io {
+                StoreError::ConnectionLost { source }
+            } else {
+                StoreError::Postgres { source }
+            };
+        };
+        let code = db.code();
+        if *code == SqlState::T_R_SERIALIZATION_FAILURE || *code == SqlState::T_R_DEADLOCK_DETECTED
+        {
+            StoreError::Serialization { source }
+        } else if *code == SqlState::READ_ONLY_SQL_TRANSACTION {
+            StoreError::ReadOnly { source }
+        } else if *code == SqlState::UNDEFINED_TABLE {
+            let table = quoted_name(db).unwrap_or_else(|| "(unnamed)".into());
+            StoreError::MissingTable { table, source: Some(source) }
+        } else if [
+            SqlState::UNDEFINED_COLUMN,
+            SqlState::DATATYPE_MISMATCH,
+            SqlState::WRONG_OBJECT_TYPE,
+            // `ON CONFLICT (resource)` without a unique index on it.
+            SqlState::INVALID_COLUMN_REFERENCE,
+        ]
+        .contains(code)
+        {
+            let table = db.table().map_or_else(|| "(unnamed)".into(), str::to_string);
+            let problem = db.message().to_string();
+            StoreError::WrongSchema { table, problem, source: Some(source) }
+        } else if [SqlState::ADMIN_SHUTDOWN, SqlState::CRASH_SHUTDOWN, SqlState::CANNOT_CONNECT_NOW]
+            .contains(code)
+            || code.code().starts_with("08")
+        {
+            StoreError::ConnectionLost { source }
+        } else if code.code().starts_with("22") || code.code().starts_with("23") {
+            // Class 22 is data exceptions, class 23 integrity constraint violations.
+            StoreError::DataRejected { source }
+        } else {
+            StoreError::Postgres { source }
+        }
+    }
+
+    /// Whether retrying the same write on a new connection may succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Unreachable { .. }
+                | StoreError::ConnectionLost { .. }
+                | StoreError::Serialization { .. }
+        )
+    }
+}
+
+/// The first double-quoted name in a server message (`relation "fenced" does not exist`).
+fn quoted_name(db: &DbError) -> Option<String> {
+    let message = db.message();
+    let start = message.find('"')? + 1;
+    let end = start + message[start..].find('"')?;
+    Some(message[start..end].to_string())
+}
+
+/// Retention as the scenario format spells its fields, for messages.
+fn show_retention(retention: &Retention) -> String {
+    let show = |v: Option<String>| v.unwrap_or_else(|| "none".into());
+    format!(
+        "max_entries={}, max_age={}",
+        show(retention.max_entries.map(|n| n.to_string())),
+        show(retention.max_age.map(|n| n.to_string()))
+    )
+}
+
+/// The tables. Value and revision are empty (`NULL`, 0) until a write applies, because a request
+/// that only passed the fence still creates the row that records it. Both `seq` columns keep the
+/// order in which ids were recorded and forgotten.
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS fenced (
+    resource text PRIMARY KEY,
+    highest  bigint NOT NULL CHECK (highest > 0),
+    acted    boolean NOT NULL,
+    value    text,
+    revision bigint NOT NULL CHECK (revision >= 0),
+    CHECK ((value IS NULL) = (revision = 0)),
+    CHECK (NOT acted OR revision > 0)
+);
+CREATE TABLE IF NOT EXISTS fenced_ops (
+    seq         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    resource    text NOT NULL,
+    operation   text NOT NULL,
+    generation  bigint NOT NULL CHECK (generation > 0),
+    revision    bigint NOT NULL CHECK (revision > 0),
+    recorded_at bigint NOT NULL CHECK (recorded_at >= 0),
+    UNIQUE (resource, operation)
+);
+CREATE TABLE IF NOT EXISTS fenced_forgotten (
+    seq          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    resource     text NOT NULL,
+    operation    text NOT NULL,
+    generation   bigint NOT NULL,
+    revision     bigint NOT NULL,
+    recorded_at  bigint NOT NULL,
+    forgotten_at bigint NOT NULL,
+    reason       text NOT NULL CHECK (reason IN ('age', 'capacity')),
+    limit_value  bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS fenced_meta (
+    id             integer PRIMARY KEY CHECK (id = 1),
+    schema_version integer NOT NULL,
+    policy         text NOT NULL,
+    max_entries    bigint CHECK (max_entries > 0),
+    max_age        bigint CHECK (max_age >= 0)
+);
+";
+
+/// Every column the store uses, with its type as `information_schema` spells it.
+const COLUMNS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "fenced",
+        &[
+            ("resource", "text"),
+            ("highest", "bigint"),
+            ("acted", "boolean"),
+            ("value", "text"),
+            ("revision", "bigint"),
+        ],
+    ),
+    (
+        "fenced_ops",
+        &[
+            ("seq", "bigint"),
+            ("resource", "text"),
+            ("operation", "text"),
+            ("generation", "bigint"),
+            ("revision", "bigint"),
+            ("recorded_at", "bigint"),
+        ],
+    ),
+    (
+        "fenced_forgotten",
+        &[
+            ("seq", "bigint"),
+            ("resource", "text"),
+            ("operation", "text"),
+            ("generation", "bigint"),
+            ("revision", "bigint"),
+            ("recorded_at", "bigint"),
+            ("forgotten_at", "bigint"),
+            ("reason", "text"),
+            ("limit_value", "bigint"),
+        ],
+    ),
+    (
+        "fenced_meta",
+        &[
+            ("id", "integer"),
+            ("schema_version", "integer"),
+            ("policy", "text"),
+            ("max_entries", "bigint"),
+            ("max_age", "bigint"),
+        ],
+    ),
+];
+
+/// Raises the fence: a missing row is created with no value, a lower highest is replaced (and
+/// its `acted` cleared). The `WHERE` clause is the fencing rule: a request it refuses updates
+/// no row and returns nothing, but the row is locked all the same. Returns the row's revision.
+const RAISE_FENCE: &str = "
+INSERT INTO fenced AS f (resource, highest, acted, value, revision) VALUES ($1, $2, false, NULL, 0)
+ON CONFLICT (resource) DO UPDATE
+    SET highest = excluded.highest, acted = f.acted AND f.highest = excluded.highest
+    WHERE f.highest < excluded.highest
+       OR (f.highest = excluded.highest AND (NOT $3 OR NOT f.acted))
+RETURNING revision";
+
+/// The fence record of a row this transaction has locked.
+const FENCE_OF: &str = "SELECT highest, acted FROM fenced WHERE resource = $1";
+
+/// Steps 4 to 6 of a write whose request passed the fence, in one statement: the operation
+/// id's stored result, if remembered; otherwise one conditional `UPDATE` whose `WHERE` clause
+/// carries the fencing rule and the expected revision applies the write, and the operation id
+/// is recorded with the new revision. Returns one row: the stored result (or nulls) and the
+/// applied revision (or null). Its snapshot is taken after the fence statement locked the row,
+/// so it sees every operation id the previous holder of the lock committed.
+const APPLY: &str = "
+WITH prior AS (
+    SELECT generation, revision, recorded_at FROM fenced_ops WHERE resource = $1 AND operation = $6
+), applied AS (
+    UPDATE fenced SET highest = $2, value = $3, revision = revision + 1, acted = true
+    WHERE resource = $1
+      AND NOT EXISTS (SELECT 1 FROM prior)
+      AND (highest < $2 OR (highest = $2 AND (NOT $4 OR NOT acted)))
+      AND ($5::bigint IS NULL OR revision = $5)
+    RETURNING revision
+), recorded AS (
+    INSERT INTO fenced_ops (resource, operation, generation, revision, recorded_at)
+        SELECT $1::text, $6::text, $2::bigint, revision, $7::bigint FROM applied
+    RETURNING revision
+)
+SELECT prior.generation, prior.revision, prior.recorded_at, (SELECT revision FROM recorded)
+FROM (VALUES (1)) AS one LEFT JOIN prior ON true";
+
+/// The stored result of one operation id.
+const STORED_RESULT: &str =
+    "SELECT generation, revision, recorded_at FROM fenced_ops WHERE resource = $1 AND operation = $2";
+
+/// Forgets, and records as forgotten, the resource's operation ids recorded at or before the
+/// cutoff `$2`, at time `$3`, for the maximum age `$4`.
+const FORGET_EXPIRED: &str = "
+WITH gone AS (
+    DELETE FROM fenced_ops WHERE resource = $1 AND recorded_at <= $2
+    RETURNING seq, resource, operation, generation, revision, recorded_at
+)
+INSERT INTO fenced_forgotten
+    (resource, operation, generation, revision, recorded_at, forgotten_at, reason, limit_value)
+    SELECT resource, operation, generation, revision, recorded_at, $3::bigint, 'age', $4::bigint
+    FROM gone
+    ORDER BY seq";
+
+/// Forgets, and records as forgotten, the resource's operation ids beyond the newest `$2`, at
+/// time `$3`.
+const FORGET_OVER_CAPACITY: &str = "
+WITH gone AS (
+    DELETE FROM fenced_ops WHERE resource = $1 AND seq NOT IN
+        (SELECT seq FROM fenced_ops WHERE resource = $1 ORDER BY seq DESC LIMIT $2)
+    RETURNING seq, resource, operation, generation, revision, recorded_at
+)
+INSERT INTO fenced_forgotten
+    (resource, operation, generation, revision, recorded_at, forgotten_at, reason, limit_value)
+    SELECT resource, operation, generation, revision, recorded_at, $3::bigint, 'capacity', $2::bigint
+    FROM gone
+    ORDER BY seq";
+
+/// The statements of a write, prepared once per connection.
+struct Statements {
+    raise_fence: Statement,
+    fence_of: Statement,
+    apply: Statement,
+    stored_result: Statement,
+    forget_expired: Statement,
+    forget_over_capacity: Statement,
+    read: Statement,
+}
+
+impl Statements {
+    fn prepare(client: &mut Client) -> Result<Statements, postgres::Error> {
+        Ok(Statements {
+            raise_fence: client.prepare(RAISE_FENCE)?,
+            fence_of: client.prepare(FENCE_OF)?,
+            apply: client.prepare(APPLY)?,
+            stored_result: client.prepare(STORED_RESULT)?,
+            forget_expired: client.prepare(FORGET_EXPIRED)?,
+            forget_over_capacity: client.prepare(FORGET_OVER_CAPACITY)?,
+            read: client
+                .prepare("SELECT highest, value, revision FROM fenced WHERE resource = $1")?,
+        })
+    }
+}
+
+/// A fenced store in a PostgreSQL database. Each instance owns one connection; connect one per
+/// thread.
+pub struct PgStore {
+    client: Client,
+    statements: Statements,
+    options: Options,
+}
+
+/// A number of the model as `bigint`, refused rather than wrapped.
+fn sql_integer(what: &'static str, value: u64) -> Result<i64, StoreError> {
+    i64::try_from(value).map_err(|_| StoreError::OutOfRange { what, value })
+}
+
+fn generation_from_sql(value: i64) -> Result<Generation, StoreError> {
+    u64::try_from(value).ok().and_then(|v| Generation::new(v).ok()).ok_or_else(|| {
+        StoreError::InvalidData(format!("stored generation {value} is not positive"))
+    })
+}
+
+fn revision_from_sql(value: i64) -> Result<Revision, StoreError> {
+    u64::try_from(value)
+        .map(Revision)
+        .map_err(|_| StoreError::InvalidData(format!("stored revision {value} is negative")))
+}
+
+fn tick_from_sql(value: i64) -> Result<Tick, StoreError> {
+    u64::try_from(value)
+        .map(Tick)
+        .map_err(|_| StoreError::InvalidData(format!("stored time {value} is negative")))
+}
+
+/// The SQL and the fencing rule disagreed about a write: a bug, or a hand-edited row.
+fn disagreement(step: &str) -> StoreError {
+    StoreError::InvalidData(format!(
+        "the {step} changed nothing although the fencing rule admitted the write"
+    ))
+}
+
+impl PgStore {
+    /// Connects, creates the tables if they are missing (with `create`), and checks that they
+    /// have this build's schema version and shape and that the stored policy and retention are
+    /// the ones in `options`.
+    pub fn connect(config: &postgres::Config, options: Options) -> Result<PgStore, StoreError> {
+        let mut config = config.clone();
+        config.connect_timeout(options.connect_timeout);
+        let sql = sql_options(&options)?;
+        let mut client = config
+            .connect(NoTls)
+            .map_err(|source| StoreError::Unreachable { target: target_of(&config), source })?;
+        let err = StoreError::from_postgres;
+        if options.create {
+            create_schema(&mut client, sql).map_err(err)?;
+        }
+        check_schema(&mut client)?;
+        check_stored_options(&mut client, &options)?;
+        let statements = Statements::prepare(&mut client).map_err(err)?;
+        Ok(PgStore { client, statements, options })
+    }
+
+    /// The store's connection, for inspection in tests and tools.
+    pub fn client(&mut self) -> &mut Client {
+        &mut self.client
+    }
+
+    /// Like [`FencedStore::write`], and when the write applies, runs `also` in the same
+    /// transaction before it commits: rows the caller writes there commit with the fenced write
+    /// or not at all. An error from `also` rolls back everything, the raised fence included, and
+    /// is classified like the store's own ([`StoreError::from_postgres`]).
+    pub fn write_with(
+        &mut self,
+        request: &WriteRequest,
+        now: Tick,
+        also: impl FnOnce(&mut Transaction<'_>, &Applied) -> Result<(), postgres::Error>,
+    ) -> Result<WriteOutcome, StoreError> {
+        // Every number is checked before the transaction starts, so a refusal sends nothing.
+        let generation = sql_integer("generation", request.generation.get())?;
+        let now_sql = sql_integer("time", now.0)?;
+        let expected =
+            request.expected_revision.map(|r| sql_integer("expected revision", r.0)).transpose()?;
+        let err = StoreError::from_postgres;
+        let PgStore { client, statements, options } = self;
+        // Dropping the transaction on an error rolls it back; if the connection is gone, the
+        // server discards the uncommitted transaction itself.
+        let mut tx =
+            client.build_transaction().isolation_level(options.isolation).start().map_err(err)?;
+        let write = Write { request, generation, now: now_sql, expected, now_tick: now };
+        let decision = decide(&mut tx, statements, options, &write)?;
+        match decision {
+            Decision::Refused(outcome) => {
+                // A request refused by the fence leaves the database exactly as it was.
+                tx.rollback().map_err(err)?;
+                Ok(outcome)
+            }
+            Decision::Passed(outcome) => {
+                if let WriteOutcome::Applied(applied) = &outcome {
+                    also(&mut tx, applied).map_err(err)?;
+                }
+                tx.commit().map_err(err)?;
+                Ok(outcome)
+            }
+        }
+    }
+
+    /// Every operation id forgotten so far on `resource`, oldest first, as the reference's
+    /// [`IdempotencyStore::forgotten`](fencelab_core::IdempotencyStore::forgotten) lists them.
+    pub fn forgotten(&mut self, resource: &ResourceId) -> Result<Vec<Forgotten>, StoreError> {
+        let rows = self
+            .client
+            .query(
+                "SELECT operation, generation, revision, recorded_at, forgotten_at, reason, \
+                 limit_value FROM fenced_forgotten WHERE resource = $1 ORDER BY seq",
+                &[&resource.as_str()],
+            )
+            .map_err(StoreError::from_postgres)?;
+        rows.iter()
+            .map(|row| {
+                let operation: String = row.get(0);
+                let operation = OperationId::new(operation.clone()).map_err(|e| {
+                    StoreError::InvalidData(format!("stored operation id {operation:?}: {e}"))
+                })?;
+                let generation = generation_from_sql(row.get(1))?;
+                let applied = Applied { generation, revision: revision_from_sql(row.get(2))? };
+                let result =
+                    StoredResult { generation, applied, recorded_at: tick_from_sql(row.get(3))? };
+                let at = tick_from_sql(row.get(4))?;
+                let (reason, limit): (String, i64) = (row.get(5), row.get(6));
+                let reason = match reason.as_str() {
+                    "age" => ForgetReason::Age {
+                        max_age: u64::try_from(limit).map_err(|_| {
+                            StoreError::InvalidData(format!("stored maximum age {limit}"))
+                        })?,
+                    },
+                    "capacity" => ForgetReason::Capacity {
+                        max_entries: usize::try_from(limit)
+                            .ok()
+                            .and_then(NonZeroUsize::new)
+                            .ok_or_else(|| {
+                                StoreError::InvalidData(format!("stored capacity {limit}"))
+                            })?,
+                    },
+                    other => {
+                        return Err(StoreError::InvalidData(format!(
+                            "stored reason {other:?} is not a reason to forget"
+                        )))
+                    }
+                };
+                Ok(Forgotten { operation, result, at, reason })
+            })
+            .collect()
+    }
+}
+
+/// Where a configuration points, for messages.
+fn target_of(config: &postgres::Config) -> String {
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(name) => name.clone(),
+            postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .collect();
+    let ports: Vec<String> = config.get_ports().iter().map(u16::to_string).collect();
+    format!(
+        "{} port {}",
+        hosts.join(","),
+        if ports.is_empty() { "5432".into() } else { ports.join(",") }
+    )
+}
+
+/// Creates the tables and the options row if they are missing, under an advisory lock per
+/// schema, so that stores connecting at once do not race to create them.
+fn create_schema(
+    client: &mut Client,
+    (policy, max_entries, max_age): SqlOptions,
+) -> Result<(), postgres::Error> {
+    let exists: bool =
+        client.query_one("SELECT to_regclass('fenced_meta') IS NOT NULL", &[])?.get(0);
+    if exists {
+        return Ok(());
+    }
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock(1717986918, hashtext(current_schema()))", &[])?;
+    tx.batch_execute(SCHEMA)?;
+    tx.execute(
+        "INSERT INTO fenced_meta (id, schema_version, policy, max_entries, max_age) \
+         VALUES (1, $1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
+        &[&SCHEMA_VERSION, &policy, &max_entries, &max_age],
+    )?;
+    tx.commit()
+}
+
+/// Checks that every table and column the store uses exists with its type.
+fn check_schema(client: &mut Client) -> Result<(), StoreError> {
+    let rows = client
+        .query(
+            "SELECT table_name::text, column_name::text, data_type::text \
+             FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name::text = ANY($1)",
+            &[&COLUMNS.iter().map(|(t, _)| *t).collect::<Vec<_>>()],
+        )
+        .map_err(StoreError::from_postgres)?;
+    let found: Vec<(String, String, String)> =
+        rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect();
+    for (table, columns) in COLUMNS {
+        if !found.iter().any(|(t, _, _)| t == table) {
+            return Err(StoreError::MissingTable { table: table.to_string(), source: None });
+        }
+        for (column, expected) in *columns {
+            let wrong = |problem| StoreError::WrongSchema {
+                table: table.to_string(),
+                problem,
+                source: None,
+            };
+            match found.iter().find(|(t, c, _)| t == table && c == column) {
+                None => return Err(wrong(format!("column {column} is missing"))),
+                Some((_, _, actual)) if actual != expected => {
+                    return Err(wrong(format!("column {column} is {actual}, not {expected}")))
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The policy, the maximum count and the maximum age as `fenced_meta` stores them.
+type SqlOptions = (&'static str, Option<i64>, Option<i64>);
+
+fn sql_options(options: &Options) -> Result<SqlOptions, StoreError> {
+    let retention = options.retention;
+    let max_entries = retention
+        .max_entries
+        .map(|n| sql_integer("retention max_entries", n.get() as u64))
+        .transpose()?;
+    let max_age = retention.max_age.map(|n| sql_integer("retention max_age", n)).transpose()?;
+    Ok((options.policy.name(), max_entries, max_age))
+}
+
+/// Refuses a connection whose schema version, policy or retention differs from the database's.
+fn check_stored_options(client: &mut Client, options: &Options) -> Result<(), StoreError> {
+    let row = client
+        .query_opt(
+            "SELECT schema_version, policy, max_entries, max_age FROM fenced_meta WHERE id = 1",
+            &[],
+        )
+        .map_err(StoreError::from_postgres)?
+        .ok_or_else(|| StoreError::WrongSchema {
+            table: "fenced_meta".into(),
+            problem: "it has no options row".into(),
+            source: None,
+        })?;
+    let (found, policy, max_entries, max_age): (i32, String, Option<i64>, Option<i64>) =
+        (row.get(0), row.get(1), row.get(2), row.get(3));
+    if found != SCHEMA_VERSION {
+        return Err(StoreError::UnknownSchema { found });
+    }
+    let invalid = StoreError::InvalidData;
+    let stored_policy = SameGenerationPolicy::from_name(&policy)
+        .ok_or_else(|| invalid(format!("stored policy {policy:?} is not a policy")))?;
+    let max_entries = max_entries
+        .map(|n| {
+            usize::try_from(n)
+                .ok()
+                .and_then(NonZeroUsize::new)
+                .ok_or_else(|| invalid(format!("stored retention max_entries {n} is not positive")))
+        })
+        .transpose()?;
+    let max_age = max_age
+        .map(|n| {
+            u64::try_from(n)
+                .map_err(|_| invalid(format!("stored retention max_age {n} is negative")))
+        })
+        .transpose()?;
+    let stored_retention = Retention { max_entries, max_age };
+    if stored_policy != options.policy {
+        let requested = options.policy;
+        return Err(StoreError::PolicyMismatch { stored: stored_policy, requested });
+    }
+    if stored_retention != options.retention {
+        let requested = options.retention;
+        return Err(StoreError::RetentionMismatch { stored: stored_retention, requested });
+    }
+    Ok(())
+}
+
+/// One write's request with its numbers already converted to `bigint`.
+struct Write<'a> {
+    request: &'a WriteRequest,
+    generation: i64,
+    now: i64,
+    expected: Option<i64>,
+    now_tick: Tick,
+}
+
+/// What one write decided: refused by the fence (roll back) or passed it (commit).
+enum Decision {
+    Refused(WriteOutcome),
+    Passed(WriteOutcome),
+}
+
+/// The stored result of an operation on a resource, if remembered.
+fn stored_result(
+    client: &mut impl GenericClient,
+    statements: &Statements,
+    resource: &str,
+    operation: &str,
+) -> Result<Option<StoredResult>, StoreError> {
+    let row = client
+        .query_opt(&statements.stored_result, &[&resource, &operation])
+        .map_err(StoreError::from_postgres)?;
+    let Some(row) = row else { return Ok(None) };
+    let generation = generation_from_sql(row.get(0))?;
+    let applied = Applied { generation, revision: revision_from_sql(row.get(1))? };
+    Ok(Some(StoredResult { generation, applied, recorded_at: tick_from_sql(row.get(2))? }))
+}
+
+/// Everything one write does, inside its transaction, in the reference's order of checks (see
+/// the crate documentation).
+fn decide(
+    tx: &mut Transaction<'_>,
+    statements: &Statements,
+    options: &Options,
+    write: &Write<'_>,
+) -> Result<Decision, StoreError> {
+    let err = StoreError::from_postgres;
+    let request = write.request;
+    let (resource, operation) = (request.resource.as_str(), request.operation.as_str());
+    let presented = request.generation;
+    let strict = options.policy == SameGenerationPolicy::StrictlyNewer;
+
+    let raised = tx
+        .query_opt(&statements.raise_fence, &[&resource, &write.generation, &strict])
+        .map_err(err)?;
+    let Some(raised) = raised else {
+        // The rule refused the request; the statement still locked the row, so this read sees
+        // the fence that refused it.
+        let row = tx.query_one(&statements.fence_of, &[&resource]).map_err(err)?;
+        let highest = generation_from_sql(row.get(0))?;
+        let acted: bool = row.get(1);
+        if options.policy.admits(fencelab_core::Fence { highest: Some(highest), acted }, presented)
+        {
+            return Err(disagreement("fence update"));
+        }
+        // Under the strict policy the owner's own retry presents the generation that has
+        // already written. It is a retry, not a second write: return what the first one got.
+        // An id past its retention is not answered, as the reference does not answer it; it is
+        // not deleted either, because a refused request changes nothing.
+        let own_retry = if presented == highest {
+            stored_result(tx, statements, resource, operation)?.filter(|s| {
+                s.generation == presented && !options.retention.expired(s, write.now_tick)
+            })
+        } else {
+            None
+        };
+        return Ok(Decision::Refused(match own_retry {
+            Some(stored) => WriteOutcome::Replayed(stored),
+            None => WriteOutcome::Rejected(WriteRejection::Stale { presented, highest }),
+        }));
+    };
+    let revision = revision_from_sql(raised.get(0))?;
+
+    if let Some(max_age) = options.retention.max_age {
+        let max_age = sql_integer("retention max_age", max_age)?;
+        // Ids recorded "after" now (a caller whose clock went back) are kept, as in the
+        // reference.
+        if let Some(cutoff) = write.now.checked_sub(max_age).filter(|c| *c >= 0) {
+            tx.execute(&statements.forget_expired, &[&resource, &cutoff, &write.now, &max_age])
+                .map_err(err)?;
+        }
+    }
+
+    let params: [&(dyn postgres::types::ToSql + Sync); 7] = [
+        &resource,
+        &write.generation,
+        &request.value,
+        &strict,
+        &write.expected,
+        &operation,
+        &write.now,
+    ];
+    let row = tx.query_one(&statements.apply, &params).map_err(err)?;
+    let (prior, applied): (Option<i64>, Option<i64>) = (row.get(0), row.get(3));
+    if let Some(generation) = prior {
+        let generation = generation_from_sql(generation)?;
+        let applied = Applied { generation, revision: revision_from_sql(row.get(1))? };
+        let stored = StoredResult { generation, applied, recorded_at: tick_from_sql(row.get(2))? };
+        return Ok(Decision::Passed(WriteOutcome::Replayed(stored)));
+    }
+    let Some(applied) = applied else {
+        return match request.expected_revision.filter(|&e| e != revision) {
+            Some(expected) => {
+                Ok(Decision::Passed(WriteOutcome::Rejected(WriteRejection::RevisionConflict {
+                    expected,
+                    actual: revision,
+                })))
+            }
+            None => Err(disagreement("conditional write")),
+        };
+    };
+    let revision = revision_from_sql(applied)?;
+    if let Some(max) = options.retention.max_entries {
+        let keep = sql_integer("retention max_entries", max.get() as u64)?;
+        tx.execute(&statements.forget_over_capacity, &[&resource, &keep, &write.now])
+            .map_err(err)?;
+    }
+    Ok(Decision::Passed(WriteOutcome::Applied(Applied { generation: presented, revision })))
+}
+
+impl FencedStore for PgStore {
+    type Error = StoreError;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, StoreError> {
+        self.write_with(request, now, |_, _| Ok(()))
+    }
+
+    /// A resource whose fence was raised is `Some` even if no write has applied to it yet
+    /// (`value: None`, revision 0), as in the reference.
+    fn read(&mut self, resource: &ResourceId) -> Result<Option<StoredValue>, StoreError> {
+        let row = self
+            .client
+            .query_opt(&self.statements.read, &[&resource.as_str()])
+            .map_err(StoreError::from_postgres)?;
+        row.map(|row| {
+            Ok(StoredValue {
+                highest: Some(generation_from_sql(row.get(0))?),
+                value: row.get(1),
+                revision: revision_from_sql(row.get(2))?,
+            })
+        })
+        .transpose()
+    }
+
+    fn lookup(
+        &mut self,
+        resource: &ResourceId,
+        operation: &OperationId,
+    ) -> Result<Option<StoredResult>, StoreError> {
+        stored_result(&mut self.client, &self.statements, resource.as_str(), operation.as_str())
+    }
+}
