@@ -9,6 +9,7 @@ mod address;
 mod compare;
 mod editor;
 mod history;
+mod learn;
 mod story;
 #[cfg(test)]
 mod tests;
@@ -29,6 +30,7 @@ use crate::viz::run::{Run, RunRef, TrackRef};
 pub use compare::{Compare, CompareSide, Side, MODES};
 pub use editor::Editor;
 pub use history::Fetch;
+pub use learn::{Learn, LearnAction, Progress, Shown, PROGRESS_KEY};
 pub use story::{
     Badge, PolicyChoice, DEFAULT_SPEED, GENERATED, GENERATED_SIZE, SPEEDS, SPEED_PERCENT,
 };
@@ -100,6 +102,8 @@ pub enum Action {
     ChooseFinding(usize),
     /// Hide a lane of the history's diagram, or show it again.
     ToggleLane(usize),
+    /// Something about the quiz or the course.
+    Learn(LearnAction),
 }
 
 /// Everything the visualizer shows.
@@ -153,6 +157,8 @@ pub struct Viz {
     pub history_error: Option<String>,
     /// What a history link asked for that does not apply to a history.
     pub link_note: Option<String>,
+    /// The quiz, the course and what the reader has done in them.
+    pub learn: Learn,
 }
 
 impl Default for Viz {
@@ -202,6 +208,7 @@ impl Viz {
             fetching: None,
             history_error: None,
             link_note: None,
+            learn: Learn::default(),
         }
     }
 
@@ -268,7 +275,7 @@ impl Reducible for Viz {
             // A new address replaces the whole view, so nothing of this one is copied but the
             // count of history entries: the address is already in its own entry.
             Action::Open(fragment) => {
-                let mut next = Viz::open(fragment);
+                let mut next = Viz::open_with(fragment, self.learn.progress.clone());
                 next.entries = self.entries;
                 return Rc::new(next);
             }
@@ -281,6 +288,7 @@ impl Reducible for Viz {
         {
             next.close_history();
         }
+        let by_learning = matches!(action, Action::Learn(_));
         match action {
             Action::Pick(case) => next.pick(case),
             Action::Variant(variant) => next.switch_variant(variant),
@@ -290,7 +298,7 @@ impl Reducible for Viz {
             }
             Action::Forward => {
                 next.playing = false;
-                next.step_by(true);
+                next.forward_or_ask(false);
             }
             Action::Back => {
                 next.playing = false;
@@ -309,7 +317,7 @@ impl Reducible for Viz {
                 next.seek(n);
             }
             Action::TogglePlay => next.toggle_play(at, end),
-            Action::Tick => next.tick(),
+            Action::Tick => next.forward_or_ask(true),
             Action::Speed(speed) => next.speed = speed,
             Action::Compare(on) => next.set_compare(on),
             Action::CompareMode(side, mode) => next.set_compare_mode(side, mode),
@@ -335,7 +343,9 @@ impl Reducible for Viz {
             Action::CloseHistory => next.close_history(),
             Action::ChooseFinding(index) => next.choose_finding(index),
             Action::ToggleLane(lane) => next.toggle_lane(lane),
+            Action::Learn(action) => next.learn(action),
         }
+        next.settle_learning(&self, by_learning);
         Rc::new(next)
     }
 }
