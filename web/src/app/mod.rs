@@ -14,7 +14,7 @@ use crate::components::history::{
     history_card, history_status, link_note, open_control, Findings, ScrubMarks,
 };
 use crate::components::icons::icon;
-use crate::components::learn::{course_bar, learn_modes, quiz_card, quiz_status, CourseContents};
+use crate::components::learn::{course_bar, course_contents, learn_modes, quiz_card, quiz_status};
 use crate::components::log::{log, LogProps};
 use crate::components::panels::{caption, panels, run_badge};
 use crate::components::picker::Picker;
@@ -210,7 +210,7 @@ fn visualizer(
                 { history_card(opened, &badge, state.history_error.as_deref(), state.link_note.as_deref(), on) }
             } else if state.shows("picker") {
             if state.learn.contents && !embedded {
-                <CourseContents cases={state.cases.clone()} progress={state.learn.progress.clone()} on={on.clone()} />
+                { course_contents(&state.cases, &state.learn.progress, on) }
             }
             <section class="card story" aria-labelledby="story-title">
                 { course_bar(state, on) }

@@ -3,8 +3,6 @@
 //! table of contents. Everything they say comes from the reducer (`Viz::shown`, `in_course`,
 //! `Progress`); they only render it.
 
-use std::rc::Rc;
-
 use fencelab_core::stories::course::{course, Chapter};
 use fencelab_core::stories::library::CaseInfo;
 use yew::prelude::*;
@@ -164,19 +162,10 @@ pub fn course_bar(state: &Viz, on: &Callback<Action>) -> Html {
     }
 }
 
-#[derive(Properties, PartialEq)]
-pub struct ContentsProps {
-    pub cases: Rc<Vec<CaseInfo>>,
-    pub progress: Rc<Progress>,
-    pub on: Callback<Action>,
-}
-
 /// The course's table of contents: every chapter in order, its intro, its stories with a mark
-/// on each one finished, and how many are.
-#[component]
-pub fn CourseContents(props: &ContentsProps) -> Html {
-    let on = &props.on;
-    let progress = &props.progress;
+/// on each one finished, and how many are. A plain function rather than a component: it shows
+/// only while the reader chooses, and a component would add Yew's per-component code.
+pub fn course_contents(cases: &[CaseInfo], progress: &Progress, on: &Callback<Action>) -> Html {
     let chapter = |(index, chapter): (usize, &Chapter)| {
         let done = progress.done_in(chapter);
         let count = chapter.stories.len();
@@ -198,7 +187,7 @@ pub fn CourseContents(props: &ContentsProps) -> Html {
                         html! {
                             <li>
                                 <button type="button" class="link" onclick={learn(on, LearnAction::Story(index, s))}>
-                                    { story_title(&props.cases, *story) }
+                                    { story_title(cases, *story) }
                                 </button>
                                 if finished {
                                     <span class="done">{ icon("check") }<span class="sr-only">{ " (done)" }</span></span>

@@ -3,7 +3,6 @@
 //! remembered). Where to stop and the right answer come from the core's `checkpoint::place` on
 //! the run on screen (`Run::asked`); nothing here decides an outcome.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use fencelab_core::check::checkpoint::Asked;
@@ -14,13 +13,14 @@ use super::Viz;
 /// The local-storage key the shell keeps [`Progress`] under.
 pub const PROGRESS_KEY: &str = "fencelab-learn";
 
-/// What the reader has done, kept in this browser: answers and finished stories.
+/// What the reader has done, kept in this browser: answers and finished stories. They are a
+/// few dozen at most, so plain lists searched in order keep the page's code small.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Progress {
-    /// The option each question was answered with, by story, label and question.
-    pub answers: BTreeMap<String, String>,
+    /// Each answered question's key (story, label and question) and the option chosen.
+    pub answers: Vec<(String, String)>,
     /// The stories finished, as `case/variant`.
-    pub done: BTreeSet<String>,
+    pub done: Vec<String>,
 }
 
 impl Progress {
@@ -31,12 +31,8 @@ impl Progress {
         for line in text.lines() {
             let mut fields = line.split('\t');
             match (fields.next(), fields.next(), fields.next()) {
-                (Some("a"), Some(key), Some(answer)) => {
-                    progress.answers.insert(key.into(), answer.into());
-                }
-                (Some("d"), Some(story), None) => {
-                    progress.done.insert(story.into());
-                }
+                (Some("a"), Some(key), Some(answer)) => progress.set_answer(key, answer),
+                (Some("d"), Some(story), None) => progress.set_done(story),
                 _ => {}
             }
         }
@@ -55,6 +51,24 @@ impl Progress {
             out.push_str(&format!("d\t{story}\n"));
         }
         out
+    }
+
+    /// The option a question was answered with.
+    pub fn answer(&self, key: &str) -> Option<&str> {
+        self.answers.iter().find(|(k, _)| k == key).map(|(_, a)| a.as_str())
+    }
+
+    /// Remembers an answer, replacing an earlier one to the same question.
+    pub fn set_answer(&mut self, key: &str, answer: &str) {
+        self.answers.retain(|(k, _)| k != key);
+        self.answers.push((key.into(), answer.into()));
+    }
+
+    /// Marks a story finished.
+    pub fn set_done(&mut self, story: &str) {
+        if !self.done.iter().any(|s| s == story) {
+            self.done.push(story.into());
+        }
     }
 
     /// Whether a course story is finished.
@@ -136,7 +150,7 @@ impl Viz {
 
     /// The remembered answer to a question, as an index into its options.
     fn remembered(&self, asked: &Asked) -> Option<usize> {
-        let answer = self.learn.progress.answers.get(&self.answer_key(asked))?;
+        let answer = self.learn.progress.answer(&self.answer_key(asked))?;
         asked.options.iter().position(|o| o == answer)
     }
 
@@ -225,7 +239,7 @@ impl Viz {
             LearnAction::ResetAnswers => {
                 let prefix = format!("{}/{}/", self.case, self.badge().label);
                 let progress = Rc::make_mut(&mut self.learn.progress);
-                progress.answers.retain(|key, _| !key.starts_with(&prefix));
+                progress.answers.retain(|(key, _)| !key.starts_with(&prefix));
                 self.learn.answered = None;
                 self.ask_here(false);
             }
@@ -264,7 +278,7 @@ impl Viz {
             return;
         };
         let (key, chosen) = (self.answer_key(asked), chosen.clone());
-        Rc::make_mut(&mut self.learn.progress).answers.insert(key, chosen);
+        Rc::make_mut(&mut self.learn.progress).set_answer(&key, &chosen);
         self.learn.asking = None;
         self.learn.answered = Some(i);
         if !self.ask_here(self.learn.resume) {
@@ -313,7 +327,7 @@ impl Viz {
             && self.compare.is_none()
             && !self.learn.progress.done.contains(&story)
         {
-            Rc::make_mut(&mut self.learn.progress).done.insert(story);
+            Rc::make_mut(&mut self.learn.progress).set_done(&story);
         }
     }
 }
@@ -416,7 +430,7 @@ mod tests {
         assert_ne!(first(&broken).answer, fenced_answer);
         // Answers to the switched run are kept apart from the story's own.
         let answered = apply(broken, [learn(LearnAction::Answer(0))]);
-        assert!(answered.learn.progress.answers.keys().any(|k| k.contains(" + ")));
+        assert!(answered.learn.progress.answers.iter().any(|(k, _)| k.contains(" + ")));
     }
 
     #[test]
@@ -424,25 +438,27 @@ mod tests {
         let state = forward_until_asked(quizzing());
         let state = apply(state, [learn(LearnAction::Answer(0))]);
         let mut progress = (*state.learn.progress).clone();
-        progress.answers.insert("other/fenced/Q?".into(), "Yes".into());
+        progress.set_answer("other/fenced/Q?", "Yes");
         let mut state = (*state).clone();
         state.learn.progress = Rc::new(progress);
         let reset = apply(Rc::new(state), [learn(LearnAction::ResetAnswers)]);
-        assert_eq!(reset.learn.progress.answers.keys().collect::<Vec<_>>(), ["other/fenced/Q?"]);
+        let keys: Vec<&str> =
+            reset.learn.progress.answers.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["other/fenced/Q?"]);
     }
 
     #[test]
     fn progress_reads_back_what_it_writes_and_skips_damaged_lines() {
         let mut progress = Progress::default();
-        progress
-            .answers
-            .insert("paused-worker/fenced/Will db apply A's write?".into(), "No".into());
-        progress.answers.insert("bad\tkey".into(), "x".into());
-        progress.done.insert("paused-worker/broken".into());
+        progress.set_answer("paused-worker/fenced/Will db apply A's write?", "No");
+        progress.set_answer("bad\tkey", "x");
+        progress.set_done("paused-worker/broken");
+        progress.set_answer("paused-worker/fenced/Will db apply A's write?", "Yes");
         let text = progress.to_text();
         let read = Progress::from_text(&format!("{text}garbage\nd\ta\tb\n"));
-        progress.answers.remove("bad\tkey");
+        progress.answers.retain(|(k, _)| !k.contains('\t'));
         assert_eq!(read, progress);
+        assert_eq!(read.answers.len(), 1);
     }
 
     #[test]
@@ -487,7 +503,7 @@ mod tests {
         let mut progress = Progress::default();
         let chapter = chapter("the-fence").unwrap();
         let (case, variant) = chapter.stories[0];
-        progress.done.insert(format!("{case}/{variant}"));
+        progress.set_done(&format!("{case}/{variant}"));
         let state = Viz::open_with("course=the-fence", Rc::new(progress));
         assert_eq!((state.case.as_str(), state.variant.as_str()), chapter.stories[1]);
         assert!(state.learn.quiz && state.link_error.is_none());
