@@ -175,13 +175,13 @@ test('the course: chapters listed, progress kept across a reload, a chapter link
   const { page, problems } = await fresh('/');
   await page.click('#course-toggle');
   await page.locator('#course').waitFor();
-  assert.equal(await page.locator('#course .chapter').count(), 7);
-  assert.match(await text(page, '#course .chapter h3'), /^1\. A lease can end.*0 of 3 done$/);
+  assert.equal(await page.locator('#course .chapters > li').count(), 7);
+  assert.match(await text(page, '#course .chapters > li h3'), /^1\. A lease can end.* · 0 of 3 done$/);
   await shot(page, 'learn-course');
   const axeFound = await axe(page, 'the course');
 
   // The first story of the first chapter, played to its end, counts as done.
-  await page.locator('#course .course-stories button').first().click();
+  await page.locator('#course ol ol a').first().click();
   await page.locator('#course-bar').waitFor();
   assert.match(await text(page, '#course-bar .course-where'), /story 1 of 3 · 0 of 3 done/);
   assert.equal(await page.locator('#quiz-toggle').getAttribute('aria-pressed'), 'true');
@@ -195,8 +195,9 @@ test('the course: chapters listed, progress kept across a reload, a chapter link
   await page.reload();
   await page.locator('#course-bar', { hasText: '1 of 3 done' }).waitFor();
   await page.click('#course-contents');
-  assert.match(await text(page, '#course .chapter h3'), /1 of 3 done$/);
-  assert.equal(await page.locator('#course .chapter').first().locator('.done').count(), 1);
+  assert.match(await text(page, '#course .chapters > li h3'), /1 of 3 done$/);
+  assert.equal(await page.locator('#course .chapters > li').first().locator('li.done').count(), 1);
+  assert.match(await text(page, '#course li.done'), /A paused worker wakes up after its lease expired \(broken\) ✓ done/);
 
   // The chapter's link opens its first unfinished story, with the chapter's intro shown.
   await page.goto(`${env.server.origin}/#course=the-paused-worker`);

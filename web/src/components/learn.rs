@@ -1,7 +1,8 @@
-//! The quiz and the course on the page: the "Predict the outcome" and "Start here" chips, the
+//! The quiz and the course on the page: the "Predict the outcome" and course chips, the
 //! question (or its feedback) beside the player, a chapter's bar above its story and the course's
 //! table of contents. Everything they say comes from the reducer (`Viz::shown`, `in_course`,
-//! `Progress`); they only render it.
+//! `Progress`); they only render it. Course stories are plain links (a chapter and a story in
+//! the address), so they open in a new tab, and Back returns to the story before.
 
 use fencelab_core::stories::course::{course, Chapter};
 use fencelab_core::stories::library::CaseInfo;
@@ -16,6 +17,14 @@ fn learn(on: &Callback<Action>, action: LearnAction) -> Callback<MouseEvent> {
     click(on, Action::Learn(action))
 }
 
+fn chip(on: bool) -> &'static str {
+    if on {
+        "chip on"
+    } else {
+        "chip"
+    }
+}
+
 /// The chips in the story card: the course's contents and the quiz, with its progress and reset.
 pub fn learn_modes(state: &Viz, on: &Callback<Action>) -> Html {
     let (quiz, contents) = (state.learn.quiz, state.learn.contents);
@@ -23,12 +32,12 @@ pub fn learn_modes(state: &Viz, on: &Callback<Action>) -> Html {
     let (answered, questions) = state.answered_count();
     html! {
         <>
-            <button id="course-toggle" type="button" class={classes!("chip", contents.then_some("on"))}
-                aria-pressed={contents.to_string()} onclick={learn(on, LearnAction::Contents(!contents))}>
+            <button id="course-toggle" type="button" class={chip(contents)} aria-pressed={contents.to_string()}
+                onclick={learn(on, LearnAction::Contents(!contents))}>
                 { icon("list") }{ if new_here { "New here? Start the course" } else { "The course" } }
             </button>
-            <button id="quiz-toggle" type="button" class={classes!("chip", quiz.then_some("on"))}
-                aria-pressed={quiz.to_string()} onclick={learn(on, LearnAction::Quiz(!quiz))}>
+            <button id="quiz-toggle" type="button" class={chip(quiz)} aria-pressed={quiz.to_string()}
+                onclick={learn(on, LearnAction::Quiz(!quiz))}>
                 { icon("unknown") }{ "Predict the outcome" }
             </button>
             if quiz && questions > 0 {
@@ -58,48 +67,38 @@ pub fn quiz_status(state: &Viz) -> Html {
 /// The open question, or the feedback on the answer with the caption of the step that answered
 /// it.
 pub fn quiz_card(state: &Viz, on: &Callback<Action>) -> Html {
-    let Some(shown) = state.shown() else {
-        return Html::default();
-    };
-    match shown {
-        Shown::Asking(asked) => html! {
+    match state.shown() {
+        None => Html::default(),
+        Some(Shown::Asking(asked)) => html! {
             <section id="quiz" class="card quiz" aria-label="Predict the outcome">
                 <fieldset id="quiz-question" tabindex="-1">
                     <legend>{ asked.question.clone() }</legend>
                     <p class="muted">{ format!("Step {} answers it. Predict, then see.", step_no(asked.step)) }</p>
-                    <div class="options">
-                        { for asked.options.iter().enumerate().map(|(i, option)| html! {
-                            <button type="button" class="option" data-option={i.to_string()}
-                                onclick={learn(on, LearnAction::Answer(i))}>{ option.clone() }</button>
-                        }) }
-                    </div>
+                    { for asked.options.iter().enumerate().map(|(i, option)| html! {
+                        <button type="button" class="option" onclick={learn(on, LearnAction::Answer(i))}>
+                            { option.clone() }
+                        </button>
+                    }) }
                 </fieldset>
             </section>
         },
-        Shown::Answered(asked, chosen) => {
-            let right = chosen == asked.answer;
+        Some(Shown::Answered(asked, chosen)) => {
             let answer = &asked.options[asked.answer];
+            let (class, glyph, heading, verdict) = if chosen == asked.answer {
+                ("card quiz right", "check", "Right", format!("{} {answer}.", asked.question))
+            } else {
+                let said = &asked.options[chosen];
+                let verdict =
+                    format!("{} You said “{said}”; the answer is “{answer}”.", asked.question);
+                ("card quiz wrong", "cross", "Not quite", verdict)
+            };
             let explained = state.current().filter(|r| r.index == asked.step);
             html! {
-                <section id="quiz" class={classes!("card", "quiz", if right { "right" } else { "wrong" })}
-                    aria-labelledby="quiz-feedback">
-                    <h2 id="quiz-feedback" tabindex="-1">
-                        { icon(if right { "check" } else { "cross" }) }
-                        { if right { "Right" } else { "Not quite" } }
-                    </h2>
-                    <p class="verdict">
-                        { asked.question.clone() }{ " " }
-                        if right {
-                            { format!("{answer}.") }
-                        } else {
-                            { format!("You said “{}”; the answer is “{answer}”.", asked.options[chosen]) }
-                        }
-                    </p>
-                    if let Some(record) = explained {
-                        <p class="explain" data-testid="quiz-caption">
-                            <span class="step-no mono">{ format!("#{}", step_no(record.index)) }</span>
-                            { record.caption.clone() }
-                        </p>
+                <section id="quiz" class={class} aria-labelledby="quiz-feedback">
+                    <h2 id="quiz-feedback" tabindex="-1">{ icon(glyph) }{ heading }</h2>
+                    <p class="verdict">{ verdict }</p>
+                    if let Some(r) = explained {
+                        <p class="explain" data-testid="quiz-caption">{ format!("#{} {}", step_no(r.index), r.caption) }</p>
                     }
                     <button id="quiz-continue" type="button" class="chip on" onclick={learn(on, LearnAction::Continue)}>
                         { "Continue" }
@@ -116,48 +115,54 @@ fn story_title(cases: &[CaseInfo], (case, variant): (&str, &str)) -> String {
     format!("{title} ({variant})")
 }
 
+/// The address of a chapter's story, which follows the chapter.
+fn story_link(chapter: &Chapter, (case, variant): (&str, &str)) -> String {
+    format!("#scenario={case}&variant={variant}&course={}", chapter.id)
+}
+
 /// The bar above a course story: its chapter (linkable), the chapter's intro, where the story
-/// sits in it and the way to the stories before and after it.
+/// sits in it and links to the stories before and after it.
 pub fn course_bar(state: &Viz, on: &Callback<Action>) -> Html {
     let Some((index, chapter, Some(story))) = state.in_course() else {
         return Html::default();
     };
     let count = chapter.stories.len();
+    let chapters = course();
     let previous = match story {
-        0 => index.checked_sub(1).map(|c| (c, course()[c].stories.len() - 1)),
-        s => Some((index, s - 1)),
+        0 => index.checked_sub(1).map(|c| (&chapters[c], chapters[c].stories.len() - 1)),
+        s => Some((chapter, s - 1)),
     };
     let next = if story + 1 < count {
-        Some((index, story + 1))
+        Some((chapter, story + 1))
     } else {
-        (index + 1 < course().len()).then_some((index + 1, 0))
+        chapters.get(index + 1).map(|c| (c, 0))
     };
-    let step = |id: &str, label: &str, to: Option<(usize, usize)>| match to {
+    let link = |id: &str, label: &str, to: Option<(&Chapter, usize)>| match to {
         Some((c, s)) => html! {
-            <button id={id.to_string()} type="button" class="chip" onclick={learn(on, LearnAction::Story(c, s))}>
-                { format!("{label}: {}", story_title(&state.cases, course()[c].stories[s])) }
-            </button>
+            <a id={id.to_string()} class="chip" href={story_link(c, c.stories[s])}>
+                { format!("{label}: {}", story_title(&state.cases, c.stories[s])) }
+            </a>
         },
         None => Html::default(),
     };
+    let done = state.learn.progress.done_in(chapter);
     html! {
         <nav id="course-bar" class="course-bar" aria-label="Course">
             <p class="course-where">
                 <a href={format!("#course={}", chapter.id)}>{ chapter.title }</a>
-                <span class="muted">{ format!(" · story {} of {count} · {} of {count} done", story + 1,
-                    state.learn.progress.done_in(chapter)) }</span>
+                { format!(" · story {} of {count} · {done} of {count} done", story + 1) }
             </p>
             <details class="course-intro" open=true>
                 <summary>{ "About this chapter" }</summary>
                 <p>{ chapter.intro }</p>
             </details>
-            <div class="modes">
-                { step("course-previous", "Previous", previous) }
-                { step("course-next", "Next", next) }
+            <p class="modes">
+                { link("course-previous", "Previous", previous) }
+                { link("course-next", "Next", next) }
                 <button id="course-contents" type="button" class="chip" onclick={learn(on, LearnAction::Contents(true))}>
                     { "All chapters" }
                 </button>
-            </div>
+            </p>
         </nav>
     }
 }
@@ -166,36 +171,27 @@ pub fn course_bar(state: &Viz, on: &Callback<Action>) -> Html {
 /// on each one finished, and how many are. A plain function rather than a component: it shows
 /// only while the reader chooses, and a component would add Yew's per-component code.
 pub fn course_contents(cases: &[CaseInfo], progress: &Progress, on: &Callback<Action>) -> Html {
-    let chapter = |(index, chapter): (usize, &Chapter)| {
-        let done = progress.done_in(chapter);
-        let count = chapter.stories.len();
+    let chapter = |chapter: &Chapter| {
+        let stories = chapter.stories.iter().map(|story| {
+            let done = progress.is_done(*story);
+            html! {
+                <li class={done.then_some("done")}>
+                    <a href={story_link(chapter, *story)}>{ story_title(cases, *story) }</a>
+                    { if done { " ✓ done" } else { "" } }
+                </li>
+            }
+        });
         html! {
-            <li class="chapter">
-                <h3 id={format!("chapter-{}", chapter.id)}>
+            <li>
+                <h3>
                     <a href={format!("#course={}", chapter.id)}>{ chapter.title }</a>
-                    <span class={classes!("muted", "chapter-done", (done == count).then_some("all"))}>
-                        { format!("{done} of {count} done") }
-                    </span>
+                    { format!(" · {} of {} done", progress.done_in(chapter), chapter.stories.len()) }
                 </h3>
                 <details class="course-intro">
                     <summary>{ "Introduction" }</summary>
                     <p>{ chapter.intro }</p>
                 </details>
-                <ol class="course-stories">
-                    { for chapter.stories.iter().enumerate().map(|(s, story)| {
-                        let finished = progress.is_done(*story);
-                        html! {
-                            <li>
-                                <button type="button" class="link" onclick={learn(on, LearnAction::Story(index, s))}>
-                                    { story_title(cases, *story) }
-                                </button>
-                                if finished {
-                                    <span class="done">{ icon("check") }<span class="sr-only">{ " (done)" }</span></span>
-                                }
-                            </li>
-                        }
-                    }) }
-                </ol>
+                <ol>{ for stories }</ol>
             </li>
         }
     };
@@ -207,8 +203,8 @@ pub fn course_contents(cases: &[CaseInfo], progress: &Progress, on: &Callback<Ac
                    Each story stops to ask what happens next; a story is done when you play it to the end \
                    or answer its questions. Your progress is kept in this browser." }
             </p>
-            <ol class="chapters">{ for course().iter().enumerate().map(chapter) }</ol>
-            <div class="modes">
+            <ol class="chapters">{ for course().iter().map(chapter) }</ol>
+            <p class="modes">
                 <button id="course-close" type="button" class="chip" onclick={learn(on, LearnAction::Contents(false))}>
                     { "Close" }
                 </button>
@@ -217,7 +213,7 @@ pub fn course_contents(cases: &[CaseInfo], progress: &Progress, on: &Callback<Ac
                         { "Reset course progress" }
                     </button>
                 }
-            </div>
+            </p>
         </section>
     }
 }

@@ -18,15 +18,17 @@ pub fn remembered() -> Rc<Progress> {
 /// and the quiz works on), and focuses the question or the feedback as it appears.
 #[hook]
 pub fn use_learn(state: &Viz) {
-    use_effect_with(state.learn.progress.clone(), |progress| {
-        io::save(PROGRESS_KEY, &progress.to_text());
-    });
     let focus = match state.shown() {
         Some(Shown::Asking(a)) => Some(("quiz-question", a.step)),
         Some(Shown::Answered(a, _)) => Some(("quiz-feedback", a.step)),
         None => None,
     };
-    use_effect_with(focus, |focus| {
+    // One effect for both keeps the page's code small; each runs only when its part changed.
+    let last = use_mut_ref(|| None);
+    use_effect_with((state.learn.progress.clone(), focus), move |(progress, focus)| {
+        if last.replace(Some(progress.clone())).as_ref() != Some(progress) {
+            io::save(PROGRESS_KEY, &progress.to_text());
+        }
         let element =
             focus.and_then(|(id, _)| web_sys::window()?.document()?.get_element_by_id(id));
         if let Some(element) = element.and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {

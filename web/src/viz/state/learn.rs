@@ -118,8 +118,6 @@ pub enum LearnAction {
     Contents(bool),
     /// Open a chapter at its first unfinished story.
     Chapter(usize),
-    /// Open a chapter's story: the chapter and the story's index in it.
-    Story(usize, usize),
     /// Follow this chapter with the story on screen (a link that names both).
     Follow(usize),
 }
@@ -255,7 +253,6 @@ impl Viz {
                     self.open_story(index, first.unwrap_or(0));
                 }
             }
-            LearnAction::Story(chapter, story) => self.open_story(chapter, story),
             LearnAction::Follow(index) => {
                 if index < course().len() {
                     self.learn.chapter = Some(index);
