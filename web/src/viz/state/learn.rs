@@ -445,6 +445,26 @@ mod tests {
     }
 
     #[test]
+    fn two_questions_at_one_place_are_asked_in_turn_before_the_step_plays() {
+        // The broken paused-worker story asks about A's write and the final value at one step.
+        let state = apply(quizzing(), [Action::Variant("broken".into())]);
+        let state = forward_until_asked(state);
+        let step = state.position;
+        let first = state.learn.asking.unwrap();
+        let answered = apply(state, [learn(LearnAction::Answer(0))]);
+        // The feedback on the first shows, the step waits for the second.
+        assert_eq!(answered.position, step);
+        assert!(matches!(answered.shown(), Some(Shown::Answered(..))));
+        let second = apply(answered, [learn(LearnAction::Continue)]);
+        let Some(Shown::Asking(asked)) = second.shown() else { panic!("no second question") };
+        assert_ne!(second.learn.asking, Some(first));
+        let answer = asked.answer;
+        let done = apply(second, [learn(LearnAction::Answer(answer))]);
+        assert_eq!(done.position, step + 1);
+        assert!(matches!(done.shown(), Some(Shown::Answered(a, c)) if c == a.answer));
+    }
+
+    #[test]
     fn progress_reads_back_what_it_writes_and_skips_damaged_lines() {
         let mut progress = Progress::default();
         progress.set_answer("paused-worker/fenced/Will db apply A's write?", "No");
