@@ -14,15 +14,16 @@ use crate::components::history::{
     history_card, history_status, link_note, open_control, Findings, ScrubMarks,
 };
 use crate::components::icons::icon;
+use crate::components::learn::{course_bar, course_contents, learn_modes, quiz_card, quiz_status};
 use crate::components::log::{log, LogProps};
 use crate::components::panels::{caption, panels, run_badge};
 use crate::components::picker::Picker;
 use crate::components::share::{HistoryShare, LinkProblem, ShareExport};
 use crate::components::transcript::Transcript;
 use crate::hooks::{
-    use_address, use_autoplay, use_drop_history, use_fetch_history, use_focus_title,
-    use_follow_step, use_keep_custom, use_keys, use_pane_width, use_show_chosen, use_theme,
-    use_window, FollowRefs, HEADS,
+    remembered, use_address, use_autoplay, use_drop_history, use_fetch_history, use_focus_title,
+    use_follow_step, use_keep_custom, use_keys, use_learn, use_pane_width, use_show_chosen,
+    use_theme, use_window, FollowRefs, HEADS,
 };
 use crate::io;
 use crate::share::{Embed, ShareLink};
@@ -36,7 +37,7 @@ use playground::Playground;
 #[component]
 pub fn App() -> Html {
     // The fragment holds the whole view (`ShareLink`); an empty one is the first story.
-    let state = use_reducer(|| Viz::open(&io::fragment()));
+    let state = use_reducer(|| Viz::open_with(&io::fragment(), remembered()));
     // The address follows the view, replacing the current history entry (no flood of entries).
     let link = state.to_link();
     let fragment = link.to_fragment();
@@ -47,6 +48,7 @@ pub fn App() -> Html {
     }
     .to_fragment();
     use_keep_custom(state.edited, state.base.clone());
+    use_learn(&state);
     use_keys(state.dispatcher(), state.tab);
     use_theme(state.theme);
     use_autoplay(state.dispatcher(), state.playing, state.interval_ms());
@@ -216,7 +218,11 @@ fn visualizer(
             if let (Some(opened), true) = (history, state.shows("picker")) {
                 { history_card(opened, &title, &badge, state.history_error.as_deref(), state.link_note.as_deref(), on) }
             } else if state.shows("picker") {
+            if state.learn.contents && !embedded {
+                { course_contents(&state.cases, &state.learn.progress, on) }
+            }
             <section class="card story" aria-labelledby="story-title">
+                { course_bar(state, on) }
                 <Picker cases={state.cases.clone()} case={state.case.clone()} variant={state.variant.clone()}
                     policy={state.policy} edited={state.edited} on={on.clone()} />
                 // A link that failed is said first, on a phone's first screen: the story below
@@ -246,6 +252,7 @@ fn visualizer(
                             aria-pressed={state.editor.open.to_string()} onclick={click(on, Action::ToggleEditor)}>
                             { icon("edit") }{ "Edit scenario JSON" }
                         </button>
+                        { learn_modes(state, on) }
                     }
                 </div>
                 if let Some(error) = &state.error {
@@ -282,6 +289,8 @@ fn visualizer(
                     { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption",
                         if state.opened.is_some() { "history" } else { "story" }) }
                 }
+                { quiz_status(state) }
+                { quiz_card(state, on) }
             </div>
             { main }
             <div class={classes!("lower", state.editor.open.then_some("with-editor"))}>

@@ -7,6 +7,7 @@ pub mod editor;
 pub mod explore;
 pub mod history;
 pub mod icons;
+pub mod learn;
 pub mod log;
 pub mod panels;
 pub mod picker;

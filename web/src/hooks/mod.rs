@@ -1,8 +1,8 @@
 //! The shells' effects as named hooks, one concern each: keys, autoplay, the address, the
 //! diagram's pane, keeping the current step in view, recorded histories (a link's, a dropped
-//! file), the saved custom scenario, the playground's flash and focus, the explorer's search
-//! and a link's forced theme. Each starts what it needs when it is needed and stops it when
-//! dropped.
+//! file), the saved custom scenario, the quiz's and the course's memory and focus, the
+//! playground's flash and focus, the explorer's search and a link's forced theme. Each starts
+//! what it needs when it is needed and stops it when dropped.
 
 mod use_address;
 mod use_autoplay;
@@ -14,6 +14,7 @@ mod use_follow_step;
 mod use_history_sources;
 mod use_keep_custom;
 mod use_keys;
+mod use_learn;
 mod use_pane_width;
 mod use_search;
 mod use_theme;
@@ -29,6 +30,7 @@ pub use use_follow_step::{use_follow_step, use_show_chosen, FollowRefs, HEADS};
 pub use use_history_sources::{use_drop_history, use_fetch_history};
 pub use use_keep_custom::use_keep_custom;
 pub use use_keys::use_keys;
+pub use use_learn::{remembered, use_learn};
 pub use use_pane_width::use_pane_width;
 pub use use_search::use_search;
 pub use use_theme::use_theme;

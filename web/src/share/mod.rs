@@ -142,6 +142,12 @@ pub struct ShareLink {
     pub title: Option<String>,
     /// The story-only parameters a history link gave, which it ignores.
     pub ignored: Vec<&'static str>,
+    /// The course chapter followed, by id (`course=the-fence`); without a scenario, the link
+    /// opens the chapter's first unfinished story.
+    pub course: Option<String>,
+    /// "Predict the outcome" turned on or off (`quiz=1`, `quiz=0`); by default it is on in the
+    /// course and off elsewhere.
+    pub quiz: Option<bool>,
 }
 
 /// The parameters that change a simulated story, which mean nothing to a recorded history.
@@ -187,6 +193,8 @@ impl ShareLink {
             history: None,
             title: None,
             ignored: Vec::new(),
+            course: None,
+            quiz: None,
         }
     }
 
@@ -250,6 +258,12 @@ impl ShareLink {
         }
         if let Some(theme) = self.theme {
             put("theme", theme.name());
+        }
+        if let Some(course) = &self.course {
+            put("course", course);
+        }
+        if let Some(quiz) = self.quiz {
+            put("quiz", if quiz { "1" } else { "0" });
         }
         out
     }
@@ -380,6 +394,13 @@ impl ShareLink {
                         }
                     })
                 }
+                "course" => {
+                    if fencelab_core::stories::course::chapter(value).is_none() {
+                        return Err(bad("course", format!("there is no chapter \"{value}\"")));
+                    }
+                    link.course = Some(value.into());
+                }
+                "quiz" => link.quiz = Some(parse_flag("quiz", value)?),
                 other => return Err(bad(other, "unknown parameter")),
             }
         }
@@ -418,6 +439,10 @@ impl ShareLink {
                     ));
                 }
                 LinkScenario::Builtin { name, variant }
+            }
+            // A chapter link opens the chapter's first unfinished story.
+            (None, None) if link.course.is_some() => {
+                LinkScenario::Builtin { name: String::new(), variant: String::new() }
             }
             (None, None) => return Err(bad("scenario", "the link names no scenario")),
         };

@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use fencelab_core::check::checkpoint::{place, Asked};
 use fencelab_core::draw::{diagram, Diagram};
 use fencelab_core::record::export::{rust_test, RunExport};
 use fencelab_core::{Engine, Scenario, ScheduleMode, StepRecord, Violation};
@@ -95,6 +96,9 @@ pub struct Run {
     pub track: TrackRef,
     /// Why the run stopped early, if it did.
     pub stopped: Option<String>,
+    /// The scenario's checkpoints placed in this run; those whose subject the run never does
+    /// are left out.
+    pub asked: Vec<Asked>,
     /// The engine, positioned wherever the last frame was taken. It is a cache: a frame depends
     /// only on the scenario and the position, never on where the engine happened to be.
     engine: RefCell<Engine>,
@@ -123,10 +127,12 @@ impl Run {
         }
         let verdict = engine.verdict();
         let timeline = Rc::new(engine.timeline().to_vec());
-        let diagram = Rc::new(diagram(&engine.history(), engine.violations()));
+        let history = engine.history();
+        let asked = place(&scenario.checkpoints, &history).into_iter().flatten().collect();
+        let diagram = Rc::new(diagram(&history, engine.violations()));
         let track = TrackRef(Rc::new(Track::new(timeline, diagram, &verdict.violations)));
         let engine = RefCell::new(engine);
-        Ok(Run { scenario, track, stopped, engine })
+        Ok(Run { scenario, track, stopped, asked, engine })
     }
 
     /// The run up to `position` as an exported file (JSON that replays identically).

@@ -7,7 +7,12 @@ use yew::Reducible;
 
 use crate::share::{LinkError, LinkScenario, ShareLink};
 
-use super::{Action, Fetch, PolicyChoice, Side, Tab, Viz, GENERATED, SPEEDS, SPEED_PERCENT};
+use fencelab_core::stories::course::course;
+
+use super::{
+    Action, Fetch, LearnAction, PolicyChoice, Progress, Side, Tab, Viz, GENERATED, SPEEDS,
+    SPEED_PERCENT,
+};
 use crate::viz::history::Origin;
 
 /// The entry of [`SPEEDS`] for a link's speed in percent: the first at least as fast.
@@ -16,12 +21,22 @@ fn speed_index(percent: u16) -> usize {
 }
 
 impl Viz {
-    /// The page an address fragment (without `#`) asks for; an empty one is the first story.
+    /// The page an address fragment (without `#`) asks for, for a reader with no progress; an
+    /// empty one is the first story.
+    #[cfg(test)]
     pub fn open(fragment: &str) -> Viz {
+        Viz::open_with(fragment, Rc::default())
+    }
+
+    /// The page an address fragment asks for, with what the reader has done in the course and
+    /// the quiz (a chapter link opens its first unfinished story).
+    pub fn open_with(fragment: &str, progress: Rc<Progress>) -> Viz {
         if fragment.is_empty() {
-            return Viz::new();
+            let mut state = Viz::new();
+            state.learn.progress = progress;
+            return state;
         }
-        let mut state = Viz::from_link(ShareLink::parse(fragment));
+        let mut state = Viz::from_link_with(ShareLink::parse(fragment), progress);
         // A link that asked to be an embed stays one, even when it cannot be opened.
         if state.link_error.is_some() {
             state.embed = ShareLink::embed_in(fragment);
@@ -31,18 +46,29 @@ impl Viz {
 
     /// The page a link asks for. A bad link opens the default story with the picker and says
     /// what was wrong with it.
+    #[cfg(test)]
     pub fn from_link(link: Result<ShareLink, LinkError>) -> Viz {
+        Viz::from_link_with(link, Rc::default())
+    }
+
+    /// The page a link asks for, with the reader's progress.
+    fn from_link_with(link: Result<ShareLink, LinkError>, progress: Rc<Progress>) -> Viz {
+        let fresh = || {
+            let mut state = Viz::new();
+            state.learn.progress = progress.clone();
+            state
+        };
         let link = match link {
             Ok(link) => link,
             Err(e) => {
-                let mut state = Viz::new();
+                let mut state = fresh();
                 state.link_error = Some(e.to_string());
                 return state;
             }
         };
         // A recorded history is fetched by the shell; until it comes, the first story shows.
         if let Some(address) = &link.history {
-            let mut state = Viz::new();
+            let mut state = fresh();
             let (address, step, play) = (address.clone(), link.step, link.autoplay);
             state.fetching = Some(Fetch { address, step, play, failed: false });
             state.speed = speed_index(link.speed);
@@ -60,9 +86,14 @@ impl Viz {
             }
             return state;
         }
-        let mut state = Rc::new(Viz::new());
+        let mut state = Rc::new(fresh());
         let mut actions = Vec::new();
+        let chapter =
+            link.course.as_deref().and_then(|id| course().iter().position(|c| c.id == id));
         match &link.scenario {
+            LinkScenario::Builtin { name, .. } if name.is_empty() => {
+                actions.extend(chapter.map(|c| Action::Learn(LearnAction::Chapter(c))));
+            }
             LinkScenario::Builtin { name, variant } => {
                 actions.push(Action::Pick(name.clone()));
                 if name != GENERATED {
@@ -74,6 +105,12 @@ impl Viz {
         if let Some(policy) = link.policy {
             actions.push(Action::Policy(PolicyChoice::Force(policy)));
         }
+        let named =
+            !matches!(&link.scenario, LinkScenario::Builtin { name, .. } if name.is_empty());
+        if let (Some(c), true) = (chapter, named) {
+            actions.push(Action::Learn(LearnAction::Follow(c)));
+        }
+        actions.push(Action::Learn(LearnAction::Quiz(link.quiz.unwrap_or(chapter.is_some()))));
         if !link.switches.is_empty() {
             actions.push(Action::Switches(link.switches.clone()));
         }
@@ -147,6 +184,8 @@ impl Viz {
         link.theme = self.theme;
         link.title = self.title.clone();
         link.playground = self.tab == Tab::Playground && self.embed.is_none();
+        link.course = self.in_course().map(|(_, chapter, _)| chapter.id.to_string());
+        link.quiz = (self.learn.quiz != link.course.is_some()).then_some(self.learn.quiz);
         link
     }
 

@@ -9,6 +9,7 @@ mod address;
 mod compare;
 mod editor;
 mod history;
+mod learn;
 mod story;
 #[cfg(test)]
 mod tests;
@@ -30,6 +31,7 @@ use crate::viz::words::{big_jump, file_size};
 pub use compare::{Compare, CompareSide, Side, MODES};
 pub use editor::Editor;
 pub use history::Fetch;
+pub use learn::{Learn, LearnAction, Progress, Shown, PROGRESS_KEY};
 pub use story::{
     Badge, PolicyChoice, DEFAULT_SPEED, GENERATED, GENERATED_SIZE, SPEEDS, SPEED_PERCENT,
 };
@@ -111,6 +113,8 @@ pub enum Action {
     ShowLanes(bool),
     /// A file is being read to be opened as a history: its name and size in bytes.
     Opening(String, f64),
+    /// Something about the quiz or the course.
+    Learn(LearnAction),
 }
 
 /// Everything the visualizer shows.
@@ -173,6 +177,8 @@ pub struct Viz {
     pub focus_title: usize,
     /// The title a link gave, shown instead of the story's or the history's own.
     pub title: Option<String>,
+    /// The quiz, the course and what the reader has done in them.
+    pub learn: Learn,
 }
 
 impl Default for Viz {
@@ -226,6 +232,7 @@ impl Viz {
             status: None,
             focus_title: 0,
             title: None,
+            learn: Learn::default(),
         }
     }
 
@@ -311,7 +318,7 @@ impl Reducible for Viz {
             // A new address replaces the whole view, so nothing of this one is copied but the
             // count of history entries: the address is already in its own entry.
             Action::Open(fragment) => {
-                let mut next = Viz::open(fragment);
+                let mut next = Viz::open_with(fragment, self.learn.progress.clone());
                 next.entries = self.entries;
                 return Rc::new(next);
             }
@@ -335,6 +342,7 @@ impl Reducible for Viz {
         {
             next.close_history();
         }
+        let by_learning = matches!(action, Action::Learn(_));
         match action {
             Action::Pick(case) => next.pick(case),
             Action::Variant(variant) => next.switch_variant(variant),
@@ -344,7 +352,7 @@ impl Reducible for Viz {
             }
             Action::Forward => {
                 next.playing = false;
-                next.step_by(true, 1);
+                next.forward_or_ask(false);
             }
             Action::Back => {
                 next.playing = false;
@@ -368,7 +376,7 @@ impl Reducible for Viz {
                 next.seek(n);
             }
             Action::TogglePlay => next.toggle_play(at, end),
-            Action::Tick => next.tick(),
+            Action::Tick => next.forward_or_ask(true),
             Action::Speed(speed) => next.speed = speed,
             Action::Compare(on) => next.set_compare(on),
             Action::CompareMode(side, mode) => next.set_compare_mode(side, mode),
@@ -407,7 +415,9 @@ impl Reducible for Viz {
             Action::Opening(name, bytes) => {
                 next.status = Some(format!("Opening {name} ({})…", file_size(bytes)));
             }
+            Action::Learn(action) => next.learn(action),
         }
+        next.settle_learning(&self, by_learning);
         Rc::new(next)
     }
 }

@@ -238,9 +238,10 @@ impl Viz {
         self.playing = end > 0;
     }
 
-    /// The autoplay timer's steps, which stop at the end.
-    pub(super) fn tick(&mut self) {
+    /// The autoplay timer's steps, which stop at the end, and at `stop` if given.
+    pub(super) fn tick(&mut self, stop: Option<usize>) {
         let steps = SPEEDS.get(self.speed).map_or(1, |s| s.2);
+        let steps = stop.map_or(steps, |stop| steps.min(stop.saturating_sub(self.position)));
         self.step_by(true, steps);
         let (at, end) = self.cursor();
         if at >= end {

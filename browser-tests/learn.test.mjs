@@ -1,0 +1,220 @@
+// Learning: "Predict the outcome" stops the player at a story's checkpoints, asks, says whether
+// the reader was right and plays the step whose caption explains it; the guided course lists
+// its chapters, remembers progress across a reload and opens a chapter from its link. The
+// answers expected here are the core's (`tests/it/checkpoints.rs` prints them).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { launch, openPage, shot, text } from './harness.mjs';
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+let env;
+
+before(async () => {
+  env = await launch(['/'], { width: 1280, height: 900 });
+});
+
+after(async () => {
+  await env?.close();
+});
+
+/** Each test starts with nothing remembered (the browser profile is shared within this file). */
+async function fresh(path, ready) {
+  const opened = await openPage(env, path, ready);
+  await opened.page.evaluate(() => localStorage.clear());
+  await opened.page.reload();
+  await opened.page.locator(ready ?? '#play').waitFor();
+  return opened;
+}
+
+/** Presses "Step forward" until the question shows (at most `limit` times). */
+async function forwardToQuestion(page, limit = 30) {
+  const question = page.locator('#quiz-question');
+  for (let i = 0; i < limit && !(await question.isVisible()); i++) await page.click('#step-forward');
+  await question.waitFor();
+}
+
+/** The caption's step number (`#15 · t=…` gives 15). */
+const captionStep = async (page) => Number((await text(page, '#caption .step-no')).match(/#(\d+)/)[1]);
+
+/** The serious and critical violations axe finds, in the light and the dark theme. */
+async function axe(page, label) {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE });
+  const found = [];
+  for (const colorScheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme, reducedMotion: 'reduce' });
+    await page.waitForTimeout(100);
+    const results = await page.evaluate(() =>
+      window.axe.run(document, { resultTypes: ['violations'], runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }),
+    );
+    for (const v of results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')) {
+      found.push(`${label}, ${colorScheme}: ${v.id}: ${v.help}; ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  return found;
+}
+
+test('a checkpoint answered right, then one answered wrong, each followed by the step that explains it', async () => {
+  const { page, problems } = await fresh('/#scenario=paused-worker&variant=fenced&quiz=1');
+  await forwardToQuestion(page);
+  // The player stops just before step 15, which decides the final value.
+  assert.equal(await text(page, '#quiz-question legend'), 'Which value will db hold when the run ends?');
+  assert.equal(await captionStep(page), 14);
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'quiz-question');
+  assert.match(await text(page, '#quiz-status'), /stopped for a question: Which value/);
+  // Stepping forward does not pass an unanswered question.
+  await page.click('#step-forward');
+  assert.equal(await captionStep(page), 14);
+  await shot(page, 'learn-question');
+  const axeFound = await axe(page, 'a question open');
+
+  await page.locator('#quiz .option', { hasText: 'B: total=120' }).click();
+  await page.locator('#quiz.right').waitFor();
+  assert.equal(await text(page, '#quiz-feedback'), 'Right');
+  assert.equal(await captionStep(page), 15);
+  // The feedback carries the engine's own caption of the step just played.
+  const caption = await text(page, '#caption p');
+  const explained = await text(page, '[data-testid="quiz-caption"]');
+  assert.ok(explained.length > 10);
+  assert.equal(explained.replace(/^#15/, '').trim(), caption.replace(/^#15 · t=\d+/, '').trim());
+  assert.equal(await text(page, '.quiz-count'), '1 of 2 answered');
+
+  await page.click('#quiz-continue');
+  await forwardToQuestion(page);
+  assert.equal(await text(page, '#quiz-question legend'), "Will db apply A's write?");
+  assert.equal(await captionStep(page), 18);
+  await page.locator('#quiz .option', { hasText: 'Yes: the write is applied' }).click();
+  await page.locator('#quiz.wrong').waitFor();
+  assert.equal(await text(page, '#quiz-feedback'), 'Not quite');
+  assert.match(await text(page, '#quiz .verdict'), /You said “Yes: the write is applied”; the answer is “No: the write is refused”\./);
+  assert.match(await text(page, '#quiz-status'), /the answer is No: the write is refused/);
+  assert.equal(await captionStep(page), 19);
+  assert.match(await text(page, '[data-testid="quiz-caption"]'), /^#19\s*\S/);
+  assert.match(await text(page, '[data-testid="quiz-caption"]'), /reject|refuse|stale/i);
+  await shot(page, 'learn-feedback-wrong');
+
+  // Answered questions are not asked again; "Reset my answers" asks them again.
+  await page.click('#to-start');
+  for (let i = 0; i < 20; i++) await page.click('#step-forward');
+  assert.equal(await page.locator('#quiz').count(), 0);
+  await page.click('#quiz-reset');
+  await page.click('#to-start');
+  await forwardToQuestion(page);
+  assert.equal(await captionStep(page), 14);
+  assert.deepEqual(axeFound, []);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('autoplay pauses at a question; seeking past it is not stopped; without the quiz nothing is asked', async () => {
+  const { page, problems } = await fresh('/#scenario=payment-capture&variant=fenced&quiz=1&speed=400');
+  await page.click('#play');
+  await page.locator('#quiz-question').waitFor({ timeout: 15_000 });
+  assert.equal(await captionStep(page), 13);
+  assert.equal(await page.locator('#play').getAttribute('aria-pressed'), 'false');
+  await page.locator('#quiz .option', { hasText: 'No: the gateway drops it' }).click();
+  await page.locator('#quiz.right').waitFor();
+  assert.equal(await captionStep(page), 14);
+  await page.click('#quiz-continue');
+  // Continuing resumes autoplay to the end.
+  await page.waitForFunction(() => document.querySelector('#step-forward')?.disabled, null, { timeout: 15_000 });
+
+  const other = await fresh('/#scenario=network-delay&variant=fenced&quiz=1');
+  await other.page.click('#to-end');
+  await other.page.click('#to-start');
+  assert.equal(await other.page.locator('#quiz').count(), 0);
+  const off = await fresh('/#scenario=network-delay&variant=fenced');
+  for (let i = 0; i < 14; i++) await off.page.click('#step-forward');
+  assert.equal(await captionStep(off.page), 14);
+  assert.equal(await off.page.locator('#quiz').count(), 0);
+  assert.deepEqual([...problems, ...other.problems, ...off.problems], []);
+  await Promise.all([page.close(), other.page.close(), off.page.close()]);
+});
+
+test('a question answered with the keyboard only', async () => {
+  const { page, problems } = await fresh('/#scenario=idempotent-retry&variant=fenced&quiz=1');
+  await page.locator('body').focus();
+  for (let i = 0; i < 10 && !(await page.locator('#quiz-question').isVisible()); i++) await page.keyboard.press('ArrowRight');
+  await page.locator('#quiz-question').waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'quiz-question');
+  // The right answer is the third option: Tab three times, then Enter.
+  for (let i = 0; i < 3; i++) await page.keyboard.press('Tab');
+  assert.match(await page.evaluate(() => document.activeElement?.textContent), /^Neither/);
+  await page.keyboard.press('Enter');
+  await page.locator('#quiz.right').waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'quiz-feedback');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'quiz-continue');
+  await page.keyboard.press('Enter');
+  await page.locator('#quiz').waitFor({ state: 'detached' });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('the quiz works when local storage refuses to keep anything', async () => {
+  const page = await env.context.newPage();
+  const problems = [];
+  page.on('pageerror', (err) => problems.push(err.message));
+  await page.addInitScript(() => {
+    Storage.prototype.setItem = () => {
+      throw new DOMException('full', 'QuotaExceededError');
+    };
+  });
+  await page.goto(`${env.server.origin}/#scenario=check-then-write&variant=atomic&quiz=1`);
+  await page.locator('#play').waitFor();
+  await forwardToQuestion(page);
+  await page.locator('#quiz .option').first().click();
+  await page.locator('#quiz-feedback').waitFor();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('the course: chapters listed, progress kept across a reload, a chapter link opens its first unfinished story', async () => {
+  const { page, problems } = await fresh('/');
+  await page.click('#course-toggle');
+  await page.locator('#course').waitFor();
+  assert.equal(await page.locator('#course .chapters > li').count(), 7);
+  assert.match(await text(page, '#course .chapters > li h3'), /^1\. A lease can end.* · 0 of 3 done$/);
+  await shot(page, 'learn-course');
+  const axeFound = await axe(page, 'the course');
+
+  // The first story of the first chapter, played to its end, counts as done.
+  await page.locator('#course ol ol a').first().click();
+  await page.locator('#course-bar').waitFor();
+  assert.match(await text(page, '#course-bar .course-where'), /story 1 of 3 · 0 of 3 done/);
+  assert.equal(await page.locator('#quiz-toggle').getAttribute('aria-pressed'), 'true');
+  assert.ok(await page.locator('#course-bar details[open]').isVisible());
+  await page.click('#to-end');
+  await page.locator('#course-bar', { hasText: '1 of 3 done' }).waitFor();
+  axeFound.push(...(await axe(page, 'a course story')));
+  await page.waitForTimeout(400);
+  assert.match(page.url(), /course=the-paused-worker/);
+
+  await page.reload();
+  await page.locator('#course-bar', { hasText: '1 of 3 done' }).waitFor();
+  await page.click('#course-contents');
+  assert.match(await text(page, '#course .chapters > li h3'), /1 of 3 done$/);
+  assert.equal(await page.locator('#course .chapters > li').first().locator('li.done').count(), 1);
+  assert.match(await text(page, '#course li.done'), /A paused worker wakes up after its lease expired \(broken\) ✓ done/);
+
+  // The chapter's link opens its first unfinished story, with the chapter's intro shown.
+  await page.goto(`${env.server.origin}/#course=the-paused-worker`);
+  await page.locator('#course-bar', { hasText: 'story 2 of 3' }).waitFor();
+  assert.equal(await page.locator('#case').inputValue(), 'paused-worker');
+  assert.equal(await page.locator('[data-variant="fenced"]').getAttribute('aria-checked'), 'true');
+  assert.match(await text(page, '#course-bar .course-intro p'), /^A lease promises a worker sole ownership/);
+  await page.goto(`${env.server.origin}/#course=the-fence`);
+  await page.locator('#course-bar', { hasText: 'story 1 of 6' }).waitFor();
+  assert.equal(await page.locator('#case').inputValue(), 'check-then-write');
+  await page.click('#course-next');
+  await page.locator('#course-bar', { hasText: 'story 2 of 6' }).waitFor();
+  assert.equal(await page.locator('[data-variant="atomic"]').getAttribute('aria-checked'), 'true');
+  await page.click('#course-previous');
+  await page.locator('#course-bar', { hasText: 'story 1 of 6' }).waitFor();
+  await shot(page, 'learn-chapter');
+  assert.deepEqual(axeFound, []);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

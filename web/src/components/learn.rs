@@ -1,0 +1,219 @@
+//! The quiz and the course on the page: the "Predict the outcome" and course chips, the
+//! question (or its feedback) beside the player, a chapter's bar above its story and the course's
+//! table of contents. Everything they say comes from the reducer (`Viz::shown`, `in_course`,
+//! `Progress`); they only render it. Course stories are plain links (a chapter and a story in
+//! the address), so they open in a new tab, and Back returns to the story before.
+
+use fencelab_core::stories::course::{course, Chapter};
+use fencelab_core::stories::library::CaseInfo;
+use yew::prelude::*;
+
+use crate::components::controls::click;
+use crate::components::icons::icon;
+use crate::viz::run::step_no;
+use crate::viz::state::{Action, LearnAction, Progress, Shown, Viz};
+
+fn learn(on: &Callback<Action>, action: LearnAction) -> Callback<MouseEvent> {
+    click(on, Action::Learn(action))
+}
+
+fn chip(on: bool) -> &'static str {
+    if on {
+        "chip on"
+    } else {
+        "chip"
+    }
+}
+
+/// The chips in the story card: the course's contents and the quiz, with its progress and reset.
+pub fn learn_modes(state: &Viz, on: &Callback<Action>) -> Html {
+    let (quiz, contents) = (state.learn.quiz, state.learn.contents);
+    let new_here = state.learn.progress.done.is_empty();
+    let (answered, questions) = state.answered_count();
+    html! {
+        <>
+            <button id="course-toggle" type="button" class={chip(contents)} aria-pressed={contents.to_string()}
+                onclick={learn(on, LearnAction::Contents(!contents))}>
+                { icon("list") }{ if new_here { "New here? Start the course" } else { "The course" } }
+            </button>
+            <button id="quiz-toggle" type="button" class={chip(quiz)} aria-pressed={quiz.to_string()}
+                onclick={learn(on, LearnAction::Quiz(!quiz))}>
+                { icon("unknown") }{ "Predict the outcome" }
+            </button>
+            if quiz && questions > 0 {
+                <span class="muted quiz-count">{ format!("{answered} of {questions} answered") }</span>
+                if answered > 0 {
+                    <button id="quiz-reset" type="button" class="chip" onclick={learn(on, LearnAction::ResetAnswers)}>
+                        { "Reset my answers" }
+                    </button>
+                }
+            }
+        </>
+    }
+}
+
+/// What a screen reader hears when a question opens or is answered (an always-present live
+/// region, so the change is announced).
+pub fn quiz_status(state: &Viz) -> Html {
+    let said = match state.shown() {
+        Some(Shown::Asking(a)) => format!("The player stopped for a question: {}", a.question),
+        Some(Shown::Answered(a, chosen)) if chosen == a.answer => "Right.".to_string(),
+        Some(Shown::Answered(a, _)) => format!("Not quite: the answer is {}.", a.options[a.answer]),
+        None => String::new(),
+    };
+    html! { <p id="quiz-status" class="sr-only" role="status">{ said }</p> }
+}
+
+/// The open question, or the feedback on the answer with the caption of the step that answered
+/// it.
+pub fn quiz_card(state: &Viz, on: &Callback<Action>) -> Html {
+    match state.shown() {
+        None => Html::default(),
+        Some(Shown::Asking(asked)) => html! {
+            <section id="quiz" class="card quiz" aria-label="Predict the outcome">
+                <fieldset id="quiz-question" tabindex="-1">
+                    <legend>{ asked.question.clone() }</legend>
+                    <p class="muted">{ format!("Step {} answers it. Predict, then see.", step_no(asked.step)) }</p>
+                    { for asked.options.iter().enumerate().map(|(i, option)| html! {
+                        <button type="button" class="option" onclick={learn(on, LearnAction::Answer(i))}>
+                            { option.clone() }
+                        </button>
+                    }) }
+                </fieldset>
+            </section>
+        },
+        Some(Shown::Answered(asked, chosen)) => {
+            let answer = &asked.options[asked.answer];
+            let (class, glyph, heading, verdict) = if chosen == asked.answer {
+                ("card quiz right", "check", "Right", format!("{} {answer}.", asked.question))
+            } else {
+                let said = &asked.options[chosen];
+                let verdict =
+                    format!("{} You said “{said}”; the answer is “{answer}”.", asked.question);
+                ("card quiz wrong", "cross", "Not quite", verdict)
+            };
+            let explained = state.current().filter(|r| r.index == asked.step);
+            html! {
+                <section id="quiz" class={class} aria-labelledby="quiz-feedback">
+                    <h2 id="quiz-feedback" tabindex="-1">{ icon(glyph) }{ heading }</h2>
+                    <p class="verdict">{ verdict }</p>
+                    if let Some(r) = explained {
+                        <p class="explain" data-testid="quiz-caption">{ format!("#{} {}", step_no(r.index), r.caption) }</p>
+                    }
+                    <button id="quiz-continue" type="button" class="chip on" onclick={learn(on, LearnAction::Continue)}>
+                        { "Continue" }
+                    </button>
+                </section>
+            }
+        }
+    }
+}
+
+/// A story's title in the course: the case's title and the variant.
+fn story_title(cases: &[CaseInfo], (case, variant): (&str, &str)) -> String {
+    let title = cases.iter().find(|c| c.name == case).map_or(case, |c| c.title.as_str());
+    format!("{title} ({variant})")
+}
+
+/// The address of a chapter's story, which follows the chapter.
+fn story_link(chapter: &Chapter, (case, variant): (&str, &str)) -> String {
+    format!("#scenario={case}&variant={variant}&course={}", chapter.id)
+}
+
+/// The bar above a course story: its chapter (linkable), the chapter's intro, where the story
+/// sits in it and links to the stories before and after it.
+pub fn course_bar(state: &Viz, on: &Callback<Action>) -> Html {
+    let Some((index, chapter, Some(story))) = state.in_course() else {
+        return Html::default();
+    };
+    let count = chapter.stories.len();
+    let chapters = course();
+    let previous = match story {
+        0 => index.checked_sub(1).map(|c| (&chapters[c], chapters[c].stories.len() - 1)),
+        s => Some((chapter, s - 1)),
+    };
+    let next = if story + 1 < count {
+        Some((chapter, story + 1))
+    } else {
+        chapters.get(index + 1).map(|c| (c, 0))
+    };
+    let link = |id: &str, label: &str, to: Option<(&Chapter, usize)>| match to {
+        Some((c, s)) => html! {
+            <a id={id.to_string()} class="chip" href={story_link(c, c.stories[s])}>
+                { format!("{label}: {}", story_title(&state.cases, c.stories[s])) }
+            </a>
+        },
+        None => Html::default(),
+    };
+    let done = state.learn.progress.done_in(chapter);
+    html! {
+        <nav id="course-bar" class="course-bar" aria-label="Course">
+            <p class="course-where">
+                <a href={format!("#course={}", chapter.id)}>{ chapter.title }</a>
+                { format!(" · story {} of {count} · {done} of {count} done", story + 1) }
+            </p>
+            <details class="course-intro" open=true>
+                <summary>{ "About this chapter" }</summary>
+                <p>{ chapter.intro }</p>
+            </details>
+            <p class="modes">
+                { link("course-previous", "Previous", previous) }
+                { link("course-next", "Next", next) }
+                <button id="course-contents" type="button" class="chip" onclick={learn(on, LearnAction::Contents(true))}>
+                    { "All chapters" }
+                </button>
+            </p>
+        </nav>
+    }
+}
+
+/// The course's table of contents: every chapter in order, its intro, its stories with a mark
+/// on each one finished, and how many are. A plain function rather than a component: it shows
+/// only while the reader chooses, and a component would add Yew's per-component code.
+pub fn course_contents(cases: &[CaseInfo], progress: &Progress, on: &Callback<Action>) -> Html {
+    let chapter = |chapter: &Chapter| {
+        let stories = chapter.stories.iter().map(|story| {
+            let done = progress.is_done(*story);
+            html! {
+                <li class={done.then_some("done")}>
+                    <a href={story_link(chapter, *story)}>{ story_title(cases, *story) }</a>
+                    { if done { " ✓ done" } else { "" } }
+                </li>
+            }
+        });
+        html! {
+            <li>
+                <h3>
+                    <a href={format!("#course={}", chapter.id)}>{ chapter.title }</a>
+                    { format!(" · {} of {} done", progress.done_in(chapter), chapter.stories.len()) }
+                </h3>
+                <details class="course-intro">
+                    <summary>{ "Introduction" }</summary>
+                    <p>{ chapter.intro }</p>
+                </details>
+                <ol>{ for stories }</ol>
+            </li>
+        }
+    };
+    html! {
+        <section id="course" class="card course" aria-labelledby="course-title">
+            <h2 id="course-title">{ "Start here: the guided course" }</h2>
+            <p class="muted">
+                { "Seven chapters, from a worker that pauses past its lease to when fencing is not needed. \
+                   Each story stops to ask what happens next; a story is done when you play it to the end \
+                   or answer its questions. Your progress is kept in this browser." }
+            </p>
+            <ol class="chapters">{ for course().iter().map(chapter) }</ol>
+            <p class="modes">
+                <button id="course-close" type="button" class="chip" onclick={learn(on, LearnAction::Contents(false))}>
+                    { "Close" }
+                </button>
+                if !progress.done.is_empty() || !progress.answers.is_empty() {
+                    <button id="course-reset" type="button" class="chip" onclick={learn(on, LearnAction::ResetCourse)}>
+                        { "Reset course progress" }
+                    </button>
+                }
+            </p>
+        </section>
+    }
+}

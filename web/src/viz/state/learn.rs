@@ -1,0 +1,554 @@
+//! Learning: "Predict the outcome" (the player stops before a checkpoint's step, asks, then plays
+//! the step so its caption explains) and the guided course (chapters of stories, progress
+//! remembered). Where to stop and the right answer come from the core's `checkpoint::place` on
+//! the run on screen (`Run::asked`); nothing here decides an outcome.
+
+use std::rc::Rc;
+
+use fencelab_core::check::checkpoint::Asked;
+use fencelab_core::stories::course::{course, Chapter};
+
+use super::Viz;
+
+/// The local-storage key the shell keeps [`Progress`] under.
+pub const PROGRESS_KEY: &str = "fencelab-learn";
+
+/// What the reader has done, kept in this browser: answers and finished stories. They are a
+/// few dozen at most, so plain lists searched in order keep the page's code small.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Progress {
+    /// Each answered question's key (story, label and question) and the option chosen.
+    pub answers: Vec<(String, String)>,
+    /// The stories finished, as `case/variant`.
+    pub done: Vec<String>,
+}
+
+impl Progress {
+    /// Reads the stored text: one `a<TAB>key<TAB>answer` or `d<TAB>story` per line. Lines it
+    /// does not understand are skipped, so a damaged record loses only those lines.
+    pub fn from_text(text: &str) -> Progress {
+        let mut progress = Progress::default();
+        for line in text.lines() {
+            let mut fields = line.split('\t');
+            match (fields.next(), fields.next(), fields.next()) {
+                (Some("a"), Some(key), Some(answer)) => progress.set_answer(key, answer),
+                (Some("d"), Some(story), None) => progress.set_done(story),
+                _ => {}
+            }
+        }
+        progress
+    }
+
+    /// The text [`Progress::from_text`] reads. Names with a tab or a line break (only an
+    /// edited scenario could have them) are left out rather than written ambiguously.
+    pub fn to_text(&self) -> String {
+        let plain = |s: &str| !s.contains(['\t', '\n', '\r']);
+        let mut out = String::new();
+        for (key, answer) in self.answers.iter().filter(|(k, a)| plain(k) && plain(a)) {
+            out.push_str(&format!("a\t{key}\t{answer}\n"));
+        }
+        for story in self.done.iter().filter(|s| plain(s)) {
+            out.push_str(&format!("d\t{story}\n"));
+        }
+        out
+    }
+
+    /// The option a question was answered with.
+    pub fn answer(&self, key: &str) -> Option<&str> {
+        self.answers.iter().find(|(k, _)| k == key).map(|(_, a)| a.as_str())
+    }
+
+    /// Remembers an answer, replacing an earlier one to the same question.
+    pub fn set_answer(&mut self, key: &str, answer: &str) {
+        self.answers.retain(|(k, _)| k != key);
+        self.answers.push((key.into(), answer.into()));
+    }
+
+    /// Marks a story finished.
+    pub fn set_done(&mut self, story: &str) {
+        if !self.done.iter().any(|s| s == story) {
+            self.done.push(story.into());
+        }
+    }
+
+    /// Whether a course story is finished.
+    pub fn is_done(&self, (case, variant): (&str, &str)) -> bool {
+        self.done.contains(&format!("{case}/{variant}"))
+    }
+
+    /// How many of a chapter's stories are finished.
+    pub fn done_in(&self, chapter: &Chapter) -> usize {
+        chapter.stories.iter().filter(|s| self.is_done(**s)).count()
+    }
+}
+
+/// The quiz and the course as the page shows them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Learn {
+    /// Whether the player stops to ask at checkpoints ("Predict the outcome").
+    pub quiz: bool,
+    /// The course chapter being followed (an index into `course()`), while its story shows.
+    pub chapter: Option<usize>,
+    /// Whether the course's table of contents is open.
+    pub contents: bool,
+    /// The question being asked (an index into `Run::asked`); it shows at its step.
+    pub asking: Option<usize>,
+    /// The question just answered, whose feedback shows until the reader moves on.
+    pub answered: Option<usize>,
+    /// Whether autoplay stopped for the question, so continuing plays on.
+    pub resume: bool,
+    /// What is remembered; the shell saves it whenever it changes.
+    pub progress: Rc<Progress>,
+}
+
+/// Something the reader did about the quiz or the course.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LearnAction {
+    /// Turn "Predict the outcome" on or off.
+    Quiz(bool),
+    /// Answer the open question with this option.
+    Answer(usize),
+    /// Close the feedback and go on (playing again if autoplay stopped for the question).
+    Continue,
+    /// Forget the answers to this story's questions, so they are asked again.
+    ResetAnswers,
+    /// Forget every answer and every finished story.
+    ResetCourse,
+    /// Open or close the course's table of contents.
+    Contents(bool),
+    /// Open a chapter at its first unfinished story.
+    Chapter(usize),
+    /// Follow this chapter with the story on screen (a link that names both).
+    Follow(usize),
+}
+
+/// The question on screen and what the reader said, for the quiz card.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shown<'a> {
+    /// Waiting for an answer.
+    Asking(&'a Asked),
+    /// Answered: the question and the option chosen.
+    Answered(&'a Asked, usize),
+}
+
+impl Viz {
+    /// Whether the quiz applies to what is on screen: a simulated story played on its own.
+    fn quizzing(&self) -> bool {
+        self.learn.quiz
+            && self.opened.is_none()
+            && self.fetching.is_none()
+            && self.compare.is_none()
+    }
+
+    /// The key an answer is remembered under: the story, what runs (variant or `edited`, and
+    /// the switches) and the question.
+    fn answer_key(&self, asked: &Asked) -> String {
+        format!("{}/{}/{}", self.case, self.badge().label, asked.question)
+    }
+
+    /// The remembered answer to a question, as an index into its options.
+    fn remembered(&self, asked: &Asked) -> Option<usize> {
+        let answer = self.learn.progress.answer(&self.answer_key(asked))?;
+        asked.options.iter().position(|o| o == answer)
+    }
+
+    /// The first unanswered question that stops the player at `position`.
+    fn unanswered_at(&self, position: usize) -> Option<usize> {
+        if !self.quizzing() {
+            return None;
+        }
+        let asked = &self.run.asked;
+        (0..asked.len())
+            .find(|&i| asked[i].step == position && self.remembered(&asked[i]).is_none())
+    }
+
+    /// Opens the question at the current position, if one is unanswered there, and pauses.
+    fn ask_here(&mut self, resume: bool) -> bool {
+        let Some(i) = self.unanswered_at(self.position) else {
+            return false;
+        };
+        self.learn.asking = Some(i);
+        self.learn.resume = resume;
+        self.playing = false;
+        true
+    }
+
+    /// One step on (`ticking`: the autoplay timer's), unless a question waits here; a step that
+    /// reaches a question's place stops there and asks.
+    pub(super) fn forward_or_ask(&mut self, ticking: bool) {
+        if self.ask_here(ticking) {
+            return;
+        }
+        if ticking {
+            // A fast speed plays several steps a tick, but never past a question.
+            let next =
+                (self.position + 1..self.cursor().1).find(|&p| self.unanswered_at(p).is_some());
+            self.tick(next);
+        } else {
+            self.step_by(true, 1);
+        }
+        self.learn.answered = None;
+        self.ask_here(ticking);
+    }
+
+    /// What the quiz card shows now, if anything.
+    pub fn shown(&self) -> Option<Shown<'_>> {
+        if !self.quizzing() {
+            return None;
+        }
+        let asked = &self.run.asked;
+        if let Some(a) = self.learn.answered.and_then(|i| asked.get(i)) {
+            return Some(Shown::Answered(a, self.remembered(a)?));
+        }
+        let a = self.learn.asking.and_then(|i| asked.get(i))?;
+        (a.step == self.position).then_some(Shown::Asking(a))
+    }
+
+    /// How many of the run's questions have an answer, and how many there are.
+    pub fn answered_count(&self) -> (usize, usize) {
+        let asked = &self.run.asked;
+        (asked.iter().filter(|a| self.remembered(a).is_some()).count(), asked.len())
+    }
+
+    /// The course's chapter being followed and the story's index in it, if it is one of its
+    /// stories.
+    pub fn in_course(&self) -> Option<(usize, &'static Chapter, Option<usize>)> {
+        let index = self.learn.chapter?;
+        let chapter = course().get(index)?;
+        let story = (!self.edited).then(|| self.story_in(chapter)).flatten();
+        Some((index, chapter, story))
+    }
+
+    fn story_in(&self, chapter: &Chapter) -> Option<usize> {
+        chapter.stories.iter().position(|(c, v)| *c == self.case && *v == self.variant)
+    }
+
+    /// Applies a quiz or course action.
+    pub(super) fn learn(&mut self, action: LearnAction) {
+        match action {
+            LearnAction::Quiz(on) => {
+                self.learn.quiz = on;
+                self.learn.asking = None;
+                self.learn.answered = None;
+            }
+            LearnAction::Answer(option) => self.answer(option),
+            LearnAction::Continue => {
+                self.learn.answered = None;
+                let (at, end) = self.cursor();
+                self.playing = self.learn.resume && at < end;
+            }
+            LearnAction::ResetAnswers => {
+                let prefix = format!("{}/{}/", self.case, self.badge().label);
+                let progress = Rc::make_mut(&mut self.learn.progress);
+                progress.answers.retain(|(key, _)| !key.starts_with(&prefix));
+                self.learn.answered = None;
+                self.ask_here(false);
+            }
+            LearnAction::ResetCourse => {
+                self.learn.progress = Rc::default();
+                self.learn.answered = None;
+            }
+            LearnAction::Contents(open) => self.learn.contents = open,
+            LearnAction::Chapter(index) => {
+                if let Some(chapter) = course().get(index) {
+                    let progress = &self.learn.progress;
+                    let first = chapter.stories.iter().position(|s| !progress.is_done(*s));
+                    self.open_story(index, first.unwrap_or(0));
+                }
+            }
+            LearnAction::Follow(index) => {
+                if index < course().len() {
+                    self.learn.chapter = Some(index);
+                    self.learn.contents = false;
+                }
+            }
+        }
+    }
+
+    /// Answers the open question, remembers the answer, then plays the step that answers it
+    /// (unless another question waits at the same place).
+    fn answer(&mut self, option: usize) {
+        let Some(i) = self.learn.asking.filter(|_| self.quizzing()) else {
+            return;
+        };
+        let Some(asked) = self.run.asked.get(i).filter(|a| a.step == self.position) else {
+            return;
+        };
+        let Some(chosen) = asked.options.get(option) else {
+            return;
+        };
+        let (key, chosen) = (self.answer_key(asked), chosen.clone());
+        Rc::make_mut(&mut self.learn.progress).set_answer(&key, &chosen);
+        self.learn.asking = None;
+        self.learn.answered = Some(i);
+        if !self.ask_here(self.learn.resume) {
+            self.step_by(true, 1);
+        }
+    }
+
+    /// Opens a course story at its start, following its chapter, with the quiz on.
+    fn open_story(&mut self, chapter: usize, story: usize) {
+        let Some(&(case, variant)) = course().get(chapter).and_then(|c| c.stories.get(story))
+        else {
+            return;
+        };
+        self.pick(case.into());
+        if self.variant != variant {
+            self.switch_variant(variant.into());
+        }
+        self.learn.chapter = Some(chapter);
+        self.learn.contents = false;
+        self.learn.quiz = true;
+    }
+
+    /// Keeps the quiz and the course true to what an action did: a question shows only at its
+    /// place and feedback only until the reader moves; a story off the chapter leaves it; a
+    /// story played to its end, or whose questions are all answered, is finished.
+    pub(super) fn settle_learning(&mut self, before: &Viz, by_learning: bool) {
+        let same_run = Rc::ptr_eq(&before.run.0, &self.run.0);
+        if !by_learning && (!same_run || before.position != self.position) {
+            self.learn.answered = None;
+            let asking = self.learn.asking.and_then(|i| self.run.asked.get(i));
+            if asking.is_none_or(|a| a.step != self.position || !same_run) {
+                self.learn.asking = None;
+            }
+        }
+        if self.in_course().is_some_and(|(_, _, story)| story.is_none()) {
+            self.learn.chapter = None;
+        }
+        let (answered, questions) = self.answered_count();
+        let finished = self.position > 0 && self.position == self.run.track.len()
+            || questions > 0 && answered == questions;
+        let story = format!("{}/{}", self.case, self.variant);
+        if finished
+            && !self.edited
+            && self.switches.is_empty()
+            && self.opened.is_none()
+            && self.compare.is_none()
+            && !self.learn.progress.done.contains(&story)
+        {
+            Rc::make_mut(&mut self.learn.progress).set_done(&story);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::viz::state::Action;
+    use fencelab_core::stories::course::chapter;
+    use yew::Reducible;
+
+    fn apply(state: Rc<Viz>, actions: impl IntoIterator<Item = Action>) -> Rc<Viz> {
+        actions.into_iter().fold(state, Reducible::reduce)
+    }
+
+    fn learn(action: LearnAction) -> Action {
+        Action::Learn(action)
+    }
+
+    /// The fenced paused-worker story with the quiz on, at the start.
+    fn quizzing() -> Rc<Viz> {
+        apply(Rc::new(Viz::new()), [learn(LearnAction::Quiz(true))])
+    }
+
+    /// The question the story asks first.
+    fn first(state: &Viz) -> Asked {
+        state.run.asked.iter().min_by_key(|a| a.step).unwrap().clone()
+    }
+
+    fn forward_until_asked(mut state: Rc<Viz>) -> Rc<Viz> {
+        for _ in 0..state.run.track.len() {
+            if matches!(state.shown(), Some(Shown::Asking(_))) {
+                break;
+            }
+            state = apply(state, [Action::Forward]);
+        }
+        state
+    }
+
+    #[test]
+    fn stepping_stops_before_the_step_that_answers_and_waits_for_the_answer() {
+        let state = forward_until_asked(quizzing());
+        let asked = first(&state);
+        assert_eq!(state.position, asked.step);
+        assert_eq!(state.shown(), Some(Shown::Asking(&asked)));
+        // Forward again does not pass an unanswered question.
+        let held = apply(state.clone(), [Action::Forward, Action::Forward]);
+        assert_eq!(held.position, asked.step);
+        // The answer is remembered and the answering step plays, so its caption explains.
+        let wrong = (asked.answer + 1) % asked.options.len();
+        let answered = apply(held, [learn(LearnAction::Answer(wrong))]);
+        assert_eq!(answered.position, asked.step + 1);
+        assert_eq!(answered.shown(), Some(Shown::Answered(&asked, wrong)));
+        assert_eq!(answered.current().map(|r| r.index), Some(asked.step));
+        // Moving on closes the feedback; the answered question is not asked again.
+        let on = apply(answered, [Action::Forward]);
+        assert_eq!(on.shown(), None);
+        let again = forward_until_asked(apply(on, [Action::ToStart]));
+        assert!(again.position > asked.step);
+    }
+
+    #[test]
+    fn autoplay_pauses_at_a_question_and_continues_after_the_answer() {
+        let mut state = apply(quizzing(), [Action::TogglePlay]);
+        let asked = first(&state);
+        while state.playing {
+            state = apply(state, [Action::Tick]);
+        }
+        assert_eq!(state.position, asked.step);
+        assert!(state.learn.resume);
+        let state =
+            apply(state, [learn(LearnAction::Answer(asked.answer)), learn(LearnAction::Continue)]);
+        assert_eq!(state.shown(), None);
+        assert!(state.playing);
+    }
+
+    #[test]
+    fn the_fastest_autoplay_still_stops_at_a_question() {
+        let fastest = Action::Speed(crate::viz::state::SPEEDS.len() - 1);
+        let mut state = apply(quizzing(), [fastest, Action::TogglePlay]);
+        let asked = first(&state);
+        while state.playing {
+            state = apply(state, [Action::Tick]);
+        }
+        assert_eq!(state.position, asked.step);
+        assert_eq!(state.shown(), Some(Shown::Asking(&asked)));
+    }
+
+    #[test]
+    fn seeking_past_a_question_is_not_trapped_and_off_means_no_questions() {
+        let state = quizzing();
+        let step = first(&state).step;
+        let past = apply(state.clone(), [Action::Seek(step + 1), Action::Forward]);
+        assert_eq!(past.position, step + 2);
+        // Seeking onto the question's place does not open it; stepping on from there does.
+        let onto = apply(state.clone(), [Action::Seek(step)]);
+        assert_eq!(onto.shown(), None);
+        assert!(matches!(apply(onto, [Action::Forward]).shown(), Some(Shown::Asking(_))));
+        let off = apply(Rc::new(Viz::new()), [Action::Seek(step), Action::Forward]);
+        assert_eq!((off.position, off.shown()), (step + 1, None));
+    }
+
+    #[test]
+    fn the_answer_follows_the_run_when_a_switch_changes_it() {
+        let fenced = forward_until_asked(quizzing());
+        let fenced_answer = first(&fenced).answer;
+        let broken = apply(
+            quizzing(),
+            [Action::Switches(vec![fencelab_core::stories::switches::Switch::UnfencedStore])],
+        );
+        let broken = forward_until_asked(broken);
+        assert_ne!(first(&broken).answer, fenced_answer);
+        // Answers to the switched run are kept apart from the story's own.
+        let answered = apply(broken, [learn(LearnAction::Answer(0))]);
+        assert!(answered.learn.progress.answers.iter().any(|(k, _)| k.contains(" + ")));
+    }
+
+    #[test]
+    fn reset_forgets_this_storys_answers_only() {
+        let state = forward_until_asked(quizzing());
+        let state = apply(state, [learn(LearnAction::Answer(0))]);
+        let mut progress = (*state.learn.progress).clone();
+        progress.set_answer("other/fenced/Q?", "Yes");
+        let mut state = (*state).clone();
+        state.learn.progress = Rc::new(progress);
+        let reset = apply(Rc::new(state), [learn(LearnAction::ResetAnswers)]);
+        let keys: Vec<&str> =
+            reset.learn.progress.answers.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["other/fenced/Q?"]);
+    }
+
+    #[test]
+    fn two_questions_at_one_place_are_asked_in_turn_before_the_step_plays() {
+        // The broken paused-worker story asks about A's write and the final value at one step.
+        let state = apply(quizzing(), [Action::Variant("broken".into())]);
+        let state = forward_until_asked(state);
+        let step = state.position;
+        let first = state.learn.asking.unwrap();
+        let answered = apply(state, [learn(LearnAction::Answer(0))]);
+        // The feedback on the first shows, the step waits for the second.
+        assert_eq!(answered.position, step);
+        assert!(matches!(answered.shown(), Some(Shown::Answered(..))));
+        let second = apply(answered, [learn(LearnAction::Continue)]);
+        let Some(Shown::Asking(asked)) = second.shown() else { panic!("no second question") };
+        assert_ne!(second.learn.asking, Some(first));
+        let answer = asked.answer;
+        let done = apply(second, [learn(LearnAction::Answer(answer))]);
+        assert_eq!(done.position, step + 1);
+        assert!(matches!(done.shown(), Some(Shown::Answered(a, c)) if c == a.answer));
+    }
+
+    #[test]
+    fn progress_reads_back_what_it_writes_and_skips_damaged_lines() {
+        let mut progress = Progress::default();
+        progress.set_answer("paused-worker/fenced/Will db apply A's write?", "No");
+        progress.set_answer("bad\tkey", "x");
+        progress.set_done("paused-worker/broken");
+        progress.set_answer("paused-worker/fenced/Will db apply A's write?", "Yes");
+        let text = progress.to_text();
+        let read = Progress::from_text(&format!("{text}garbage\nd\ta\tb\n"));
+        progress.answers.retain(|(k, _)| !k.contains('\t'));
+        assert_eq!(read, progress);
+        assert_eq!(read.answers.len(), 1);
+    }
+
+    #[test]
+    fn a_chapter_opens_at_its_first_unfinished_story_and_counts_progress() {
+        let the_fence = course().iter().position(|c| c.id == "the-fence").unwrap();
+        let chapter = chapter("the-fence").unwrap();
+        let state = apply(Rc::new(Viz::new()), [learn(LearnAction::Chapter(the_fence))]);
+        assert_eq!((state.case.as_str(), state.variant.as_str()), chapter.stories[0]);
+        assert!(state.learn.quiz);
+        assert_eq!(state.in_course().map(|c| c.2), Some(Some(0)));
+        // Playing to the end finishes the story; the chapter then opens at the next one.
+        let done = apply(state, [Action::ToEnd]);
+        assert!(done.learn.progress.is_done(chapter.stories[0]));
+        assert_eq!(done.learn.progress.done_in(chapter), 1);
+        let next = apply(done, [learn(LearnAction::Chapter(the_fence))]);
+        assert_eq!((next.case.as_str(), next.variant.as_str()), chapter.stories[1]);
+        // Picking a story outside the chapter leaves it.
+        let left = apply(next, [Action::Pick("payment-capture".into())]);
+        assert_eq!(left.learn.chapter, None);
+    }
+
+    #[test]
+    fn answering_every_question_finishes_a_story() {
+        let mut state = quizzing();
+        for _ in 0..state.run.track.len() * 2 {
+            state = match state.shown() {
+                Some(Shown::Asking(a)) => {
+                    apply(state.clone(), [learn(LearnAction::Answer(a.answer))])
+                }
+                _ => apply(state, [Action::Forward]),
+            };
+            if state.learn.progress.is_done(("paused-worker", "fenced")) {
+                break;
+            }
+        }
+        assert_eq!(state.answered_count().0, state.run.asked.len());
+        assert!(state.learn.progress.is_done(("paused-worker", "fenced")));
+    }
+
+    #[test]
+    fn a_course_link_opens_the_first_unfinished_story_and_keeps_the_chapter() {
+        let mut progress = Progress::default();
+        let chapter = chapter("the-fence").unwrap();
+        let (case, variant) = chapter.stories[0];
+        progress.set_done(&format!("{case}/{variant}"));
+        let state = Viz::open_with("course=the-fence", Rc::new(progress));
+        assert_eq!((state.case.as_str(), state.variant.as_str()), chapter.stories[1]);
+        assert!(state.learn.quiz && state.link_error.is_none());
+        let link = state.to_link();
+        assert_eq!(link.course.as_deref(), Some("the-fence"));
+        assert_eq!(link.quiz, None);
+        let back = Viz::open_with(&link.to_fragment(), state.learn.progress.clone());
+        assert_eq!(
+            (back.case.as_str(), back.learn.chapter),
+            (state.case.as_str(), state.learn.chapter)
+        );
+        let quiz = Viz::open("scenario=paused-worker&quiz=1");
+        assert!(quiz.learn.quiz && quiz.learn.chapter.is_none());
+        assert!(Viz::open("course=nowhere").link_error.is_some_and(|e| e.contains("course")));
+    }
+}
