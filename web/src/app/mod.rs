@@ -8,6 +8,7 @@ use yew::prelude::*;
 
 use crate::components::compare::{compare_view, CompareProps};
 use crate::components::controls::{click, controls, ControlsProps};
+use crate::components::decide::{decide_panel, decide_toggle, DecideView};
 use crate::components::diagram::{diagram_view, legend, DiagramProps};
 use crate::components::editor::Editor;
 use crate::components::history::{
@@ -21,7 +22,8 @@ use crate::components::share::{HistoryShare, LinkProblem, ShareExport};
 use crate::components::transcript::Transcript;
 use crate::hooks::{
     use_address, use_autoplay, use_drop_history, use_fetch_history, use_follow_step,
-    use_keep_custom, use_keys, use_pane_width, use_show_chosen, use_window, FollowRefs, HEADS,
+    use_keep_custom, use_keys, use_pane_width, use_show_chosen, use_undo_key, use_window,
+    FollowRefs, HEADS,
 };
 use crate::io;
 use crate::share::{Embed, ShareLink};
@@ -47,6 +49,7 @@ pub fn App() -> Html {
     .to_fragment();
     use_keep_custom(state.edited, state.base.clone());
     use_keys(state.dispatcher(), state.tab);
+    use_undo_key(state.dispatcher(), state.decide.is_some() && state.tab == Tab::Visualizer);
     use_autoplay(state.dispatcher(), state.playing, state.interval_ms());
     let refs = use_memo((), |_| FollowRefs::default());
     let pane_width = use_pane_width(refs.diagram.clone(), state.embed.is_some());
@@ -160,6 +163,7 @@ fn visualizer(
         None => ("step", track.tick_at(state.position)),
     };
     let compare_on = state.compare.is_some();
+    let decide = state.decide.as_ref().map(|d| DecideView::new(d, on));
     let kind =
         state.current().and_then(|r| track.layout.step_kinds.get(r.index)).copied().unwrap_or("");
     let side = match &state.opened {
@@ -181,7 +185,7 @@ fn visualizer(
                     { diagram_view(&DiagramProps { run: track, position: state.position,
                         frame: &state.frame, id: "main".into(), on_seek: on_seek.clone(),
                         node: refs.diagram.clone(), width: pane_width, highlight: state.highlight(),
-                        band: views.diagram }) }
+                        band: views.diagram, decide: decide.as_ref() }) }
                     if state.shows("legend") {
                         { legend(&track.layout, !state.highlight().is_empty()) }
                     }
@@ -266,12 +270,19 @@ fn visualizer(
                             <ScrubMarks findings={h.findings.clone()} len={track.len()} on={on.clone()} />
                         }) }) }
                 }
+                // Deciding is for the reader of the whole page, on a story rather than a history.
+                if !embedded && history.is_none() {
+                    { decide_toggle(decide.is_some(), on) }
+                }
                 if !compare_on && state.shows("caption") {
                     { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption",
                         if state.opened.is_some() { "history" } else { "story" }) }
                 }
             </div>
             { main }
+            if let (Some(view), Some(d)) = (&decide, &state.decide) {
+                { decide_panel(view, state.position, d.steps) }
+            }
             <div class={classes!("lower", state.editor.open.then_some("with-editor"))}>
                 if state.editor.open && !embedded && history.is_none() {
                     <Editor text={state.editor.text.clone()} error={state.editor.error.clone()}

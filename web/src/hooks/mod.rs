@@ -1,6 +1,6 @@
 //! The shells' effects as named hooks, one concern each: keys, autoplay, the address, the
 //! diagram's pane, keeping the current step in view, recorded histories (a link's, a dropped
-//! file), the saved custom scenario, the playground's flash and focus, and the explorer's
+//! file), the saved custom scenario, undo in "You decide" mode, the playground's flash and focus, and the explorer's
 //! search. Each starts what it needs when it is needed and stops it when dropped.
 
 mod use_address;
@@ -15,6 +15,7 @@ mod use_keep_custom;
 mod use_keys;
 mod use_pane_width;
 mod use_search;
+mod use_undo_key;
 mod use_window;
 
 pub use use_address::use_address;
@@ -29,4 +30,5 @@ pub use use_keep_custom::use_keep_custom;
 pub use use_keys::use_keys;
 pub use use_pane_width::use_pane_width;
 pub use use_search::use_search;
+pub use use_undo_key::use_undo_key;
 pub use use_window::use_window;

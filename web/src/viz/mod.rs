@@ -3,6 +3,7 @@
 
 pub mod explore;
 pub mod frame;
+pub mod decide;
 pub mod history;
 pub mod layout;
 pub mod run;

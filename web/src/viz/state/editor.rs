@@ -64,6 +64,10 @@ impl Viz {
     pub(super) fn load(&mut self, scenario: Scenario) {
         self.base = Rc::new(scenario);
         self.edited = true;
+        self.steered = false;
+        if let Some(decide) = &mut self.decide {
+            decide.steps = 0;
+        }
         self.policy = PolicyChoice::AsWritten;
         self.switches.clear();
         self.playing = false;
@@ -80,7 +84,9 @@ impl Viz {
         match RunExport::import(json) {
             Ok((export, _)) => {
                 let position = export.position;
-                let mut state = Rc::new(self).reduce(Action::Load(Box::new(export.scenario)));
+                // The run file's steps are shown whole: its path is in its schedule.
+                let state = Rc::new(self).reduce(Action::Decide(false));
+                let mut state = state.reduce(Action::Load(Box::new(export.scenario)));
                 if state.compare.is_some() {
                     state = state.reduce(Action::Compare(false));
                 }
