@@ -61,7 +61,7 @@ impl DecideView {
             .collect();
         (!items.is_empty()).then(|| {
             html! { <LaneMenu lane={AttrValue::from(lane.to_string())} name={name}
-                items={Rc::new(items)} on={self.on.clone()} /> }
+                items={Items(Rc::new(items))} on={self.on.clone()} /> }
         })
     }
 
@@ -90,35 +90,52 @@ pub fn decide_panel(view: &DecideView, position: usize, steps: usize) -> Html {
                 <p id="decide-ended">{ "Nothing more can happen: the run has ended." }</p>
             } else {
                 <h3>{ "What can happen next" }</h3>
-                <ul class="decide-list" id="decide-choices">
-                    { for options.choices.iter().enumerate().map(|(i, c)| html! {
-                        <li><button type="button" class="option" data-choice={i.to_string()}
-                            aria-describedby={described} onclick={click(on, Action::Choose(i))}>
-                            { choice_label(c) }
-                        </button></li>
-                    }) }
-                </ul>
+                { list("decide-choices".into(), options.choices.iter().enumerate()
+                    .map(|(i, c)| (choice_label(c), Action::Choose(i))), on, described, None) }
             }
             if !options.faults.is_empty() {
                 <h3>{ "Inject a fault" }</h3>
                 <label class="ticks">{ "Pauses and delays last " }
                     <input id="fault-ticks" type="number" min="1" max="100000" value={view.ticks.unwrap_or(1).to_string()}
                         onchange={on_ticks} />{ " ticks" }</label>
-                <ul class="decide-list" id="decide-faults">
-                    { for view.faults().map(|(label, action)| {
-                        let kind = match &action { Action::Inject(f) => f.name(), _ => "" };
-                        html! {
-                            <li><button type="button" class="option fault" data-fault={kind}
-                                aria-describedby={described} onclick={click(on, action)}>{ label }</button></li>
-                        }
-                    }) }
-                </ul>
+                { list("decide-faults".into(), view.faults(), on, described, None) }
             }
             <button id="undo" type="button" class="chip" disabled={steps == 0}
                 aria-keyshortcuts="Control+Z Meta+Z" onclick={click(on, Action::Undo)}>
                 { format!("Undo step {} (Ctrl+Z)", step_no(steps.saturating_sub(1))) }
             </button>
         </section>
+    }
+}
+
+/// A list of offers as buttons, or a menu's items (`menu`: its name). Each says what it does and,
+/// when deciding here replaces later steps, points to the note that says so.
+fn list(
+    id: String,
+    items: impl Iterator<Item = (String, Action)>,
+    on: &Callback<Action>,
+    described: Option<&'static str>,
+    menu: Option<String>,
+) -> Html {
+    let item = menu.is_some().then_some("menuitem");
+    html! {
+        <ul class="decide-list" id={id} role={menu.is_some().then_some("menu")} aria-label={menu}>
+            { for items.map(|(label, action)| html! {
+                <li role={item.and(Some("none"))}><button type="button" class="option" role={item}
+                    tabindex={item.and(Some("-1"))} aria-describedby={described}
+                    onclick={click(on, action)}>{ label }</button></li>
+            }) }
+        </ul>
+    }
+}
+
+/// A lane menu's items, compared by identity: they are made afresh with every offer.
+#[derive(Clone)]
+struct Items(Rc<Vec<(String, Action)>>);
+
+impl PartialEq for Items {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
     }
 }
 
@@ -129,7 +146,7 @@ struct LaneMenuProps {
     /// What the header shows as the lane's name.
     name: Html,
     /// The menu's items: label and action.
-    items: Rc<Vec<(String, Action)>>,
+    items: Items,
     on: Callback<Action>,
 }
 
@@ -154,7 +171,7 @@ fn LaneMenu(props: &LaneMenuProps) -> Html {
     let focused = use_state(|| 0usize);
     let button = use_node_ref();
     let menu = use_node_ref();
-    let len = props.items.len();
+    let len = props.items.0.len();
     {
         let menu = menu.clone();
         use_effect_with(*focused, move |n| {
@@ -247,19 +264,11 @@ fn LaneMenu(props: &LaneMenuProps) -> Html {
                 { props.name.clone() }
             </button>
             if is_open {
-                <ul ref={menu} id={id} class="menu" role="menu" aria-label={format!("What to do to {}", props.lane.split_once(':').map_or(props.lane.as_str(), |(_, n)| n))}
-                    onkeydown={on_menu_key}>
-                    { for props.items.iter().map(|(label, action)| {
-                        let on = props.on.clone();
-                        let action = action.clone();
-                        let close = close.clone();
-                        let onclick = Callback::from(move |_: MouseEvent| {
-                            close();
-                            on.emit(action.clone());
-                        });
-                        html! { <li role="none"><button type="button" role="menuitem" tabindex="-1" onclick={onclick}>{ label.clone() }</button></li> }
-                    }) }
-                </ul>
+                // A chosen item's click reaches the menu too, which then closes.
+                <div ref={menu} class="menu" onkeydown={on_menu_key} onclick={move |_: MouseEvent| close()}>
+                    { list(id, props.items.0.iter().cloned(), &props.on, None,
+                        Some(format!("What to do to {}", props.lane.split_once(':').map_or(props.lane.as_str(), |(_, n)| n)))) }
+                </div>
             }
         </div>
     }

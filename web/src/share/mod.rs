@@ -190,7 +190,7 @@ impl ShareLink {
         };
         match &self.scenario {
             _ if self.history.is_some() => {
-                put("history", &escape(self.history.as_deref().unwrap_or_default()));
+                put("history", &escape(self.history.as_deref().unwrap_or_default(), ""));
             }
             LinkScenario::Builtin { name, variant } => {
                 put("scenario", name);
@@ -440,12 +440,13 @@ impl ShareLink {
     }
 }
 
-/// `text` with the characters that would end or break a fragment's value percent-encoded.
-fn escape(text: &str) -> String {
+/// `text` with the characters that would end or break a fragment's value percent-encoded, and
+/// those of `also` (a value's own separators).
+fn escape(text: &str, also: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
-            '%' | '&' | '#' | ' ' | '"' | '<' | '>' => {
+            c if matches!(c, '%' | '&' | '#' | ' ' | '"' | '<' | '>') || also.contains(c) => {
                 let mut buf = [0; 4];
                 for b in c.encode_utf8(&mut buf).bytes() {
                     let _ = write!(out, "%{b:02X}");

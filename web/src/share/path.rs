@@ -20,27 +20,17 @@ pub fn schedule_text(schedule: &[usize]) -> String {
 
 /// Reads a link's schedule.
 pub fn parse_schedule(value: &str) -> Result<Vec<usize>, LinkError> {
-    value
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().map_err(|_| bad("schedule", format!("\"{s}\" is not a choice number"))))
-        .collect()
+    let mut schedule = Vec::new();
+    for s in value.split(',').filter(|s| !s.is_empty()) {
+        let choice = s.parse().map_err(|_| bad("schedule", format!("\"{s}\" is not a choice number")))?;
+        schedule.push(choice);
+    }
+    Ok(schedule)
 }
 
 /// A name with the characters that separate a link's fields percent-encoded.
 fn name(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') {
-            out.push(c);
-        } else {
-            let mut buf = [0; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                let _ = write!(out, "%{b:02X}");
-            }
-        }
-    }
-    out
+    super::escape(text, ".,:")
 }
 
 /// The injected faults as a link writes them.
@@ -70,7 +60,11 @@ pub fn injected_text(injected: &[Injection]) -> String {
 /// Reads a link's injected faults. The engine judges them when the run is played (a worker or
 /// store the story lacks, a fault of zero ticks).
 pub fn parse_injected(value: &str) -> Result<Vec<Injection>, LinkError> {
-    value.split(',').filter(|s| !s.is_empty()).map(parse_injection).collect()
+    let mut injected = Vec::new();
+    for text in value.split(',').filter(|s| !s.is_empty()) {
+        injected.push(parse_injection(text)?);
+    }
+    Ok(injected)
 }
 
 fn parse_injection(text: &str) -> Result<Injection, LinkError> {

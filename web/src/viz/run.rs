@@ -156,7 +156,14 @@ impl Run {
     /// are forgotten (the engine's rewind), then the decision runs as the next step. The new
     /// run's scenario carries the path taken: the schedule so far and the injected faults.
     pub fn branch(&self, position: usize, decision: &Decision) -> Result<Run, String> {
-        let mut engine = self.engine.try_borrow().map_err(|_| "the run is busy".to_string())?.clone();
+        // The engine is taken rather than copied: a fresh one replays this run when asked
+        // for a frame, and a copy of a whole engine is a lot of code for the page to carry.
+        let fresh = Engine::new(self.scenario.clone())
+            .map_err(|e| e.to_string())?
+            .with_schedule_mode(ScheduleMode::Lenient);
+        let mut engine =
+            self.engine.try_borrow_mut().map_err(|_| "the run is busy".to_string())?;
+        let mut engine = std::mem::replace(&mut *engine, fresh);
         let done = engine.rewind(position).and_then(|()| match decision {
             Decision::Choose(n) => engine.step_choice(*n).map(drop),
             Decision::Inject(fault) => engine.inject(fault.clone()).map(drop),

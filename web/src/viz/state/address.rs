@@ -75,18 +75,22 @@ impl Viz {
         if !link.switches.is_empty() {
             actions.push(Action::Switches(link.switches.clone()));
         }
-        if let Some((schedule, injected)) = &link.path {
-            actions.push(Action::Path(schedule.clone(), injected.clone()));
+
+        if let Some((left, right)) = link.compare {
+            actions.push(Action::Compare(true));
+            actions.push(Action::CompareMode(Side::Left, left));
+            actions.push(Action::CompareMode(Side::Right, right));
+        }
+        for action in actions.drain(..) {
+            state = state.reduce(action);
+        }
+        if let Some((schedule, injected)) = link.path {
+            Rc::make_mut(&mut state).follow(schedule, injected);
         }
         // The mode starts where the path decided so far ends, then shows the link's step.
         if link.decide {
             actions.push(Action::Seek(link.steps.unwrap_or(0).max(link.step)));
             actions.push(Action::Decide(true));
-        }
-        if let Some((left, right)) = link.compare {
-            actions.push(Action::Compare(true));
-            actions.push(Action::CompareMode(Side::Left, left));
-            actions.push(Action::CompareMode(Side::Right, right));
         }
         actions.push(Action::Speed(speed_index(link.speed)));
         actions.push(Action::Seek(link.step));

@@ -94,10 +94,7 @@ impl Viz {
     /// The offer at the position on screen, after every move while the mode is on.
     pub(super) fn refresh_options(&mut self) {
         if let Some(decide) = &mut self.decide {
-            let options = self.run.options(self.position);
-            if *decide.options != options {
-                decide.options = Rc::new(options);
-            }
+            decide.options = Rc::new(self.run.options(self.position));
         }
     }
 }

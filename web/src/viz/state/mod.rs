@@ -19,7 +19,7 @@ use std::rc::Rc;
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::stories::library::{self, CaseInfo};
 use fencelab_core::stories::switches::Switch;
-use fencelab_core::{Fault, Injection, Scenario, StepRecord};
+use fencelab_core::{Fault, Scenario, StepRecord};
 use yew::Reducible;
 
 use crate::share::Embed;
@@ -112,8 +112,6 @@ pub enum Action {
     Undo,
     /// How long the pauses and delays the reader injects last (`None`: the engine's suggestion).
     Ticks(Option<u64>),
-    /// Follow this path through the story: its schedule and injected faults (from a link).
-    Path(Vec<usize>, Vec<Injection>),
 }
 
 /// Everything the visualizer shows.
@@ -281,7 +279,6 @@ impl Reducible for Viz {
             | Action::Choose(_)
             | Action::Inject(_)
             | Action::Undo
-            | Action::Path(..)
                 if self.opened.is_some() =>
             {
                 return self
@@ -382,7 +379,6 @@ impl Reducible for Viz {
                     decide.ticks = ticks;
                 }
             }
-            Action::Path(schedule, injected) => next.follow(schedule, injected),
         }
         Rc::new(next)
     }
