@@ -177,7 +177,7 @@ test("a lane's menu by keyboard, a message delivered from the diagram, axe clean
   await deliverable.focus();
   await page.keyboard.press('Enter');
   await page.waitForFunction((says) => !document.querySelector('.deliverable') || document.querySelector('.deliverable').getAttribute('aria-label') !== `Deliver now: ${says}`, says);
-  await shot(page, 'decide-desktop');
+  await shot(page, 'decide-desktop', { fullPage: true });
   // Open a menu for axe to see it too.
   await menu.click();
   await page.addScriptTag({ path: AXE });

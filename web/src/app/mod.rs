@@ -163,15 +163,21 @@ fn visualizer(
         None => ("step", track.tick_at(state.position)),
     };
     let compare_on = state.compare.is_some();
-    let decide = state.decide.as_ref().map(|d| DecideView::new(d, on));
     let kind =
         state.current().and_then(|r| track.layout.step_kinds.get(r.index)).copied().unwrap_or("");
+    let decide = state.decide.as_ref().map(|d| DecideView::new(d, on));
     let side = match &state.opened {
         Some(opened) => html! {
             <Findings findings={opened.findings.clone()} chosen={opened.chosen}
                 reached={opened.reached(state.position)} on={on.clone()} />
         },
-        None => panels(&state.frame, !state.shows("caption")),
+        // Beside the diagram, where the reader watches what their choice does.
+        None => match (&decide, &state.decide) {
+            (Some(view), Some(d)) => html! {
+                <>{ decide_panel(view, state.position, d.steps) }{ panels(&state.frame, !state.shows("caption")) }</>
+            },
+            _ => panels(&state.frame, !state.shows("caption")),
+        },
     };
     let main = match &state.compare {
         Some(compare) => html! {
@@ -280,9 +286,6 @@ fn visualizer(
                 }
             </div>
             { main }
-            if let (Some(view), Some(d)) = (&decide, &state.decide) {
-                { decide_panel(view, state.position, d.steps) }
-            }
             <div class={classes!("lower", state.editor.open.then_some("with-editor"))}>
                 if state.editor.open && !embedded && history.is_none() {
                     <Editor text={state.editor.text.clone()} error={state.editor.error.clone()}

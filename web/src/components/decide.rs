@@ -10,10 +10,10 @@ use web_sys::{Element, HtmlElement};
 use yew::prelude::*;
 
 use crate::components::controls::{click, event_number, when};
+use crate::components::icons::icon;
 use crate::viz::decide::{
     acts_on, choice_label, deliver_choice, fault_label, fault_ticks, replaces, with_ticks, Options,
 };
-use crate::viz::run::step_no;
 use crate::viz::state::{Action, Decide};
 
 /// The mode's toggle, beside the transport bar.
@@ -49,8 +49,9 @@ impl DecideView {
         })
     }
 
-    /// A lane's header name as a menu of the faults that act on it, when any do.
-    pub fn lane_menu(&self, lane: &str, name: Html) -> Option<Html> {
+    /// A lane's header name (its kind's icon and label) as a menu of the faults that act on it,
+    /// when any do.
+    pub fn lane_menu(&self, lane: &str, kind: &'static str, label: &str) -> Option<Html> {
         let items: Vec<(String, Action)> = self
             .options
             .faults
@@ -60,8 +61,8 @@ impl DecideView {
             .map(|(_, item)| item)
             .collect();
         (!items.is_empty()).then(|| {
-            html! { <LaneMenu lane={AttrValue::from(lane.to_string())} name={name}
-                items={Items(Rc::new(items))} on={self.on.clone()} /> }
+            html! { <LaneMenu lane={AttrValue::from(lane.to_string())} kind={kind}
+                label={AttrValue::from(label.to_string())} items={Items(Rc::new(items))} on={self.on.clone()} /> }
         })
     }
 
@@ -102,7 +103,7 @@ pub fn decide_panel(view: &DecideView, position: usize, steps: usize) -> Html {
             }
             <button id="undo" type="button" class="chip" disabled={steps == 0}
                 aria-keyshortcuts="Control+Z Meta+Z" onclick={click(on, Action::Undo)}>
-                { format!("Undo step {} (Ctrl+Z)", step_no(steps.saturating_sub(1))) }
+                { "Undo the last step (Ctrl+Z)" }
             </button>
         </section>
     }
@@ -143,8 +144,10 @@ impl PartialEq for Items {
 struct LaneMenuProps {
     /// The lane's id, e.g. `worker:A`.
     lane: AttrValue,
-    /// What the header shows as the lane's name.
-    name: Html,
+    /// The lane's kind, whose icon the header shows.
+    kind: &'static str,
+    /// The lane's label.
+    label: AttrValue,
     /// The menu's items: label and action.
     items: Items,
     on: Callback<Action>,
@@ -261,7 +264,7 @@ fn LaneMenu(props: &LaneMenuProps) -> Html {
                 aria-expanded={is_open.to_string()} aria-controls={is_open.then(|| id.clone())}
                 data-lane-menu={props.lane.clone()} onclick={toggle} oncontextmenu={open}
                 onkeydown={on_button_key}>
-                { props.name.clone() }
+                { icon(props.kind) }{ props.label.clone() }
             </button>
             if is_open {
                 // A chosen item's click reaches the menu too, which then closes.

@@ -376,11 +376,6 @@ fn Bucket(props: &BucketProps) -> Html {
     }
 }
 
-/// A lane's name with its kind's icon.
-fn name(lane: &fencelab_core::draw::Lane) -> Html {
-    html! { <>{ icon(lane_class(lane.kind)) }{ lane.label.clone() }</> }
-}
-
 /// A message in flight that the engine can deliver next, as a button that does.
 fn deliverable(key: String, arrow: Html, on: &Callback<Action>, choice: usize, what: String) -> Html {
     let onclick = on.reform(move |_: MouseEvent| Action::Choose(choice));
@@ -451,9 +446,11 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                     html! {
                         <div class={classes!("lane-head", lane_class(lane.kind), frozen.then_some("frozen"))}
                             role="listitem" data-lane={lane.id.clone()}>
-                            { match props.decide.and_then(|d| d.lane_menu(&lane.id, name(lane))) {
+                            { match props.decide.and_then(|d| d.lane_menu(&lane.id, lane_class(lane.kind), &lane.label)) {
                                 Some(menu) => menu,
-                                None => html! { <span class="lane-name">{ name(lane) }</span> },
+                                None => html! {
+                                    <span class="lane-name">{ icon(lane_class(lane.kind)) }{ lane.label.clone() }</span>
+                                },
                             } }
                             { lane_status(&lane.id, props.frame) }
                         </div>
