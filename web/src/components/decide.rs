@@ -38,7 +38,11 @@ impl DecideView {
     /// The view of the mode's state.
     pub fn new(decide: &Decide, on: &Callback<Action>) -> DecideView {
         let suggested = decide.options.faults.iter().find_map(fault_ticks);
-        DecideView { options: decide.options.clone(), ticks: decide.ticks.or(suggested), on: on.clone() }
+        DecideView {
+            options: decide.options.clone(),
+            ticks: decide.ticks.or(suggested),
+            on: on.clone(),
+        }
     }
 
     /// The faults on offer, sized as the reader asked, each with its action.
@@ -249,9 +253,8 @@ fn LaneMenu(props: &LaneMenuProps) -> Html {
         let (focused, menu, button) = (focused.clone(), menu.clone(), button.clone());
         Callback::from(move |e: FocusEvent| {
             let to = e.related_target().and_then(|t| t.dyn_into::<web_sys::Node>().ok());
-            let inside = |r: &NodeRef| {
-                r.cast::<web_sys::Node>().is_some_and(|n| n.contains(to.as_ref()))
-            };
+            let inside =
+                |r: &NodeRef| r.cast::<web_sys::Node>().is_some_and(|n| n.contains(to.as_ref()));
             if *focused > 0 && !inside(&menu) && !inside(&button) {
                 focused.set(0);
             }

@@ -7,7 +7,6 @@ use yew::prelude::*;
 
 use crate::components::decide::DecideView;
 use crate::components::icons::{glyph, icon};
-use crate::viz::state::Action;
 use crate::viz::frame::Frame;
 use crate::viz::history::Highlight;
 use crate::viz::layout::{
@@ -15,6 +14,7 @@ use crate::viz::layout::{
     CHAR_W, GUTTER, LONG_RUN, MONO_W, ROW,
 };
 use crate::viz::run::{step_no, TrackRef};
+use crate::viz::state::Action;
 
 /// What a diagram shows. Not a component's props: the position moves with every step, so a
 /// component would re-render each time anyway; the costly parts below (the backdrop and the
@@ -377,7 +377,13 @@ fn Bucket(props: &BucketProps) -> Html {
 }
 
 /// A message in flight that the engine can deliver next, as a button that does.
-fn deliverable(key: String, arrow: Html, on: &Callback<Action>, choice: usize, what: String) -> Html {
+fn deliverable(
+    key: String,
+    arrow: Html,
+    on: &Callback<Action>,
+    choice: usize,
+    what: String,
+) -> Html {
     let onclick = on.reform(move |_: MouseEvent| Action::Choose(choice));
     let onkeydown = {
         let on = on.clone();

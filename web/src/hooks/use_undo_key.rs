@@ -9,10 +9,9 @@ use crate::viz::state::{Action, Viz};
 
 /// Whether a key press is an undo the page should take: not one for a text field's own undo.
 fn is_undo(event: &KeyboardEvent) -> bool {
-    let in_field = event
-        .target()
-        .and_then(|t| t.dyn_into::<Element>().ok())
-        .is_some_and(|e| matches!(e.tag_name().to_ascii_lowercase().as_str(), "input" | "textarea"));
+    let in_field = event.target().and_then(|t| t.dyn_into::<Element>().ok()).is_some_and(|e| {
+        matches!(e.tag_name().to_ascii_lowercase().as_str(), "input" | "textarea")
+    });
     (event.ctrl_key() || event.meta_key())
         && !event.shift_key()
         && !event.alt_key()

@@ -22,7 +22,8 @@ pub fn schedule_text(schedule: &[usize]) -> String {
 pub fn parse_schedule(value: &str) -> Result<Vec<usize>, LinkError> {
     let mut schedule = Vec::new();
     for s in value.split(',').filter(|s| !s.is_empty()) {
-        let choice = s.parse().map_err(|_| bad("schedule", format!("\"{s}\" is not a choice number")))?;
+        let choice =
+            s.parse().map_err(|_| bad("schedule", format!("\"{s}\" is not a choice number")))?;
         schedule.push(choice);
     }
     Ok(schedule)

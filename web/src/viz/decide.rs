@@ -104,9 +104,9 @@ pub fn acts_on(fault: &Fault, lane: &str) -> bool {
 
 /// The choice that delivers `message` now, if the engine lists one.
 pub fn deliver_choice(choices: &[Choice], message: u64) -> Option<usize> {
-    choices.iter().position(
-        |c| matches!(c.what, Next::Deliver { message: m, .. } if m == message) && c.way == Way::Only,
-    )
+    choices.iter().position(|c| {
+        matches!(c.what, Next::Deliver { message: m, .. } if m == message) && c.way == Way::Only
+    })
 }
 
 /// What a decision taken `later` steps before the end says it does to them.
@@ -138,7 +138,10 @@ mod tests {
         let cases = [
             (choice(step(), Way::Only), "A takes its next step"),
             (choice(step(), Way::PauseTaken), "A takes its next step: its optional pause happens"),
-            (choice(step(), Way::PauseSkipped), "A takes its next step: it skips its optional pause"),
+            (
+                choice(step(), Way::PauseSkipped),
+                "A takes its next step: it skips its optional pause",
+            ),
             (
                 choice(step(), Way::Jitter { ticks: 0 }),
                 "A takes its next step; the message it sends is on time",
@@ -183,7 +186,10 @@ mod tests {
         assert_eq!(fault_label(&pause("A", 1)), "Pause A for 1 tick");
         assert_eq!(fault_label(&delay(1)), "Delay B's next message by 1 tick");
         assert_eq!(fault_label(&delay(2)), "Delay B's next 2 messages by 1 tick");
-        assert_eq!(fault_label(&Fault::RestartStore { store: "db".into() }), "Restart the store db");
+        assert_eq!(
+            fault_label(&Fault::RestartStore { store: "db".into() }),
+            "Restart the store db"
+        );
     }
 
     #[test]

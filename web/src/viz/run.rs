@@ -161,8 +161,7 @@ impl Run {
         let fresh = Engine::new(self.scenario.clone())
             .map_err(|e| e.to_string())?
             .with_schedule_mode(ScheduleMode::Lenient);
-        let mut engine =
-            self.engine.try_borrow_mut().map_err(|_| "the run is busy".to_string())?;
+        let mut engine = self.engine.try_borrow_mut().map_err(|_| "the run is busy".to_string())?;
         let mut engine = std::mem::replace(&mut *engine, fresh);
         let done = engine.rewind(position).and_then(|()| match decision {
             Decision::Choose(n) => engine.step_choice(*n).map(drop),

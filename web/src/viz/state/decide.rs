@@ -195,7 +195,11 @@ mod tests {
             panic!("not a pause: {:?}", paused.base.injected);
         };
         assert_eq!((*ticks, *reason), (3, PauseReason::default()));
-        assert!(paused.run.timeline[at].caption.contains("by hand"), "{}", paused.run.timeline[at].caption);
+        assert!(
+            paused.run.timeline[at].caption.contains("by hand"),
+            "{}",
+            paused.run.timeline[at].caption
+        );
         let undone = apply(paused, [Action::Undo]);
         assert_eq!((undone.position, undone.run.len()), (at, at));
         assert!(undone.base.injected.is_empty(), "an undone fault is forgotten");
