@@ -226,6 +226,22 @@ mod tests {
     }
 
     #[test]
+    fn a_scenario_from_elsewhere_is_shown_whole_outside_the_mode() {
+        let state = at_a_branch();
+        let scenario = (*state.base).clone();
+        let loaded = apply(state, [Action::Load(Box::new(scenario))]);
+        assert!(loaded.decide.is_none() && !loaded.steered && loaded.edited);
+        assert!(loaded.run.len() > 5, "the whole story plays: {} steps", loaded.run.len());
+        // A custom scenario's link carries its path inside it, and the mode comes back.
+        let decided = apply(loaded, [Action::Seek(3), Action::Decide(true)]);
+        let fragment = decided.to_link().to_fragment();
+        assert!(fragment.starts_with("custom=") && !fragment.contains("schedule="), "{fragment}");
+        let opened = Viz::open(&fragment);
+        assert_eq!((opened.position, opened.run.len()), (3, 3));
+        assert_eq!(captions(&opened), captions(&decided));
+    }
+
+    #[test]
     fn the_link_reopens_the_path_taken() {
         let state = apply(at_a_branch(), [Action::Choose(1)]);
         let state = apply(state, [Action::Inject(Fault::RestartAuthority), Action::Choose(0)]);

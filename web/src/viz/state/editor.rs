@@ -60,14 +60,14 @@ impl Viz {
         }
     }
 
-    /// Shows `scenario` as an edit, from the start, with no policy forced and no switch on.
+    /// Shows `scenario` as an edit, from the start, with no policy forced, no switch on, and
+    /// outside "You decide" mode.
     pub(super) fn load(&mut self, scenario: Scenario) {
         self.base = Rc::new(scenario);
         self.edited = true;
         self.steered = false;
-        if let Some(decide) = &mut self.decide {
-            decide.steps = 0;
-        }
+        // A scenario from elsewhere (a counterexample, a run file) is shown whole.
+        self.decide = None;
         self.policy = PolicyChoice::AsWritten;
         self.switches.clear();
         self.playing = false;
@@ -84,9 +84,7 @@ impl Viz {
         match RunExport::import(json) {
             Ok((export, _)) => {
                 let position = export.position;
-                // The run file's steps are shown whole: its path is in its schedule.
-                let state = Rc::new(self).reduce(Action::Decide(false));
-                let mut state = state.reduce(Action::Load(Box::new(export.scenario)));
+                let mut state = Rc::new(self).reduce(Action::Load(Box::new(export.scenario)));
                 if state.compare.is_some() {
                     state = state.reduce(Action::Compare(false));
                 }
