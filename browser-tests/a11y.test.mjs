@@ -81,7 +81,7 @@ test('axe: no serious or critical violations on an embed with a bad link, the ba
   for (const p of [embed.page, switched.page, page]) await p.close();
 });
 
-test('axe: no serious or critical violations on a long history: its log lists the rows in view, its findings are marked under the scrubber', async () => {
+test('axe: no serious or critical violations on a long history: its log lists the rows in view, its findings are marked under the scrubber, its many lanes fold under a filter', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'fencelab-a11y-'));
   try {
     const file = join(dir, 'long.jsonl');
@@ -94,6 +94,15 @@ test('axe: no serious or critical violations on a long history: its log lists th
     const found = await bothThemes(page, 'long history');
     await page.locator('.scrub-marks .scrub-mark').first().click();
     found.push(...(await bothThemes(page, 'long history, a finding chosen')));
+    // Many lanes fold under a filter; opened, the filter and the chips are checked too, on a phone.
+    const wide = join(dir, 'wide.jsonl');
+    await writeFile(wide, await longHistory(500, 200));
+    await page.setViewportSize({ width: 360, height: 780 });
+    await page.setInputFiles('#open-history', wide);
+    await page.locator('#lane-toggles summary').click();
+    await page.fill('#lane-filter', 'w1');
+    await page.click('#lanes-only');
+    found.push(...(await bothThemes(page, 'a 200-worker history at 360 px, lanes filtered')));
     assert.deepEqual(found, []);
     assert.deepEqual(problems, []);
     await page.close();

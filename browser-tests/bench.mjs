@@ -27,7 +27,8 @@ const figure = (xs) => {
   const s = stats(xs);
   return `median ${ms(s.median)}, p95 ${ms(s.p95)}, worst ${ms(s.worst)}`;
 };
-const end = async (page) => Number((await page.locator('[data-testid="position"] .mono').textContent()).split('/')[1]);
+const end = async (page) =>
+  Number((await page.locator('[data-testid="position"] .mono').textContent()).split('/')[1].replaceAll(',', ''));
 
 /** Times `steps` steps from the start and `seeks` seeks, after a warm-up of each. */
 async function measure(page, steps, seeks) {

@@ -34,7 +34,7 @@ async function find(page) {
   return page.locator('#explore-result');
 }
 
-const position = async (page) => (await text(page, '[data-testid="position"] .mono')).split('/').map(Number);
+const position = async (page) => (await text(page, '[data-testid="position"] .mono')).replaceAll(',', '').split('/').map(Number);
 
 test('flip "unfenced store" on the paused worker, find the counterexample and watch it', async () => {
   const { page, problems } = await openPage(env);

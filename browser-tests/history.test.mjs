@@ -29,7 +29,7 @@ after(async () => {
   await env?.close();
 });
 
-const position = async (page) => (await text(page, '[data-testid="position"] .mono')).split('/').map(Number);
+const position = async (page) => (await text(page, '[data-testid="position"] .mono')).replaceAll(',', '').split('/').map(Number);
 const card = '[data-testid="history-card"]';
 
 test('a history opened with the file chooser is drawn, judged, and its finding highlighted', async () => {
@@ -347,8 +347,12 @@ test('history mode words: the caption says history, the last lane chip looks dis
   await page.setInputFiles('#open-history', broken);
   await page.locator(card).waitFor();
   assert.match(await text(page, '[data-testid="caption"]'), /to start the history\./);
-  assert.equal(await page.locator('#history-note code').first().textContent(), 'history=');
-  assert.match(await text(page, '#history-note'), /“Importing histories” in the README/);
+  assert.equal(await page.locator('#history-note code').first().textContent(), '#history=ADDRESS');
+  // A hosted page has no README beside it: the note points to what the page itself offers.
+  const note = await text(page, '#history-note');
+  assert.match(note, /put it on the same site as the page and link it with #history=ADDRESS \(Share and export says the same\)\./);
+  assert.doesNotMatch(note, /README/);
+  assert.match(await text(page, '#share-no-address'), /#history=ADDRESS/);
   const chips = page.locator('.lane-toggle');
   const count = await chips.count();
   for (let i = 0; i < count - 1; i++) await chips.nth(i).click();
@@ -431,7 +435,7 @@ test('a file opened over a history link takes the link out of the address', asyn
 test('a history link with a parameter the page cannot use says so on a phone first screen', async () => {
   const page = await env.context.newPage();
   await page.setViewportSize({ width: 360, height: 740 });
-  await page.goto(`${env.server.origin}/#history=fixtures/paused-broken.jsonl&speed=1000`);
+  await page.goto(`${env.server.origin}/#history=fixtures/paused-broken.jsonl&speed=100000`);
   const error = page.locator('#link-error');
   await error.waitFor();
   assert.match(await error.textContent(), /speed/);

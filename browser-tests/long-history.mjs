@@ -3,7 +3,8 @@
 // the command line's simulator: 20 workers take turns on 5 resources of one store that checks no
 // token, and one worker in ten now and then freezes in a GC pause between its two writes, so the
 // history holds the stale writes the checker reports, as a system without fencing would record
-// them. The run is cut to exactly `events` entries (a prefix of a history is a history).
+// them. The run is cut to exactly `events` entries (a prefix of a history is a history). Tests of
+// many lanes ask for more workers.
 //
 // The command line is `$FENCELAB_CLI` when set (a built `fencelab` binary), otherwise
 // `cargo run -q -p fencelab-cli --` (a debug build plays 100,000 events in about 3 s here).
@@ -22,10 +23,10 @@ const EVENTS_PER_ROUND = 9;
 /** Every this many rounds, the pausing workers freeze between their two writes. */
 const PAUSE_EVERY = 25;
 
-/** The scenario, as `fencelab show` writes one, with `rounds` rounds per worker. */
-export function longScenario(rounds) {
+/** The scenario, as `fencelab show` writes one, with `rounds` rounds for each of `workerCount` workers. */
+export function longScenario(rounds, workerCount = WORKERS) {
   const names = Array.from({ length: RESOURCES }, (_, r) => `r${r}`);
-  const workers = Array.from({ length: WORKERS }, (_, w) => {
+  const workers = Array.from({ length: workerCount }, (_, w) => {
     const r = names[w % RESOURCES];
     const pauses = w % 10 === 3;
     const script = [];
@@ -44,7 +45,7 @@ export function longScenario(rounds) {
   return {
     name: 'long-history',
     variant: 'unfenced',
-    title: `${WORKERS} workers taking turns on ${RESOURCES} resources, with GC pauses`,
+    title: `${workerCount} workers taking turns on ${RESOURCES} resources, with GC pauses`,
     intro: 'A long run of a store that checks no token; now and then a worker freezes mid-update.',
     resources: names,
     authority: { ttl: 10, token_source: 'durable_counter', authenticated: false },
@@ -70,13 +71,13 @@ function cli() {
   return ['cargo', ['run', '-q', '-p', 'fencelab-cli', '--']];
 }
 
-/** A history of exactly `events` entries, as JSON Lines text. */
-export async function longHistory(events) {
-  const rounds = Math.ceil(events / (WORKERS * EVENTS_PER_ROUND)) + 1;
+/** A history of exactly `events` entries of `workers` workers, as JSON Lines text. */
+export async function longHistory(events, workers = WORKERS) {
+  const rounds = Math.ceil(events / (workers * EVENTS_PER_ROUND)) + 1;
   const dir = await mkdtemp(join(tmpdir(), 'fencelab-history-'));
   try {
     const file = join(dir, 'scenario.json');
-    await writeFile(file, JSON.stringify(longScenario(rounds)));
+    await writeFile(file, JSON.stringify(longScenario(rounds, workers)));
     const [command, args] = cli();
     const { stdout } = await promisify(execFile)(command, [...args, 'run', file, '--format', 'jsonl'], {
       cwd: root,

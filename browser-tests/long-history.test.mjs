@@ -1,13 +1,16 @@
 // Long recorded histories: a 100,000-entry history (generated now by the command line, see
-// long-history.mjs) opens whole; the page draws only what is on screen, so it holds as many
-// elements as for a 1,000-entry history; every entry is reachable by scrubbing and by scrolling;
-// and the findings are marked under the scrubber, each mark going to its finding.
+// long-history.mjs) opens whole, saying so while it opens; the page draws only what is on
+// screen, so it holds as many elements as for a 1,000-entry history; every entry is reachable by
+// scrubbing, scrolling, big jumps and fast speeds; the findings are marked under the scrubber
+// with touch-sized marks that never overlap; counts have thousands separators; the SVG export
+// holds the part drawn; and a 200-worker history folds its lanes away.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
-import { launch, openPage, shot, text } from './harness.mjs';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PHONE, launch, openPage, shot, text } from './harness.mjs';
 import { longHistory } from './long-history.mjs';
 
 let env;
@@ -15,12 +18,15 @@ let dir;
 const files = {};
 
 before(async () => {
-  env = await launch(['/'], { width: 1440, height: 900 });
   dir = await mkdtemp(join(tmpdir(), 'fencelab-long-'));
+  // The histories are served at /long/ too, for links and embeds.
+  env = await launch(['/'], { width: 1440, height: 900 }, { '/long/': dir });
   for (const events of [1_000, 100_000]) {
     files[events] = join(dir, `history-${events}.jsonl`);
     await writeFile(files[events], await longHistory(events));
   }
+  files.wide = join(dir, 'history-200-workers.jsonl');
+  await writeFile(files.wide, await longHistory(1_000, 200));
 });
 
 after(async () => {
@@ -28,7 +34,9 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const position = async (page) => (await text(page, '[data-testid="position"] .mono')).split('/').map(Number);
+/** Where the player is and how far it goes, read from the counter ("5,000/100,000"). */
+const position = async (page) =>
+  (await text(page, '[data-testid="position"] .mono')).split('/').map((n) => Number(n.replaceAll(',', '')));
 
 async function open(page, file) {
   await page.setInputFiles('#open-history', file);
@@ -59,7 +67,11 @@ test('a 100,000-entry history opens whole, and the page holds no more of it than
   const short = await held(page);
   await open(page, files[100_000]);
   assert.deepEqual(await position(page), [0, 100_000]);
-  assert.match(await text(page, '[data-testid="history-card"] .intro'), /^100000 entries recorded/);
+  assert.match(await text(page, '[data-testid="history-card"] .intro'), /^100,000 entries recorded/);
+  // Counts have thousands separators, on screen and for screen readers.
+  assert.equal(await text(page, '[data-testid="position"] .mono'), '0/100,000');
+  assert.match(await page.locator('#scrubber').getAttribute('aria-valuetext'), /^step 0 of 100,000, t=/);
+  assert.match(await text(page, '#log-title .count'), /^100,000 steps$/);
   const long = await held(page);
   // The log and the diagram draw what is in view, the same for either length.
   assert.ok(long.rows <= 40 && short.rows <= 40, `log rows: ${short.rows} and ${long.rows}`);
@@ -75,7 +87,7 @@ test('a 100,000-entry history opens whole, and the page holds no more of it than
   // Scrubbing to the end shows the last entries, in the log and in the diagram.
   await scrub(page, 100_000);
   assert.deepEqual(await position(page), [100_000, 100_000]);
-  assert.match(await text(page, '[data-testid="caption"]'), /^#100000 · t=\d+/);
+  assert.match(await text(page, '[data-testid="caption"]'), /^#100,000 · t=\d+/);
   const last = page.locator('[data-testid="log"] .entry[data-step="99999"]');
   await last.waitFor();
   assert.match(await last.getAttribute('class'), /\bcurrent\b/);
@@ -110,9 +122,9 @@ test("a long history's findings are marked under the scrubber, and a mark goes t
   assert.ok(count > 0 && count <= findings, `${count} marks for ${findings} findings`);
   // Described to screen readers, and each mark named by its step and what broke.
   const described = await page.locator('#scrubber').getAttribute('aria-describedby');
-  assert.match(await text(page, `#${described}`), new RegExp(`^${findings} findings are marked under the scrubber`));
+  assert.match(await text(page, `#${described}`), new RegExp(`^${findings.toLocaleString('en-US')} findings are marked under the scrubber; the Findings list names each`));
   for (const label of await marks.evaluateAll((ms) => ms.map((m) => m.getAttribute('aria-label')))) {
-    assert.match(label, /^step \d+: [a-z ]+( and \d+ more nearby)?$/);
+    assert.match(label, /^(step [\d,]+: [a-z ]+|\d+ findings at steps? [\d,]+( to [\d,]+)?, the first: [a-z ]+( at step [\d,]+)?)$/);
   }
   // Marks sit in order along the scrubber, where the player shows their steps.
   const steps = await marks.evaluateAll((ms) => ms.map((m) => Number(m.dataset.step)));
@@ -133,6 +145,259 @@ test("a long history's findings are marked under the scrubber, and a mark goes t
   await page.locator(`svg.swimlanes .mark.violation.witness[data-step="${step}"]`).waitFor();
   await page.locator(`[data-testid="log"] .entry.current[data-step="${step}"]`).waitFor();
   await shot(page, 'history-100k-finding');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('opening a long history says so while it opens, then moves focus to its title and announces it; going back does too', async () => {
+  const { page, problems } = await openPage(env, '/');
+  // Every text the status line shows, and whether it could be seen, recorded as it changes.
+  await page.evaluate(() => {
+    window.said = [];
+    const status = document.querySelector('#page-status');
+    new MutationObserver(() => {
+      window.said.push({ text: status.textContent, shown: status.classList.contains('notice') });
+    }).observe(status, { childList: true, characterData: true, subtree: true, attributes: true });
+  });
+  assert.equal(await page.locator('#page-status').getAttribute('role'), 'status');
+  await open(page, files[100_000]);
+  const said = await page.evaluate(() => window.said);
+  const opening = said.find((s) => s.text.startsWith('Opening'));
+  assert.match(opening?.text ?? '', /^Opening history-100000\.jsonl \(\d+\.\d MB\)…$/, JSON.stringify(said));
+  assert.ok(opening.shown, 'the opening status is visible');
+  assert.match(await text(page, '#page-status'), /^Opened history-100000\.jsonl: 100,000 entries, [\d,]+ findings?\.$/);
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'story-title');
+  await page.click('#close-history');
+  await page.locator('#case').waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'story-title');
+  assert.match(await text(page, '#page-status'), /^Back to the stories: /);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a long run plays fast, jumps a tenth with Page Up/Down and Shift+arrows, and the keys are listed', async () => {
+  const { page, problems } = await openPage(env, '/');
+  await open(page, files[100_000]);
+  assert.match(await text(page, '#keys-help'), /Shift\+← → or Page Up\/Down jump a tenth of the run/);
+  await page.keyboard.press('PageDown');
+  assert.deepEqual(await position(page), [10_000, 100_000]);
+  await page.keyboard.press('Shift+ArrowRight');
+  assert.deepEqual(await position(page), [20_000, 100_000]);
+  await page.keyboard.press('PageUp');
+  assert.deepEqual(await position(page), [10_000, 100_000]);
+  await page.keyboard.press('Shift+ArrowLeft');
+  await page.keyboard.press('Shift+ArrowLeft');
+  assert.deepEqual(await position(page), [0, 100_000]);
+  // The fastest speed takes 40 steps at each tick of the timer (800 steps a second).
+  const speeds = await page.locator('#speed option').allTextContents();
+  assert.ok(speeds.includes('640×'), speeds.join(', '));
+  await page.selectOption('#speed', { label: '640×' });
+  await page.click('#play');
+  await page.waitForFunction(() => !document.querySelector('[data-testid="position"] .mono')?.textContent.startsWith('0/'));
+  await page.click('#play');
+  const [at] = await position(page);
+  assert.ok(at >= 40 && at % 40 === 0, `played ${at} steps, 40 at each tick`);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('at the end, Space keeps the place and Play says it replays from the start', async () => {
+  const { page, problems } = await openPage(env, '/');
+  await open(page, files[1_000]);
+  await page.keyboard.press('End');
+  assert.deepEqual(await position(page), [1_000, 1_000]);
+  const play = page.locator('#play');
+  assert.equal(await play.getAttribute('aria-label'), 'Replay from start (Home, then Space)');
+  await page.locator('body').focus();
+  await page.keyboard.press('Space');
+  assert.deepEqual(await position(page), [1_000, 1_000]);
+  assert.equal(await play.getAttribute('aria-label'), 'Replay from start (Home, then Space)');
+  await play.click();
+  assert.equal(await play.getAttribute('aria-label'), 'Pause (Space)');
+  await play.click();
+  const [at] = await position(page);
+  assert.ok(at < 20, `replayed from the start, now at ${at}`);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('Space after clicking a log row plays and pauses, and a cut row shows its whole text', async () => {
+  const { page, problems } = await openPage(env, '/');
+  await page.setViewportSize(PHONE);
+  await open(page, files[1_000]);
+  const row = page.locator('[data-testid="log"] .entry[data-step="4"] button');
+  await row.click();
+  assert.deepEqual(await position(page), [5, 1_000]);
+  await page.keyboard.press('Space');
+  assert.equal(await page.locator('#play').getAttribute('aria-pressed'), 'true');
+  await page.keyboard.press('Space');
+  assert.equal(await page.locator('#play').getAttribute('aria-pressed'), 'false');
+  const [at] = await position(page);
+  assert.ok(at >= 5, `kept playing from the row, at ${at}`);
+  // Enter on the row still goes to it.
+  await row.focus();
+  await page.keyboard.press('Enter');
+  assert.deepEqual(await position(page), [5, 1_000]);
+  // At 360 px the row is cut with an ellipsis: its title holds the whole caption.
+  const cut = await row.evaluate((b) => {
+    const t = b.querySelector('.text');
+    return { cut: t.scrollWidth > t.clientWidth, text: t.textContent, title: b.title };
+  });
+  assert.ok(cut.cut, 'the row is cut at 360 px');
+  assert.equal(cut.title, cut.text);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+/** The marks under the scrubber: their boxes, and whether a tap at each centre lands on it. */
+const markBoxes = (scope) =>
+  scope.locator('.scrub-marks .scrub-mark').evaluateAll((marks) =>
+    marks.map((m, i) => {
+      // A tap can only land on what is on screen.
+      if (i === 0) m.scrollIntoView({ block: 'center' });
+      const r = m.getBoundingClientRect();
+      const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+      return { left: r.left, right: r.right, width: r.width, height: r.height, hits: m.contains(hit), label: m.getAttribute('aria-label') };
+    }),
+  );
+
+function assertTappable(boxes, where) {
+  assert.ok(boxes.length > 0, `${where}: marks`);
+  for (const b of boxes) {
+    assert.ok(b.width >= 24 && b.height >= 24, `${where}: a ${b.width}×${b.height} mark`);
+    assert.ok(b.hits, `${where}: a tap on "${b.label}" lands on it`);
+  }
+  for (let i = 1; i < boxes.length; i++) {
+    assert.ok(boxes[i].left >= boxes[i - 1].right - 0.5, `${where}: marks ${i - 1} and ${i} overlap`);
+  }
+}
+
+test('at 360 px the finding marks are 24 px touch targets that never overlap, and a merged mark says how many', async () => {
+  const { page, problems } = await openPage(env, '/');
+  await page.setViewportSize(PHONE);
+  await open(page, files[100_000]);
+  const findings = await page.locator('[data-testid="findings-panel"] .finding').count();
+  const boxes = await markBoxes(page);
+  assertTappable(boxes, '360 px');
+  assert.ok(boxes.length < findings, `${boxes.length} marks for ${findings} findings`);
+  const counts = await page.locator('.scrub-marks .scrub-mark').evaluateAll((ms) => ms.map((m) => Number(m.dataset.count)));
+  assert.equal(counts.reduce((a, b) => a + b, 0), findings);
+  const merged = page.locator('.scrub-marks .scrub-mark:not([data-count="1"])').first();
+  const n = Number(await merged.getAttribute('data-count'));
+  assert.match(await merged.getAttribute('aria-label'), new RegExp(`^${n} findings at steps? `));
+  assert.equal(await merged.locator('.mark-count').textContent(), n > 99 ? '99+' : String(n));
+  // Tapping it goes to its first finding.
+  const step = Number(await merged.getAttribute('data-step'));
+  await merged.click();
+  assert.deepEqual(await position(page), [step + 1, 100_000]);
+  await shot(page, 'history-100k-marks-phone');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('findings at one step share a mark that says so', async () => {
+  const { page, problems } = await openPage(env, '/');
+  const fixture = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'possible.jsonl');
+  await open(page, fixture);
+  const mark = page.locator('.scrub-marks .scrub-mark');
+  assert.equal(await mark.count(), 1);
+  const step = Number(await mark.getAttribute('data-step'));
+  assert.match(await mark.getAttribute('aria-label'), new RegExp(`^3 findings at step ${step + 1}, the first: [a-z ]+$`));
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a 760 px embed of a long history: its own title, tappable marks, and a description of what it shows', async () => {
+  const { page, problems } = await openPage(
+    env,
+    '/#history=long/history-100000.jsonl&embed=controls,caption&title=Stale%20writes%20in%20a%20long%20run',
+  );
+  await page.setViewportSize({ width: 760, height: 700 });
+  await page.locator('.scrub-marks .scrub-mark').first().waitFor({ timeout: 60_000 });
+  assert.match(await text(page, '#story-title'), /^Stale writes in a long run(?!.*History)/);
+  assertTappable(await markBoxes(page), '760 px embed');
+  // The embed has no Findings list, so the scrubber's description does not point to one.
+  const described = await page.locator('#scrubber').getAttribute('aria-describedby');
+  const description = await text(page, `#${described}`);
+  assert.match(description, /findings? (is|are) marked under the scrubber\.$/);
+  assert.doesNotMatch(description, /Findings list/);
+  assert.equal(await page.locator('[data-testid="findings-panel"]').count(), 0);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("a long history's token pills fit four-digit generations", async () => {
+  const { page, problems } = await openPage(env, '/');
+  await open(page, files[100_000]);
+  await scrub(page, 100_000);
+  await page.locator('svg.swimlanes .arrow .token').first().waitFor();
+  const pills = await page.locator('svg.swimlanes .arrow .token').evaluateAll((tokens) =>
+    tokens.map((t) => ({ text: t.querySelector('text').textContent, label: t.querySelector('text').getBBox().width, pill: t.querySelector('rect').getBBox().width })),
+  );
+  assert.ok(pills.some((p) => p.text.length >= 5), `four-digit generations: ${pills.map((p) => p.text).join(' ')}`);
+  for (const p of pills) assert.ok(p.pill >= p.label + 6, `${p.text}: a ${p.pill} px pill for ${p.label} px of text`);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("a long history's SVG export holds the part drawn around the view, titled with its steps", async () => {
+  const { page, problems } = await openPage(env, '/');
+  await open(page, files[100_000]);
+  await scrub(page, 50_000);
+  await page.locator('[data-testid="log"] .entry.current[data-step="49999"]').waitFor();
+  const button = page.locator('#export-svg');
+  assert.equal(await button.textContent(), 'Download diagram around the view (SVG)');
+  assert.match(await text(page, '#export-svg-note'), /exported around the view, as drawn there \(Steps [\d,]+ to 50,000 of 100,000\)/);
+  const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
+  const svg = await readFile(await download.path(), 'utf8');
+  const height = Number(svg.match(/<svg xmlns="http:\/\/www.w3.org\/2000\/svg" width="\d+" height="(\d+)"/)[1]);
+  assert.ok(height > 200 && height < 3_000, `the export is ${height} px tall`);
+  const title = svg.match(/<title>(Steps ([\d,]+) to ([\d,]+) of 100,000)<\/title>/);
+  assert.ok(title, 'the export is titled with its steps');
+  assert.ok(svg.includes(`<text class="export-title" x="8" y="16">${title[1]}</text>`), 'and shows the title');
+  assert.equal(title[3], '50,000');
+  // What the band holds is drawn: the marks of the steps it names.
+  const [first, last] = [title[2], title[3]].map((n) => Number(n.replaceAll(',', '')) - 1);
+  const steps = [...svg.matchAll(/<g (?=[^>]*class="mark[ "])[^>]*data-step="(\d+)"/g)].map((m) => Number(m[1]));
+  assert.ok(steps.some((s) => s >= first && s <= last), `marks at steps ${first}..${last}`);
+  assert.match(await text(page, '#share-status'), /^Downloaded the diagram around the view as SVG: Steps [\d,]+ to 50,000 of 100,000\.$/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a 200-worker history folds its lanes under a filter, so Play comes early in the Tab order and the diagram is summarized', async () => {
+  const { page, problems } = await openPage(env, '/');
+  await open(page, files.wide);
+  const summary = page.locator('#lane-toggles summary');
+  assert.equal(await summary.textContent(), 'Lanes (202 shown of 202)');
+  assert.equal(await page.locator('#lane-toggles').evaluate((d) => d.open), false);
+  // From the title, Play is a few Tab presses away.
+  await page.locator('#story-title').focus();
+  let presses = 0;
+  while ((await page.evaluate(() => document.activeElement?.id)) !== 'play' && presses < 60) {
+    await page.keyboard.press('Tab');
+    presses++;
+  }
+  assert.ok(presses <= 12, `${presses} Tab presses from the title to Play`);
+  const label = await page.locator('svg.swimlanes').getAttribute('aria-label');
+  assert.ok(label.length < 200, `a ${label.length}-character label`);
+  assert.match(label, /^Swimlane diagram, 202 lanes \([^)]+ and 196 more\), step 0 of 1,000\.$/);
+  // Show only the lanes the filter lists, then all again.
+  await summary.click();
+  await page.fill('#lane-filter', 'W17');
+  const w17 = ['w17', ...Array.from({ length: 10 }, (_, i) => `w17${i}`)];
+  assert.deepEqual(await page.locator('#lane-toggles .lane-toggle').allTextContents(), w17);
+  await page.click('#lanes-only');
+  assert.deepEqual(await page.locator('[data-testid="diagram"] .lane-head .lane-name').evaluateAll((hs) => hs.map((h) => h.textContent.trim())), w17);
+  assert.equal(await summary.textContent(), 'Lanes (11 shown of 202)');
+  await page.fill('#lane-filter', '');
+  await page.click('#lanes-all');
+  assert.equal(await page.locator('[data-testid="diagram"] .lane-head').count(), 202);
+  await page.fill('#lane-filter', 'nothing like this');
+  await page.click('#lanes-only');
+  assert.match(await text(page, '#lane-note'), /no lane matches the filter/);
+  assert.equal(await page.locator('[data-testid="diagram"] .lane-head').count(), 202);
+  assert.doesNotMatch(await text(page, '#history-note'), /README/);
   assert.deepEqual(problems, []);
   await page.close();
 });

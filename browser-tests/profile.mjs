@@ -156,7 +156,7 @@ try {
     }
   }
   if (mode !== 'open') {
-    const end = Number((await page.locator('[data-testid="position"] .mono').textContent()).split('/')[1]);
+    const end = Number((await page.locator('[data-testid="position"] .mono').textContent()).split('/')[1].replaceAll(',', ''));
     // Warm up, then trace.
     await page.evaluate(timeSteps, { steps: 20, seeks: 10, end, baseline: 0 });
     await page.keyboard.press('Home');

@@ -18,7 +18,7 @@ after(async () => {
   await env?.close();
 });
 
-const position = async (page) => (await text(page, '[data-testid="position"] .mono')).split('/').map(Number);
+const position = async (page) => (await text(page, '[data-testid="position"] .mono')).replaceAll(',', '').split('/').map(Number);
 const hash = (page) => page.evaluate(() => location.hash);
 
 test('a link restores story, policy, step, compare modes and speed, and round-trips', async () => {
@@ -195,7 +195,7 @@ test('the diagram downloads as a standalone SVG that Chromium renders', async ()
   assert.match(svg, /^<\?xml[^>]*>\n<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
   assert.match(svg, /<style><!\[CDATA\[/);
   // The diagram's description numbers the step as the caption does.
-  assert.match(svg, /Step 20 of 20 is shown/);
+  assert.match(svg, /aria-label="Swimlane diagram, [^"]*step 20 of 20: /);
   assert.match(await text(page, '#caption'), /^#20 · /);
   const dir = await mkdtemp(join(tmpdir(), 'fencelab-svg-'));
   const path = join(dir, 'diagram.svg');

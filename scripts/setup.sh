@@ -9,6 +9,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 export DEBIAN_FRONTEND=noninteractive
 
 TRUNK_VERSION="0.21.14"
+MDBOOK_VERSION="0.5.4"
 BINARYEN_VERSION="132"
 
 say() { printf '\n== setup: %s\n' "$*"; }
@@ -39,6 +40,15 @@ if have trunk && [ "$(trunk --version | awk '{print $2}')" = "$TRUNK_VERSION" ];
 else
   say "installing trunk $TRUNK_VERSION (takes several minutes)"
   cargo install trunk --version "$TRUNK_VERSION" --locked
+fi
+
+# --- mdbook, for the example book (docs/book). Only `mdbook build` is used: without the default
+# features (the live-reload server and file watcher) it builds in about half the time.
+if have mdbook && [ "$(mdbook --version | awk '{print $2}')" = "v$MDBOOK_VERSION" ]; then
+  say "mdbook $MDBOOK_VERSION present"
+else
+  say "installing mdbook $MDBOOK_VERSION (takes a few minutes)"
+  cargo install mdbook --version "$MDBOOK_VERSION" --locked --no-default-features --features search
 fi
 
 # --- crates for every target (the wasm build then needs no network) -----------------------------

@@ -31,6 +31,9 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p fencelab-core -p fencelab-sqli
 section "trunk build --release --offline"
 trunk build --release --offline
 
+section "the example book (scripts/book.sh: mdbook with mdbook-fencelab)"
+bash scripts/book.sh dist-book
+
 section "release transfer size (scripts/size.sh)"
 # The page must stay within its budget (475 KB gzipped); an overrun fails the run after the
 # browser tests have run too.

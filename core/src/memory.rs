@@ -454,7 +454,10 @@ impl HeapSize for Event {
             | Event::PauseSkipped { worker, .. }
             | Event::Computing { worker, .. }
             | Event::MessagesDelayed { worker, .. }
+            | Event::MessageLost { worker, .. }
+            | Event::ClockSkewed { worker, .. }
             | Event::WorkerFinished { worker } => worker.heap_bytes(),
+            Event::LossIgnored { .. } => 0,
             Event::Resumed { worker, resource, .. } => worker.heap_bytes() + resource.heap_bytes(),
             Event::ReadValue { worker, store, path, resource, value, .. } => {
                 worker.heap_bytes()
@@ -571,11 +574,11 @@ impl HeapSize for StoreSpec {
 impl HeapSize for Fault {
     fn heap_bytes(&self) -> usize {
         match self {
-            Fault::PauseWorker { worker, .. } | Fault::DelayMessages { worker, .. } => {
-                worker.heap_bytes()
-            }
+            Fault::PauseWorker { worker, .. }
+            | Fault::DelayMessages { worker, .. }
+            | Fault::SkewClock { worker, .. } => worker.heap_bytes(),
             Fault::RestartStore { store } => store.heap_bytes(),
-            Fault::RestartAuthority => 0,
+            Fault::RestartAuthority | Fault::LoseMessage { .. } => 0,
         }
     }
 }

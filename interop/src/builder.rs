@@ -996,13 +996,17 @@ impl Builder {
             | Event::Resumed { worker, .. }
             | Event::Computing { worker, .. }
             | Event::MessagesDelayed { worker, .. }
+            | Event::MessageLost { worker, .. }
+            | Event::ClockSkewed { worker, .. }
             | Event::WorkerFinished { worker } => self.worker(worker),
             Event::StoreRestarted { store, .. } => {
                 if self.setup.store(store).is_none() {
                     self.path(store, "primary", None, None);
                 }
             }
-            Event::WorkerStopped { .. } | Event::AuthorityRestarted { .. } => {}
+            Event::WorkerStopped { .. }
+            | Event::AuthorityRestarted { .. }
+            | Event::LossIgnored { .. } => {}
         }
     }
 

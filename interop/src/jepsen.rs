@@ -33,13 +33,14 @@
 //! | nemesis `:pause` / `:resume` | `{:worker w}` | `paused` / `resumed` |
 //! | nemesis `:restart-authority` | `{:counter-kept false}` | `authority_restarted` (a counter is taken as kept unless the op says otherwise: the generations that follow show it if it was not) |
 //! | nemesis `:restart-store` | `{:store s :highest-kept false}` | `store_restarted` (kept unless it says otherwise) |
+//! | nemesis `:lose-message` / `:skew-clock` | `{:worker w :message m}` / `{:worker w :by n :offset n}` | `message_lost` / `clock_skewed` (as Fencelab writes them) |
 //!
 //! A completion is paired with the open invocation of the same process and `:f` (with the same
 //! `:message`, when the value names one): Jepsen allows one open op per process, while a
 //! Fencelab worker may have several writes on their way. A completion without its invocation is
 //! an error. The nemesis's ops alternate, invocation then completion, as Jepsen writes them (both
 //! often `:info`); a fault takes effect at its completion, and nemesis faults Fencelab does not
-//! model (partitions, clock skew) are skipped and counted. An `:info` acquire, renewal or
+//! model (partitions, Jepsen's own clock nemeses) are skipped and counted. An `:info` acquire, renewal or
 //! release changes nothing: nobody learned whether it happened. A write without `:op` gets the
 //! operation id `op-N` from its index; a write whose generation is not the one its worker was
 //! granted is taken as forged. A store or path the history names is fenced unless an op's
@@ -199,8 +200,13 @@ const WORKER_EVENTS: &[(&str, &str)] = &[
     ("finish", "worker_finished"),
     ("stop", "worker_stopped"),
 ];
-const NEMESIS_EVENTS: &[(&str, &str)] =
-    &[("pause-ignored", "pause_ignored"), ("delay-messages", "messages_delayed")];
+const NEMESIS_EVENTS: &[(&str, &str)] = &[
+    ("pause-ignored", "pause_ignored"),
+    ("delay-messages", "messages_delayed"),
+    ("lose-message", "message_lost"),
+    ("lose-message-ignored", "loss_ignored"),
+    ("skew-clock", "clock_skewed"),
+];
 const WORKER_FS: &str = "acquire, renew, release, write, effect, check-passed, compute, read, check-lease, pause-skipped, finish, stop";
 
 fn read_ops(ops: Vec<(usize, Value)>) -> Result<Imported, ImportError> {
@@ -689,11 +695,17 @@ fn ops(history: &History) -> Vec<Value> {
             Event::Paused { .. }
             | Event::PauseIgnored { .. }
             | Event::Resumed { .. }
-            | Event::MessagesDelayed { .. } => {
+            | Event::MessagesDelayed { .. }
+            | Event::MessageLost { .. }
+            | Event::LossIgnored { .. }
+            | Event::ClockSkewed { .. } => {
                 let f = match event {
                     Event::Paused { .. } => "pause",
                     Event::PauseIgnored { .. } => "pause-ignored",
                     Event::Resumed { .. } => "resume",
+                    Event::MessageLost { .. } => "lose-message",
+                    Event::LossIgnored { .. } => "lose-message-ignored",
+                    Event::ClockSkewed { .. } => "skew-clock",
                     _ => "delay-messages",
                 };
                 fields.insert("worker".into(), worker.clone().into());

@@ -74,3 +74,28 @@ fn wall_clock_times_survive_both_formats() {
     let edn = read_jepsen_edn(&to_jepsen_edn(&history)).unwrap_or_else(|e| panic!("{label}: {e}"));
     assert_eq!(edn.history, history);
 }
+
+#[test]
+fn every_fault_a_reader_can_inject_survives_jepsen_json() {
+    let mut tried = 0;
+    for scenario in library::all() {
+        let mut probe = Engine::new(scenario.clone()).expect("compiles");
+        probe.run().expect("runs");
+        let middle = probe.position() / 2;
+        probe.rewind(middle).expect("rewinds");
+        for fault in probe.possible_faults() {
+            let mut engine = Engine::new(scenario.clone()).expect("compiles");
+            engine.seek(middle).expect("seeks");
+            engine.inject(fault.clone()).expect("a possible fault injects");
+            engine.run().expect("runs on");
+            let history = engine.history();
+            let label = format!("{}/{} with {fault:?}", scenario.name, scenario.variant);
+            let read = read_jepsen_json(&to_jepsen_json(&history))
+                .unwrap_or_else(|e| panic!("{label}: {e}"));
+            assert_eq!(read.skipped, 0, "{label}");
+            assert_eq!(read.history, history, "{label}");
+            tried += 1;
+        }
+    }
+    assert!(tried > 200, "only {tried} faults were tried");
+}

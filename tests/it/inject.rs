@@ -55,7 +55,10 @@ fn every_possible_fault_injected_anywhere_replays_from_the_scenario() {
                     "pause_worker" => &["paused", "pause_ignored"],
                     "delay_messages" => &["messages_delayed"],
                     "restart_authority" => &["authority_restarted"],
-                    _ => &["store_restarted"],
+                    "restart_store" => &["store_restarted"],
+                    "skew_clock" => &["clock_skewed"],
+                    "lose_message" => &["message_lost"],
+                    other => panic!("a fault the test does not know: {other}"),
                 };
                 assert!(
                     expected.iter().any(|e| kind == *e),
@@ -111,6 +114,126 @@ fn a_pause_injected_at_the_right_moment_breaks_the_unfenced_story() {
         verdict.violations
     );
     assert_eq!(events(&replayed(&engine)), events(&engine));
+}
+
+#[test]
+fn losing_the_stale_write_in_flight_spares_the_store() {
+    // The broken paused-worker story: A's stale write is on its way when the reader has the
+    // network lose it. The store never sees it, the diagram ends its arrow halfway, and the
+    // checker finds nothing.
+    let scenario = library::scenario("paused-worker", Some("broken")).unwrap();
+    let mut whole = Engine::new(scenario.clone()).unwrap();
+    assert!(!whole.run().unwrap().violations.is_empty(), "the story breaks as written");
+    let mut engine = Engine::new(scenario).unwrap();
+    let mut stale = None;
+    while let Some(record) = engine.step().unwrap() {
+        if let Event::WriteSent { worker, message, request, .. } = &record.event {
+            if worker == "A" && request.value.contains("stale") {
+                stale = Some(*message);
+            }
+        }
+        if stale.is_some() {
+            break;
+        }
+    }
+    let message = stale.expect("A sends its write");
+    let offered = engine.possible_faults();
+    assert!(offered.contains(&Fault::LoseMessage { message }), "{offered:?}");
+    let record = engine.inject(Fault::LoseMessage { message }).unwrap().clone();
+    assert_eq!(record.event, Event::MessageLost { worker: "A".into(), message });
+    let verdict = engine.run().unwrap();
+    assert!(verdict.violations.is_empty(), "{:?}", verdict.violations);
+    assert!(
+        !events(&engine)
+            .iter()
+            .any(|e| matches!(e, Event::WriteArrived { message: m, .. } if *m == message)),
+        "the lost write never arrives"
+    );
+    let drawn = fencelab_core::draw::diagram(&engine.history(), &verdict.violations);
+    let arrow = drawn.arrows.iter().find(|a| a.message == message).cloned().unwrap();
+    assert_eq!((arrow.arrived_step, arrow.lost_step), (None, Some(record.index)));
+    assert_eq!(events(&replayed(&engine)), events(&engine));
+    // The history says so too, and reads back as written.
+    let history = engine.history();
+    let back = fencelab_core::History::from_jsonl(&history.to_jsonl()).expect("reads back");
+    assert_eq!(back.entries, history.entries);
+}
+
+#[test]
+fn a_message_no_longer_in_flight_is_not_lost_and_the_run_says_so() {
+    let scenario = library::scenario("paused-worker", Some("fenced")).unwrap();
+    let mut engine = Engine::new(scenario).unwrap();
+    engine.run().unwrap();
+    let delivered = (engine.records().iter())
+        .find_map(|r| match &r.event {
+            Event::WriteArrived { message, .. } => Some((*message, r.index)),
+            _ => None,
+        })
+        .expect("a write arrives");
+    engine.rewind(delivered.1 + 1).unwrap();
+    let record = engine.inject(Fault::LoseMessage { message: delivered.0 }).unwrap().clone();
+    assert_eq!(record.event, Event::LossIgnored { message: delivered.0 });
+    assert!(record.caption.contains("not on its way any more"), "{}", record.caption);
+}
+
+#[test]
+fn a_slow_clock_makes_a_lease_check_pass_after_the_lease_ended() {
+    // A checks its lease on its own clock after computing past the lease's end. With a right
+    // clock it sees the lease is over and stops; with its clock set back by more than the lease
+    // (the fault the engine offers), the check passes and the late write goes out.
+    let mut scenario = library::scenario("lease-check-gap", Some("broken")).unwrap();
+    scenario.workers.iter_mut().for_each(|w| w.clock_offset = 0);
+    scenario.expect.violations.clear();
+    let believed = |engine: &Engine| -> Vec<bool> {
+        (events(engine).into_iter())
+            .filter_map(|e| match e {
+                Event::LeaseChecked { worker, believes_valid, .. } if worker == "A" => {
+                    Some(believes_valid)
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let mut right = Engine::new(scenario.clone()).unwrap();
+    right.run().unwrap();
+    assert_eq!(believed(&right), [false], "with a right clock A sees its lease is over");
+    let mut engine = Engine::new(scenario).unwrap();
+    let fault = engine
+        .possible_faults()
+        .into_iter()
+        .find(|f| matches!(f, Fault::SkewClock { worker, by } if worker == "A" && *by < 0))
+        .expect("a slower clock for A is offered");
+    let Fault::SkewClock { by, .. } = fault else { unreachable!() };
+    let record = engine.inject(fault).unwrap().clone();
+    assert_eq!(record.event, Event::ClockSkewed { worker: "A".into(), by, offset: by });
+    assert!(record.caption.contains("slow"), "{}", record.caption);
+    engine.run().unwrap();
+    assert_eq!(believed(&engine), [true], "with a slow clock A believes in its lease");
+    assert!(events(&engine)
+        .iter()
+        .any(|e| matches!(e, Event::WriteSent { worker, .. } if worker == "A")));
+    assert_eq!(events(&replayed(&engine)), events(&engine));
+}
+
+#[test]
+fn faults_of_no_size_are_refused_naming_the_field() {
+    let scenario = library::scenario("paused-worker", Some("fenced")).unwrap();
+    for (fault, field) in [
+        (Fault::SkewClock { worker: "A".into(), by: 0 }, "injected[0].fault.skew_clock.by"),
+        (
+            Fault::DelayMessages { worker: "A".into(), ticks: 0, count: 1 },
+            "injected[0].fault.delay_messages.ticks",
+        ),
+        (
+            Fault::PauseWorker { worker: "A".into(), ticks: 0, reason: Default::default() },
+            "injected[0].fault.pause_worker.ticks",
+        ),
+    ] {
+        let mut engine = Engine::new(scenario.clone()).unwrap();
+        let error = engine.inject(fault).unwrap_err().to_string();
+        assert!(error.contains(field), "{error}");
+        assert!(engine.scenario().injected.is_empty(), "a refused fault is not kept");
+    }
 }
 
 #[test]

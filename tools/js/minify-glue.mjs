@@ -1,5 +1,6 @@
-// Trunk post_build hook, release builds only: minifies wasm-bindgen's JS glue and rewrites the
-// integrity hash Trunk put on its <link>, so the browser still accepts the file. Trunk's built-in
+// Trunk post_build hook, release builds only: minifies wasm-bindgen's JS glue (and the scripts the
+// build copies for other pages) and rewrites the integrity hash Trunk put on the glue's <link>,
+// so the browser still accepts the file. Trunk's built-in
 // JS minifier fails on the glue's `export { ... as default }` and leaves it whole; terser handles
 // it. Without terser installed (`bash scripts/setup.sh` installs it) the glue stays unminified.
 import { createHash } from 'node:crypto';
@@ -27,11 +28,20 @@ try {
 const htmlPath = join(staging, 'index.html');
 let html = await readFile(htmlPath, 'utf8');
 const escape = (text) => text.replace(/[.]/g, '\\.');
+// Scripts the page build copies for other pages to load (index.html names them in a copy-file
+// link, so nothing checks their integrity): classic scripts, minified as such.
+const COPIED = new Set(['fencelab-player.js']);
 
 for (const name of (await readdir(staging)).filter((f) => f.endsWith('.js'))) {
   const path = join(staging, name);
   const source = await readFile(path, 'utf8');
   if (!minify) continue;
+  if (COPIED.has(name)) {
+    const { code } = await minify(source, { compress: true, mangle: true });
+    await writeFile(path, code);
+    console.log(`minify-glue: ${name} ${source.length} -> ${code.length} bytes`);
+    continue;
+  }
   // Module scope: top-level names are private to the glue, so they can be renamed too.
   const { code } = await minify(source, { module: true, compress: true, mangle: true });
   await writeFile(path, code);

@@ -143,6 +143,11 @@ pub fn copy_from(id: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// The name and size in bytes of the first file chosen in `input`.
+pub fn chosen_file(input: &web_sys::HtmlInputElement) -> Option<(String, f64)> {
+    input.files().and_then(|f| f.get(0)).map(|f| (f.name(), f.size()))
+}
+
 /// Reads the first file chosen in `input` as text and hands its name and text to `done`.
 pub fn read_file(input: &web_sys::HtmlInputElement, done: impl FnOnce(String, String) + 'static) {
     let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
@@ -150,23 +155,38 @@ pub fn read_file(input: &web_sys::HtmlInputElement, done: impl FnOnce(String, St
     input.set_value("");
 }
 
-/// Reads `file` as text and hands its name and text to `done`.
+/// Calls `f` once the browser has painted the next frame, so what the page shows now (a
+/// status, say) is on screen before `f` holds the main thread.
+fn after_paint(f: impl FnOnce() + 'static) {
+    let Some(window) = web_sys::window() else { return f() };
+    let later = window.clone();
+    let f = Closure::once_into_js(f);
+    let frame = Closure::once_into_js(move || {
+        let _ = later.set_timeout_with_callback_and_timeout_and_arguments_0(f.unchecked_ref(), 0);
+    });
+    let _ = window.request_animation_frame(frame.unchecked_ref());
+}
+
+/// Reads `file` as text and hands its name and text to `done`, after a paint: opening a large
+/// file takes a while, and the page's status says so meanwhile.
 fn read_text(file: &web_sys::File, done: impl FnOnce(String, String) + 'static) {
     let Ok(reader) = web_sys::FileReader::new() else { return };
     let target = reader.clone();
     let name = file.name();
     let onload = Closure::once_into_js(move || {
         if let Some(text) = target.result().ok().and_then(|r| r.as_string()) {
-            done(name, text);
+            after_paint(move || done(name, text));
         }
     });
     reader.set_onload(Some(onload.unchecked_ref()));
     let _ = reader.read_as_text(file);
 }
 
-/// Calls `dropped` with the name and text of each file dropped on the page (the first of
-/// several), until dropped. Dragging files over the page shows that they can be dropped.
+/// Calls `started` with the name and size in bytes of each file dropped on the page (the first
+/// of several), then `dropped` with its name and text, until dropped. Dragging files over the
+/// page shows that they can be dropped.
 pub fn watch_drops(
+    started: impl Fn(String, f64) + 'static,
     dropped: impl Fn(String, String) + 'static,
 ) -> Option<[gloo_events::EventListener; 2]> {
     use gloo_events::{EventListener, EventListenerOptions};
@@ -191,6 +211,7 @@ pub fn watch_drops(
             .and_then(|f| f.get(0));
         if let Some(file) = file {
             event.prevent_default();
+            started(file.name(), file.size());
             let dropped = dropped.clone();
             read_text(&file, move |name, text| dropped(name, text));
         }
@@ -260,9 +281,14 @@ fn xml_text(text: &str) -> String {
 /// Height of the row of lane names above the exported diagram.
 const HEAD: u32 = 36;
 
+/// Height of the line above the lane names that says which steps a cropped export holds.
+const TITLE_LINE: u32 = 22;
+
 /// The diagram on screen as a standalone SVG document: the lane names (HTML on the page) as a
 /// row of text above it, and the page's styles inside, so it looks the same opened on its own.
-pub fn diagram_svg() -> Result<String, String> {
+/// A long run's diagram is drawn only around the view, so its export is `crop`: that band,
+/// with a line above saying which steps it holds.
+pub fn diagram_svg(crop: Option<&crate::viz::window::Crop>) -> Result<String, String> {
     let document = document().ok_or_else(|| "no page".to_string())?;
     let svg = document
         .query_selector("svg.swimlanes")
@@ -296,21 +322,44 @@ pub fn diagram_svg() -> Result<String, String> {
             let rect = head.get_bounding_client_rect();
             let x = rect.left() + rect.width() / 2.0 - frame.left();
             names.push_str(&format!(
-                "<text class=\"export-lane\" x=\"{}\" y=\"24\" text-anchor=\"middle\">{}</text>",
+                "<text class=\"export-lane\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
                 crate::viz::layout::decimal(x, 0),
+                24 + if crop.is_some() { TITLE_LINE } else { 0 },
                 xml_text(name.trim())
             ));
         }
     }
     let css = page_css(&document).replace("]]>", "]]]]><![CDATA[>");
-    let inner = markup.replacen("<svg ", &format!("<svg y=\"{HEAD}\" "), 1);
-    let total = height + HEAD;
+    let (head, height, inner, title) = match crop {
+        // The band drawn, through a viewport as tall as it: the rest of the diagram is empty.
+        Some(crop) => {
+            let band = crop.height.round() as u32;
+            let head = HEAD + TITLE_LINE;
+            let inner = format!(
+                "<svg y=\"{head}\" width=\"{width}\" height=\"{band}\" viewBox=\"0 {} {width} {band}\">{markup}</svg>",
+                crate::viz::layout::decimal(crop.top, 0)
+            );
+            let title = format!(
+                "<text class=\"export-title\" x=\"8\" y=\"16\">{}</text>",
+                xml_text(&crop.title)
+            );
+            (head, band, inner, (crop.title.as_str(), title))
+        }
+        None => {
+            let inner = markup.replacen("<svg ", &format!("<svg y=\"{HEAD}\" "), 1);
+            (HEAD, height, inner, ("Swimlane diagram", String::new()))
+        }
+    };
+    let total = height + head;
     Ok(format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
          <svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{total}\" \
-         viewBox=\"0 0 {width} {total}\">\n<style><![CDATA[\n{css}\
+         viewBox=\"0 0 {width} {total}\">\n<title>{}</title>\n<style><![CDATA[\n{css}\
          .export-bg {{ fill: var(--surface); }}\n\
-         .export-lane {{ fill: var(--text); font: 600 12px system-ui, sans-serif; }}\n]]></style>\n\
-         <rect class=\"export-bg\" width=\"100%\" height=\"100%\" />\n{names}\n{inner}\n</svg>\n"
+         .export-lane {{ fill: var(--text); font: 600 12px system-ui, sans-serif; }}\n\
+         .export-title {{ fill: var(--muted); font: 12px system-ui, sans-serif; }}\n]]></style>\n\
+         <rect class=\"export-bg\" width=\"100%\" height=\"100%\" />\n{}{names}\n{inner}\n</svg>\n",
+        xml_text(title.0),
+        title.1
     ))
 }

@@ -639,6 +639,12 @@ impl Judge<'_> {
                 state.live.iter_mut().for_each(|l| *l = None);
                 state.live_why.iter_mut().for_each(|why| *why = Steps::one(step));
             }
+            // A lost message reaches nothing, so nothing waits for it any more.
+            Event::MessageLost { message, .. } => {
+                let state = self.state();
+                state.grants.remove(message);
+                state.messages.remove(message);
+            }
             Event::WriteSent { worker, message, request, token, retry, .. } => {
                 let (resource, operation) = (request.resource.as_str(), request.operation.as_str());
                 let what = (operation, request.generation, *token);

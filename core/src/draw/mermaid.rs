@@ -85,6 +85,13 @@ pub fn mermaid(history: &History, violations: &[Violation]) -> String {
             Event::EffectUnknown { worker, partner, .. } => {
                 Some(format!("{}--x{}: t={at} outcome unknown", id(partner), id(worker)))
             }
+            Event::MessageLost { worker, message } => Some(format!(
+                "Note over {}: t={at} the network loses message {message}",
+                id(worker)
+            )),
+            Event::ClockSkewed { worker, by, .. } => {
+                Some(format!("Note over {}: t={at} clock jumps {by:+} ticks", id(worker)))
+            }
             Event::AuthorityRestarted { counter_kept } => Some(format!(
                 "Note over authority: t={at} restarts{}",
                 if *counter_kept { "" } else { ", losing its counters" }

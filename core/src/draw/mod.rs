@@ -78,6 +78,9 @@ pub struct Arrow {
     pub sent_step: usize,
     /// The step that delivered it, if the timeline got that far.
     pub arrived_step: Option<usize>,
+    /// The step at which the network lost it, if it did: it then never arrives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_step: Option<usize>,
     /// The token it carries (the generation badge).
     pub generation: Generation,
     /// Where the token came from.
@@ -149,6 +152,10 @@ pub enum MarkKind {
     Restarted,
     /// The network slowed down for a worker.
     Slowed,
+    /// The network lost one of a worker's messages.
+    Lost,
+    /// A worker's clock jumped.
+    Skewed,
     /// A worker stopped early.
     Stopped,
     /// An invariant broke here.
@@ -269,6 +276,7 @@ impl Builder {
                     arrives_at: *arrives_at,
                     sent_step: step,
                     arrived_step: None,
+                    lost_step: None,
                     generation: *generation,
                     token: TokenKind::Lease,
                     label: format!("lease gen {generation}"),
@@ -465,6 +473,20 @@ impl Builder {
                     format!("network +{ticks}"),
                 );
             }
+            Event::MessageLost { worker, message } => {
+                if let Some(arrow) =
+                    self.diagram.arrows.iter_mut().rev().find(|a| a.message == *message)
+                {
+                    arrow.lost_step = Some(step);
+                }
+                let label = format!("message {message} lost");
+                self.mark(step, self.worker(worker), at, MarkKind::Lost, label);
+            }
+            Event::LossIgnored { .. } => {}
+            Event::ClockSkewed { worker, by, .. } => {
+                let label = format!("clock {by:+}");
+                self.mark(step, self.worker(worker), at, MarkKind::Skewed, label);
+            }
             Event::AuthorityRestarted { counter_kept } => {
                 let label =
                     if *counter_kept { "restart, counter kept" } else { "restart, counter lost" };
@@ -521,6 +543,7 @@ impl Builder {
             arrives_at: sent.arrives_at,
             sent_step: sent.step,
             arrived_step: None,
+            lost_step: None,
             generation,
             token,
             label,

@@ -519,6 +519,20 @@ pub enum Fault {
         /// The store.
         store: String,
     },
+    /// A worker's wall clock jumps by `by` ticks (positive: ahead). It matters where the worker
+    /// reads its own clock: wall-clock tokens and local lease checks.
+    SkewClock {
+        /// The worker.
+        worker: String,
+        /// How far the clock jumps; never 0.
+        by: i64,
+    },
+    /// The network loses a message in flight (a grant, a write or an effect): it never arrives,
+    /// and nobody is told. Messages are numbered in sending order, as the history shows them.
+    LoseMessage {
+        /// The message's number.
+        message: u64,
+    },
 }
 
 impl Fault {

@@ -355,7 +355,17 @@ fn validate_fault(
             Ok(())
         }
         Fault::RestartStore { store } => known(&format!("{here}.store"), "store", store, stores),
-        Fault::RestartAuthority => Ok(()),
+        Fault::RestartAuthority | Fault::LoseMessage { .. } => Ok(()),
+        Fault::SkewClock { worker, by } => {
+            known(&format!("{here}.worker"), "worker", worker, workers)?;
+            if *by == 0 {
+                return Err(ScenarioError::new(
+                    format!("{here}.by"),
+                    "must not be 0 (a clock that does not move is no fault)",
+                ));
+            }
+            check_ticks(&format!("{here}.by"), by.unsigned_abs())
+        }
     }
 }
 

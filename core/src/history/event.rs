@@ -323,6 +323,27 @@ pub enum Event {
         /// The request.
         request: EffectRequest,
     },
+    /// The network lost a message in flight: it never arrives, and its sender is not told.
+    MessageLost {
+        /// The sender (for a grant, the worker it was for).
+        worker: String,
+        /// The message.
+        message: u64,
+    },
+    /// A fault was to lose a message that was not in flight (already delivered, or never sent).
+    LossIgnored {
+        /// The message.
+        message: u64,
+    },
+    /// A worker's wall clock jumped.
+    ClockSkewed {
+        /// The worker.
+        worker: String,
+        /// How far it jumped (positive: ahead).
+        by: i64,
+        /// How far it is off now, in all.
+        offset: i64,
+    },
     /// The network slowed down for one worker's next messages.
     MessagesDelayed {
         /// The sender.
@@ -384,10 +405,13 @@ impl Event {
             | Event::EffectUnknown { worker, .. }
             | Event::WorkerStopped { worker, .. }
             | Event::MessagesDelayed { worker, .. }
+            | Event::MessageLost { worker, .. }
+            | Event::ClockSkewed { worker, .. }
             | Event::PauseSkipped { worker, .. }
             | Event::PauseIgnored { worker, .. }
             | Event::WorkerFinished { worker } => worker,
             Event::AuthorityRestarted { .. } => "authority",
+            Event::LossIgnored { .. } => "network",
             Event::StoreRestarted { store, .. } => store,
         }
     }

@@ -281,6 +281,28 @@ impl Links {
                 }
                 answer(*message, &[Sent::Effect], "effect", None, Said::effect(w, request))?;
             }
+            Event::MessageLost { worker: w, message } => {
+                worker(w)?;
+                match messages.get(message) {
+                    Some((kind, sent)) if *kind != Sent::Checked => {
+                        if sent.worker != *w {
+                            return Err(bad(format!(
+                                "`worker`: message {message} was {}'s, not {}'s",
+                                sent.worker,
+                                shown(w)
+                            )));
+                        }
+                        messages.remove(message);
+                    }
+                    _ => {
+                        return Err(bad(format!(
+                            "`message`: {message} is not a message still on its way"
+                        )))
+                    }
+                }
+            }
+            Event::ClockSkewed { worker: w, .. } => worker(w)?,
+            Event::LossIgnored { .. } => {}
             Event::Paused { worker: w, .. }
             | Event::PauseIgnored { worker: w, .. }
             | Event::PauseSkipped { worker: w, .. }

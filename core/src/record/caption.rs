@@ -196,6 +196,22 @@ impl Event {
                 },
                 tick_count(*ticks)
             ),
+            Event::MessageLost { worker, message } => format!(
+                "The network loses {worker}'s message {message}: it will never arrive, and nobody is told."
+            ),
+            Event::LossIgnored { message } => format!(
+                "Message {message} was to be lost, but it is not on its way any more: nothing changes."
+            ),
+            Event::ClockSkewed { worker, by, offset } => format!(
+                "{worker}'s clock jumps {} {}, so it now reads {}. Only what {worker} times by its own clock is affected: wall-clock tokens and its own lease checks.",
+                if *by > 0 { "ahead" } else { "back" },
+                tick_count(by.unsigned_abs()),
+                match offset {
+                    0 => "the right time again".to_string(),
+                    o if *o > 0 => format!("{} fast", tick_count(o.unsigned_abs())),
+                    o => format!("{} slow", tick_count(o.unsigned_abs())),
+                }
+            ),
             Event::AuthorityRestarted { counter_kept: true } => "The lease authority restarts and restores its counters from durable storage.".to_string(),
             Event::AuthorityRestarted { counter_kept: false } => "The lease authority restarts. Its counters lived only in memory: the next grant starts over at generation 1, and current leases are forgotten.".to_string(),
             Event::StoreRestarted { store, highest_kept: true } => format!(

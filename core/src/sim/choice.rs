@@ -106,10 +106,12 @@ impl Simulator {
 
     /// The faults a reader can inject into `state`, each with a suggested size: pauses and
     /// delays one tick longer than a lease, so that they outlast it, which is the case fencing
-    /// is for. A front may change the sizes. Pauses and delays are offered for workers that
-    /// have not stopped.
+    /// is for, and a clock that slows by as much, so its owner believes in its lease for that
+    /// long after it ended. A front may change the sizes. Pauses, delays and clock jumps are
+    /// offered for workers that have not stopped; losing a message, for each one in flight.
     pub fn possible_faults(&self, state: &SimState) -> Vec<Fault> {
         let ticks = self.scenario.authority.ttl + 1;
+        let slower = -i64::try_from(ticks).unwrap_or(i64::MAX);
         let live = state
             .workers
             .iter()
@@ -123,9 +125,11 @@ impl Simulator {
                         reason: PauseReason::default(),
                     },
                     Fault::DelayMessages { worker: w.name.clone(), ticks, count: 1 },
+                    Fault::SkewClock { worker: w.name.clone(), by: slower },
                 ]
             })
             .collect();
+        faults.extend(state.in_flight.keys().map(|&message| Fault::LoseMessage { message }));
         faults.push(Fault::RestartAuthority);
         let stores = self.scenario.stores.iter();
         faults.extend(stores.map(|s| Fault::RestartStore { store: s.name.clone() }));

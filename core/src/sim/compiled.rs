@@ -90,6 +90,8 @@ pub(crate) struct EffectOp {
 pub(crate) enum CompiledFault {
     PauseWorker { worker: usize, ticks: u64, reason: PauseReason },
     DelayMessages { worker: usize, ticks: u64, count: u32 },
+    SkewClock { worker: usize, by: i64 },
+    LoseMessage(u64),
     RestartAuthority,
     RestartStore(usize),
 }
@@ -217,6 +219,10 @@ impl Compiled {
                 Fault::RestartStore { store: name } => {
                     CompiledFault::RestartStore(store(Some(name), at)?)
                 }
+                Fault::SkewClock { worker: name, by } => {
+                    CompiledFault::SkewClock { worker: worker(name, at)?, by: *by }
+                }
+                Fault::LoseMessage { message } => CompiledFault::LoseMessage(*message),
             })
         };
         let faults = (scenario.faults.iter().enumerate())

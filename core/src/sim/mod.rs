@@ -389,6 +389,21 @@ impl Run<'_> {
                 let worker = self.state.workers[w].name.clone();
                 Event::MessagesDelayed { worker, ticks, count }
             }
+            CompiledFault::SkewClock { worker: w, by } => {
+                let state = Arc::make_mut(&mut self.state.workers[w]);
+                state.clock_offset = state.clock_offset.saturating_add(by);
+                Event::ClockSkewed { worker: state.name.clone(), by, offset: state.clock_offset }
+            }
+            CompiledFault::LoseMessage(id) => {
+                let Some(message) = self.state.in_flight.remove(&id) else {
+                    return Event::LossIgnored { message: id };
+                };
+                let pending = Pending::Deliver(id);
+                let key = AgendaKey { at: message.arrives_at, rank: pending.rank(), id };
+                let removed = self.state.agenda_remove(&key);
+                debug_assert!(removed.is_some(), "a message in flight is due for delivery");
+                Event::MessageLost { worker: message.worker, message: id }
+            }
             CompiledFault::RestartAuthority => {
                 let kept = self.scenario.authority.token_source != TokenSource::VolatileCounter;
                 if !kept {

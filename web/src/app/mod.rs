@@ -21,16 +21,16 @@ use crate::components::picker::Picker;
 use crate::components::share::{HistoryShare, LinkProblem, ShareExport};
 use crate::components::transcript::Transcript;
 use crate::hooks::{
-    use_address, use_autoplay, use_drop_history, use_fetch_history, use_follow_step,
-    use_keep_custom, use_keys, use_pane_width, use_show_chosen, use_undo_key, use_window,
-    FollowRefs, HEADS,
+    use_address, use_autoplay, use_drop_history, use_fetch_history, use_focus_title,
+    use_follow_step, use_keep_custom, use_keys, use_pane_width, use_show_chosen, use_theme,
+    use_undo_key, use_window, FollowRefs, HEADS,
 };
 use crate::io;
 use crate::share::{Embed, ShareLink};
 use crate::viz::history::Origin;
 use crate::viz::layout::{Fit, LONG_RUN};
 use crate::viz::state::{Action, Tab, Viz};
-use crate::viz::window::Focus;
+use crate::viz::window::{export_crop, Focus};
 use explore::Explore;
 use playground::Playground;
 
@@ -50,6 +50,7 @@ pub fn App() -> Html {
     use_keep_custom(state.edited, state.base.clone());
     use_keys(state.dispatcher(), state.tab);
     use_undo_key(state.dispatcher(), state.decide.is_some() && state.tab == Tab::Visualizer);
+    use_theme(state.theme);
     use_autoplay(state.dispatcher(), state.playing, state.interval_ms());
     let refs = use_memo((), |_| FollowRefs::default());
     let pane_width = use_pane_width(refs.diagram.clone(), state.embed.is_some());
@@ -67,6 +68,7 @@ pub fn App() -> Html {
         ),
     };
     use_show_chosen(refs.diagram.clone(), state.opened.as_ref().map_or(0, |o| o.choices));
+    use_focus_title(state.focus_title);
     // An embed whose link could not be opened keeps its link, so reloading it shows the same
     // error instead of another story.
     // So does a history link that failed; a history opened from a file has no address.
@@ -207,14 +209,21 @@ fn visualizer(
     let history = state.opened.as_ref();
     let fetching = state.fetching.as_ref().filter(|f| !f.failed).map(|f| f.address.as_str());
     let link_failed = state.link_failed();
-    let title = match history {
-        Some(opened) => format!("History: {}", opened.name),
-        None => scenario.title.clone(),
+    let title = state.title();
+    // One status line for the whole view, present before anything is said in it, so screen
+    // readers announce each change: a history being opened (shown), opened or left (read).
+    let status = state.status.clone().unwrap_or_default();
+    let busy = status.ends_with('…');
+    let status = html! {
+        <p id="page-status" class={classes!(if busy { "notice" } else { "sr-only" })} role="status">{ status }</p>
     };
     html! {
         <>
+            if !embedded {
+                { status }
+            }
             if let (Some(opened), true) = (history, state.shows("picker")) {
-                { history_card(opened, &badge, state.history_error.as_deref(), state.link_note.as_deref(), on) }
+                { history_card(opened, &title, &badge, state.history_error.as_deref(), state.link_note.as_deref(), on) }
             } else if state.shows("picker") {
             <section class="card story" aria-labelledby="story-title">
                 <Picker cases={state.cases.clone()} case={state.case.clone()} variant={state.variant.clone()}
@@ -229,8 +238,8 @@ fn visualizer(
                 }
                 { link_note(state.link_note.as_deref(), on) }
                 <div class="story-text">
-                    <h1 id="story-title">
-                        { scenario.title.clone() }
+                    <h1 id="story-title" tabindex="-1">
+                        { title.clone() }
                         { run_badge(&badge) }
                     </h1>
                     <p class="intro">{ scenario.intro.clone() }</p>
@@ -272,8 +281,10 @@ fn visualizer(
             <div class={classes!("player", embedded.then_some("static"))}>
                 if state.shows("controls") {
                     { controls(&ControlsProps { at, end, unit, now, playing: state.playing, speed: state.speed, on: on.clone(),
+                        keys: !embedded,
                         marks: history.filter(|h| !h.findings.is_empty()).map(|h| html! {
-                            <ScrubMarks findings={h.findings.clone()} len={track.len()} on={on.clone()} />
+                            <ScrubMarks findings={h.findings.clone()} len={track.len()}
+                                listed={state.shows("panels")} on={on.clone()} />
                         }) }) }
                 }
                 // Deciding is for the reader of the whole page, on a story rather than a history.
@@ -301,7 +312,9 @@ fn visualizer(
                     <ShareExport run={state.run.clone()} position={state.position}
                         fragment={share.0.clone()} embed_fragment={share.1.clone()} on={on.clone()}
                         history={history.map(|h| HistoryShare { name: h.name.clone().into(),
-                            linked: matches!(h.origin, Origin::Link(_)) })} />
+                            linked: matches!(h.origin, Origin::Link(_)) })}
+                        crop={(track.len() > LONG_RUN && !compare_on).then(|| export_crop(&track.layout.rows,
+                            views.diagram, state.position, track.layout.height))} />
                     <Transcript run={track.clone()} />
                 </div>
             }

@@ -7,6 +7,7 @@ use yew::prelude::*;
 
 use crate::components::icons::icon;
 use crate::viz::state::{Action, SPEEDS};
+use crate::viz::words::count;
 
 /// What the transport bar shows. Not a component's props: the bar changes with every step, so a
 /// component would re-render every time anyway and only add Yew's per-component code.
@@ -24,7 +25,12 @@ pub struct ControlsProps {
     /// Marks to draw under the scrubber (where a history's findings are), with an element
     /// [`MARKS_ID`] that describes them.
     pub marks: Option<Html>,
+    /// Whether to list the keys under the bar (the full page does; an embed has no room).
+    pub keys: bool,
 }
+
+/// The keys the player answers, as the page lists them under the transport bar.
+pub const KEYS: &str = "Keys: Space plays or pauses · ← → step · Shift+← → or Page Up/Down jump a tenth of the run · Home/End go to the start/end";
 
 /// The id of the text that describes the marks under the scrubber.
 pub const MARKS_ID: &str = "scrub-findings";
@@ -78,41 +84,51 @@ pub fn event_number(event: &Event) -> Option<usize> {
 pub fn controls(props: &ControlsProps) -> Html {
     let on = &props.on;
     let (at, end) = (props.at, props.end);
-    let play_label = if props.playing { "Pause (Space)" } else { "Play (Space)" };
+    // At the end Space does nothing, so the reader's place is kept; the button says it replays.
+    let replay = !props.playing && end > 0 && at >= end;
+    let play_label = match (props.playing, replay) {
+        (true, _) => "Pause (Space)",
+        (false, true) => "Replay from start (Home, then Space)",
+        (false, false) => "Play (Space)",
+    };
+    let play_action = if replay { Action::Replay } else { Action::TogglePlay };
     let on_scrub = when(on, |e: InputEvent| event_number(&e).map(Action::Seek));
     let on_speed = when(on, |e: Event| event_number(&e).map(Action::Speed));
     html! {
         <div class="controls" role="toolbar" aria-label="Playback">
             <div class="buttons">
                 { button("to-start", "start", "Jump to start (Home)", at == 0, Action::ToStart, on) }
-                { button("step-back", "back", "Step back (Left arrow)", at == 0, Action::Back, on) }
+                { button("step-back", "back", "Step back (Left arrow; Shift+Left: a tenth of the run)", at == 0, Action::Back, on) }
                 <button id="play" type="button" class={classes!("tool", "play", props.playing.then_some("on"))}
                     aria-label={play_label} title={play_label} aria-pressed={props.playing.to_string()}
-                    disabled={end == 0} onclick={click(on, Action::TogglePlay)}>
-                    { icon(if props.playing { "pause" } else { "play" }) }
+                    disabled={end == 0} onclick={click(on, play_action)}>
+                    { icon(match (props.playing, replay) { (true, _) => "pause", (false, true) => "start", _ => "play" }) }
                 </button>
-                { button("step-forward", "forward", "Step forward (Right arrow)", at >= end, Action::Forward, on) }
+                { button("step-forward", "forward", "Step forward (Right arrow; Shift+Right: a tenth of the run)", at >= end, Action::Forward, on) }
                 { button("to-end", "end", "Jump to end (End)", at >= end, Action::ToEnd, on) }
             </div>
             <div class="scrub">
                 <input id="scrubber" class="scrubber" type="range" min="0" max={end.to_string()}
                     value={at.to_string()} aria-label="Scrub through the run"
-                    aria-valuetext={format!("{} {at} of {end}, t={}", props.unit, props.now)} oninput={on_scrub}
+                    aria-valuetext={format!("{} {} of {}, t={}", props.unit, count(at), count(end), props.now)} oninput={on_scrub}
                     aria-describedby={props.marks.is_some().then_some(MARKS_ID)} />
                 { props.marks.clone().unwrap_or_default() }
             </div>
             <span class="where" data-testid="position">
-                <span class="mono">{ format!("{at}/{end}") }</span>
+                <span class="mono">{ format!("{}/{}", count(at), count(end)) }</span>
                 <span class="muted">{ format!(" {}s · t={}", props.unit, props.now) }</span>
             </span>
             <label class="speed">
                 <span class="sr-only">{ "Autoplay speed" }</span>
                 <select id="speed" onchange={on_speed} aria-label="Autoplay speed">
-                    { for SPEEDS.iter().enumerate().map(|(i, (label, _))| html! {
+                    { for SPEEDS.iter().enumerate().map(|(i, (label, ..))| html! {
                         <option value={i.to_string()} selected={i == props.speed}>{ *label }</option>
                     }) }
                 </select>
             </label>
+            if props.keys {
+                <p id="keys-help" class="muted hint keys-help">{ KEYS }</p>
+            }
         </div>
     }
 }

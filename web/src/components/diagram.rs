@@ -15,6 +15,7 @@ use crate::viz::layout::{
 };
 use crate::viz::run::{step_no, TrackRef};
 use crate::viz::state::Action;
+use crate::viz::words::{count, diagram_summary, pill_width};
 
 /// What a diagram shows. Not a component's props: the position moves with every step, so a
 /// component would re-render each time anyway; the costly parts below (the backdrop and the
@@ -208,7 +209,7 @@ fn span_view(span: &SpanGeom, shown_to: f64, id: &str, fit: Fit) -> Html {
     };
     let ongoing = shown < span.y2;
     let height = (shown - span.y1).max(2.0);
-    let title = format!("{} (from step {})", span.label, step_no(span.start_step));
+    let title = format!("{} (from step {})", span.label, count(step_no(span.start_step)));
     html! {
         <g class={classes!("span", span.kind, ongoing.then_some("ongoing"))} data-kind={span.kind}
             aria-hidden="true">
@@ -252,15 +253,17 @@ fn arrow_view(a: &ArrowGeom, progress: f64, id: &str, fit: Fit, witness: bool) -
     let (label_x, anchor) = if dx >= 0.0 { (x1 + 8.0, "start") } else { (x1 - 8.0, "end") };
     let title =
         format!("{} · generation {} · {}", a.label, a.generation, a.token.replace('_', " "));
+    let pill = format!("g{}", a.generation);
+    let pill_w = pill_width(&pill);
     html! {
-        <g class={classes!("arrow", a.kind.clone(), (!delivered).then_some("in-flight"), forged.then_some("forged"), witness.then_some("witness"))}
+        <g class={classes!("arrow", a.kind.clone(), (!delivered).then_some("in-flight"), forged.then_some("forged"), witness.then_some("witness"), a.lost.then_some("lost"))}
             data-kind={a.kind.clone()} data-token={a.token.clone()}
-            data-state={if delivered { "delivered" } else { "in-flight" }} aria-hidden="true">
+            data-state={match (delivered, a.lost) { (true, true) => "lost", (true, false) => "delivered", _ => "in-flight" }} aria-hidden="true">
             <title>{ title }</title>
             // The style sheet dashes the wire by its length; the offset shows how far it got.
             <path class="wire" d={d} pathLength="1"
                 style={(!delivered).then(|| format!("stroke-dashoffset:{}", decimal(1.0 - progress, 3)))}
-                marker-end={delivered.then(|| format!("url(#{id}-head-{})", a.kind))} />
+                marker-end={(delivered && !a.lost).then(|| format!("url(#{id}-head-{})", a.kind))} />
             if a.kind != "grant" {
                 // Cut to the way across to the receiving lane; hovering shows it whole.
                 { label("arrow-label", label_x, a.y1 - 5.0, anchor, &a.label,
@@ -268,8 +271,8 @@ fn arrow_view(a: &ArrowGeom, progress: f64, id: &str, fit: Fit, witness: bool) -
             }
             // The pill's shape is in the style sheet.
             <g class="token" style={format!("transform:translate({}px,{}px)", num(bx), num(by))}>
-                <rect />
-                <text y="4">{ format!("g{}", a.generation) }</text>
+                <rect x={num(-pill_w / 2.0)} width={num(pill_w)} />
+                <text y="4">{ pill }</text>
             </g>
         </g>
     }
@@ -289,8 +292,8 @@ fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>, fit: Fit, witness: bool) -
     let x = fit.x(m.x);
     // The accessible name, from the `<title>`: the whole label and note, however cut on screen.
     let whole = match &m.note {
-        Some(note) => format!("step {}: {text} {note}", step_no(step)),
-        None => format!("step {}: {text}", step_no(step)),
+        Some(note) => format!("step {}: {text} {note}", count(step_no(step))),
+        None => format!("step {}: {text}", count(step_no(step))),
     };
     let onclick = on_seek.reform(move |_: MouseEvent| step + 1);
     // A mark is a button: Enter or Space jumps to its step, like a click, and neither reaches
@@ -422,14 +425,12 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
         num(fit.lane_w),
         num(fit.right + 8.0)
     );
-    let summary = format!(
-        "Swimlane diagram of {} steps across {} lanes: {}. Step {} of {} is shown; the event log lists every step in words.",
-        run.len(),
-        lanes.len(),
-        lanes.iter().map(|l| l.label.as_str()).collect::<Vec<_>>().join(", "),
-        position,
-        run.len()
-    );
+    let names: Vec<&str> = lanes.iter().map(|l| l.label.as_str()).collect();
+    let caption = position
+        .checked_sub(1)
+        .and_then(|i| run.timeline.get(i))
+        .map_or("", |r| r.caption.as_str());
+    let summary = diagram_summary(&names, position, run.len(), caption);
     let ongoing = layout.ongoing(position);
     let in_flight = layout.in_flight(position);
     let current_marks = position.checked_sub(1).into_iter().flat_map(|step| layout.marks_at(step));

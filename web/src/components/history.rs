@@ -14,10 +14,11 @@ use crate::components::controls::{click, MARKS_ID};
 use crate::components::icons::icon;
 use crate::components::panels::run_badge;
 use crate::io;
-use crate::viz::history::{scrub_marks, Opened, Origin};
+use crate::viz::history::{scrub_marks, Opened, Origin, FEW_LANES};
 use crate::viz::layout::decimal;
 use crate::viz::run::step_no;
 use crate::viz::state::{Action, Badge};
+use crate::viz::words::{count, mark_label};
 
 /// Reads the file chosen in the `<input>` an event came from and opens it as a history.
 fn on_choose(on: &Callback<Action>) -> Callback<Event> {
@@ -26,6 +27,10 @@ fn on_choose(on: &Callback<Action>) -> Callback<Event> {
         let Some(input) = event.target().and_then(|t| t.dyn_into::<HtmlInputElement>().ok()) else {
             return;
         };
+        // A large file takes a moment to read and judge: the status says so first.
+        if let Some((name, bytes)) = io::chosen_file(&input) {
+            on.emit(Action::Opening(name, bytes));
+        }
         let on = on.clone();
         io::read_file(&input, move |name, text| {
             on.emit(Action::OpenHistory(name, Rc::new(text), Origin::File));
@@ -103,6 +108,7 @@ pub fn link_note(note: Option<&str>, on: &Callback<Action>) -> Html {
 /// The card shown in the story's place while a history is on screen.
 pub fn history_card(
     opened: &Opened,
+    title: &str,
     badge: &Badge,
     error: Option<&str>,
     note: Option<&str>,
@@ -110,10 +116,65 @@ pub fn history_card(
 ) -> Html {
     let steps = opened.track.len();
     let summary = format!(
-        "{steps} {} recorded, drawn and judged by the same checker as the stories: {}.",
+        "{} {} recorded, drawn and judged by the same checker as the stories: {}.",
+        count(steps),
         if steps == 1 { "entry" } else { "entries" },
         opened.findings_summary()
     );
+    let chips = html! {
+        { for opened.full.lanes.iter().enumerate().filter(|(i, _)| opened.listed(*i)).map(|(i, lane)| {
+            let shown = !opened.hidden.get(i).copied().unwrap_or(false);
+            // The last lane shown stays; pressing it says why.
+            let last = opened.last_shown(i);
+            html! {
+                <button type="button" class={classes!("chip", "lane-toggle", shown.then_some("on"), last.then_some("last"))}
+                    aria-pressed={shown.to_string()} aria-disabled={last.then_some("true")} data-lane={lane.id.clone()}
+                    onclick={click(on, Action::ToggleLane(i))}>{ lane.label.clone() }</button>
+            }
+        }) }
+    };
+    let note_line = html! {
+        <span id="lane-note" class="muted hint" role="status">{ opened.lane_note.unwrap_or_default() }</span>
+    };
+    let lanes = opened.full.lanes.len();
+    let lane_box = if lanes <= FEW_LANES {
+        html! {
+            <fieldset class="lanes" id="lane-toggles">
+                <legend class="field-label">{ "Lanes shown (hide some to read a history with many workers)" }</legend>
+                { chips }
+                { note_line }
+            </fieldset>
+        }
+    } else {
+        // Many lanes fold away, so the player's controls come first on the first screen and in
+        // the Tab order; a filter and two buttons show the lanes wanted.
+        let shown = opened.hidden.iter().filter(|h| !**h).count();
+        let on_filter = {
+            let on = on.clone();
+            Callback::from(move |e: InputEvent| {
+                if let Some(input) = e.target().and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
+                {
+                    on.emit(Action::LaneFilter(input.value()));
+                }
+            })
+        };
+        html! {
+            <details class="lanes many-lanes" id="lane-toggles">
+                <summary class="field-label">{ format!("Lanes ({} shown of {})", count(shown), count(lanes)) }</summary>
+                <div class="lane-tools">
+                    <label for="lane-filter" class="sr-only">{ "Filter lanes by name" }</label>
+                    <input id="lane-filter" type="search" placeholder="Filter lanes by name"
+                        value={opened.lane_filter.clone()} oninput={on_filter} />
+                    <button id="lanes-only" type="button" class="chip" onclick={click(on, Action::ShowLanes(false))}>
+                        { "Show only these" }</button>
+                    <button id="lanes-all" type="button" class="chip" onclick={click(on, Action::ShowLanes(true))}>
+                        { "Show all" }</button>
+                </div>
+                <div class="lane-chips">{ chips }</div>
+                { note_line }
+            </details>
+        }
+    };
     html! {
         <section class="card story history" aria-labelledby="story-title" data-testid="history-card">
             <div class="history-actions">
@@ -123,34 +184,22 @@ pub fn history_card(
                 { open_control(on) }
             </div>
             <div class="story-text">
-                <h1 id="story-title">
-                    { format!("History: {}", opened.name) }
+                <h1 id="story-title" tabindex="-1">
+                    { title.to_string() }
                     { run_badge(badge) }
                 </h1>
                 <p class="intro">{ summary }</p>
             </div>
             { link_note(note, on) }
-            <fieldset class="lanes" id="lane-toggles">
-                <legend class="field-label">{ "Lanes shown (hide some to read a history with many workers)" }</legend>
-                { for opened.full.lanes.iter().enumerate().map(|(i, lane)| {
-                    let shown = !opened.hidden.get(i).copied().unwrap_or(false);
-                    // The last lane shown stays; pressing it says why.
-                    let last = opened.last_shown(i);
-                    html! {
-                        <button type="button" class={classes!("chip", "lane-toggle", shown.then_some("on"), last.then_some("last"))}
-                            aria-pressed={shown.to_string()} aria-disabled={last.then_some("true")} data-lane={lane.id.clone()}
-                            onclick={click(on, Action::ToggleLane(i))}>{ lane.label.clone() }</button>
-                    }
-                }) }
-                <span id="lane-note" class="muted hint" role="status">{ opened.lane_note.unwrap_or_default() }</span>
-            </fieldset>
+            { lane_box }
             <p class="muted off-note" id="history-note">
                 { "Variants, the policy, compare mode, “Break the protocol”, the explorer, the editor and \
                    the run's JSON and Rust exports belong to a simulated story; a recorded history is what \
                    happened, so they are off until you go back to the stories." }
                 if opened.origin == Origin::File {
                     { " A history opened from a file is not in the page's address: share the file, or \
-                       link it with " }<code>{ "history=" }</code>{ " (see “On the page” under “Importing histories” in the README)." }
+                       put it on the same site as the page and link it with " }<code>{ "#history=ADDRESS" }</code>
+                    { " (Share and export says the same)." }
                 }
             </p>
             { history_status(error, None, false, on) }
@@ -245,7 +294,7 @@ pub fn Findings(props: &FindingsProps) -> Html {
                                 <button type="button" aria-pressed={chosen.to_string()}
                                     onclick={click(&props.on, Action::ChooseFinding(i))}>
                                     <strong>{ f.invariant.to_string().replace('_', " ") }</strong>
-                                    <span class="mono step-no">{ format!(" step {}", step_no(f.step)) }</span>
+                                    <span class="mono step-no">{ format!(" step {}", count(step_no(f.step))) }</span>
                                     if f.possible {
                                         <span class="badge warn possible">{ "possible" }</span>
                                     }
@@ -266,46 +315,75 @@ pub struct ScrubMarksProps {
     pub findings: Rc<Vec<Violation>>,
     /// How many entries the history has.
     pub len: usize,
+    /// Whether the page shows the Findings list, which the description then points to.
+    pub listed: bool,
     pub on: Callback<Action>,
 }
 
 /// The same findings are the same list: they change only with the history.
 impl PartialEq for ScrubMarksProps {
     fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.findings, &other.findings) && self.len == other.len && self.on == other.on
+        Rc::ptr_eq(&self.findings, &other.findings)
+            && (self.len, self.listed) == (other.len, other.listed)
+            && self.on == other.on
     }
 }
 
-/// The marks under the scrubber: where the history's findings are. Each is a button that
-/// chooses its (first) finding, as the Findings list does, which moves the player there; they
-/// are left out of the Tab order, which the Findings list already offers, and a sentence
-/// describes them to screen readers. A component: the marks change only with the history.
+/// The marks under the scrubber: where the history's findings are. Each is a button at least
+/// [`MARK_PX`](crate::viz::history::MARK_PX) wide that chooses its (first) finding, as the Findings list does, which moves
+/// the player there; findings whose marks would overlap share one, which says how many. They
+/// are left out of the Tab order (the Findings list and the keys reach every finding), and a
+/// sentence describes them to screen readers. A component: the marks change only with the
+/// history and the scrubber's width.
 #[component]
 pub fn ScrubMarks(props: &ScrubMarksProps) -> Html {
     let findings = &props.findings;
-    let marks = scrub_marks(findings, props.len);
+    let list = use_node_ref();
+    let width = use_state_eq(|| 0.0_f64);
+    {
+        let (list, width) = (list.clone(), width.setter());
+        use_effect_with((), move |_| {
+            let watch = io::watch_size(move |_| {
+                if let Some(list) = list.cast::<web_sys::Element>() {
+                    width.set(f64::from(list.client_width()));
+                }
+            });
+            move || drop(watch)
+        });
+    }
+    // The scrubber's thumb travels from half its width to the far end less half. Until the
+    // list is measured, no marks: they would be placed for another width.
+    let marks =
+        if *width > 0.0 { scrub_marks(findings, props.len, *width - 16.0) } else { Vec::new() };
+    let shown = if props.listed { "; the Findings list names each" } else { "" };
     let summary = match findings.len() {
-        1 => "1 finding is marked under the scrubber; the Findings list names it.".to_string(),
-        n => format!("{n} findings are marked under the scrubber; the Findings list names each."),
+        1 if props.listed => {
+            "1 finding is marked under the scrubber; the Findings list names it.".to_string()
+        }
+        1 => "1 finding is marked under the scrubber.".to_string(),
+        n => format!("{} findings are marked under the scrubber{shown}.", count(n)),
     };
     html! {
         <>
             <span id={MARKS_ID} class="sr-only">{ summary }</span>
-            <ol class="scrub-marks" aria-label="Where the findings are">
+            <ol class="scrub-marks" aria-label="Where the findings are" ref={list}>
                 { for marks.iter().map(|mark| {
                     let finding = &findings[mark.finding];
-                    let mut label = format!("step {}: {}", step_no(finding.step), finding.invariant.to_string().replace('_', " "));
-                    if mark.count > 1 {
-                        label.push_str(&format!(" and {} more nearby", mark.count - 1));
-                    }
-                    // The scrubber's thumb travels from half its width to the far end less half.
+                    let what = finding.invariant.to_string().replace('_', " ");
+                    let label = mark_label(step_no(finding.step), step_no(mark.last), mark.count, &what);
                     let left = format!("left:calc(8px + (100% - 16px) * {})", decimal(mark.at, 5));
                     html! {
                         <li style={left}>
                             <button type="button" tabindex="-1" class={classes!("scrub-mark", mark.possible.then_some("possible"))}
                                 data-step={finding.step.to_string()} data-finding={mark.finding.to_string()}
-                                aria-label={label.clone()} title={label}
-                                onclick={click(&props.on, Action::ChooseFinding(mark.finding))} />
+                                data-count={mark.count.to_string()} aria-label={label.clone()} title={label}
+                                onclick={click(&props.on, Action::ChooseFinding(mark.finding))}>
+                                if mark.count > 1 {
+                                    <span class="mark-count" aria-hidden="true">
+                                        { if mark.count > 99 { "99+".to_string() } else { mark.count.to_string() } }
+                                    </span>
+                                }
+                            </button>
                         </li>
                     }
                 }) }

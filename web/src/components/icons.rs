@@ -26,6 +26,8 @@ pub fn path(name: &str) -> &'static str {
         "checked" => "M3 8.5l3.2 3.2L13 4.8M2 14h12",
         "restarted" => "M8 2v5M4.6 4.2a5 5 0 1 0 6.8 0",
         "slowed" => "M2 12h12M4 12V8.5M8 12V5.5M12 12V3",
+        "lost" => "M2 8h5M10 5l4 6M14 5l-4 6",
+        "skewed" => "M8 2.5a5.5 5.5 0 1 0 0 11a5.5 5.5 0 0 0 0-11zM8 5v3l-2 2",
         "stopped" => "M4 4h8v8H4z",
         "unknown" => "M5.5 6a2.5 2.5 0 1 1 3.3 2.4c-.5.2-.8.6-.8 1.1V10.5M8 12.5v.5",
         "frozen" => "M8 1.5v13M2.4 4.8l11.2 6.4M2.4 11.2l11.2-6.4",

@@ -7,6 +7,7 @@ use crate::viz::history::Highlight;
 use crate::viz::layout::{num, BUCKET, LONG_RUN};
 use crate::viz::run::{step_no, TrackRef};
 use crate::viz::window::{rows_within, LOG_ROW};
+use crate::viz::words::count;
 
 /// What the event log shows. Not a component's props: the position changes with every step, so a
 /// component would re-render each time anyway; the rows below it are components and are reused.
@@ -57,8 +58,11 @@ fn Rows(props: &RowsProps) -> Html {
                 <div role="listitem" class={classes!("entry", (!state.is_empty()).then_some(state), (!kind.is_empty()).then_some(kind), witness.then_some("witness"))}
                     data-step={index.to_string()} aria-posinset={props.windowed.then(|| step_no(index).to_string())}
                     aria-setsize={props.windowed.then(|| total.clone())}>
-                    <button type="button" onclick={onclick} aria-current={(state == "current").then_some("step")}>
-                        <span class="step-no mono">{ format!("#{}", step_no(index)) }</span>
+                    // A long run's row is one line, cut with "…": the title shows it whole on
+                    // hover, and the caption shows the current step's whole.
+                    <button type="button" onclick={onclick} aria-current={(state == "current").then_some("step")}
+                        title={props.windowed.then(|| record.caption.clone())}>
+                        <span class="step-no mono">{ format!("#{}", count(step_no(index))) }</span>
                         if witness {
                             <span class="sr-only">{ "witness: " }</span>
                         }
@@ -101,11 +105,12 @@ pub fn log(props: &LogProps) -> Html {
     html! {
         <section class="card log-card" aria-labelledby="log-title">
             <h2 id="log-title">{ icon("list") }{ "Event log" }
-                <span class="count">{ format!("{len} steps") }</span></h2>
+                <span class="count">{ format!("{} steps", count(len)) }</span></h2>
             <p class="hint">
                 { "Click a step to jump to it. Steps still to come are faded." }
                 if windowed {
-                    { " This run is long: the log lists the steps in view as you scroll." }
+                    { " This run is long: the log lists the steps in view as you scroll, each on one line; \
+                       hover a step for its whole text, or choose it to read it whole in the caption." }
                 }
             </p>
             <div class={classes!("log", windowed.then_some("windowed"))} role="list" ref={props.node.clone()}

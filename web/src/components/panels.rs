@@ -8,6 +8,7 @@ use crate::components::icons::icon;
 use crate::viz::frame::Frame;
 use crate::viz::run::step_no;
 use crate::viz::state::Badge;
+use crate::viz::words::count;
 
 /// The core's caption of the steps shown (the current one; in compare mode, every step of the
 /// current tick), announced to screen readers as it changes. `kind` picks the glyph: the most
@@ -24,7 +25,7 @@ pub fn caption(steps: &[StepRecord], kind: &str, id: &str, what: &str) -> Html {
             } else {
                 { for steps.iter().map(|r| html! {
                     <p>
-                        <span class="step-no mono">{ format!("#{} · t={}", step_no(r.index), r.at.0) }</span>
+                        <span class="step-no mono">{ format!("#{} · t={}", count(step_no(r.index)), r.at.0) }</span>
                         { r.caption.clone() }
                     </p>
                 }) }
@@ -175,7 +176,7 @@ pub fn panels(f: &Frame, announce: bool) -> Html {
                         <ul class="violations">
                             { for f.violations.iter().map(|v| html! {
                                 <li><strong>{ v.invariant.replace('_', " ") }</strong>
-                                    <span class="muted">{ format!(" at step {}: {}", step_no(v.step), v.detail) }</span></li>
+                                    <span class="muted">{ format!(" at step {}: {}", count(step_no(v.step)), v.detail) }</span></li>
                             }) }
                         </ul>
                     }

@@ -17,6 +17,7 @@ use crate::components::icons::icon;
 use crate::io;
 use crate::viz::run::RunRef;
 use crate::viz::state::Action;
+use crate::viz::window::Crop;
 
 #[derive(Properties, PartialEq)]
 pub struct ShareProps {
@@ -32,6 +33,9 @@ pub struct ShareProps {
     /// The recorded history on screen instead of the run, if one is.
     #[prop_or_default]
     pub history: Option<HistoryShare>,
+    /// What an SVG export of a long run holds: the part of the diagram drawn around the view.
+    #[prop_or_default]
+    pub crop: Option<Crop>,
 }
 
 /// What the panel needs of a recorded history on screen: only its diagram exports, and its link
@@ -129,13 +133,16 @@ pub fn ShareExport(props: &ShareProps) -> Html {
         })
     };
     let download_svg = {
-        let (status, stem) = (status.clone(), stem.clone());
+        let (status, stem, crop) = (status.clone(), stem.clone(), props.crop.clone());
         Callback::from(move |_: MouseEvent| {
-            let result = io::diagram_svg()
+            let result = io::diagram_svg(crop.as_ref())
                 .and_then(|svg| io::download(&format!("{stem}.svg"), "image/svg+xml", &svg));
-            status.set(match result {
-                Ok(()) => "Downloaded the diagram as SVG.".to_string(),
-                Err(e) => format!("Could not export the diagram: {e}."),
+            status.set(match (result, &crop) {
+                (Ok(()), Some(crop)) => {
+                    format!("Downloaded the diagram around the view as SVG: {}.", crop.title)
+                }
+                (Ok(()), None) => "Downloaded the diagram as SVG.".to_string(),
+                (Err(e), _) => format!("Could not export the diagram: {e}."),
             });
         })
     };
@@ -218,13 +225,22 @@ pub fn ShareExport(props: &ShareProps) -> Html {
                     <input id="import-json" class="sr-only" type="file" accept=".json,application/json" onchange={import} />
                     <label class="chip file-chip" for="import-json">{ "Import run (JSON)" }</label>
                 }
-                <button id="export-svg" type="button" class="chip" onclick={download_svg}>{ "Download diagram (SVG)" }</button>
+                <button id="export-svg" type="button" class="chip" onclick={download_svg}
+                    aria-describedby={props.crop.is_some().then_some("export-svg-note")}>
+                    { if props.crop.is_some() { "Download diagram around the view (SVG)" } else { "Download diagram (SVG)" } }
+                </button>
                 if history.is_none() {
                     <button id="export-history" type="button" class="chip" onclick={download_history(false)}>{ "Download history (JSON Lines)" }</button>
                     <button id="export-mermaid" type="button" class="chip" onclick={download_history(true)}>{ "Download as Mermaid" }</button>
                     <button id="make-rust-test" type="button" class="chip" onclick={make_test}>{ "Write as a Rust test" }</button>
                 }
             </div>
+            if let Some(crop) = &props.crop {
+                <p id="export-svg-note" class="muted hint">
+                    { format!("A long run's diagram is exported around the view, as drawn there ({}). \
+                       Scroll or move the player to export another part.", crop.title) }
+                </p>
+            }
             <p id="share-status" class="share-status" role="status" aria-live="polite">{ (*status).clone() }</p>
             if let Some(text) = &*rust {
                 <div class="share-row">

@@ -4,6 +4,7 @@
 use yew::prelude::*;
 
 use crate::viz::run::{step_no, TrackRef};
+use crate::viz::words::count;
 
 /// The most steps the transcript lists on the page: listing a longer run would put every step on
 /// the page at once, which the log's window avoids.
@@ -26,7 +27,7 @@ pub fn Transcript(props: &TranscriptProps) -> Html {
             if steps <= TRANSCRIPT_STEPS {
                 <ol>
                     { for props.run.timeline.iter().map(|r| html! {
-                        <li><span class="mono step-no">{ format!("#{} · t={}", step_no(r.index), r.at.0) }</span>{ r.caption.clone() }</li>
+                        <li><span class="mono step-no">{ format!("#{} · t={}", count(step_no(r.index)), r.at.0) }</span>{ r.caption.clone() }</li>
                     }) }
                 </ol>
             } else {

@@ -35,9 +35,13 @@ pub fn use_drop_history(dispatcher: UseReducerDispatcher<Viz>, on: bool) {
     use_effect_with(on, move |on| {
         let listeners = on
             .then(|| {
-                io::watch_drops(move |name, text| {
-                    dispatcher.dispatch(Action::OpenHistory(name, Rc::new(text), Origin::File));
-                })
+                let opening = dispatcher.clone();
+                io::watch_drops(
+                    move |name, bytes| opening.dispatch(Action::Opening(name, bytes)),
+                    move |name, text| {
+                        dispatcher.dispatch(Action::OpenHistory(name, Rc::new(text), Origin::File));
+                    },
+                )
             })
             .flatten();
         move || drop(listeners)

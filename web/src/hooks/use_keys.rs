@@ -1,4 +1,5 @@
-//! Keys: Space play/pause, Left/Right step, Home/End jump.
+//! Keys: Space play/pause, Left/Right step, Shift+Left/Right and Page Up/Down jump a tenth of
+//! the run, Home/End go to either end.
 
 use gloo_events::{EventListener, EventListenerOptions};
 use wasm_bindgen::JsCast;
@@ -12,18 +13,28 @@ fn key_action(event: &KeyboardEvent) -> Option<Action> {
     if event.ctrl_key() || event.meta_key() || event.alt_key() {
         return None;
     }
-    let tag = event
-        .target()
-        .and_then(|t| t.dyn_into::<Element>().ok())
-        .map(|e| e.tag_name().to_ascii_lowercase())
-        .unwrap_or_default();
-    if matches!(tag.as_str(), "input" | "textarea" | "select") {
+    let target = event.target().and_then(|t| t.dyn_into::<Element>().ok());
+    let tag = target.as_ref().map(|e| e.tag_name().to_ascii_lowercase()).unwrap_or_default();
+    if matches!(tag.as_str(), "input" | "textarea" | "select" | "summary") {
         return None;
     }
+    // A log row's own action, going to its step, is where a reader who clicked it already is:
+    // Space there plays or pauses, as everywhere outside a control (Enter still goes to it).
+    let within = |selector: &str| {
+        target.as_ref().is_some_and(|t| t.closest(selector).ok().flatten().is_some())
+    };
+    let log_row = within(".log .entry");
+    // The diagram's and the log's boxes scroll with Page Up/Down, as a reader expects there.
+    let scroller = within(".diagram, .log");
+    let shift = event.shift_key();
     match event.key().as_str() {
-        // A focused button already answers Space with a click.
-        " " if tag == "button" => None,
+        // Any other focused button answers Space with its own click, as buttons do.
+        " " if tag == "button" && !log_row => None,
         " " | "Spacebar" => Some(Action::TogglePlay),
+        "ArrowLeft" if shift => Some(Action::Jump(false)),
+        "ArrowRight" if shift => Some(Action::Jump(true)),
+        "PageUp" if !scroller => Some(Action::Jump(false)),
+        "PageDown" if !scroller => Some(Action::Jump(true)),
         "ArrowLeft" => Some(Action::Back),
         "ArrowRight" => Some(Action::Forward),
         "Home" => Some(Action::ToStart),

@@ -4,7 +4,7 @@
 //! names with values near what each accepts, and valid links with one pair added, dropped or
 //! changed, including custom scenarios carried in the link.
 
-use super::{Embed, LinkError, LinkScenario, ShareLink, GENERATED};
+use super::{Embed, LinkError, LinkScenario, ShareLink, Theme, GENERATED};
 use base64::Engine as _;
 use fencelab_core::draw::diagram;
 use fencelab_core::format::model::Enforcement;
@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 /// The parameters a link knows.
 const PARAMS: &[&str] = &[
     "scenario", "variant", "custom", "policy", "step", "compare", "play", "speed", "break",
-    "embed", "tab",
+    "embed", "tab", "theme",
 ];
 
 /// The most engine steps run on an accepted link's scenario: enough to reach the interesting
@@ -169,6 +169,7 @@ fn value(name: &str) -> BoxedStrategy<String> {
             list(vec!["diagram", "controls", "caption", "legend", "panels", "log", "picker", ""])
         }
         "tab" => one_of(&["playground", "visualizer", "Playground", "", "1"]),
+        "theme" => one_of(&["light", "dark", "Dark", "", "auto"]),
         _ => odd_string(),
     };
     prop_oneof![9 => near, 1 => odd_string()].boxed()
@@ -226,11 +227,25 @@ fn valid_link() -> impl Strategy<Value = ShareLink> {
         prop_oneof![Just(100u16), 25..=400u16],
         prop::collection::vec(prop::sample::select(Switch::ALL.to_vec()), 0..=2),
         embed,
-        prop::bool::weighted(0.1),
+        (
+            prop::bool::weighted(0.1),
+            prop::option::of(prop::sample::select(vec![Theme::Light, Theme::Dark])),
+        ),
     )
         .prop_map(
-            |(link, policy, step, compare, autoplay, speed, switches, embed, playground)| {
+            |(
+                link,
+                policy,
+                step,
+                compare,
+                autoplay,
+                speed,
+                switches,
+                embed,
+                (playground, theme),
+            )| {
                 ShareLink {
+                    theme,
                     policy,
                     step,
                     compare,

@@ -92,6 +92,26 @@ impl Embed {
     }
 }
 
+/// A colour scheme a link forces on the page, whatever the reader's setting (an embed matching
+/// the site around it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Theme {
+    /// Light colours.
+    Light,
+    /// Dark colours.
+    Dark,
+}
+
+impl Theme {
+    /// The link's and the style sheet's name for it (`data-theme` on the root element).
+    pub fn name(self) -> &'static str {
+        match self {
+            Theme::Light => "light",
+            Theme::Dark => "dark",
+        }
+    }
+}
+
 /// The full state of a view, as carried by a link.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShareLink {
@@ -105,7 +125,7 @@ pub struct ShareLink {
     pub compare: Option<(Enforcement, Enforcement)>,
     /// Whether playback runs.
     pub autoplay: bool,
-    /// Playback speed in percent of normal (25 to 400).
+    /// Playback speed in percent of normal (25 to 64,000).
     pub speed: u16,
     /// Protections turned off.
     pub switches: Vec<Switch>,
@@ -113,9 +133,14 @@ pub struct ShareLink {
     pub embed: Option<Embed>,
     /// Whether the page shows the register playground rather than the visualizer.
     pub playground: bool,
+    /// A forced colour scheme; `None` follows the reader's setting.
+    pub theme: Option<Theme>,
     /// A recorded history to open instead of a story: a same-origin address, relative to the
     /// page, as written in the link (`history=notes/paused.jsonl`).
     pub history: Option<String>,
+    /// The title to show instead of the story's or the history's own (`title=`), e.g. for an
+    /// embed in a course page.
+    pub title: Option<String>,
     /// The story-only parameters a history link gave, which it ignores.
     pub ignored: Vec<&'static str>,
     /// Whether "You decide" mode is on.
@@ -166,7 +191,9 @@ impl ShareLink {
             switches: Vec::new(),
             embed: None,
             playground: false,
+            theme: None,
             history: None,
+            title: None,
             ignored: Vec::new(),
             decide: false,
             path: None,
@@ -238,8 +265,14 @@ impl ShareLink {
             let value = if parts.is_empty() { "diagram".to_string() } else { parts.join(",") };
             put("embed", &value);
         }
+        if let Some(title) = &self.title {
+            put("title", &escape(title, ""));
+        }
         if self.playground {
             put("tab", "playground");
+        }
+        if let Some(theme) = self.theme {
+            put("theme", theme.name());
         }
         out
     }
@@ -284,6 +317,13 @@ impl ShareLink {
                 "scenario" => name = Some(value.to_string()),
                 "variant" => variant = Some(value.to_string()),
                 "custom" => custom = Some(decode_custom(value)?),
+                "title" => {
+                    let title = unescape(value);
+                    if title.trim().is_empty() {
+                        return Err(bad("title", "is empty (use title=Your%20title)"));
+                    }
+                    link.title = Some(title);
+                }
                 "history" => {
                     let address = unescape(value);
                     if address.trim().is_empty() {
@@ -318,11 +358,14 @@ impl ShareLink {
                 }
                 "play" => link.autoplay = parse_flag("play", value)?,
                 "speed" => {
-                    link.speed =
-                        value.parse().ok().filter(|s| (25..=400).contains(s)).ok_or_else(|| {
+                    link.speed = value
+                        .parse()
+                        .ok()
+                        .filter(|s| (25..=64_000).contains(s))
+                        .ok_or_else(|| {
                             bad(
                                 "speed",
-                                format!("\"{value}\" is not a speed from 25 to 400 (percent)"),
+                                format!("\"{value}\" is not a speed from 25 to 64000 (percent)"),
                             )
                         })?
                 }
@@ -362,6 +405,18 @@ impl ShareLink {
                             ))
                         }
                     }
+                }
+                "theme" => {
+                    link.theme = Some(match value {
+                        "light" => Theme::Light,
+                        "dark" => Theme::Dark,
+                        other => {
+                            return Err(bad(
+                                "theme",
+                                format!("\"{other}\" is not a theme (use light or dark)"),
+                            ))
+                        }
+                    })
                 }
                 other => return Err(bad(other, "unknown parameter")),
             }

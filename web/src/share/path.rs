@@ -53,6 +53,8 @@ pub fn injected_text(injected: &[Injection]) -> String {
             }
             Fault::RestartAuthority => Ok(()),
             Fault::RestartStore { store } => write!(out, ".{}", name(store)),
+            Fault::SkewClock { worker, by } => write!(out, ".{}.{by}", name(worker)),
+            Fault::LoseMessage { message } => write!(out, ".{message}"),
         };
     }
     out
@@ -74,7 +76,7 @@ fn parse_injection(text: &str) -> Result<Injection, LinkError> {
             "inject",
             format!(
                 "\"{text}\" is not a fault (e.g. 7.pause_worker.A.9, 7.delay_messages.A.9.1, \
-                 7.restart_authority or 7.restart_store.db)"
+                 7.restart_authority, 7.restart_store.db, 7.skew_clock.A.-3 or 7.lose_message.2)"
             ),
         )
     };
@@ -98,6 +100,11 @@ fn parse_injection(text: &str) -> Result<Injection, LinkError> {
         }
         "restart_authority" => (Fault::RestartAuthority, &[2]),
         "restart_store" => (Fault::RestartStore { store: field(2)? }, &[3]),
+        "skew_clock" => {
+            let by = fields.get(3).and_then(|f| f.parse::<i64>().ok()).ok_or_else(fail)?;
+            (Fault::SkewClock { worker: field(2)?, by }, &[4])
+        }
+        "lose_message" => (Fault::LoseMessage { message: number(2)? }, &[3]),
         _ => return Err(fail()),
     };
     if !lengths.contains(&fields.len()) {
@@ -135,12 +142,14 @@ mod tests {
             },
             Injection { after: 6, fault: Fault::RestartAuthority },
             Injection { after: 6, fault: Fault::RestartStore { store: "db".into() } },
+            Injection { after: 7, fault: Fault::SkewClock { worker: "A".into(), by: -3 } },
+            Injection { after: 8, fault: Fault::LoseMessage { message: 2 } },
         ];
         let text = injected_text(&injected);
         assert_eq!(
             text,
             "3.pause_worker.A%2Eb%2Cc.9,4.pause_worker.B.2.network_stall,5.delay_messages.C.7.2,\
-             6.restart_authority,6.restart_store.db"
+             6.restart_authority,6.restart_store.db,7.skew_clock.A.-3,8.lose_message.2"
         );
         assert_eq!(parse_injected(&text), Ok(injected));
         assert_eq!(schedule_text(&[0, 2, 1]), "0,2,1");
@@ -158,6 +167,9 @@ mod tests {
             "3.delay_messages.A.9",
             "3.restart_store",
             "3.skew_clock.A",
+            "3.skew_clock.A.x",
+            "3.lose_message",
+            "3.unplug_cable.A",
         ] {
             let error = parse_injected(bad_fault).expect_err(bad_fault);
             assert_eq!(error.param, "inject", "{bad_fault}");

@@ -1,7 +1,7 @@
 //! Share links: every view state survives the trip through a URL fragment, and every kind of
 //! broken link is refused with the parameter named.
 
-use super::{Embed, LinkScenario, ShareLink, MAX_LINK_LEN};
+use super::{Embed, LinkScenario, ShareLink, Theme, MAX_LINK_LEN};
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::stories::library;
 use fencelab_core::stories::switches::Switch;
@@ -65,7 +65,7 @@ fn broken_links_name_what_is_wrong() {
         ("scenario=nope", "link parameter `scenario`: there is no built-in scenario \"nope\""),
         ("scenario=paused-worker&variant=sideways", "link parameter `variant`: paused-worker has no variant \"sideways\"; it has fenced, broken"),
         ("scenario=paused-worker&step=abc", "link parameter `step`: \"abc\" is not a step number"),
-        ("scenario=paused-worker&speed=9000", "link parameter `speed`: \"9000\" is not a speed from 25 to 400 (percent)"),
+        ("scenario=paused-worker&speed=90000", "link parameter `speed`: \"90000\" is not a speed from 25 to 64000 (percent)"),
         ("scenario=paused-worker&break=teleport", "link parameter `break`: unknown switch \"teleport\""),
         ("scenario=paused-worker&policy=maybe", "link parameter `policy`: \"maybe\" is not a policy (use allow-same or strict)"),
         ("scenario=paused-worker&embed=popup", "link parameter `embed`: unknown part \"popup\" (use diagram, controls, caption, legend, panels, log or picker)"),
@@ -108,6 +108,24 @@ fn the_playground_tab_travels_in_the_link() {
         err,
         "link parameter `tab`: \"kitchen\" is not a tab (use visualizer or playground)"
     );
+}
+
+#[test]
+fn a_theme_is_forced_by_name_and_kept() {
+    let link = ShareLink::parse("scenario=paused-worker&embed=caption&theme=dark").unwrap();
+    assert_eq!(link.theme, Some(Theme::Dark));
+    assert_eq!(
+        link.to_fragment(),
+        "scenario=paused-worker&variant=fenced&embed=caption&theme=dark"
+    );
+    assert_eq!(
+        ShareLink::parse("scenario=paused-worker&theme=light").unwrap().theme,
+        Some(Theme::Light)
+    );
+    // Without one the page follows the reader's setting, and the link says nothing.
+    assert_eq!(ShareLink::parse("scenario=paused-worker").unwrap().theme, None);
+    let err = ShareLink::parse("scenario=paused-worker&theme=sepia").unwrap_err().to_string();
+    assert_eq!(err, "link parameter `theme`: \"sepia\" is not a theme (use light or dark)");
 }
 
 #[test]

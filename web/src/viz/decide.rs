@@ -65,6 +65,13 @@ pub fn fault_label(fault: &Fault) -> String {
         }
         Fault::RestartAuthority => "Restart the lease authority".into(),
         Fault::RestartStore { store } => format!("Restart the store {store}"),
+        Fault::SkewClock { worker, by } if *by > 0 => {
+            format!("Set {worker}'s clock {} ahead", count(by.unsigned_abs(), "tick"))
+        }
+        Fault::SkewClock { worker, by } => {
+            format!("Set {worker}'s clock {} back", count(by.unsigned_abs(), "tick"))
+        }
+        Fault::LoseMessage { message } => format!("Lose message {message} in flight"),
     }
 }
 
@@ -72,7 +79,10 @@ pub fn fault_label(fault: &Fault) -> String {
 pub fn fault_ticks(fault: &Fault) -> Option<u64> {
     match fault {
         Fault::PauseWorker { ticks, .. } | Fault::DelayMessages { ticks, .. } => Some(*ticks),
-        Fault::RestartAuthority | Fault::RestartStore { .. } => None,
+        Fault::RestartAuthority
+        | Fault::RestartStore { .. }
+        | Fault::SkewClock { .. }
+        | Fault::LoseMessage { .. } => None,
     }
 }
 
@@ -92,9 +102,11 @@ pub fn with_ticks(fault: &Fault, ticks: Option<u64>) -> Fault {
 /// `worker:A`, `store:db` or `store:db/path`, `gateway`, `partner`).
 pub fn acts_on(fault: &Fault, lane: &str) -> bool {
     match fault {
-        Fault::PauseWorker { worker, .. } | Fault::DelayMessages { worker, .. } => {
-            lane.strip_prefix("worker:") == Some(worker)
-        }
+        Fault::PauseWorker { worker, .. }
+        | Fault::DelayMessages { worker, .. }
+        | Fault::SkewClock { worker, .. } => lane.strip_prefix("worker:") == Some(worker),
+        // A lost message is offered in the panel: no lane owns a message in flight.
+        Fault::LoseMessage { .. } => false,
         Fault::RestartAuthority => lane == "authority",
         Fault::RestartStore { store } => lane
             .strip_prefix("store:")

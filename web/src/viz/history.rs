@@ -105,29 +105,42 @@ pub struct ScrubMark {
     pub finding: usize,
     /// How many findings it stands for.
     pub count: usize,
+    /// The step of the last finding it stands for.
+    pub last: usize,
     /// Whether every one of them is only possible.
     pub possible: bool,
 }
 
-/// The most marks the scrubber shows: findings within one of this many equal parts of the
-/// history share a mark, so a history with thousands of findings still draws a few hundred.
-pub const SCRUB_SLOTS: usize = 240;
+/// The width of a mark under the scrubber in pixels: a touch target. Marks closer than this
+/// share one, so none overlaps another.
+pub const MARK_PX: f64 = 24.0;
+
+/// The travel assumed before the scrubber is measured.
+const UNMEASURED_TRAVEL: f64 = 240.0 * MARK_PX;
 
 /// The marks under the scrubber for `findings` (in step order, as the checker reports them) in
-/// a history of `len` entries, in order along it: one per finding, or per group of findings
-/// within one of [`SCRUB_SLOTS`] equal parts of the history.
-pub fn scrub_marks(findings: &[Violation], len: usize) -> Vec<ScrubMark> {
+/// a history of `len` entries, on a scrubber whose thumb travels `travel` pixels, in order along
+/// it: one per finding, or per group of findings whose marks would overlap (closer than
+/// [`MARK_PX`]), placed at the group's first.
+pub fn scrub_marks(findings: &[Violation], len: usize, travel: f64) -> Vec<ScrubMark> {
     let len = len.max(1) as f64;
-    let slot = |at: f64| ((at * SCRUB_SLOTS as f64) as usize).min(SCRUB_SLOTS - 1);
+    let travel = if travel > 0.0 { travel } else { UNMEASURED_TRAVEL };
     let mut marks: Vec<ScrubMark> = Vec::new();
     for (i, finding) in findings.iter().enumerate() {
         let at = ((finding.step + 1) as f64 / len).min(1.0);
         match marks.last_mut() {
-            Some(mark) if slot(mark.at) == slot(at) => {
+            Some(mark) if (at - mark.at) * travel < MARK_PX => {
                 mark.count += 1;
+                mark.last = finding.step;
                 mark.possible &= finding.possible;
             }
-            _ => marks.push(ScrubMark { at, finding: i, count: 1, possible: finding.possible }),
+            _ => marks.push(ScrubMark {
+                at,
+                finding: i,
+                count: 1,
+                last: finding.step,
+                possible: finding.possible,
+            }),
         }
     }
     marks
@@ -163,7 +176,12 @@ pub struct Opened {
     pub choices: usize,
     /// Why the last lane chip pressed did nothing, if it did nothing.
     pub lane_note: Option<&'static str>,
+    /// The text the lane chips are filtered by (empty: every lane is listed).
+    pub lane_filter: String,
 }
+
+/// Beyond this many lanes, the lane chips fold into a disclosure with a filter.
+pub const FEW_LANES: usize = 8;
 
 impl Opened {
     /// Judges and draws `history`, every entry of it: the page draws only what is on screen,
@@ -204,6 +222,7 @@ impl Opened {
             chosen: None,
             choices: 0,
             lane_note: None,
+            lane_filter: String::new(),
         }
     }
 
@@ -217,9 +236,38 @@ impl Opened {
         }
         self.lane_note = None;
         self.hidden[lane] = !hidden;
+        self.redraw();
+    }
+
+    /// Draws the diagram again without the hidden lanes.
+    fn redraw(&mut self) {
         let diagram = Rc::new(without_lanes(&self.full, &self.hidden));
         let track = Track::new(self.track.timeline.clone(), diagram, &self.findings);
         self.track = TrackRef(Rc::new(track));
+    }
+
+    /// Whether lane `lane`'s chip is listed under the filter: its label or id contains the
+    /// filter's text, in any case of ASCII letters (lane names are identifiers).
+    pub fn listed(&self, lane: usize) -> bool {
+        let filter = self.lane_filter.trim().to_ascii_lowercase();
+        self.full.lanes.get(lane).is_some_and(|l| {
+            filter.is_empty()
+                || l.label.to_ascii_lowercase().contains(&filter)
+                || l.id.to_ascii_lowercase().contains(&filter)
+        })
+    }
+
+    /// Shows every lane (`true`), or only the lanes the filter lists (`false`). Showing none
+    /// is refused: a diagram needs one lane.
+    pub fn show_lanes(&mut self, all: bool) {
+        let shown: Vec<bool> = (0..self.hidden.len()).map(|i| all || self.listed(i)).collect();
+        if !shown.contains(&true) {
+            self.lane_note = Some("no lane matches the filter, so every lane stays as it was");
+            return;
+        }
+        self.lane_note = None;
+        self.hidden = shown.iter().map(|s| !s).collect();
+        self.redraw();
     }
 
     /// Whether `lane` is the only lane shown, which cannot be hidden.
@@ -423,6 +471,26 @@ mod tests {
     }
 
     #[test]
+    fn the_filter_shows_only_the_lanes_it_lists_and_all_brings_them_back() {
+        let text = recorded("paused-worker", "broken");
+        let mut opened = Opened::new("p".into(), Origin::File, read_history("p", &text).unwrap());
+        let lanes = opened.full.lanes.len();
+        opened.lane_filter = "WORKER".into();
+        let listed: Vec<usize> = (0..lanes).filter(|&i| opened.listed(i)).collect();
+        assert!(!listed.is_empty() && listed.len() < lanes);
+        opened.show_lanes(false);
+        assert_eq!(opened.track.diagram.lanes.len(), listed.len());
+        assert!(opened.track.diagram.lanes.iter().all(|l| l.id.starts_with("worker:")));
+        opened.lane_filter = "no such lane".into();
+        opened.show_lanes(false);
+        assert!(opened.lane_note.is_some());
+        assert_eq!(opened.track.diagram.lanes.len(), listed.len(), "nothing changed");
+        opened.show_lanes(true);
+        assert_eq!(opened.track.diagram, opened.full);
+        assert!(opened.lane_note.is_none());
+    }
+
+    #[test]
     fn a_chosen_finding_highlights_its_witness_or_its_own_step() {
         let text = recorded("paused-worker", "broken");
         let mut opened = Opened::new("p".into(), Origin::File, read_history("p", &text).unwrap());
@@ -443,12 +511,12 @@ mod tests {
     }
 
     #[test]
-    fn the_scrubber_marks_each_finding_and_groups_those_close_together() {
+    fn the_scrubber_marks_each_finding_and_merges_those_that_would_overlap() {
         let text = recorded("paused-worker", "broken");
         let opened = Opened::new("p".into(), Origin::File, read_history("p", &text).unwrap());
         let len = opened.track.len();
-        let marks = scrub_marks(&opened.findings, len);
-        // Findings at one step share a mark; steps a twentieth of the history apart do not.
+        // On a wide scrubber, findings at one step share a mark; other steps have their own.
+        let marks = scrub_marks(&opened.findings, len, 100.0 * MARK_PX * len as f64);
         let mut steps: Vec<usize> = opened.findings.iter().map(|f| f.step).collect();
         assert_eq!(marks.iter().map(|m| m.count).sum::<usize>(), steps.len());
         steps.sort_unstable();
@@ -457,26 +525,24 @@ mod tests {
         for mark in &marks {
             let first = &opened.findings[mark.finding];
             assert_eq!(mark.at, (first.step + 1) as f64 / len as f64);
+            assert_eq!(mark.last, first.step, "one step per mark here");
         }
-        assert!(marks.windows(2).all(|w| w[0].at < w[1].at));
-        // Many findings close together share marks, at most one per slot.
-        let many: Vec<Violation> = (0..2_000)
-            .map(|i| Violation { step: i * len / 2_000, ..opened.findings[0].clone() })
-            .collect();
-        let marks = scrub_marks(&many, len);
-        assert_eq!(marks.len(), len, "one per step here, since 20 steps are fewer than the slots");
-        assert_eq!(marks.iter().map(|m| m.count).sum::<usize>(), 2_000);
-        assert!(marks
-            .iter()
-            .all(|m| many[m.finding].step + 1 == (m.at * len as f64).round() as usize));
-        // In a long history, at most one mark per slot.
-        let marks = scrub_marks(&many, 100_000);
-        assert_eq!(marks.len(), 1, "2,000 findings in the first fiftieth of the history");
+        // On any scrubber, marks are at least a touch target apart, and every finding is in one.
         let spread: Vec<Violation> =
             (0..2_000).map(|i| Violation { step: i * 50, ..opened.findings[0].clone() }).collect();
-        let marks = scrub_marks(&spread, 100_000);
-        assert_eq!(marks.len(), SCRUB_SLOTS);
-        assert_eq!(marks.iter().map(|m| m.count).sum::<usize>(), 2_000);
+        for travel in [200.0, 344.0, 700.0, 1_300.0] {
+            let marks = scrub_marks(&spread, 100_000, travel);
+            assert!(marks.windows(2).all(|w| (w[1].at - w[0].at) * travel >= MARK_PX), "{travel}");
+            assert!(marks.len() as f64 <= travel / MARK_PX + 1.0, "{travel}: {}", marks.len());
+            assert_eq!(marks.iter().map(|m| m.count).sum::<usize>(), 2_000);
+            assert!(marks.iter().all(|m| spread[m.finding].step <= m.last));
+        }
+        // 2,000 findings within the first fiftieth of a long history share one mark on a phone.
+        let close: Vec<Violation> =
+            (0..2_000).map(|i| Violation { step: i, ..opened.findings[0].clone() }).collect();
+        let marks = scrub_marks(&close, 100_000, 300.0);
+        assert_eq!(marks.len(), 1);
+        assert_eq!((marks[0].finding, marks[0].count, marks[0].last), (0, 2_000, 1_999));
     }
 
     fn possible() -> Opened {

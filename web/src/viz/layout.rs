@@ -67,8 +67,10 @@ pub struct ArrowGeom {
     pub message: u64,
     /// The step that sent it.
     pub sent_step: usize,
-    /// The step that delivered it, if any.
+    /// The step that delivered it, if any; for a lost message, the step that lost it.
     pub arrived_step: Option<usize>,
+    /// Whether the network lost it: it ends halfway, at the step that lost it.
+    pub lost: bool,
     /// When it was sent.
     pub sent_at: u64,
     /// When it arrives.
@@ -222,7 +224,7 @@ const fn entry(group: &'static str, kind: &'static str, text: &'static str) -> L
 /// Everything the diagram can draw, in the order the legend lists it: messages and their
 /// tokens, periods, then marks roughly in the order a story meets them. A lease token needs no
 /// entry of its own: the messages' entries show it.
-pub const LEGEND: [LegendEntry; 27] = [
+pub const LEGEND: [LegendEntry; 29] = [
     entry("arrow", "grant", "lease grant with its generation"),
     entry("arrow", "write", "write with its generation"),
     entry("arrow", "effect", "side effect with its generation"),
@@ -239,6 +241,8 @@ pub const LEGEND: [LegendEntry; 27] = [
     entry("mark", "read", "value read"),
     entry("mark", "lease_checked", "lease checked on the worker's own clock"),
     entry("mark", "slowed", "network slowed down"),
+    entry("mark", "lost", "message lost by the network"),
+    entry("mark", "skewed", "worker's clock jumped"),
     entry("mark", "checked", "check passed; the write comes later"),
     entry("mark", "applied", "write accepted"),
     entry("mark", "rejected", "write rejected, with the reason"),
@@ -414,11 +418,15 @@ impl Layout {
         let x = |lane: usize| layout.lane_x.get(lane).copied().unwrap_or(GUTTER);
         let mut arrows = Vec::with_capacity(diagram.arrows.len());
         for a in &diagram.arrows {
-            let (x1, x2) = (x(a.from), x(a.to));
+            let (x1, mut x2) = (x(a.from), x(a.to));
             let y1 = layout.row(a.sent_step);
-            let y2 = match a.arrived_step {
-                Some(step) => layout.row(step),
-                None => layout.y_of_tick(timeline, a.arrives_at.0),
+            let y2 = match (a.lost_step, a.arrived_step) {
+                (Some(step), _) => {
+                    x2 = (x1 + x2) / 2.0;
+                    layout.row(step)
+                }
+                (None, Some(step)) => layout.row(step),
+                (None, None) => layout.y_of_tick(timeline, a.arrives_at.0),
             };
             arrows.push(ArrowGeom {
                 kind: a.kind.name().into(),
@@ -431,7 +439,8 @@ impl Layout {
                 y2: y2.max(y1),
                 message: a.message,
                 sent_step: a.sent_step,
-                arrived_step: a.arrived_step,
+                arrived_step: a.lost_step.or(a.arrived_step),
+                lost: a.lost_step.is_some(),
                 sent_at: a.sent_at.0,
                 arrives_at: a.arrives_at.0,
             });

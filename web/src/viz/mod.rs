@@ -9,3 +9,4 @@ pub mod layout;
 pub mod run;
 pub mod state;
 pub mod window;
+pub mod words;

@@ -6,6 +6,7 @@
 use std::ops::Range;
 
 use crate::viz::layout::{Fit, Layout, ROW};
+use crate::viz::words::count;
 
 /// How much a long run draws beyond what is on screen, above and below, in CSS pixels: enough
 /// that a step or a short scroll rarely needs anything new drawn.
@@ -128,6 +129,37 @@ pub fn rows_within((from, to): (f64, f64), row: f64, len: usize) -> Range<usize>
     first..last
 }
 
+/// The part of a long run's diagram an SVG export holds: the band the page draws around the
+/// view, which is all the page has drawn, with a title that says which steps it covers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Crop {
+    /// Where the band starts in the diagram, in CSS pixels.
+    pub top: f64,
+    /// Its height.
+    pub height: f64,
+    /// Which steps it shows, e.g. "Steps 49,001 to 49,040 of 100,000".
+    pub title: String,
+}
+
+/// The crop of a diagram `content` pixels tall whose steps sit on `rows` (their centres, in
+/// order) for the band `(from, to)` drawn after `position` steps: what an export of a long run
+/// holds. Steps after the position are not drawn yet, so the title counts only those played.
+pub fn export_crop(rows: &[f64], (from, to): (f64, f64), position: usize, content: f64) -> Crop {
+    let top = from.clamp(0.0, content);
+    let bottom = to.clamp(top, content);
+    let first = rows.partition_point(|y| *y < top);
+    let last = rows.partition_point(|y| *y <= bottom).min(position);
+    let title = if last > first {
+        format!("Steps {} to {} of {}", count(first + 1), count(last), count(rows.len()))
+    } else {
+        format!(
+            "No steps of {} played in this part yet (the diagram draws a step once it is played)",
+            count(rows.len())
+        )
+    };
+    Crop { top, height: bottom - top, title }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,5 +216,27 @@ mod tests {
         assert_eq!(rows_within((2900.0, 4000.0), 30.0, 100), 96..100);
         assert_eq!(rows_within((5000.0, 6000.0), 30.0, 100), 100..100);
         assert_eq!(rows_within((0.0, 300.0), 30.0, 0), 0..0);
+    }
+
+    #[test]
+    fn an_export_of_a_long_run_holds_the_band_drawn_and_says_which_steps() {
+        let rows: Vec<f64> = (0..100_000).map(|i| 22.0 + 30.0 * i as f64).collect();
+        let content = 22.0 + 30.0 * 100_000.0 + 36.0;
+        // At the end, scrolled to the middle: the steps in the band, all played.
+        let crop = export_crop(&rows, (1_500_000.0, 1_501_200.0), 100_000, content);
+        assert_eq!((crop.top, crop.height), (1_500_000.0, 1_200.0));
+        assert_eq!(crop.title, "Steps 50,001 to 50,040 of 100,000");
+        // Only the steps played count.
+        let crop = export_crop(&rows, (1_500_000.0, 1_501_200.0), 50_010, content);
+        assert_eq!(crop.title, "Steps 50,001 to 50,010 of 100,000");
+        let crop = export_crop(&rows, (1_500_000.0, 1_501_200.0), 10, content);
+        assert!(crop.title.starts_with("No steps of 100,000 played"), "{}", crop.title);
+        // Never past either end of the diagram.
+        let crop = export_crop(&rows, (-150.0, 1_050.0), 100_000, content);
+        assert_eq!((crop.top, crop.height), (0.0, 1_050.0));
+        assert_eq!(crop.title, "Steps 1 to 35 of 100,000");
+        let crop = export_crop(&rows, (content - 300.0, content + 900.0), 100_000, content);
+        assert_eq!(crop.top + crop.height, content);
+        assert!(crop.title.ends_with("to 100,000 of 100,000"), "{}", crop.title);
     }
 }

@@ -47,6 +47,8 @@ impl Viz {
             state.fetching = Some(Fetch { address, step, play, failed: false });
             state.speed = speed_index(link.speed);
             state.embed = link.embed;
+            state.theme = link.theme;
+            state.title = link.title.clone();
             if !link.ignored.is_empty() {
                 let names: Vec<String> = link.ignored.iter().map(|k| format!("`{k}`")).collect();
                 state.link_note = Some(format!(
@@ -108,6 +110,8 @@ impl Viz {
         state.link_error = state.error.take();
         if state.link_error.is_none() {
             state.embed = link.embed;
+            state.theme = link.theme;
+            state.title = link.title;
         }
         state
     }
@@ -132,6 +136,8 @@ impl Viz {
             link.autoplay = self.playing || waiting;
             link.speed = SPEED_PERCENT.get(self.speed).copied().unwrap_or(100);
             link.embed = self.embed;
+            link.theme = self.theme;
+            link.title = self.title.clone();
             return link;
         }
         let mut link = if self.edited {
@@ -157,6 +163,8 @@ impl Viz {
             link.steps = (decide.steps > link.step).then_some(decide.steps);
         }
         link.embed = self.embed;
+        link.theme = self.theme;
+        link.title = self.title.clone();
         link.playground = self.tab == Tab::Playground && self.embed.is_none();
         link
     }

@@ -3,6 +3,7 @@
 
 use super::Viz;
 use crate::viz::history::{read_history, Highlight, Opened, Origin};
+use crate::viz::words::count;
 
 /// A `history=` link whose file the shell is fetching.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +33,20 @@ impl Viz {
         match read_history(&name, text) {
             Ok(history) => {
                 self.fetching = None;
-                self.opened = Some(Opened::new(name, origin, history));
+                // A file the reader chose moves focus to its title; a link's opens where the
+                // reader already is.
+                if origin == Origin::File {
+                    self.focus_title += 1;
+                }
+                let opened = Opened::new(name, origin, history);
+                self.status = Some(format!(
+                    "Opened {}: {} {}, {}.",
+                    opened.name,
+                    count(opened.track.len()),
+                    if opened.track.len() == 1 { "entry" } else { "entries" },
+                    opened.findings_summary()
+                ));
+                self.opened = Some(opened);
                 self.history_error = None;
                 self.compare = None;
                 self.editor.open = false;
@@ -48,6 +62,7 @@ impl Viz {
                     fetch.failed = true;
                 }
                 self.history_error = Some(e);
+                self.status = None;
             }
         }
     }
@@ -84,7 +99,10 @@ impl Viz {
 
     /// Back to the stories, at the start of the one picked before.
     pub(super) fn close_history(&mut self) {
-        self.opened = None;
+        if self.opened.take().is_some() {
+            self.focus_title += 1;
+            self.status = Some(format!("Back to the stories: {}.", self.run.scenario.title));
+        }
         self.link_note = None;
         self.fetching = None;
         self.history_error = None;

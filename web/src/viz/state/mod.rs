@@ -22,10 +22,11 @@ use fencelab_core::stories::switches::Switch;
 use fencelab_core::{Fault, Scenario, StepRecord};
 use yew::Reducible;
 
-use crate::share::Embed;
+use crate::share::{Embed, Theme};
 use crate::viz::frame::Frame;
 use crate::viz::history::{Opened, Origin};
 use crate::viz::run::{Decision, Run, RunRef, TrackRef};
+use crate::viz::words::{big_jump, file_size};
 
 pub use compare::{Compare, CompareSide, Side, MODES};
 pub use decide::Decide;
@@ -64,8 +65,12 @@ pub enum Action {
     ToEnd,
     /// To a position (single mode: steps; compare mode: distinct ticks).
     Seek(usize),
-    /// Play or pause.
+    /// Play or pause (at the end, nothing: see [`Action::Replay`]).
     TogglePlay,
+    /// Play again from the start.
+    Replay,
+    /// A big jump forward (`true`) or back: a tenth of the run.
+    Jump(bool),
     /// The autoplay timer fired.
     Tick,
     /// Choose an entry of [`SPEEDS`].
@@ -112,6 +117,12 @@ pub enum Action {
     Undo,
     /// How long the pauses and delays the reader injects last (`None`: the engine's suggestion).
     Ticks(Option<u64>),
+    /// Filter the history's lane chips by this text.
+    LaneFilter(String),
+    /// Show every lane of the history (`true`), or only those the filter lists.
+    ShowLanes(bool),
+    /// A file is being read to be opened as a history: its name and size in bytes.
+    Opening(String, f64),
 }
 
 /// Everything the visualizer shows.
@@ -149,6 +160,8 @@ pub struct Viz {
     pub error: Option<String>,
     /// Embedded mode: which parts to show besides the diagram (`None`: the full page).
     pub embed: Option<Embed>,
+    /// The colour scheme the link forced, if any (`None` follows the reader's setting).
+    pub theme: Option<Theme>,
     /// Protections turned off ("break the protocol"), applied on every replay.
     pub switches: Vec<Switch>,
     /// What was wrong with the link the page was opened with, if anything.
@@ -170,6 +183,13 @@ pub struct Viz {
     /// Whether the base's schedule and injected faults are a path the reader took (links
     /// carry them then).
     pub steered: bool,
+    /// What the page's status line says: a history being opened, opened, or left.
+    pub status: Option<String>,
+    /// How many times the view changed so that focus belongs on the title (a history opened
+    /// from a file, or left); the shell moves focus there when this grows.
+    pub focus_title: usize,
+    /// The title a link gave, shown instead of the story's or the history's own.
+    pub title: Option<String>,
 }
 
 impl Default for Viz {
@@ -212,6 +232,7 @@ impl Viz {
             tab: Tab::Visualizer,
             error: None,
             embed: None,
+            theme: None,
             switches: Vec::new(),
             link_error: None,
             entries: 0,
@@ -221,6 +242,9 @@ impl Viz {
             link_note: None,
             decide: None,
             steered: false,
+            status: None,
+            focus_title: 0,
+            title: None,
         }
     }
 
@@ -245,9 +269,18 @@ impl Viz {
         }
     }
 
-    /// Milliseconds between autoplay steps.
+    /// Milliseconds between autoplay ticks.
     pub fn interval_ms(&self) -> u32 {
         SPEEDS.get(self.speed).map_or(800, |s| s.1)
+    }
+
+    /// The title shown: the link's, else the history's name or the story's title.
+    pub fn title(&self) -> String {
+        match (&self.title, &self.opened) {
+            (Some(title), _) => title.clone(),
+            (None, Some(opened)) => format!("History: {}", opened.name),
+            (None, None) => self.run.scenario.title.clone(),
+        }
     }
 }
 
@@ -259,8 +292,14 @@ impl Reducible for Viz {
         // Actions that change nothing keep the same state, so nothing re-renders.
         match &action {
             Action::Tick if !self.playing => return self,
-            Action::Forward | Action::ToEnd if at >= end && !self.playing => return self,
-            Action::Back | Action::ToStart if at == 0 && !self.playing => return self,
+            Action::Forward | Action::ToEnd | Action::Jump(true) | Action::TogglePlay
+                if at >= end && !self.playing =>
+            {
+                return self
+            }
+            Action::Back | Action::ToStart | Action::Jump(false) if at == 0 && !self.playing => {
+                return self
+            }
             Action::Seek(n) if *n == at && !self.playing => return self,
             Action::Tab(tab) if *tab == self.tab => return self,
             Action::Speed(s) if *s == self.speed || *s >= SPEEDS.len() => return self,
@@ -283,7 +322,11 @@ impl Reducible for Viz {
             {
                 return self
             }
-            Action::CloseHistory | Action::ToggleLane(_) | Action::ChooseFinding(_)
+            Action::CloseHistory
+            | Action::ToggleLane(_)
+            | Action::ChooseFinding(_)
+            | Action::LaneFilter(_)
+            | Action::ShowLanes(_)
                 if self.opened.is_none() && self.fetching.is_none() =>
             {
                 return self
@@ -305,6 +348,17 @@ impl Reducible for Viz {
             _ => {}
         }
         let mut next = (*self).clone();
+        // A link's title names the view it opened, not another story or file.
+        if matches!(
+            action,
+            Action::Pick(_)
+                | Action::Load(_)
+                | Action::Import(_)
+                | Action::CloseHistory
+                | Action::OpenHistory(_, _, Origin::File)
+        ) {
+            next.title = None;
+        }
         // Another story, or a scenario from elsewhere, takes the place of a history.
         if matches!(action, Action::Pick(_) | Action::Load(_))
             && (next.opened.is_some() || next.fetching.is_some())
@@ -320,12 +374,17 @@ impl Reducible for Viz {
             }
             Action::Forward => {
                 next.playing = false;
-                next.step_by(true);
+                next.step_by(true, 1);
             }
             Action::Back => {
                 next.playing = false;
-                next.step_by(false);
+                next.step_by(false, 1);
             }
+            Action::Jump(forward) => {
+                next.playing = false;
+                next.step_by(forward, big_jump(end));
+            }
+            Action::Replay => next.replay_from_start(),
             Action::ToStart => {
                 next.playing = false;
                 next.seek(0);
@@ -378,6 +437,19 @@ impl Reducible for Viz {
                 if let Some(decide) = &mut next.decide {
                     decide.ticks = ticks;
                 }
+            }
+            Action::LaneFilter(text) => {
+                if let Some(opened) = &mut next.opened {
+                    opened.lane_filter = text;
+                }
+            }
+            Action::ShowLanes(all) => {
+                if let Some(opened) = &mut next.opened {
+                    opened.show_lanes(all);
+                }
+            }
+            Action::Opening(name, bytes) => {
+                next.status = Some(format!("Opening {name} ({})…", file_size(bytes)));
             }
         }
         Rc::new(next)

@@ -12,10 +12,20 @@ use crate::viz::run::{Run, RunRef, MAX_VIEW_STEPS};
 
 /// The picker's entry for the generated benchmark scenario (links name it the same way).
 pub use crate::share::{GENERATED, GENERATED_SIZE};
-/// Autoplay speeds: label and milliseconds per step.
-pub const SPEEDS: [(&str, u32); 4] = [("0.5×", 1400), ("1×", 800), ("2×", 400), ("4×", 180)];
+/// Autoplay speeds: label, milliseconds between ticks and steps per tick. The fast ones, for
+/// long histories, take several steps per tick: a browser's timer cannot fire much more often.
+pub const SPEEDS: [(&str, u32, usize); 7] = [
+    ("0.5×", 1400, 1),
+    ("1×", 800, 1),
+    ("2×", 400, 1),
+    ("4×", 180, 1),
+    // 20, 100 and 800 steps a second; the labels stay short, so the bar keeps its width.
+    ("16×", 50, 1),
+    ("80×", 50, 5),
+    ("640×", 50, 40),
+];
 /// The speed of each entry of [`SPEEDS`] in percent of normal, as share links carry it.
-pub const SPEED_PERCENT: [u16; 4] = [50, 100, 200, 400];
+pub const SPEED_PERCENT: [u16; 7] = [50, 100, 200, 400, 1_600, 8_000, 64_000];
 /// The speed a fresh page starts at.
 pub const DEFAULT_SPEED: usize = 1;
 
@@ -226,28 +236,34 @@ impl Viz {
         self.sync_editor();
     }
 
-    /// One step (or tick) forward or back.
-    pub(super) fn step_by(&mut self, forward: bool) {
+    /// `steps` steps (or ticks) forward or back, stopping at either end.
+    pub(super) fn step_by(&mut self, forward: bool, steps: usize) {
         let (at, end) = self.cursor();
-        let to = if forward { (at + 1).min(end) } else { at.saturating_sub(1) };
+        let to = if forward { at.saturating_add(steps).min(end) } else { at.saturating_sub(steps) };
         self.seek(to);
     }
 
-    /// Play, or pause; play at the end (`at` of `end`) starts over.
+    /// Play, or pause. At the end there is nothing left to play, so it does nothing there: the
+    /// reader's place is kept, and [`replay`](Self::replay_from_start) starts over.
     pub(super) fn toggle_play(&mut self, at: usize, end: usize) {
         if self.playing {
             self.playing = false;
         } else {
-            if at >= end {
-                self.seek(0);
-            }
-            self.playing = end > 0;
+            self.playing = at < end;
         }
     }
 
-    /// The autoplay timer's step, which stops at the end.
+    /// Plays from the start again.
+    pub(super) fn replay_from_start(&mut self) {
+        self.seek(0);
+        let (_, end) = self.cursor();
+        self.playing = end > 0;
+    }
+
+    /// The autoplay timer's steps, which stop at the end.
     pub(super) fn tick(&mut self) {
-        self.step_by(true);
+        let steps = SPEEDS.get(self.speed).map_or(1, |s| s.2);
+        self.step_by(true, steps);
         let (at, end) = self.cursor();
         if at >= end {
             self.playing = false;

@@ -102,10 +102,27 @@ fn autoplay_ticks_to_the_end_and_stops() {
     // A stray tick after the end changes nothing.
     let same = Rc::clone(&state).reduce(Action::Tick);
     assert!(Rc::ptr_eq(&same, &state));
-    // Play at the end starts over.
-    let again = state.reduce(Action::TogglePlay);
+    // Play at the end keeps the reader's place; Replay starts over.
+    let kept = Rc::clone(&state).reduce(Action::TogglePlay);
+    assert!(Rc::ptr_eq(&kept, &state));
+    let again = state.reduce(Action::Replay);
     assert_eq!(again.cursor(), (0, 20));
     assert!(again.playing);
+}
+
+#[test]
+fn fast_speeds_take_several_steps_per_tick_and_big_jumps_a_tenth_of_the_run() {
+    let fastest = SPEEDS.len() - 1;
+    let state =
+        apply(Rc::new(Viz::new()), [Action::Speed(fastest), Action::TogglePlay, Action::Tick]);
+    assert_eq!(state.cursor().0, SPEEDS[fastest].2.min(20));
+    assert_eq!(SPEED_PERCENT.len(), SPEEDS.len());
+    let state = apply(Rc::new(Viz::new()), [Action::Jump(true), Action::Jump(true)]);
+    assert_eq!(state.cursor(), (4, 20));
+    let state = apply(state, [Action::Jump(false), Action::Jump(false), Action::Jump(false)]);
+    assert_eq!(state.cursor(), (0, 20));
+    let same = Rc::clone(&state).reduce(Action::Jump(false));
+    assert!(Rc::ptr_eq(&same, &state));
 }
 
 #[test]
@@ -482,4 +499,30 @@ fn story_only_parameters_on_a_history_link_are_named_and_a_failed_link_can_be_di
     assert!(!dismissed.link_failed() && dismissed.link_note.is_none());
     assert!(dismissed.history_error.is_none() && !dismissed.keeps_address());
     assert!(dismissed.to_link().history.is_none(), "the address follows the story again");
+}
+
+#[test]
+fn opening_a_file_says_so_moves_focus_to_its_title_and_going_back_does_too() {
+    let opening = apply(Rc::new(Viz::new()), [Action::Opening("p.jsonl".into(), 19_300_000.0)]);
+    assert_eq!(opening.status.as_deref(), Some("Opening p.jsonl (19.3 MB)…"));
+    let text = recorded("paused-worker", "broken");
+    let opened =
+        apply(opening, [Action::OpenHistory("p.jsonl".into(), text.clone(), Origin::File)]);
+    let status = opened.status.clone().unwrap_or_default();
+    assert!(status.starts_with("Opened p.jsonl: 20 entries, "), "{status}");
+    assert_eq!((opened.focus_title, opened.title().as_str()), (1, "History: p.jsonl"));
+    let back = apply(opened, [Action::CloseHistory]);
+    assert_eq!(back.focus_title, 2);
+    assert!(back.status.as_deref().is_some_and(|s| s.starts_with("Back to the stories: ")));
+    // A link's history opens where the reader is: the focus stays.
+    let link = Origin::Link("h/p.jsonl".into());
+    let linked = apply(
+        Rc::new(Viz::open("history=h/p.jsonl&title=The%20paused%20worker")),
+        [Action::OpenHistory("h/p.jsonl".into(), text, link)],
+    );
+    assert_eq!((linked.focus_title, linked.title().as_str()), (0, "The paused worker"));
+    assert_eq!(linked.to_link().to_fragment(), "history=h/p.jsonl&title=The%20paused%20worker");
+    // The link's title names its view, not the story picked next.
+    let picked = apply(linked, [Action::Pick("check-then-write".into())]);
+    assert!(picked.title.is_none());
 }

@@ -1,0 +1,134 @@
+// The <fencelab-player> element (web/fencelab-player.js, shipped in dist/), on a plain page that
+// loads it from the page build, as a Docusaurus, MkDocs or blog page would: it makes its own
+// titled iframe, sizes itself to what the embed reports, two players on one page size
+// independently, and changing an attribute switches the story.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { badgeLabel, launch, shot } from './harness.mjs';
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+const HOST = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Notes with two players</title><link rel="icon" href="data:,"></head>
+<body style="margin:0 auto;max-width:760px;font:16px system-ui">
+<main>
+<h1>Notes with two players</h1>
+<fencelab-player id="one" story="paused-worker" variant="broken" step="19"></fencelab-player>
+<p>Between the players.</p>
+<fencelab-player id="two" story="paused-worker" variant="fenced" parts="diagram" label="The fenced store, diagram only"></fencelab-player>
+</main>
+<script src="fencelab/fencelab-player.js"></script>
+</body>
+</html>`;
+
+let env;
+let site;
+
+before(async () => {
+  site = await mkdtemp(join(tmpdir(), 'fencelab-host-'));
+  await writeFile(join(site, 'index.html'), HOST);
+  env = await launch(['/fencelab/'], { width: 900, height: 900 }, { '/': site });
+});
+
+after(async () => {
+  await env?.close();
+  if (site) await rm(site, { recursive: true, force: true });
+});
+
+async function host() {
+  const page = await env.context.newPage();
+  const problems = [];
+  page.on('console', (msg) => msg.type() === 'error' && problems.push(`console error: ${msg.text()}`));
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('response', (res) => res.status() >= 400 && problems.push(`HTTP ${res.status()}: ${res.url()}`));
+  await page.goto(`${env.server.origin}/index.html`);
+  return { page, problems };
+}
+
+/** The frame of the player `id`, once its page has started. */
+async function frameOf(page, id) {
+  const iframe = page.locator(`#${id} iframe`);
+  await iframe.scrollIntoViewIfNeeded();
+  const frame = await (await iframe.elementHandle()).contentFrame();
+  await frame.locator('svg.swimlanes').waitFor({ timeout: 20_000 });
+  return { iframe, frame };
+}
+
+/** The frame's content and the height the element gave it, once they agree. */
+async function fitted(page, id) {
+  const { iframe, frame } = await frameOf(page, id);
+  let m;
+  for (let i = 0; i < 80; i++) {
+    m = await frame.evaluate(() => ({
+      scrollHeight: document.documentElement.scrollHeight,
+      clientHeight: document.documentElement.clientHeight,
+      content: document.body.getBoundingClientRect().height,
+    }));
+    m.styled = await iframe.evaluate((f) => f.style.height);
+    if (m.scrollHeight <= m.clientHeight && m.clientHeight - m.content < 2) return { ...m, frame, iframe };
+    await page.waitForTimeout(50);
+  }
+  assert.fail(`#${id} does not fit its content: ${JSON.stringify(m)}`);
+}
+
+test('each player makes a titled frame and fits its own content', async () => {
+  const { page, problems } = await host();
+  const one = await fitted(page, 'one');
+  const two = await fitted(page, 'two');
+  assert.equal(await one.iframe.getAttribute('title'), 'Fencelab: paused-worker (broken)');
+  assert.equal(await two.iframe.getAttribute('title'), 'The fenced store, diagram only');
+  assert.equal(await badgeLabel(one.frame), 'broken');
+  assert.match(await one.frame.locator('#scrubber').getAttribute('aria-valuetext'), /^step 19 of /);
+  // The diagram alone is shorter than the diagram with controls and caption: each frame took
+  // its own embed's height, not the other's nor the first guess.
+  assert.ok(parseFloat(two.styled) < parseFloat(one.styled), JSON.stringify([one.styled, two.styled]));
+  assert.notEqual(one.styled, '640px');
+  // A longer caption in the first changes only the first.
+  const before = { one: one.styled, two: two.styled };
+  await one.frame.locator('#to-start').click();
+  let after;
+  for (let i = 0; i < 40; i++) {
+    after = await page.locator('fencelab-player iframe').evaluateAll((fs) => fs.map((f) => f.style.height));
+    if (after[0] !== before.one) break;
+    await page.waitForTimeout(50);
+  }
+  assert.notEqual(after[0], before.one, 'the first player follows its caption');
+  assert.equal(after[1], before.two, 'the second player keeps its height');
+  await fitted(page, 'one');
+  await shot(page, 'player-element', { fullPage: true });
+  // axe on the host page: the frames have names, the element adds nothing else to check.
+  await page.addScriptTag({ path: AXE });
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'], runOnly: ['wcag2a', 'wcag2aa', 'best-practice'] }));
+  const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
+  assert.deepEqual(serious, []);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('changing attributes switches the story, the variant and the theme', async () => {
+  const { page, problems } = await host();
+  const { frame } = await fitted(page, 'one');
+  const title = await frame.locator('#story-title').textContent();
+  await page.locator('#one').evaluate((el) => {
+    el.setAttribute('story', 'longer-lease');
+    el.removeAttribute('variant');
+    el.removeAttribute('step');
+    el.setAttribute('theme', 'dark');
+  });
+  const iframe = page.locator('#one iframe');
+  assert.equal(await iframe.getAttribute('title'), 'Fencelab: longer-lease');
+  await frame.waitForFunction((old) => document.querySelector('#story-title')?.textContent !== old, title, { timeout: 10_000 });
+  assert.match(await frame.locator('#story-title').textContent(), /longer lease/i);
+  assert.match(await frame.locator('#scrubber').getAttribute('aria-valuetext'), /^step 0 of /);
+  assert.equal(await frame.evaluate(() => document.documentElement.dataset.theme), 'dark');
+  // The frame shows the state the last of the attributes describe.
+  assert.match(await frame.evaluate(() => location.hash), /^#scenario=longer-lease&variant=[^&]+&embed=controls,caption&theme=dark$/);
+  await fitted(page, 'one');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
