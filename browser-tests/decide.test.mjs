@@ -109,7 +109,7 @@ test('choosing events changes the run, undo takes steps back, and the link repla
   await page.close();
 });
 
-test('each kind of fault from the panel, the checker judging as the reader goes', async () => {
+test('each kind of fault the engine offers, from the panel', async () => {
   const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&decide=1');
   assert.deepEqual(await position(page), [0, 0]);
   await pick(page, choices(page).first());
@@ -122,12 +122,24 @@ test('each kind of fault from the panel, the checker judging as the reader goes'
     [/^Delay B's next message by 5 ticks$/, /by hand/],
     [/^Restart the lease authority$/, /by hand/],
     [/^Restart the store \w+$/, /by hand/],
+    [/^Set A's clock \d+ ticks? (back|ahead)$/, /by hand/],
   ];
   for (const [label, said] of kinds) {
     await pick(page, faults(page).filter({ hasText: label }));
     assert.match(await text(page, '#caption'), said);
   }
   assert.equal(await page.locator('.lane-head[data-lane="worker:A"] [data-testid="worker-status"]').textContent(), 'frozen');
+  // A message in flight can be lost.
+  const lose = faults(page).filter({ hasText: /^Lose message \d+ in flight$/ });
+  for (let i = 0; i < 30 && (await lose.count()) === 0; i++) await pick(page, choices(page).first());
+  await pick(page, lose.first());
+  assert.match(await text(page, '#caption'), /by hand/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('the checker judges the path as the reader decides it, and undo takes a finding back', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&decide=1');
   // The broken story breaks as the reader plays it on: the title's badge follows the checker.
   assert.doesNotMatch(await page.locator('#story-title .badge').getAttribute('class'), BAD);
   for (let i = 0; i < 60; i++) {
@@ -159,7 +171,7 @@ test("a lane's menu by keyboard, a message delivered from the diagram, axe clean
   await worker.focus();
   await page.keyboard.press('ContextMenu');
   const items = page.locator('#menu-worker-A [role="menuitem"]');
-  assert.match((await items.allTextContents()).join(' | '), /^Pause A for \d+ ticks \| Delay A's next message by \d+ ticks$/);
+  assert.match((await items.allTextContents()).join(' | '), /^Pause A for \d+ ticks \| Delay A's next message by \d+ ticks \| Set A's clock \d+ ticks? (back|ahead)$/);
   await page.keyboard.press('ArrowDown');
   assert.match(await page.evaluate(() => document.activeElement.textContent), /^Delay A/);
   await page.keyboard.press('ArrowUp');
