@@ -287,7 +287,17 @@ pub(crate) fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInp
                 "{what} is not a scenario (a JSON object) nor a history; a text log is read through a pattern: `fencelab audit --pattern RE {what}` or `fencelab export {what} --pattern RE --to jsonl`"
             )));
         }
-        return Scenario::from_json(&text).map_err(|e| BadInput(format!("{what}: {e}")));
+        return match Scenario::from_json(&text) {
+            Ok(scenario) => Ok(scenario),
+            // A run file exported by the page replays as its scenario, which carries the run's
+            // schedule and injected faults; importing it checks it still replays as recorded.
+            Err(_) if text.contains("\"fencelab-run/") => {
+                fencelab_core::record::export::RunExport::import(&text)
+                    .map(|(export, _)| export.scenario)
+                    .map_err(|e| BadInput(format!("{what}: {e}")))
+            }
+            Err(e) => Err(BadInput(format!("{what}: {e}"))),
+        };
     }
     let (name, inline) = match what.split_once('/') {
         Some((n, v)) => (n, Some(v)),

@@ -8,6 +8,7 @@ use yew::prelude::*;
 
 use crate::components::compare::{compare_view, CompareProps};
 use crate::components::controls::{click, controls, ControlsProps};
+use crate::components::decide::{decide_panel, decide_toggle, DecideView};
 use crate::components::diagram::{diagram_view, legend, DiagramProps};
 use crate::components::editor::Editor;
 use crate::components::history::{
@@ -23,7 +24,7 @@ use crate::components::transcript::Transcript;
 use crate::hooks::{
     remembered, use_address, use_autoplay, use_drop_history, use_fetch_history, use_focus_title,
     use_follow_step, use_keep_custom, use_keys, use_learn, use_pane_width, use_show_chosen,
-    use_theme, use_window, FollowRefs, HEADS,
+    use_theme, use_undo_key, use_window, FollowRefs, HEADS,
 };
 use crate::io;
 use crate::share::{Embed, ShareLink};
@@ -50,6 +51,7 @@ pub fn App() -> Html {
     use_keep_custom(state.edited, state.base.clone());
     use_learn(&state);
     use_keys(state.dispatcher(), state.tab);
+    use_undo_key(state.dispatcher(), state.decide.is_some() && state.tab == Tab::Visualizer);
     use_theme(state.theme);
     use_autoplay(state.dispatcher(), state.playing, state.interval_ms());
     let refs = use_memo((), |_| FollowRefs::default());
@@ -167,12 +169,19 @@ fn visualizer(
     let compare_on = state.compare.is_some();
     let kind =
         state.current().and_then(|r| track.layout.step_kinds.get(r.index)).copied().unwrap_or("");
+    let decide = state.decide.as_ref().map(|d| DecideView::new(d, on));
     let side = match &state.opened {
         Some(opened) => html! {
             <Findings findings={opened.findings.clone()} chosen={opened.chosen}
                 reached={opened.reached(state.position)} on={on.clone()} />
         },
-        None => panels(&state.frame, !state.shows("caption")),
+        // Beside the diagram, where the reader watches what their choice does.
+        None => match (&decide, &state.decide) {
+            (Some(view), Some(d)) => html! {
+                <>{ decide_panel(view, state.position, d.steps) }{ panels(&state.frame, !state.shows("caption")) }</>
+            },
+            _ => panels(&state.frame, !state.shows("caption")),
+        },
     };
     let main = match &state.compare {
         Some(compare) => html! {
@@ -186,7 +195,7 @@ fn visualizer(
                     { diagram_view(&DiagramProps { run: track, position: state.position,
                         frame: &state.frame, id: "main".into(), on_seek: on_seek.clone(),
                         node: refs.diagram.clone(), width: pane_width, highlight: state.highlight(),
-                        band: views.diagram }) }
+                        band: views.diagram, decide: decide.as_ref() }) }
                     if state.shows("legend") {
                         { legend(&track.layout, !state.highlight().is_empty()) }
                     }
@@ -284,6 +293,10 @@ fn visualizer(
                             <ScrubMarks findings={h.findings.clone()} len={track.len()}
                                 listed={state.shows("panels")} on={on.clone()} />
                         }) }) }
+                }
+                // Deciding is for the reader of the whole page, on a story rather than a history.
+                if !embedded && history.is_none() {
+                    { decide_toggle(decide.is_some(), on) }
                 }
                 if !compare_on && state.shows("caption") {
                     { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption",

@@ -54,7 +54,8 @@ fn side_view(
                         id: id.into(), on_seek: on_seek.clone(), node: node.clone(), width: 0.0,
                         highlight: Default::default(),
                         // Kept on the current time as it moves (`use_follow_step`).
-                        band: View::centred(run.layout.now_y(side.position), COMPARE_HEIGHT).band(MARGIN) }) }
+                        band: View::centred(run.layout.now_y(side.position), COMPARE_HEIGHT).band(MARGIN),
+                        decide: None }) }
                 </>
             }
         }

@@ -5,6 +5,7 @@
 use fencelab_core::draw::LaneKind;
 use yew::prelude::*;
 
+use crate::components::decide::DecideView;
 use crate::components::icons::{glyph, icon};
 use crate::viz::frame::Frame;
 use crate::viz::history::Highlight;
@@ -13,6 +14,7 @@ use crate::viz::layout::{
     CHAR_W, GUTTER, LONG_RUN, MONO_W, ROW,
 };
 use crate::viz::run::{step_no, TrackRef};
+use crate::viz::state::Action;
 use crate::viz::words::{count, diagram_summary, pill_width};
 
 /// What a diagram shows. Not a component's props: the position moves with every step, so a
@@ -35,6 +37,8 @@ pub struct DiagramProps<'a> {
     /// The band of the diagram's box to draw (in its content's pixels): a long run draws only
     /// what reaches into it.
     pub band: (f64, f64),
+    /// In "You decide" mode: the lanes' menus of faults and "deliver now" on messages.
+    pub decide: Option<&'a DecideView>,
 }
 
 /// A label that shows `short` (when the text had to be cut) until its mark or message is hovered
@@ -375,6 +379,34 @@ fn Bucket(props: &BucketProps) -> Html {
     }
 }
 
+/// A message in flight that the engine can deliver next, as a button that does.
+fn deliverable(
+    key: String,
+    arrow: Html,
+    on: &Callback<Action>,
+    choice: usize,
+    what: String,
+) -> Html {
+    let onclick = on.reform(move |_: MouseEvent| Action::Choose(choice));
+    let onkeydown = {
+        let on = on.clone();
+        Callback::from(move |event: KeyboardEvent| {
+            if matches!(event.key().as_str(), "Enter" | " ") {
+                event.prevent_default();
+                event.stop_propagation();
+                on.emit(Action::Choose(choice));
+            }
+        })
+    };
+    html! {
+        <g key={key} class="deliverable" role="button" tabindex="0" data-deliver={choice.to_string()}
+            aria-label={format!("Deliver now: {what}")} onclick={onclick} onkeydown={onkeydown}>
+            <title>{ format!("Deliver now: {what}") }</title>
+            { arrow }
+        </g>
+    }
+}
+
 /// The diagram of one run at one position.
 pub fn diagram_view(props: &DiagramProps) -> Html {
     let run = props.run;
@@ -421,7 +453,12 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                     html! {
                         <div class={classes!("lane-head", lane_class(lane.kind), frozen.then_some("frozen"))}
                             role="listitem" data-lane={lane.id.clone()}>
-                            <span class="lane-name">{ icon(lane_class(lane.kind)) }{ lane.label.clone() }</span>
+                            { match props.decide.and_then(|d| d.lane_menu(&lane.id, lane_class(lane.kind), &lane.label)) {
+                                Some(menu) => menu,
+                                None => html! {
+                                    <span class="lane-name">{ icon(lane_class(lane.kind)) }{ lane.label.clone() }</span>
+                                },
+                            } }
                             { lane_status(&lane.id, props.frame) }
                         </div>
                     }
@@ -461,7 +498,12 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                         { for in_flight.map(|a| {
                             let progress = a.progress(position, now).unwrap_or(0.0);
                             let witness = props.highlight.step(a.sent_step);
-                            html! { <g key={format!("a{}-{}", a.sent_step, num(a.x2))}>{ arrow_view(a, progress, id, fit, witness) }</g> }
+                            let arrow = arrow_view(a, progress, id, fit, witness);
+                            let key = format!("a{}-{}", a.sent_step, num(a.x2));
+                            match props.decide.and_then(|d| Some((d, d.deliver(a.message)?))) {
+                                Some((d, (choice, what))) => deliverable(key, arrow, &d.on, choice, what),
+                                None => html! { <g key={key}>{ arrow }</g> },
+                            }
                         }) }
                     </g>
                     // In a group of their own: Yew matches a list's unkeyed children from its end, so

@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod controls;
+pub mod decide;
 pub mod diagram;
 pub mod editor;
 pub mod explore;

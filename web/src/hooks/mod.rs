@@ -1,8 +1,8 @@
 //! The shells' effects as named hooks, one concern each: keys, autoplay, the address, the
 //! diagram's pane, keeping the current step in view, recorded histories (a link's, a dropped
-//! file), the saved custom scenario, the quiz's and the course's memory and focus, the
-//! playground's flash and focus, the explorer's search and a link's forced theme. Each starts
-//! what it needs when it is needed and stops it when dropped.
+//! file), the saved custom scenario, the quiz's and the course's memory and focus, undo in "You
+//! decide" mode, the playground's flash and focus, the explorer's search and a link's forced
+//! theme. Each starts what it needs when it is needed and stops it when dropped.
 
 mod use_address;
 mod use_autoplay;
@@ -18,6 +18,7 @@ mod use_learn;
 mod use_pane_width;
 mod use_search;
 mod use_theme;
+mod use_undo_key;
 mod use_window;
 
 pub use use_address::use_address;
@@ -34,4 +35,5 @@ pub use use_learn::{remembered, use_learn};
 pub use use_pane_width::use_pane_width;
 pub use use_search::use_search;
 pub use use_theme::use_theme;
+pub use use_undo_key::use_undo_key;
 pub use use_window::use_window;

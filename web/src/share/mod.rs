@@ -4,7 +4,7 @@
 //! the scenarios and switches they name.
 
 use base64::Engine as _;
-use fencelab_core::format::model::{Enforcement, Scenario};
+use fencelab_core::format::model::{Enforcement, Injection, Scenario};
 use fencelab_core::stories::library;
 use fencelab_core::stories::switches::Switch;
 use fencelab_core::{Named, SameGenerationPolicy};
@@ -12,6 +12,7 @@ use std::fmt::{self, Write as _};
 
 #[cfg(test)]
 mod fuzz;
+mod path;
 #[cfg(test)]
 mod tests;
 
@@ -148,10 +149,17 @@ pub struct ShareLink {
     /// "Predict the outcome" turned on or off (`quiz=1`, `quiz=0`); by default it is on in the
     /// course and off elsewhere.
     pub quiz: Option<bool>,
+    /// Whether "You decide" mode is on.
+    pub decide: bool,
+    /// The path a reader took through a built-in story: its schedule and injected faults.
+    pub path: Option<(Vec<usize>, Vec<Injection>)>,
+    /// In "You decide" mode, how many steps were decided, when more than `step`.
+    pub steps: Option<usize>,
 }
 
 /// The parameters that change a simulated story, which mean nothing to a recorded history.
-const STORY_ONLY: [&str; 5] = ["variant", "policy", "compare", "break", "tab"];
+const STORY_ONLY: [&str; 9] =
+    ["variant", "policy", "compare", "break", "tab", "decide", "schedule", "inject", "steps"];
 
 /// What is wrong with a link, naming the parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,6 +203,9 @@ impl ShareLink {
             ignored: Vec::new(),
             course: None,
             quiz: None,
+            decide: false,
+            path: None,
+            steps: None,
         }
     }
 
@@ -214,7 +225,7 @@ impl ShareLink {
         };
         match &self.scenario {
             _ if self.history.is_some() => {
-                put("history", &escape(self.history.as_deref().unwrap_or_default()));
+                put("history", &escape(self.history.as_deref().unwrap_or_default(), ""));
             }
             LinkScenario::Builtin { name, variant } => {
                 put("scenario", name);
@@ -227,6 +238,18 @@ impl ShareLink {
         }
         if let Some(policy) = self.policy {
             put("policy", policy_name(policy));
+        }
+        if let Some((schedule, injected)) = &self.path {
+            put("schedule", &path::schedule_text(schedule));
+            if !injected.is_empty() {
+                put("inject", &path::injected_text(injected));
+            }
+        }
+        if self.decide {
+            put("decide", "1");
+        }
+        if let Some(steps) = self.steps {
+            put("steps", &steps.to_string());
         }
         if self.step > 0 {
             put("step", &self.step.to_string());
@@ -251,7 +274,7 @@ impl ShareLink {
             put("embed", &value);
         }
         if let Some(title) = &self.title {
-            put("title", &escape(title));
+            put("title", &escape(title, ""));
         }
         if self.playground {
             put("tab", "playground");
@@ -332,6 +355,21 @@ impl ShareLink {
                         .map_err(|_| bad("step", format!("\"{value}\" is not a step number")))?
                 }
                 "compare" => link.compare = parse_compare(value)?,
+                "decide" => link.decide = parse_flag("decide", value)?,
+                "schedule" => {
+                    let schedule = path::parse_schedule(value)?;
+                    link.path.get_or_insert_with(Default::default).0 = schedule;
+                }
+                "inject" => {
+                    let injected = path::parse_injected(value)?;
+                    link.path.get_or_insert_with(Default::default).1 = injected;
+                }
+                "steps" => {
+                    let steps = value.parse().map_err(|_| {
+                        bad("steps", format!("\"{value}\" is not a number of steps"))
+                    })?;
+                    link.steps = Some(steps);
+                }
                 "play" => link.autoplay = parse_flag("play", value)?,
                 "speed" => {
                     link.speed = value
@@ -419,6 +457,12 @@ impl ShareLink {
                     "a link names either a built-in scenario or a custom one, not both",
                 ))
             }
+            (Some(_), None) if link.path.is_some() => {
+                return Err(bad(
+                    "schedule",
+                    "a custom scenario carries its own schedule and injected faults",
+                ))
+            }
             (Some(scenario), None) => LinkScenario::Custom(Box::new(scenario)),
             (None, Some(name)) if name == GENERATED => {
                 LinkScenario::Builtin { name, variant: variant.unwrap_or_default() }
@@ -465,6 +509,10 @@ impl ShareLink {
                 })?,
             LinkScenario::Custom(s) => (**s).clone(),
         };
+        if let Some((schedule, injected)) = &self.path {
+            scenario.schedule = schedule.clone();
+            scenario.injected = injected.clone();
+        }
         if let Some(policy) = self.policy {
             scenario = switches::with_policy(&scenario, policy);
         }
@@ -472,12 +520,13 @@ impl ShareLink {
     }
 }
 
-/// `text` with the characters that would end or break a fragment's value percent-encoded.
-fn escape(text: &str) -> String {
+/// `text` with the characters that would end or break a fragment's value percent-encoded, and
+/// those of `also` (a value's own separators).
+fn escape(text: &str, also: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
-            '%' | '&' | '#' | ' ' | '"' | '<' | '>' => {
+            c if matches!(c, '%' | '&' | '#' | ' ' | '"' | '<' | '>') || also.contains(c) => {
                 let mut buf = [0; 4];
                 for b in c.encode_utf8(&mut buf).bytes() {
                     let _ = write!(out, "%{b:02X}");

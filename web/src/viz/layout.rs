@@ -63,6 +63,8 @@ pub struct ArrowGeom {
     pub x2: f64,
     /// See `x1`.
     pub y2: f64,
+    /// The engine's message id, which a reader's "deliver now" names.
+    pub message: u64,
     /// The step that sent it.
     pub sent_step: usize,
     /// The step that delivered it, if any; for a lost message, the step that lost it.
@@ -435,6 +437,7 @@ impl Layout {
                 y1,
                 x2,
                 y2: y2.max(y1),
+                message: a.message,
                 sent_step: a.sent_step,
                 arrived_step: a.lost_step.or(a.arrived_step),
                 lost: a.lost_step.is_some(),

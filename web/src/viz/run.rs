@@ -7,10 +7,22 @@ use std::rc::Rc;
 use fencelab_core::check::checkpoint::{place, Asked};
 use fencelab_core::draw::{diagram, Diagram};
 use fencelab_core::record::export::{rust_test, RunExport};
-use fencelab_core::{Engine, Scenario, ScheduleMode, StepRecord, Violation};
+use fencelab_core::{Engine, Fault, Scenario, ScheduleMode, StepRecord, Violation};
 
+use crate::viz::decide::Options;
 use crate::viz::frame::Frame;
 use crate::viz::layout::Layout;
+
+/// What a reader who decides does after the steps on screen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Runs the engine's choice `n` next.
+    Choose(usize),
+    /// Injects this fault as the next step.
+    Inject(Fault),
+    /// Runs nothing: only the later steps are forgotten (an undo).
+    Rewind,
+}
 
 /// The most steps the page plays of one scenario. Longer runs are cut off with a notice, so an
 /// edited scenario cannot freeze the tab.
@@ -108,11 +120,17 @@ impl Run {
     /// Plays `scenario` from the start, reading its schedule leniently so one schedule can be
     /// replayed on any variant or policy.
     pub fn play(scenario: Scenario) -> Result<Run, String> {
+        Run::play_to(scenario, MAX_VIEW_STEPS)
+    }
+
+    /// Plays the first `limit` steps of `scenario` (at most [`MAX_VIEW_STEPS`]): a reader who
+    /// decides sees only the steps decided so far.
+    pub fn play_to(scenario: Scenario, limit: usize) -> Result<Run, String> {
         let mut engine = Engine::new(scenario.clone())
             .map_err(|e| e.to_string())?
             .with_schedule_mode(ScheduleMode::Lenient);
         let mut stopped = None;
-        while engine.position() < MAX_VIEW_STEPS {
+        while engine.position() < limit.min(MAX_VIEW_STEPS) {
             match engine.step() {
                 Ok(Some(_)) => {}
                 Ok(None) => break,
@@ -122,9 +140,14 @@ impl Run {
                 }
             }
         }
-        if stopped.is_none() && !engine.is_finished() {
+        if stopped.is_none() && !engine.is_finished() && limit >= MAX_VIEW_STEPS {
             stopped = Some(format!("the page shows the first {MAX_VIEW_STEPS} steps only"));
         }
+        Ok(Run::of(scenario, engine, stopped))
+    }
+
+    /// The run `engine` has computed.
+    fn of(scenario: Scenario, engine: Engine, stopped: Option<String>) -> Run {
         let verdict = engine.verdict();
         let timeline = Rc::new(engine.timeline().to_vec());
         let history = engine.history();
@@ -132,7 +155,41 @@ impl Run {
         let diagram = Rc::new(diagram(&history, engine.violations()));
         let track = TrackRef(Rc::new(Track::new(timeline, diagram, &verdict.violations)));
         let engine = RefCell::new(engine);
-        Ok(Run { scenario, track, stopped, asked, engine })
+        Run { scenario, track, stopped, asked, engine }
+    }
+
+    /// The run a reader's decision after `position` steps makes: the steps after `position`
+    /// are forgotten (the engine's rewind), then the decision runs as the next step. The new
+    /// run's scenario carries the path taken: the schedule so far and the injected faults.
+    pub fn branch(&self, position: usize, decision: &Decision) -> Result<Run, String> {
+        // The engine is taken rather than copied: a fresh one replays this run when asked
+        // for a frame, and a copy of a whole engine is a lot of code for the page to carry.
+        let fresh = Engine::new(self.scenario.clone())
+            .map_err(|e| e.to_string())?
+            .with_schedule_mode(ScheduleMode::Lenient);
+        let mut engine = self.engine.try_borrow_mut().map_err(|_| "the run is busy".to_string())?;
+        let mut engine = std::mem::replace(&mut *engine, fresh);
+        let done = engine.rewind(position).and_then(|()| match decision {
+            Decision::Choose(n) => engine.step_choice(*n).map(drop),
+            Decision::Inject(fault) => engine.inject(fault.clone()).map(drop),
+            Decision::Rewind => Ok(()),
+        });
+        done.map_err(|e| e.to_string())?;
+        let mut scenario = engine.scenario().clone();
+        scenario.schedule = engine.schedule_so_far();
+        Ok(Run::of(scenario, engine, None))
+    }
+
+    /// What the engine says a reader can do after `position` steps: the events that can run
+    /// next and the faults that can be injected (none once the run has ended).
+    pub fn options(&self, position: usize) -> Options {
+        let position = position.min(self.len());
+        let later = self.len() - position;
+        let Ok(mut engine) = self.engine.try_borrow_mut() else { return Options::default() };
+        if engine.seek(position).is_err() || engine.is_finished() {
+            return Options { later, ..Options::default() };
+        }
+        Options { choices: engine.choices(), faults: engine.possible_faults(), later }
     }
 
     /// The run up to `position` as an exported file (JSON that replays identically).

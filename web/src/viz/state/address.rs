@@ -114,10 +114,22 @@ impl Viz {
         if !link.switches.is_empty() {
             actions.push(Action::Switches(link.switches.clone()));
         }
+
         if let Some((left, right)) = link.compare {
             actions.push(Action::Compare(true));
             actions.push(Action::CompareMode(Side::Left, left));
             actions.push(Action::CompareMode(Side::Right, right));
+        }
+        for action in actions.drain(..) {
+            state = state.reduce(action);
+        }
+        if let Some((schedule, injected)) = link.path {
+            Rc::make_mut(&mut state).follow(schedule, injected);
+        }
+        // The mode starts where the path decided so far ends, then shows the link's step.
+        if link.decide {
+            actions.push(Action::Seek(link.steps.unwrap_or(0).max(link.step)));
+            actions.push(Action::Decide(true));
         }
         actions.push(Action::Speed(speed_index(link.speed)));
         actions.push(Action::Seek(link.step));
@@ -180,6 +192,13 @@ impl Viz {
         link.autoplay = self.playing;
         link.speed = SPEED_PERCENT.get(self.speed).copied().unwrap_or(100);
         link.switches = self.switches.clone();
+        if self.steered && !self.edited {
+            link.path = Some((self.base.schedule.clone(), self.base.injected.clone()));
+        }
+        if let Some(decide) = &self.decide {
+            link.decide = true;
+            link.steps = (decide.steps > link.step).then_some(decide.steps);
+        }
         link.embed = self.embed;
         link.theme = self.theme;
         link.title = self.title.clone();

@@ -60,10 +60,14 @@ impl Viz {
         }
     }
 
-    /// Shows `scenario` as an edit, from the start, with no policy forced and no switch on.
+    /// Shows `scenario` as an edit, from the start, with no policy forced, no switch on, and
+    /// outside "You decide" mode.
     pub(super) fn load(&mut self, scenario: Scenario) {
         self.base = Rc::new(scenario);
         self.edited = true;
+        self.steered = false;
+        // A scenario from elsewhere (a counterexample, a run file) is shown whole.
+        self.decide = None;
         self.policy = PolicyChoice::AsWritten;
         self.switches.clear();
         self.playing = false;

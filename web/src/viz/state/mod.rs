@@ -7,6 +7,7 @@
 
 mod address;
 mod compare;
+mod decide;
 mod editor;
 mod history;
 mod learn;
@@ -19,16 +20,17 @@ use std::rc::Rc;
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::stories::library::{self, CaseInfo};
 use fencelab_core::stories::switches::Switch;
-use fencelab_core::{Scenario, StepRecord};
+use fencelab_core::{Fault, Scenario, StepRecord};
 use yew::Reducible;
 
 use crate::share::{Embed, Theme};
 use crate::viz::frame::Frame;
 use crate::viz::history::{Opened, Origin};
-use crate::viz::run::{Run, RunRef, TrackRef};
+use crate::viz::run::{Decision, Run, RunRef, TrackRef};
 use crate::viz::words::{big_jump, file_size};
 
 pub use compare::{Compare, CompareSide, Side, MODES};
+pub use decide::Decide;
 pub use editor::Editor;
 pub use history::Fetch;
 pub use learn::{Learn, LearnAction, Progress, Shown, PROGRESS_KEY};
@@ -107,6 +109,16 @@ pub enum Action {
     ChooseFinding(usize),
     /// Hide a lane of the history's diagram, or show it again.
     ToggleLane(usize),
+    /// Turn "You decide" mode on or off.
+    Decide(bool),
+    /// Run the engine's choice `n` after the step on screen (the later steps are replaced).
+    Choose(usize),
+    /// Inject a fault after the step on screen (the later steps are replaced).
+    Inject(Fault),
+    /// Forget the last step of the path decided so far.
+    Undo,
+    /// How long the pauses and delays the reader injects last (`None`: the engine's suggestion).
+    Ticks(Option<u64>),
     /// Filter the history's lane chips by this text.
     LaneFilter(String),
     /// Show every lane of the history (`true`), or only those the filter lists.
@@ -170,6 +182,11 @@ pub struct Viz {
     pub history_error: Option<String>,
     /// What a history link asked for that does not apply to a history.
     pub link_note: Option<String>,
+    /// "You decide" mode, while it is on.
+    pub decide: Option<Decide>,
+    /// Whether the base's schedule and injected faults are a path the reader took (links
+    /// carry them then).
+    pub steered: bool,
     /// What the page's status line says: a history being opened, opened, or left.
     pub status: Option<String>,
     /// How many times the view changed so that focus belongs on the title (a history opened
@@ -229,6 +246,8 @@ impl Viz {
             fetching: None,
             history_error: None,
             link_note: None,
+            decide: None,
+            steered: false,
             status: None,
             focus_title: 0,
             title: None,
@@ -302,6 +321,10 @@ impl Reducible for Viz {
             | Action::RevertEdit
             | Action::Switches(_)
             | Action::Import(_)
+            | Action::Decide(_)
+            | Action::Choose(_)
+            | Action::Inject(_)
+            | Action::Undo
                 if self.opened.is_some() =>
             {
                 return self
@@ -315,6 +338,13 @@ impl Reducible for Viz {
             {
                 return self
             }
+            Action::Decide(on) if *on == self.decide.is_some() => return self,
+            Action::Choose(_) | Action::Inject(_) | Action::Undo | Action::Ticks(_)
+                if self.decide.is_none() =>
+            {
+                return self
+            }
+            Action::Undo if self.run.len() == 0 => return self,
             // A new address replaces the whole view, so nothing of this one is copied but the
             // count of history entries: the address is already in its own entry.
             Action::Open(fragment) => {
@@ -378,7 +408,12 @@ impl Reducible for Viz {
             Action::TogglePlay => next.toggle_play(at, end),
             Action::Tick => next.forward_or_ask(true),
             Action::Speed(speed) => next.speed = speed,
-            Action::Compare(on) => next.set_compare(on),
+            Action::Compare(on) => {
+                if on {
+                    next.set_decide(false);
+                }
+                next.set_compare(on);
+            }
             Action::CompareMode(side, mode) => next.set_compare_mode(side, mode),
             Action::ToggleEditor => next.toggle_editor(),
             Action::Edit(text) => next.edit(text),
@@ -402,6 +437,15 @@ impl Reducible for Viz {
             Action::CloseHistory => next.close_history(),
             Action::ChooseFinding(index) => next.choose_finding(index),
             Action::ToggleLane(lane) => next.toggle_lane(lane),
+            Action::Decide(on) => next.set_decide(on),
+            Action::Choose(n) => next.decide_with(Decision::Choose(n)),
+            Action::Inject(fault) => next.inject(fault),
+            Action::Undo => next.undo(),
+            Action::Ticks(ticks) => {
+                if let Some(decide) = &mut next.decide {
+                    decide.ticks = ticks;
+                }
+            }
             Action::LaneFilter(text) => {
                 if let Some(opened) = &mut next.opened {
                     opened.lane_filter = text;

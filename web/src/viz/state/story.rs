@@ -8,7 +8,7 @@ use fencelab_core::stories::switches;
 use fencelab_core::{SameGenerationPolicy, Scenario};
 
 use super::{Compare, Viz};
-use crate::viz::run::{Run, RunRef};
+use crate::viz::run::{Run, RunRef, MAX_VIEW_STEPS};
 
 /// The picker's entry for the generated benchmark scenario (links name it the same way).
 pub use crate::share::{GENERATED, GENERATED_SIZE};
@@ -145,6 +145,7 @@ impl Viz {
                     Some(opened) => opened.frame(self.position),
                     None => self.run.frame(self.position),
                 });
+                self.refresh_options();
             }
         }
     }
@@ -153,7 +154,9 @@ impl Viz {
     /// if that fails.
     pub(super) fn replay(&mut self) {
         let scenario = self.played();
-        match Run::play(scenario) {
+        // A reader who decides sees the steps decided so far, and no more.
+        let limit = self.decide.as_ref().map_or(MAX_VIEW_STEPS, |d| d.steps);
+        match Run::play_to(scenario, limit) {
             Ok(run) => {
                 self.run = RunRef(Rc::new(run));
                 self.error = None;
@@ -190,7 +193,11 @@ impl Viz {
         self.variant = scenario.variant.clone();
         self.base = Rc::new(scenario);
         self.edited = false;
+        self.steered = false;
         self.playing = false;
+        if let Some(decide) = &mut self.decide {
+            decide.steps = 0;
+        }
         if let Some(c) = &mut self.compare {
             c.cursor = 0;
         }
@@ -205,11 +212,26 @@ impl Viz {
             self.error = Some(format!("{} has no variant “{variant}”", self.case));
             return;
         };
-        // The run restarts with the schedule of the one on screen.
+        // The run restarts with the schedule of the one on screen, and the reader's faults.
         scenario.schedule = self.base.schedule.clone();
+        if self.steered {
+            scenario.injected = self.base.injected.clone();
+        }
         self.variant = variant;
         self.base = Rc::new(scenario);
         self.edited = false;
+        self.replay();
+        self.sync_editor();
+    }
+
+    /// Follows a path through the story on screen: `schedule` picks where several events are
+    /// due and `injected` adds faults (a link's path). A bad path says what is wrong.
+    pub(super) fn follow(&mut self, schedule: Vec<usize>, injected: Vec<fencelab_core::Injection>) {
+        let mut base = (*self.base).clone();
+        base.schedule = schedule;
+        base.injected = injected;
+        self.base = Rc::new(base);
+        self.steered = true;
         self.replay();
         self.sync_editor();
     }
