@@ -4,8 +4,6 @@
 mod explore;
 mod playground;
 
-use std::rc::Rc;
-
 use yew::prelude::*;
 
 use crate::components::compare::{compare_view, CompareProps};
@@ -71,16 +69,8 @@ pub fn App() -> Html {
             (track.len() > LONG_RUN).then(|| Focus::log(state.position)),
         ),
     };
-    // Where the chosen finding's witness is drawn: its steps' marks, across the lanes.
-    let highlight = state.highlight();
-    let witness: Rc<[f64]> = highlight
-        .steps
-        .iter()
-        .flat_map(|&step| track.layout.marks_at(step))
-        .map(|m| fit.x(m.x))
-        .collect();
     let choices = state.opened.as_ref().map_or(0, |o| o.choices);
-    use_show_chosen(refs.diagram.clone(), choices, witness, fit.width());
+    use_show_chosen(refs.diagram.clone(), choices, track.clone(), state.highlight().steps, fit);
     use_focus_title(state.focus_title);
     // An embed whose link could not be opened keeps its link, so reloading it shows the same
     // error instead of another story.

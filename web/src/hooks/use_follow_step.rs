@@ -8,7 +8,8 @@ use web_sys::{Element, HtmlElement};
 use yew::prelude::*;
 
 use super::use_window::measure;
-use crate::viz::layout::{LONG_RUN, ROW};
+use crate::viz::layout::{Fit, LONG_RUN, ROW};
+use crate::viz::run::TrackRef;
 use crate::viz::state::Viz;
 use crate::viz::window::{below_cover, reveal_x, View};
 
@@ -84,12 +85,18 @@ pub fn use_follow_step(state: &Viz, refs: &FollowRefs) {
 }
 
 /// Brings the chosen finding into view each time a finding is chosen (`choice` counts the
-/// choices): inside the diagram's box, its own mark at the middle of the rows and its witness's
-/// marks (at `xs`, across a content `content` pixels wide) sideways; then on the page, the box
+/// choices): inside the diagram's box, its own mark at the middle of the rows and its witness
+/// (`steps` of `track`, its lanes as `fit` stretches them) sideways; then on the page, the box
 /// just below the sticky player, so the lane headers name the lanes (on a narrow screen the
 /// findings list may sit below the diagram).
 #[hook]
-pub fn use_show_chosen(diagram: NodeRef, choice: usize, xs: Rc<[f64]>, content: f64) {
+pub fn use_show_chosen(
+    diagram: NodeRef,
+    choice: usize,
+    track: TrackRef,
+    steps: Rc<[usize]>,
+    fit: Fit,
+) {
     use_effect_with(choice, move |choice| {
         if *choice == 0 {
             return;
@@ -113,7 +120,10 @@ pub fn use_show_chosen(diagram: NodeRef, choice: usize, xs: Rc<[f64]>, content: 
         }
         let cover = cover().unwrap_or(0.0);
         let width = f64::from(container.client_width());
-        if let Some(left) = reveal_x(&xs, width, content) {
+        let lanes = &track.diagram.lanes;
+        let xs: Vec<f64> =
+            track.layout.witness_xs(&steps, lanes).into_iter().map(|x| fit.x(x)).collect();
+        if let Some(left) = reveal_x(&xs, width, fit.width()) {
             container.set_scroll_left(left as i32);
         }
         let Ok(Some(mark)) = container.query_selector(".mark.violation.witness") else { return };
