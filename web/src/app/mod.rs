@@ -70,7 +70,7 @@ pub fn App() -> Html {
         ),
     };
     let choices = state.opened.as_ref().map_or(0, |o| o.choices);
-    use_show_chosen(refs.diagram.clone(), choices, track.clone(), state.highlight().steps, fit);
+    use_show_chosen(refs.diagram.clone(), choices, track.clone(), state.highlight(), fit);
     use_focus_title(state.focus_title);
     // An embed whose link could not be opened keeps its link, so reloading it shows the same
     // error instead of another story.

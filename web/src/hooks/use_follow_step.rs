@@ -1,13 +1,12 @@
 //! Keeps the current step in view in the compare view's diagrams and a short run's log, and
 //! brings a chosen finding's mark into view.
 
-use std::rc::Rc;
-
 use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlElement};
 use yew::prelude::*;
 
 use super::use_window::measure;
+use crate::viz::history::Highlight;
 use crate::viz::layout::{Fit, LONG_RUN, ROW};
 use crate::viz::run::TrackRef;
 use crate::viz::state::Viz;
@@ -85,8 +84,9 @@ pub fn use_follow_step(state: &Viz, refs: &FollowRefs) {
 }
 
 /// Brings the chosen finding into view each time a finding is chosen (`choice` counts the
-/// choices): inside the diagram's box, its own mark at the middle of the rows and its witness
-/// (`steps` of `track`, its lanes as `fit` stretches them) sideways; then on the page, the box
+/// choices): inside the diagram's box, its own mark at the middle of the rows and, sideways,
+/// with its witness (`highlight` in `track`, its lanes as `fit` stretches them); then on the
+/// page, the box
 /// just below the sticky player, so the lane headers name the lanes (on a narrow screen the
 /// findings list may sit below the diagram).
 #[hook]
@@ -94,7 +94,7 @@ pub fn use_show_chosen(
     diagram: NodeRef,
     choice: usize,
     track: TrackRef,
-    steps: Rc<[usize]>,
+    highlight: Highlight,
     fit: Fit,
 ) {
     use_effect_with(choice, move |choice| {
@@ -121,9 +121,14 @@ pub fn use_show_chosen(
         let cover = cover().unwrap_or(0.0);
         let width = f64::from(container.client_width());
         let lanes = &track.diagram.lanes;
-        let xs: Vec<f64> =
-            track.layout.witness_xs(&steps, lanes).into_iter().map(|x| fit.x(x)).collect();
-        if let Some(left) = reveal_x(&xs, width, fit.width()) {
+        let xs: Vec<f64> = track
+            .layout
+            .witness_xs(&highlight.steps, lanes)
+            .into_iter()
+            .map(|x| fit.x(x))
+            .collect();
+        let own = highlight.finding.and_then(|f| track.layout.finding_x(f)).map(|x| fit.x(x));
+        if let Some(left) = reveal_x(&xs, own, width, fit.width()) {
             container.set_scroll_left(left as i32);
         }
         let Ok(Some(mark)) = container.query_selector(".mark.violation.witness") else { return };

@@ -699,6 +699,11 @@ impl Layout {
         xs.into_iter().filter(|(_, worker)| *worker || !workers).map(|(x, _)| x).collect()
     }
 
+    /// Where finding `finding`'s own violation mark sits, at the natural width.
+    pub fn finding_x(&self, finding: usize) -> Option<f64> {
+        self.marks.iter().find(|m| m.kind == "violation" && m.finding == Some(finding)).map(|m| m.x)
+    }
+
     /// The row of the step just played at `position` (the top before anything happened).
     pub fn now_y(&self, position: usize) -> f64 {
         match position.checked_sub(1) {

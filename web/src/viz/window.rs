@@ -81,17 +81,32 @@ impl View {
 const REVEAL_PAD: f64 = 80.0;
 
 /// How far a box `width` pixels wide, over content `content` pixels wide, scrolls sideways to
-/// show the marks at `xs` (a chosen finding's witness): all of them, centred, when they fit;
-/// else from the leftmost, as the lanes list the workers before the stores, so the writers the
-/// witness is about show rather than the lanes at the far right. `None` when nothing needs to
-/// move: no marks, a box that shows everything, or one not measured.
-pub fn reveal_x(xs: &[f64], width: f64, content: f64) -> Option<f64> {
+/// show a chosen finding: its own mark at `own` and its witness's marks at `xs`. All of them,
+/// centred, when they fit; else the own mark with the witness lanes on the side of the nearest
+/// one, as far as they fit; and when even the nearest is more than a box away (a wide history,
+/// whose writers sit far from the stores), the witness from its leftmost lane, so the writers
+/// the finding is about show rather than the lanes at the far right. `None` when nothing needs
+/// to move: nothing to show, a box that shows everything, or one not measured.
+pub fn reveal_x(xs: &[f64], own: Option<f64>, width: f64, content: f64) -> Option<f64> {
     if width <= 0.0 || content <= width {
         return None;
     }
-    let from = xs.iter().copied().reduce(f64::min)? - REVEAL_PAD;
-    let to = xs.iter().copied().reduce(f64::max)? + REVEAL_PAD;
-    let left = if to - from > width { from } else { (from + to - width) / 2.0 };
+    let all = || xs.iter().copied().chain(own);
+    let from = all().reduce(f64::min)? - REVEAL_PAD;
+    let to = all().reduce(f64::max)? + REVEAL_PAD;
+    let nearest =
+        |o: f64| xs.iter().copied().min_by(|a, b| (a - o).abs().total_cmp(&(b - o).abs()));
+    let left = match own.and_then(|o| Some((o, nearest(o)?))) {
+        _ if to - from <= width => (from + to - width) / 2.0,
+        Some((o, x)) if (x - o).abs() + 2.0 * REVEAL_PAD <= width => {
+            if x < o {
+                o + REVEAL_PAD - width
+            } else {
+                o - REVEAL_PAD
+            }
+        }
+        _ => xs.iter().copied().reduce(f64::min).unwrap_or(from + REVEAL_PAD) - REVEAL_PAD,
+    };
     Some(left.min(content - width).max(0.0).round())
 }
 
@@ -197,14 +212,18 @@ mod tests {
 
     #[test]
     fn a_witness_is_centred_when_it_fits_and_shown_from_its_leftmost_lane_when_not() {
-        assert_eq!(reveal_x(&[], 800.0, 4_000.0), None);
-        assert_eq!(reveal_x(&[100.0], 800.0, 700.0), None);
-        assert_eq!(reveal_x(&[1_000.0, 1_400.0], 800.0, 4_000.0), Some(800.0));
-        // A writer far left of its store: the writer's lane, not the store's.
-        assert_eq!(reveal_x(&[1_800.0, 26_000.0, 1_700.0], 1_000.0, 27_000.0), Some(1_620.0));
+        assert_eq!(reveal_x(&[], None, 800.0, 4_000.0), None);
+        assert_eq!(reveal_x(&[100.0], None, 800.0, 700.0), None);
+        assert_eq!(reveal_x(&[1_000.0], Some(1_400.0), 800.0, 4_000.0), Some(800.0));
+        assert_eq!(reveal_x(&[], Some(1_400.0), 800.0, 4_000.0), Some(1_000.0));
+        // The own mark with the nearest witness lane beside it, when both fit but not all.
+        assert_eq!(reveal_x(&[300.0, 1_000.0], Some(1_200.0), 800.0, 4_000.0), Some(480.0));
+        assert_eq!(reveal_x(&[1_300.0, 3_000.0], Some(1_200.0), 800.0, 4_000.0), Some(1_120.0));
+        // A writer far left of its store: the writers' lanes, not the store's.
+        assert_eq!(reveal_x(&[1_800.0, 1_700.0], Some(26_000.0), 1_000.0, 27_000.0), Some(1_620.0));
         // Never past either end.
-        assert_eq!(reveal_x(&[20.0, 60.0], 800.0, 4_000.0), Some(0.0));
-        assert_eq!(reveal_x(&[3_990.0], 800.0, 4_000.0), Some(3_200.0));
+        assert_eq!(reveal_x(&[20.0, 60.0], None, 800.0, 4_000.0), Some(0.0));
+        assert_eq!(reveal_x(&[3_990.0], None, 800.0, 4_000.0), Some(3_200.0));
     }
 
     #[test]
