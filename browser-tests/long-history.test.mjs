@@ -43,6 +43,8 @@ async function open(page, file) {
   await page.waitForFunction((name) => document.querySelector('#story-title')?.textContent.includes(name), basename(file), {
     timeout: 60_000,
   });
+  // Keys go to the page once focus has left the file input for the title.
+  await page.waitForFunction(() => document.activeElement?.id === 'story-title');
 }
 
 /** How much of the history the page holds: all its elements, the log's rows, the diagram's. */
