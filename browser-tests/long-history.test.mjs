@@ -43,6 +43,8 @@ async function open(page, file) {
   await page.waitForFunction((name) => document.querySelector('#story-title')?.textContent.includes(name), basename(file), {
     timeout: 60_000,
   });
+  // Keys go to the page once focus has left the file input for the title.
+  await page.waitForFunction(() => document.activeElement?.id === 'story-title');
 }
 
 /** How much of the history the page holds: all its elements, the log's rows, the diagram's. */
@@ -122,7 +124,12 @@ test("a long history's findings are marked under the scrubber, and a mark goes t
   assert.ok(count > 0 && count <= findings, `${count} marks for ${findings} findings`);
   // Described to screen readers, and each mark named by its step and what broke.
   const described = await page.locator('#scrubber').getAttribute('aria-describedby');
-  assert.match(await text(page, `#${described}`), new RegExp(`^${findings.toLocaleString('en-US')} findings are marked under the scrubber; the Findings list names each`));
+  // It counts the marks when findings close together share them.
+  const shared = count < findings ? ` by ${count.toLocaleString('en-US')} marks \\(findings close together share one\\)` : '';
+  assert.match(
+    await text(page, `#${described}`),
+    new RegExp(`^${findings.toLocaleString('en-US')} findings are marked under the scrubber${shared}; the Findings list names each\\.$`),
+  );
   for (const label of await marks.evaluateAll((ms) => ms.map((m) => m.getAttribute('aria-label')))) {
     assert.match(label, /^(step [\d,]+: [a-z ]+|\d+ findings at steps? [\d,]+( to [\d,]+)?, the first: [a-z ]+( at step [\d,]+)?)$/);
   }
@@ -178,7 +185,7 @@ test('opening a long history says so while it opens, then moves focus to its tit
 test('a long run plays fast, jumps a tenth with Page Up/Down and Shift+arrows, and the keys are listed', async () => {
   const { page, problems } = await openPage(env, '/');
   await open(page, files[100_000]);
-  assert.match(await text(page, '#keys-help'), /Shift\+← → or Page Up\/Down jump a tenth of the run/);
+  assert.match(await text(page, '#keys-help'), /Shift\+← → or Page Up\/Down jump a tenth of the run \(Page Down forward\)/);
   await page.keyboard.press('PageDown');
   assert.deepEqual(await position(page), [10_000, 100_000]);
   await page.keyboard.press('Shift+ArrowRight');
@@ -187,6 +194,27 @@ test('a long run plays fast, jumps a tenth with Page Up/Down and Shift+arrows, a
   assert.deepEqual(await position(page), [10_000, 100_000]);
   await page.keyboard.press('Shift+ArrowLeft');
   await page.keyboard.press('Shift+ArrowLeft');
+  assert.deepEqual(await position(page), [0, 100_000]);
+  // With the scrubber focused (after dragging it), the same keys do the same; its plain arrows
+  // step one, and Space plays and pauses.
+  await page.locator('#scrubber').focus();
+  await page.keyboard.press('PageDown');
+  assert.deepEqual(await position(page), [10_000, 100_000]);
+  await page.keyboard.press('Shift+ArrowRight');
+  assert.deepEqual(await position(page), [20_000, 100_000]);
+  await page.keyboard.press('ArrowRight');
+  assert.deepEqual(await position(page), [20_001, 100_000]);
+  await page.keyboard.press('PageUp');
+  assert.deepEqual(await position(page), [10_001, 100_000]);
+  await page.keyboard.press('Shift+ArrowLeft');
+  await page.keyboard.press('ArrowLeft');
+  assert.deepEqual(await position(page), [0, 100_000]);
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'scrubber');
+  await page.keyboard.press('Space');
+  assert.equal(await page.locator('#play').getAttribute('aria-pressed'), 'true');
+  await page.keyboard.press('Space');
+  assert.equal(await page.locator('#play').getAttribute('aria-pressed'), 'false');
+  await page.keyboard.press('Home');
   assert.deepEqual(await position(page), [0, 100_000]);
   // The fastest speed takes 40 steps at each tick of the timer (800 steps a second).
   const speeds = await page.locator('#speed option').allTextContents();
@@ -207,15 +235,28 @@ test('at the end, Space keeps the place and Play says it replays from the start'
   await page.keyboard.press('End');
   assert.deepEqual(await position(page), [1_000, 1_000]);
   const play = page.locator('#play');
-  assert.equal(await play.getAttribute('aria-label'), 'Replay from start (Home, then Space)');
+  assert.equal(await play.getAttribute('aria-label'), 'Replay from start (Enter)');
   await page.locator('body').focus();
   await page.keyboard.press('Space');
   assert.deepEqual(await position(page), [1_000, 1_000]);
-  assert.equal(await play.getAttribute('aria-label'), 'Replay from start (Home, then Space)');
+  assert.equal(await play.getAttribute('aria-label'), 'Replay from start (Enter)');
+  // Space on the focused button keeps the place too; Enter replays, as a click does.
+  await play.focus();
+  await page.keyboard.press('Space');
+  await page.waitForTimeout(300);
+  assert.deepEqual(await position(page), [1_000, 1_000]);
+  assert.equal(await play.getAttribute('aria-pressed'), 'false');
+  await page.keyboard.press('Enter');
+  assert.equal(await play.getAttribute('aria-label'), 'Pause (Space)');
+  await page.keyboard.press('Space');
+  assert.equal(await play.getAttribute('aria-label'), 'Play (Space)');
+  let [at] = await position(page);
+  assert.ok(at < 20, `replayed from the start, now at ${at}`);
+  await page.keyboard.press('End');
   await play.click();
   assert.equal(await play.getAttribute('aria-label'), 'Pause (Space)');
   await play.click();
-  const [at] = await position(page);
+  [at] = await position(page);
   assert.ok(at < 20, `replayed from the start, now at ${at}`);
   assert.deepEqual(problems, []);
   await page.close();
@@ -319,7 +360,7 @@ test('a 760 px embed of a long history: its own title, tappable marks, and a des
   // The embed has no Findings list, so the scrubber's description does not point to one.
   const described = await page.locator('#scrubber').getAttribute('aria-describedby');
   const description = await text(page, `#${described}`);
-  assert.match(description, /findings? (is|are) marked under the scrubber\.$/);
+  assert.match(description, /findings? (is|are) marked under the scrubber( by [\d,]+ marks? [^.]*)?\.$/);
   assert.doesNotMatch(description, /Findings list/);
   assert.equal(await page.locator('[data-testid="findings-panel"]').count(), 0);
   assert.deepEqual(problems, []);
@@ -401,3 +442,151 @@ test('a 200-worker history folds its lanes under a filter, so Play comes early i
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('Space after choosing a finding, in the list or under the scrubber, plays and pauses; Enter still chooses', async () => {
+  const { page, problems } = await openPage(env, '/');
+  await open(page, files[100_000]);
+  const play = page.locator('#play');
+  const finding = page.locator('[data-testid="findings-panel"] .finding button').nth(1);
+  await finding.click();
+  const [chosen] = await position(page);
+  await page.keyboard.press('Space');
+  assert.equal(await play.getAttribute('aria-pressed'), 'true');
+  await page.keyboard.press('Space');
+  assert.equal(await play.getAttribute('aria-pressed'), 'false');
+  assert.ok((await position(page))[0] >= chosen);
+  await page.keyboard.press('Enter');
+  assert.deepEqual(await position(page), [chosen, 100_000]);
+  const mark = page.locator('.scrub-marks .scrub-mark').last();
+  await mark.click();
+  const [marked] = await position(page);
+  assert.equal(marked, Number(await mark.getAttribute('data-step')) + 1);
+  await page.keyboard.press('Space');
+  assert.equal(await play.getAttribute('aria-pressed'), 'true');
+  await page.keyboard.press('Space');
+  assert.equal(await play.getAttribute('aria-pressed'), 'false');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("choosing a finding shows its lanes: the diagram's lane headers below the player, the witness's writer in view", async () => {
+  // Enough rounds for the pausing workers to pause, so the history has findings.
+  const wide = join(dir, 'history-200-workers-long.jsonl');
+  await writeFile(wide, await longHistory(50_000, 200));
+  const { page, problems } = await openPage(env, '/');
+  await open(page, wide);
+  const finding = page.locator('[data-testid="findings-panel"] .finding').first();
+  await finding.locator('button').click();
+  const step = Number(await finding.getAttribute('data-step'));
+  await page.locator(`svg.swimlanes .mark.violation.witness[data-step="${step}"]`).waitFor();
+  await page.waitForTimeout(200);
+  const seen = await page.evaluate(() => {
+    const rect = (e) => e.getBoundingClientRect();
+    const box = rect(document.querySelector('[data-testid="diagram"]'));
+    const heads = [...document.querySelectorAll('[data-testid="diagram"] .lane-head')].map((h) => ({
+      lane: h.dataset.lane,
+      left: rect(h).left,
+      right: rect(h).right,
+    }));
+    return {
+      player: rect(document.querySelector('.player')).bottom,
+      heads: rect(document.querySelector('[data-testid="diagram"] .lane-heads')),
+      box: { left: box.left, right: box.right, top: box.top },
+      shown: heads.filter((h) => h.left >= box.left - 1 && h.right <= box.right + 1).map((h) => h.lane),
+      scrolled: document.querySelector('[data-testid="diagram"]').scrollLeft,
+      wide: document.querySelector('[data-testid="diagram"]').scrollWidth,
+    };
+  });
+  // The lane headers show below the sticky player, not under it.
+  assert.ok(seen.heads.top >= seen.player, `lane headers at ${seen.heads.top}, the player ends at ${seen.player}`);
+  // The workers the finding names (the writers) are in view, not the lanes at the far right.
+  const writers = [...new Set((await finding.textContent()).match(/\bw\d+\b/g))];
+  assert.ok(writers.length > 0, await finding.textContent());
+  for (const writer of writers) assert.ok(seen.shown.includes(`worker:${writer}`), `${writer} among ${seen.shown.join(', ')}`);
+  assert.ok(seen.scrolled < seen.wide / 2, `scrolled to ${seen.scrolled} of ${seen.wide}`);
+  await shot(page, 'history-wide-finding');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a history opened from a file leaves no step or playback in the address; a step past the end is named', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=fenced&step=4');
+  await open(page, files[1_000]);
+  await page.keyboard.press('PageDown');
+  await page.selectOption('#speed', { label: '640×' });
+  await page.click('#play');
+  await page.waitForFunction(() => location.hash === '#scenario=paused-worker&variant=fenced', null, { timeout: 5_000 });
+  await page.click('#play');
+  await page.waitForTimeout(400);
+  assert.equal(await page.evaluate(() => location.hash), '#scenario=paused-worker&variant=fenced');
+  await page.goto(env.server.origin + '/#scenario=paused-worker&step=4000');
+  await page.locator('#link-note').waitFor();
+  const [end] = await position(page);
+  assert.match(
+    await text(page, '#link-note p'),
+    new RegExp(`^Note: the link's step 4,000 is past the end of this story \\(${end} steps\\), so the page shows its last step\\.$`),
+  );
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('the counter keeps its width, so the scrubber does not move as the run plays; Play keeps its icon on hover', async () => {
+  const { page, problems } = await openPage(env, '/');
+  await open(page, files[100_000]);
+  const width = () => page.locator('#scrubber').evaluate((s) => s.getBoundingClientRect().width);
+  const widths = [await width()];
+  for (const to of [10_001, 100_000]) {
+    await scrub(page, to);
+    widths.push(await width());
+  }
+  assert.ok(Math.max(...widths) - Math.min(...widths) < 1, `scrubber widths ${widths.join(', ')}`);
+  // The icon against the button's background, as the pointer rests on it, in either theme.
+  for (const colorScheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme });
+    await page.hover('#play');
+    const [fg, bg] = await page.locator('#play').evaluate((b) => {
+      const style = getComputedStyle(b);
+      return [style.color, style.backgroundColor];
+    });
+    assert.ok(contrast(fg, bg) >= 3, `${colorScheme}: icon ${fg} on ${bg}`);
+  }
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('in a narrow embed the scrubber has a row of its own, and the long-run note sits outside the sideways-scrolling diagram', async () => {
+  const widths = {};
+  for (const width of [360, 760]) {
+    const page = await env.context.newPage();
+    await page.setViewportSize({ width, height: 700 });
+    await page.goto(`${env.server.origin}/#history=long/${basename(files[100_000])}&embed=controls,caption,diagram`);
+    await page.locator('.scrub-marks .scrub-mark').first().waitFor({ timeout: 60_000 });
+    await page.waitForFunction(() => document.querySelector('#story-title')?.textContent.includes('history-100000'), null, { timeout: 60_000 });
+    widths[width] = await page.locator('#scrubber').evaluate((s) => s.getBoundingClientRect().width);
+    // The marks' description counts what is drawn.
+    const marks = await page.locator('.scrub-marks .scrub-mark').count();
+    const said = await text(page, '#scrub-findings');
+    assert.match(said, new RegExp(` by ${marks} marks \\(findings close together share one\\)\\.$`), said);
+    const note = page.locator('.long-run');
+    assert.equal(await note.count(), 1);
+    assert.equal(await page.locator('[data-testid="diagram"] .long-run').count(), 0);
+    const box = await note.evaluate((n) => n.getBoundingClientRect());
+    assert.ok(box.left >= 0 && box.right <= width, `the note spans ${box.left} to ${box.right} in ${width} px`);
+    await shot(page, `history-embed-${width}`);
+    await page.close();
+  }
+  assert.ok(widths[760] >= widths[360], `scrubber ${widths[760]} px at 760, ${widths[360]} px at 360`);
+});
+
+/** The contrast ratio of two `rgb(...)` colours, as WCAG defines it. */
+function contrast(a, b) {
+  const luminance = (css) => {
+    const [r, g, b] = css.match(/[\d.]+/g).slice(0, 3).map((v) => {
+      const c = Number(v) / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}

@@ -69,7 +69,8 @@ pub fn App() -> Html {
             (track.len() > LONG_RUN).then(|| Focus::log(state.position)),
         ),
     };
-    use_show_chosen(refs.diagram.clone(), state.opened.as_ref().map_or(0, |o| o.choices));
+    let choices = state.opened.as_ref().map_or(0, |o| o.choices);
+    use_show_chosen(refs.diagram.clone(), choices, track.clone(), state.highlight(), fit);
     use_focus_title(state.focus_title);
     // An embed whose link could not be opened keeps its link, so reloading it shows the same
     // error instead of another story.
@@ -162,9 +163,9 @@ fn visualizer(
     let scenario = &state.run.scenario;
     let track = state.track();
     let (at, end) = state.cursor();
-    let (unit, now) = match &state.compare {
-        Some(c) => ("tick", c.now()),
-        None => ("step", track.tick_at(state.position)),
+    let (unit, now, last) = match &state.compare {
+        Some(c) => ("tick", c.now(), c.ticks.last().copied().unwrap_or(0)),
+        None => ("step", track.tick_at(state.position), track.tick_at(track.len())),
     };
     let compare_on = state.compare.is_some();
     let kind =
@@ -287,7 +288,7 @@ fn visualizer(
             }
             <div class={classes!("player", embedded.then_some("static"))}>
                 if state.shows("controls") {
-                    { controls(&ControlsProps { at, end, unit, now, playing: state.playing, speed: state.speed, on: on.clone(),
+                    { controls(&ControlsProps { at, end, unit, now, last, playing: state.playing, speed: state.speed, on: on.clone(),
                         keys: !embedded,
                         marks: history.filter(|h| !h.findings.is_empty()).map(|h| html! {
                             <ScrubMarks findings={h.findings.clone()} len={track.len()}

@@ -17,8 +17,9 @@ pub struct ControlsProps {
     pub end: usize,
     /// What the position counts, e.g. `step` or `tick`.
     pub unit: &'static str,
-    /// Logical time now.
+    /// Logical time now, and at the end.
     pub now: u64,
+    pub last: u64,
     pub playing: bool,
     pub speed: usize,
     pub on: Callback<Action>,
@@ -30,7 +31,7 @@ pub struct ControlsProps {
 }
 
 /// The keys the player answers, as the page lists them under the transport bar.
-pub const KEYS: &str = "Keys: Space plays or pauses · ← → step · Shift+← → or Page Up/Down jump a tenth of the run · Home/End go to the start/end";
+pub const KEYS: &str = "Keys: Space plays or pauses · ← → step · Shift+← → or Page Up/Down jump a tenth of the run (Page Down forward) · Home/End go to the start/end";
 
 /// The id of the text that describes the marks under the scrubber.
 pub const MARKS_ID: &str = "scrub-findings";
@@ -84,11 +85,12 @@ pub fn event_number(event: &Event) -> Option<usize> {
 pub fn controls(props: &ControlsProps) -> Html {
     let on = &props.on;
     let (at, end) = (props.at, props.end);
-    // At the end Space does nothing, so the reader's place is kept; the button says it replays.
+    // At the end Space does nothing, so the reader's place is kept; the button replays on Enter
+    // or a click, and says so.
     let replay = !props.playing && end > 0 && at >= end;
     let play_label = match (props.playing, replay) {
         (true, _) => "Pause (Space)",
-        (false, true) => "Replay from start (Home, then Space)",
+        (false, true) => "Replay from start (Enter)",
         (false, false) => "Play (Space)",
     };
     let play_action = if replay { Action::Replay } else { Action::TogglePlay };
@@ -114,9 +116,14 @@ pub fn controls(props: &ControlsProps) -> Html {
                     aria-describedby={props.marks.is_some().then_some(MARKS_ID)} />
                 { props.marks.clone().unwrap_or_default() }
             </div>
+            // The counter keeps the width of its longest text, so the scrubber beside it keeps its
+            // width (and its marks their places) as the run plays.
             <span class="where" data-testid="position">
-                <span class="mono">{ format!("{}/{}", count(at), count(end)) }</span>
-                <span class="muted">{ format!(" {}s · t={}", props.unit, props.now) }</span>
+                <span class="mono" style={format!("min-width:{}ch", 2 * count(end).len() + 1)}>
+                    { format!("{}/{}", count(at), count(end)) }</span>
+                <span class="muted">{ format!(" {}s · t=", props.unit) }
+                    <span class="t" style={format!("min-width:{}ch", props.last.to_string().len())}>
+                        { props.now.to_string() }</span></span>
             </span>
             <label class="speed">
                 <span class="sr-only">{ "Autoplay speed" }</span>

@@ -441,6 +441,13 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
         None => (0..layout.bucket_extent.len()).collect(),
     };
     html! {
+        <>
+        // Above the box, not in it: the box scrolls sideways, and would cut the note.
+        if band.is_some() {
+                <p class="long-run">{ "A long run: the diagram draws the part in view as you scroll, up to \
+                    the current step (what comes later appears as you play or scrub to it); the \
+                    scrubber, the keys and the log reach every step." }</p>
+        }
         <div class="diagram" ref={props.node.clone()} data-testid="diagram" id={format!("diagram-{id}")}
             data-position={position.to_string()} tabindex="0" role="region"
             aria-label="Swimlane diagram (scrollable; click a mark to jump to its step)">
@@ -464,11 +471,6 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                     }
                 }) }
             </div>
-            if band.is_some() {
-                <p class="long-run">{ "A long run: the diagram draws the part in view as you scroll, up to \
-                    the current step (what comes later appears as you play or scrub to it); the \
-                    scrubber, the keys and the log reach every step." }</p>
-            }
             // A group, not an image: its marks are buttons a reader can focus.
             <svg class="swimlanes" width={num(width)} height={num(layout.height)}
                 viewBox={format!("0 0 {} {}", num(width), num(layout.height))} role="group" aria-label={summary}>
@@ -517,6 +519,7 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                 </g>
             </svg>
         </div>
+        </>
     }
 }
 

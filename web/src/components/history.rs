@@ -18,7 +18,7 @@ use crate::viz::history::{scrub_marks, Opened, Origin, FEW_LANES};
 use crate::viz::layout::decimal;
 use crate::viz::run::step_no;
 use crate::viz::state::{Action, Badge};
-use crate::viz::words::{count, mark_label};
+use crate::viz::words::{count, mark_label, marks_summary};
 
 /// Reads the file chosen in the `<input>` an event came from and opens it as a history.
 fn on_choose(on: &Callback<Action>) -> Callback<Event> {
@@ -355,14 +355,7 @@ pub fn ScrubMarks(props: &ScrubMarksProps) -> Html {
     // list is measured, no marks: they would be placed for another width.
     let marks =
         if *width > 0.0 { scrub_marks(findings, props.len, *width - 16.0) } else { Vec::new() };
-    let shown = if props.listed { "; the Findings list names each" } else { "" };
-    let summary = match findings.len() {
-        1 if props.listed => {
-            "1 finding is marked under the scrubber; the Findings list names it.".to_string()
-        }
-        1 => "1 finding is marked under the scrubber.".to_string(),
-        n => format!("{} findings are marked under the scrubber{shown}.", count(n)),
-    };
+    let summary = marks_summary(findings.len(), marks.len(), props.listed);
     html! {
         <>
             <span id={MARKS_ID} class="sr-only">{ summary }</span>

@@ -6,9 +6,11 @@ use web_sys::{Element, HtmlElement};
 use yew::prelude::*;
 
 use super::use_window::measure;
-use crate::viz::layout::{LONG_RUN, ROW};
+use crate::viz::history::Highlight;
+use crate::viz::layout::{Fit, LONG_RUN, ROW};
+use crate::viz::run::TrackRef;
 use crate::viz::state::Viz;
-use crate::viz::window::View;
+use crate::viz::window::{below_cover, reveal_x, View};
 
 /// Roughly how tall the lane headers are above a diagram's drawing, inside its scrolling box.
 pub const HEADS: f64 = 70.0;
@@ -81,29 +83,59 @@ pub fn use_follow_step(state: &Viz, refs: &FollowRefs) {
     });
 }
 
-/// Brings the chosen finding's own mark into view each time a finding is chosen (`choice`
-/// counts the choices): first inside the diagram's box, then on the page, whose findings list
-/// may sit below the diagram on a narrow screen.
+/// Brings the chosen finding into view each time a finding is chosen (`choice` counts the
+/// choices): inside the diagram's box, its own mark at the middle of the rows and, sideways,
+/// with its witness (`highlight` in `track`, its lanes as `fit` stretches them); then on the
+/// page, the box
+/// just below the sticky player, so the lane headers name the lanes (on a narrow screen the
+/// findings list may sit below the diagram).
 #[hook]
-pub fn use_show_chosen(diagram: NodeRef, choice: usize) {
+pub fn use_show_chosen(
+    diagram: NodeRef,
+    choice: usize,
+    track: TrackRef,
+    highlight: Highlight,
+    fit: Fit,
+) {
     use_effect_with(choice, move |choice| {
         if *choice == 0 {
             return;
         }
         let Some(container) = diagram.cast::<Element>() else { return };
-        let Ok(Some(mark)) = container.query_selector(".mark.violation.witness") else { return };
-        let (outer, inner) =
-            (container.get_bounding_client_rect(), mark.get_bounding_client_rect());
-        // The mark's label runs to its right, so the mark sits left of the box's centre.
-        let dx = inner.left() - outer.left() - outer.width() / 3.0;
-        let dy = inner.top() - outer.top() - outer.height() / 2.0;
-        container.set_scroll_left(container.scroll_left() + dx as i32);
-        container.set_scroll_top(container.scroll_top() + dy as i32);
         let Some(window) = web_sys::window() else { return };
-        let height = window.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
-        let top = mark.get_bounding_client_rect().top();
-        if top < height * 0.2 || top > height * 0.8 {
-            window.scroll_by_with_x_and_y(0.0, top - height / 2.0);
+        let viewport = window.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
+        let player = window.document().and_then(|d| d.query_selector(".player").ok().flatten());
+        // What the player covers of the window's top: all of it once stuck there (or scrolled
+        // past), nothing while it sits lower. Moving the page may stick it, so twice.
+        let cover = || {
+            let rect = player.as_ref()?.get_bounding_client_rect();
+            Some(if rect.top() <= 1.0 { rect.bottom().max(0.0) } else { 0.0 })
+        };
+        for _ in 0..2 {
+            let outer = container.get_bounding_client_rect();
+            let shift = below_cover(cover().unwrap_or(0.0), viewport, outer.top(), outer.height());
+            if shift != 0.0 {
+                window.scroll_by_with_x_and_y(0.0, shift);
+            }
         }
+        let cover = cover().unwrap_or(0.0);
+        let width = f64::from(container.client_width());
+        let lanes = &track.diagram.lanes;
+        let xs: Vec<f64> = track
+            .layout
+            .witness_xs(&highlight.steps, lanes)
+            .into_iter()
+            .map(|x| fit.x(x))
+            .collect();
+        let own = highlight.finding.and_then(|f| track.layout.finding_x(f)).map(|x| fit.x(x));
+        if let Some(left) = reveal_x(&xs, own, width, fit.width()) {
+            container.set_scroll_left(left as i32);
+        }
+        let Ok(Some(mark)) = container.query_selector(".mark.violation.witness") else { return };
+        // The middle of the rows the box shows on screen, below its lane headers.
+        let outer = container.get_bounding_client_rect();
+        let shown = outer.height().min(viewport - outer.top().max(cover));
+        let dy = mark.get_bounding_client_rect().top() - outer.top() - (HEADS + shown) / 2.0;
+        container.set_scroll_top(container.scroll_top() + dy as i32);
     });
 }

@@ -1,7 +1,7 @@
 //! Where everything in a diagram sits: time runs down the page, one column per lane, one row
 //! per step, with extra room where logical time jumps. Pure geometry; nothing here knows HTML.
 
-use fencelab_core::draw::{Diagram, MarkKind, SpanKind};
+use fencelab_core::draw::{Diagram, Lane, LaneKind, MarkKind, SpanKind};
 use fencelab_core::format::model::{Enforcement, PauseReason};
 use fencelab_core::Named;
 use fencelab_core::{Event, StepRecord, Violation, WriteOutcome};
@@ -682,6 +682,28 @@ impl Layout {
         })
     }
 
+    /// Where the marks and messages of `steps` (a chosen finding's witness, sorted) sit across
+    /// the lanes, at the natural width: those in workers' lanes when there are any (the writers
+    /// the finding is about, whom a wide history's lanes may put far from the stores), else all.
+    pub fn witness_xs(&self, steps: &[usize], lanes: &[Lane]) -> Vec<f64> {
+        let lane = |x: f64| lanes.get(((x - GUTTER) / LANE_W).max(0.0) as usize);
+        let sent = self.arrows.iter().filter(|a| steps.binary_search(&a.sent_step).is_ok());
+        let xs: Vec<(f64, bool)> = steps
+            .iter()
+            .flat_map(|&step| self.marks_at(step))
+            .map(|m| m.x)
+            .chain(sent.flat_map(|a| [a.x1, a.x2]))
+            .map(|x| (x, lane(x).is_some_and(|l| l.kind == LaneKind::Worker)))
+            .collect();
+        let workers = xs.iter().any(|(_, worker)| *worker);
+        xs.into_iter().filter(|(_, worker)| *worker || !workers).map(|(x, _)| x).collect()
+    }
+
+    /// Where finding `finding`'s own violation mark sits, at the natural width.
+    pub fn finding_x(&self, finding: usize) -> Option<f64> {
+        self.marks.iter().find(|m| m.kind == "violation" && m.finding == Some(finding)).map(|m| m.x)
+    }
+
     /// The row of the step just played at `position` (the top before anything happened).
     pub fn now_y(&self, position: usize) -> f64 {
         match position.checked_sub(1) {
@@ -733,6 +755,33 @@ mod tests {
 
     fn run(name: &str, variant: &str) -> Run {
         Run::play(library::scenario(name, Some(variant)).expect("a built-in story")).unwrap()
+    }
+
+    #[test]
+    fn a_witness_is_placed_by_its_workers_marks_when_it_has_any() {
+        let run = run("paused-worker", "broken");
+        let track = &run.track.0;
+        let lanes = &track.diagram.lanes;
+        let kind = |x: f64| lanes[((x - GUTTER) / LANE_W) as usize].kind;
+        let every: Vec<usize> = (0..track.len()).collect();
+        let all: Vec<f64> =
+            every.iter().flat_map(|&s| track.layout.marks_at(s)).map(|m| m.x).collect();
+        assert!(all.iter().any(|&x| kind(x) != LaneKind::Worker), "marks in other lanes");
+        let xs = track.layout.witness_xs(&every, lanes);
+        assert!(!xs.is_empty() && xs.iter().all(|&x| kind(x) == LaneKind::Worker), "{xs:?}");
+        // Without workers' marks, every mark counts.
+        let stores: Vec<usize> = every
+            .iter()
+            .copied()
+            .filter(|&s| track.layout.marks_at(s).all(|m| kind(m.x) != LaneKind::Worker))
+            .filter(|&s| track.layout.marks_at(s).next().is_some())
+            .filter(|&s| track.layout.arrows.iter().all(|a| a.sent_step != s))
+            .collect();
+        assert!(!stores.is_empty());
+        assert_eq!(
+            track.layout.witness_xs(&stores, lanes).len(),
+            stores.iter().flat_map(|&s| track.layout.marks_at(s)).count()
+        );
     }
 
     #[test]

@@ -76,6 +76,52 @@ impl View {
     }
 }
 
+/// How far inside a box's edges [`reveal_x`] keeps the marks: half a lane and a little, so a
+/// mark's lane header, centred over it, shows whole.
+const REVEAL_PAD: f64 = 80.0;
+
+/// How far a box `width` pixels wide, over content `content` pixels wide, scrolls sideways to
+/// show a chosen finding: its own mark at `own` and its witness's marks at `xs`. All of them,
+/// centred, when they fit; else the own mark with the witness lanes on the side of the nearest
+/// one, as far as they fit; and when even the nearest is more than a box away (a wide history,
+/// whose writers sit far from the stores), the witness from its leftmost lane, so the writers
+/// the finding is about show rather than the lanes at the far right. `None` when nothing needs
+/// to move: nothing to show, a box that shows everything, or one not measured.
+pub fn reveal_x(xs: &[f64], own: Option<f64>, width: f64, content: f64) -> Option<f64> {
+    if width <= 0.0 || content <= width {
+        return None;
+    }
+    let all = || xs.iter().copied().chain(own);
+    let from = all().reduce(f64::min)? - REVEAL_PAD;
+    let to = all().reduce(f64::max)? + REVEAL_PAD;
+    let nearest =
+        |o: f64| xs.iter().copied().min_by(|a, b| (a - o).abs().total_cmp(&(b - o).abs()));
+    let left = match own.and_then(|o| Some((o, nearest(o)?))) {
+        _ if to - from <= width => (from + to - width) / 2.0,
+        Some((o, x)) if (x - o).abs() + 2.0 * REVEAL_PAD <= width => {
+            if x < o {
+                o + REVEAL_PAD - width
+            } else {
+                o - REVEAL_PAD
+            }
+        }
+        _ => xs.iter().copied().reduce(f64::min).unwrap_or(from + REVEAL_PAD) - REVEAL_PAD,
+    };
+    Some(left.min(content - width).max(0.0).round())
+}
+
+/// How far the page scrolls so a box at `top`, `height` pixels tall, shows below a bar that
+/// covers the top `cover` pixels of a `viewport` pixels tall window (the sticky player): none
+/// when its top is already below the bar and it ends in the window, else its top goes just
+/// under the bar, so its own sticky headers show.
+pub fn below_cover(cover: f64, viewport: f64, top: f64, height: f64) -> f64 {
+    const GAP: f64 = 8.0;
+    if top >= cover && top + height <= viewport {
+        return 0.0;
+    }
+    (top - cover - GAP).round()
+}
+
 /// Where a box keeps the reader's place: the current row's height in its content, how far from
 /// the box's edges it stays, and, for a box that can scroll sideways, the step's horizontal
 /// extent and the content's width.
@@ -163,6 +209,33 @@ pub fn export_crop(rows: &[f64], (from, to): (f64, f64), position: usize, conten
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_witness_is_centred_when_it_fits_and_shown_from_its_leftmost_lane_when_not() {
+        assert_eq!(reveal_x(&[], None, 800.0, 4_000.0), None);
+        assert_eq!(reveal_x(&[100.0], None, 800.0, 700.0), None);
+        assert_eq!(reveal_x(&[1_000.0], Some(1_400.0), 800.0, 4_000.0), Some(800.0));
+        assert_eq!(reveal_x(&[], Some(1_400.0), 800.0, 4_000.0), Some(1_000.0));
+        // The own mark with the nearest witness lane beside it, when both fit but not all.
+        assert_eq!(reveal_x(&[300.0, 1_000.0], Some(1_200.0), 800.0, 4_000.0), Some(480.0));
+        assert_eq!(reveal_x(&[1_300.0, 3_000.0], Some(1_200.0), 800.0, 4_000.0), Some(1_120.0));
+        // A writer far left of its store: the writers' lanes, not the store's.
+        assert_eq!(reveal_x(&[1_800.0, 1_700.0], Some(26_000.0), 1_000.0, 27_000.0), Some(1_620.0));
+        // Never past either end.
+        assert_eq!(reveal_x(&[20.0, 60.0], None, 800.0, 4_000.0), Some(0.0));
+        assert_eq!(reveal_x(&[3_990.0], None, 800.0, 4_000.0), Some(3_200.0));
+    }
+
+    #[test]
+    fn a_box_under_a_sticky_bar_moves_just_below_it() {
+        // Its top hidden under a 220-pixel bar: moved to 228.
+        assert_eq!(below_cover(220.0, 900.0, 126.0, 600.0), -102.0);
+        // Below the bar and whole in the window: stays.
+        assert_eq!(below_cover(220.0, 900.0, 240.0, 600.0), 0.0);
+        // Running past the window's bottom: its top goes up under the bar.
+        assert_eq!(below_cover(220.0, 900.0, 500.0, 600.0), 272.0);
+        assert_eq!(below_cover(0.0, 900.0, -40.0, 300.0), -48.0);
+    }
 
     fn view(top: f64, height: f64) -> View {
         View { top, height, ..View::UNMEASURED }

@@ -53,6 +53,23 @@ pub fn mark_label(first: usize, last: usize, count_: usize, what: &str) -> Strin
     }
 }
 
+/// What the marks under the scrubber stand for, told to screen readers and in an embed: how
+/// many findings, and how many marks when findings close together share one (`marks` 0: not
+/// placed yet). With `listed`, it points to the Findings list.
+pub fn marks_summary(findings: usize, marks: usize, listed: bool) -> String {
+    let (what, list) = match findings {
+        1 => ("1 finding is".to_string(), "; the Findings list names it"),
+        n => (format!("{} findings are", count(n)), "; the Findings list names each"),
+    };
+    let shared = match marks {
+        0 => String::new(),
+        m if m >= findings => String::new(),
+        1 => " by 1 mark, which they share".to_string(),
+        m => format!(" by {} marks (findings close together share one)", count(m)),
+    };
+    format!("{what} marked under the scrubber{shared}{}.", if listed { list } else { "" })
+}
+
 /// The most lanes the diagram's summary names; beyond them it counts the rest.
 pub const NAMED_LANES: usize = 6;
 
@@ -88,6 +105,24 @@ pub fn pill_width(text: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_marks_summary_counts_the_marks_when_findings_share_them() {
+        assert_eq!(
+            marks_summary(88, 5, false),
+            "88 findings are marked under the scrubber by 5 marks (findings close together share one)."
+        );
+        assert_eq!(
+            marks_summary(2, 1, true),
+            "2 findings are marked under the scrubber by 1 mark, which they share; the Findings list names each."
+        );
+        assert_eq!(
+            marks_summary(1_200, 1_200, true),
+            "1,200 findings are marked under the scrubber; the Findings list names each."
+        );
+        assert_eq!(marks_summary(1, 1, false), "1 finding is marked under the scrubber.");
+        assert_eq!(marks_summary(3, 0, false), "3 findings are marked under the scrubber.");
+    }
 
     #[test]
     fn counts_have_thousands_separators() {

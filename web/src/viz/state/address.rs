@@ -14,6 +14,7 @@ use super::{
     SPEED_PERCENT,
 };
 use crate::viz::history::Origin;
+use crate::viz::words::count;
 
 /// The entry of [`SPEEDS`] for a link's speed in percent: the first at least as fast.
 fn speed_index(percent: u16) -> usize {
@@ -144,6 +145,8 @@ impl Viz {
             state = state.reduce(action);
         }
         let mut state = Rc::unwrap_or_clone(state);
+        let (unit, end) = (if state.compare.is_some() { "tick" } else { "step" }, state.cursor().1);
+        state.link_note = past_end(link.step, end, unit, "story");
         state.link_error = state.error.take();
         if state.link_error.is_none() {
             state.embed = link.embed;
@@ -165,6 +168,9 @@ impl Viz {
             (None, Some(fetch)) => Some((fetch.address.clone(), fetch.step)),
             (None, None) => None,
         };
+        // A history from a file has no link: the address names the story beneath it, at its
+        // start, as going back shows it, with nothing of the history's place or playback.
+        let beneath = self.opened.is_some();
         if let Some((address, step)) = history {
             let mut link = ShareLink::history(&address);
             link.step = step;
@@ -199,6 +205,10 @@ impl Viz {
             link.decide = true;
             link.steps = (decide.steps > link.step).then_some(decide.steps);
         }
+        if beneath {
+            (link.step, link.autoplay, link.speed, link.decide, link.steps) =
+                (0, false, 100, false, None);
+        }
         link.embed = self.embed;
         link.theme = self.theme;
         link.title = self.title.clone();
@@ -226,4 +236,17 @@ impl Viz {
     pub fn shows(&self, part: &str) -> bool {
         self.embed.as_ref().is_none_or(|embed| embed.shows(part))
     }
+}
+
+/// What to tell the reader when a link's `step` is past the end (`end`, counted in `unit`s) of
+/// the story or history it opens: the page shows the last one instead, and says so.
+pub fn past_end(step: usize, end: usize, unit: &str, what: &str) -> Option<String> {
+    (step > end).then(|| {
+        format!(
+            "the link's `step` {} is past the end of this {what} ({} {unit}{}), so the page shows its last {unit}",
+            count(step),
+            count(end),
+            if end == 1 { "" } else { "s" }
+        )
+    })
 }

@@ -1,6 +1,7 @@
 //! Recorded histories in the player: opening one (from a file, a drop or a `history=` link),
 //! going back to the stories, choosing a finding and hiding lanes.
 
+use super::address::past_end;
 use super::Viz;
 use crate::viz::history::{read_history, Highlight, Opened, Origin};
 use crate::viz::words::count;
@@ -46,6 +47,12 @@ impl Viz {
                     if opened.track.len() == 1 { "entry" } else { "entries" },
                     opened.findings_summary()
                 ));
+                if let Some(past) = past_end(step, opened.track.len(), "step", "history") {
+                    self.link_note = Some(match self.link_note.take() {
+                        Some(note) => format!("{note}; {past}"),
+                        None => past,
+                    });
+                }
                 self.opened = Some(opened);
                 self.history_error = None;
                 self.compare = None;

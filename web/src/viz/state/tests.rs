@@ -526,3 +526,46 @@ fn opening_a_file_says_so_moves_focus_to_its_title_and_going_back_does_too() {
     let picked = apply(linked, [Action::Pick("check-then-write".into())]);
     assert!(picked.title.is_none());
 }
+
+#[test]
+fn a_history_from_a_file_leaves_the_address_naming_the_story_beneath_at_its_start() {
+    let state = Rc::new(Viz::open("scenario=paused-worker&variant=fenced&step=4&speed=400"));
+    let text = recorded("paused-worker", "broken");
+    let opened = apply(
+        state,
+        [
+            Action::OpenHistory("run.jsonl".into(), text, Origin::File),
+            Action::Forward,
+            Action::Forward,
+            Action::TogglePlay,
+        ],
+    );
+    assert!(opened.playing && opened.position == 2);
+    assert_eq!(opened.to_link().to_fragment(), "scenario=paused-worker&variant=fenced");
+    let back = apply(opened, [Action::CloseHistory]);
+    assert_eq!(back.position, 0);
+}
+
+#[test]
+fn a_link_step_past_the_end_is_named_not_silently_clamped() {
+    let state = Viz::open("scenario=paused-worker&step=4000");
+    let end = state.track().len();
+    assert_eq!(state.position, end);
+    let note = state.link_note.as_deref().expect("a note");
+    assert_eq!(
+        note,
+        format!(
+            "the link's `step` 4,000 is past the end of this story ({end} steps), so the page shows its last step"
+        )
+    );
+    assert!(Viz::open(&format!("scenario=paused-worker&step={end}")).link_note.is_none());
+    let linked = Rc::new(Viz::open("history=h/p.jsonl&step=900&variant=x"));
+    let text = recorded("paused-worker", "broken");
+    let link = Origin::Link("h/p.jsonl".into());
+    let opened = apply(linked, [Action::OpenHistory("h/p.jsonl".into(), text, link)]);
+    let note = opened.link_note.as_deref().expect("a note");
+    assert!(
+        note.contains("`variant`") && note.contains("`step` 900 is past the end of this history"),
+        "{note}"
+    );
+}
