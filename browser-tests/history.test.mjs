@@ -405,7 +405,9 @@ test('the share card offers what applies to a history: its link and embed code w
   const link = await page.locator('#share-link').inputValue();
   assert.match(link, /^http:\/\/127\.0\.0\.1:\d+\/#history=fixtures\/paused-broken\.jsonl&step=4$/);
   const embed = await page.locator('#embed-code').inputValue();
-  assert.match(embed, /#history=fixtures\/paused-broken\.jsonl&step=4&embed=controls,caption" title="Fencelab: History: fixtures\/paused-broken\.jsonl"/);
+  // The frame is named after the file, not its address relative to this page.
+  assert.match(embed, /#history=fixtures\/paused-broken\.jsonl&step=4&embed=controls,caption" title="Fencelab: History: paused-broken\.jsonl"/);
+  assert.equal(await page.title(), 'History: fixtures/paused-broken.jsonl · Fencelab');
   for (const id of ['#export-json', '#import-json', '#export-history', '#export-mermaid', '#make-rust-test']) {
     assert.equal(await page.locator(id).count(), 0, `${id} is a story's`);
   }
@@ -420,6 +422,17 @@ test('the share card offers what applies to a history: its link and embed code w
   assert.equal(await page.locator('#export-svg').count(), 1);
   assert.deepEqual(problems, []);
   await page.close();
+
+  // A link's title names the frame and the document.
+  const titled = await openPage(env, '/#history=fixtures/paused-broken.jsonl&title=Our%20outage');
+  await titled.page.locator(card).waitFor();
+  assert.match(await titled.page.locator('#embed-code').inputValue(), /&title=Our%20outage" title="Fencelab: Our outage"/);
+  assert.equal(await titled.page.title(), 'Our outage · Fencelab');
+  // Back to the stories, the page has its own title again.
+  await titled.page.click('#close-history');
+  await titled.page.waitForFunction(() => document.title === 'Fencelab · fencing tokens, step by step');
+  assert.deepEqual(titled.problems, []);
+  await titled.page.close();
 });
 
 test('a file opened over a history link takes the link out of the address', async () => {

@@ -8,12 +8,15 @@
 //
 // The command line is `$FENCELAB_CLI` when set (a built `fencelab` binary), otherwise
 // `cargo run -q -p fencelab-cli --` (a debug build plays 100,000 events in about 3 s here).
+//
+// Run directly, it writes one such history to a file:
+//   node browser-tests/long-history.mjs --events 100000 --workers 20 --out long.jsonl
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const WORKERS = 20;
@@ -93,4 +96,49 @@ export async function longHistory(events, workers = WORKERS) {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+const USAGE = `Usage: node browser-tests/long-history.mjs --events N [--workers W] --out FILE
+
+Writes a recorded history of exactly N events (JSON Lines) to FILE: W workers (default ${WORKERS})
+take turns on ${RESOURCES} resources of a store that checks no token, and one worker in ten now and
+then freezes in a GC pause between its two writes. Open FILE on the page with "Open a history".
+Runs the command line's simulator: $FENCELAB_CLI when set, else cargo run -p fencelab-cli.`;
+
+/** A positive whole number given as option `name`, or an error that names it. */
+function count(value, name) {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number of at least 1, not "${value}"`);
+  return n;
+}
+
+/** The command line: parses `argv`, writes the history and says what it wrote. */
+async function main(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      events: { type: 'string' },
+      workers: { type: 'string', default: String(WORKERS) },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  if (values.events === undefined || values.out === undefined) throw new Error('--events and --out are required');
+  const events = count(values.events, 'events');
+  const workers = count(values.workers, 'workers');
+  const text = await longHistory(events, workers);
+  const out = resolve(values.out);
+  await writeFile(out, text);
+  console.log(`Wrote ${events.toLocaleString('en-US')} events of ${workers} workers to ${out} (${text.length.toLocaleString('en-US')} bytes).`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).catch((e) => {
+    console.error(`long-history: ${e.message}\n\n${USAGE}`);
+    process.exitCode = 2;
+  });
 }

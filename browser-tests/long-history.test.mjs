@@ -6,10 +6,12 @@
 // holds the part drawn; and a 200-worker history folds its lanes away.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { PHONE, launch, openPage, shot, text } from './harness.mjs';
 import { longHistory } from './long-history.mjs';
 
@@ -381,7 +383,7 @@ test("a long history's token pills fit four-digit generations", async () => {
   await page.close();
 });
 
-test("a long history's SVG export holds the part drawn around the view, titled with its steps", async () => {
+test("a long history's SVG export holds only the part drawn, headed with the file, its steps and the chosen finding", async () => {
   const { page, problems } = await openPage(env, '/');
   await open(page, files[100_000]);
   await scrub(page, 50_000);
@@ -389,19 +391,65 @@ test("a long history's SVG export holds the part drawn around the view, titled w
   const button = page.locator('#export-svg');
   assert.equal(await button.textContent(), 'Download diagram around the view (SVG)');
   assert.match(await text(page, '#export-svg-note'), /exported around the view, as drawn there \(Steps [\d,]+ to 50,000 of 100,000\)/);
+  // The transcript of a run this long says how many steps it has, with separators, and where to read them.
+  assert.equal(await text(page, '#transcript summary'), 'Text transcript (100,000 steps)');
+  await page.click('#transcript summary');
+  assert.match(await text(page, '#transcript p'), /^This run has 100,000 steps, more than the 2,000 the transcript lists: the event log/);
   const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
   const svg = await readFile(await download.path(), 'utf8');
-  const height = Number(svg.match(/<svg xmlns="http:\/\/www.w3.org\/2000\/svg" width="\d+" height="(\d+)"/)[1]);
-  assert.ok(height > 200 && height < 3_000, `the export is ${height} px tall`);
-  const title = svg.match(/<title>(Steps ([\d,]+) to ([\d,]+) of 100,000)<\/title>/);
-  assert.ok(title, 'the export is titled with its steps');
-  assert.ok(svg.includes(`<text class="export-title" x="8" y="16">${title[1]}</text>`), 'and shows the title');
+  const name = basename(files[100_000]);
+  const title = svg.match(new RegExp(`<title>History: ${name} · (Steps ([\\d,]+) to ([\\d,]+) of 100,000)</title>`));
+  assert.ok(title, `the export is titled with its file and steps: ${svg.match(/<title>[^<]*/)}`);
+  assert.ok(svg.includes(`<text class="export-title" x="8" y="16">History: ${name} · ${title[1]}</text>`), 'and shows the title');
   assert.equal(title[3], '50,000');
   // What the band holds is drawn: the marks of the steps it names.
   const [first, last] = [title[2], title[3]].map((n) => Number(n.replaceAll(',', '')) - 1);
   const steps = [...svg.matchAll(/<g (?=[^>]*class="mark[ "])[^>]*data-step="(\d+)"/g)].map((m) => Number(m[1]));
   assert.ok(steps.some((s) => s >= first && s <= last), `marks at steps ${first}..${last}`);
   assert.match(await text(page, '#share-status'), /^Downloaded the diagram around the view as SVG: Steps [\d,]+ to 50,000 of 100,000\.$/);
+
+  // With a finding chosen, the export names it on a line of its own.
+  const finding = page.locator('[data-testid="findings-panel"] .finding').first();
+  await finding.locator('button').click();
+  const invariant = (await finding.getAttribute('data-invariant')).replaceAll('_', ' ');
+  const [chosen] = await Promise.all([page.waitForEvent('download'), button.click()]);
+  // Saved with its extension, as a reader's download is, so the browser opens it as SVG.
+  const path = join(dir, 'export.svg');
+  await chosen.saveAs(path);
+  const file = await readFile(path, 'utf8');
+  assert.match(file, new RegExp(`<text class="export-title" x="8" y="36">Finding: ${invariant} at step [\\d,]+: `));
+
+  // Opened on its own: a valid SVG document no taller than the band it names, with no empty
+  // band below the last step drawn, and its labels whole.
+  const viewer = await env.context.newPage();
+  await viewer.goto(pathToFileURL(path).href);
+  const shown = await viewer.evaluate(() => {
+    const root = document.documentElement;
+    const inner = root.querySelector('svg.swimlanes');
+    const box = inner.viewBox.baseVal;
+    const marks = [...inner.querySelectorAll('.mark circle')].map((c) => Number(c.getAttribute('cy'))).filter((y) => y >= box.y && y <= box.y + box.height);
+    return {
+      root: root.localName,
+      errors: document.getElementsByTagName('parsererror').length,
+      height: root.height.baseVal.value,
+      inner: inner.height.baseVal.value,
+      band: box.height,
+      gap: box.y + box.height - Math.max(...marks),
+      cut: [...root.querySelectorAll('text')].filter((t) => getComputedStyle(t).display !== 'none' && t.getBoundingClientRect().width > 0)
+        .map((t) => [...t.childNodes].filter((n) => n.nodeType === 3 || getComputedStyle(n).display !== 'none').map((n) => n.textContent).join(''))
+        .filter((t) => t.includes('…')),
+      lines: [...root.querySelectorAll('text.export-title')].map((t) => t.textContent),
+    };
+  });
+  assert.equal(shown.root, 'svg');
+  assert.equal(shown.errors, 0);
+  assert.equal(shown.inner, shown.band, 'the diagram inside is as tall as its band, not the whole run');
+  assert.ok(shown.height > 100 && shown.height < 3_000, `the export is ${shown.height} px tall`);
+  assert.ok(shown.gap <= 45, `${shown.gap} px below the last mark drawn`);
+  assert.deepEqual(shown.cut, [], 'no label is cut');
+  assert.equal(shown.lines.length, 2);
+  await shot(viewer, 'history-100k-svg', { fullPage: false });
+  await viewer.close();
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -423,20 +471,45 @@ test('a 200-worker history folds its lanes under a filter, so Play comes early i
   const label = await page.locator('svg.swimlanes').getAttribute('aria-label');
   assert.ok(label.length < 200, `a ${label.length}-character label`);
   assert.match(label, /^Swimlane diagram, 202 lanes \([^)]+ and 196 more\), step 0 of 1,000\.$/);
-  // Show only the lanes the filter lists, then all again.
+  // The lane heads would be read one by one before the summary: assistive technology gets the summary.
+  assert.equal(await page.locator('[data-testid="diagram"] .lane-heads').getAttribute('aria-hidden'), 'true');
+  // Open, the lane chips are one Tab stop, moved through with the arrow keys.
   await summary.click();
+  await summary.focus();
+  presses = 0;
+  while ((await page.evaluate(() => document.activeElement?.id)) !== 'play' && presses < 60) {
+    await page.keyboard.press('Tab');
+    presses++;
+  }
+  assert.ok(presses <= 12, `${presses} Tab presses from the open lane list to Play`);
+  const chips = page.locator('#lane-toggles .lane-toggle');
+  await chips.first().focus();
+  await page.keyboard.press('ArrowRight');
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'w0');
+  await page.keyboard.press('End');
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'db');
+  assert.deepEqual(await chips.evaluateAll((cs) => cs.filter((c) => c.tabIndex === 0).map((c) => c.textContent)), ['db']);
+  // The filter lists workers: a whole name only that worker, part of a name every worker with it;
+  // the authority and the store always stay.
+  assert.match(await text(page, 'label[for="lane-filter"]'), /whole name matches only itself/);
   await page.fill('#lane-filter', 'W17');
-  const w17 = ['w17', ...Array.from({ length: 10 }, (_, i) => `w17${i}`)];
-  assert.deepEqual(await page.locator('#lane-toggles .lane-toggle').allTextContents(), w17);
+  assert.deepEqual(await chips.allTextContents(), ['lease authority', 'w17', 'db']);
+  await page.fill('#lane-filter', '17');
+  assert.deepEqual(await chips.allTextContents(), ['lease authority', 'w17', 'w117', ...Array.from({ length: 10 }, (_, i) => `w17${i}`), 'db']);
+  await page.fill('#lane-filter', 'w17, w3');
   await page.click('#lanes-only');
-  assert.deepEqual(await page.locator('[data-testid="diagram"] .lane-head .lane-name').evaluateAll((hs) => hs.map((h) => h.textContent.trim())), w17);
-  assert.equal(await summary.textContent(), 'Lanes (11 shown of 202)');
+  const heads = () => page.locator('[data-testid="diagram"] .lane-head .lane-name').evaluateAll((hs) => hs.map((h) => h.textContent.trim()));
+  assert.deepEqual(await heads(), ['lease authority', 'w3', 'w17', 'db']);
+  assert.equal(await summary.textContent(), 'Lanes (4 shown of 202)');
+  assert.match(await text(page, '#lane-filter-note'), /keeps the authority and the stores/);
+  // Few lanes: the heads are a list again.
+  assert.equal(await page.locator('[data-testid="diagram"] .lane-heads').getAttribute('aria-hidden'), null);
   await page.fill('#lane-filter', '');
   await page.click('#lanes-all');
   assert.equal(await page.locator('[data-testid="diagram"] .lane-head').count(), 202);
   await page.fill('#lane-filter', 'nothing like this');
   await page.click('#lanes-only');
-  assert.match(await text(page, '#lane-note'), /no lane matches the filter/);
+  assert.match(await text(page, '#lane-note'), /no worker matches the filter/);
   assert.equal(await page.locator('[data-testid="diagram"] .lane-head').count(), 202);
   assert.doesNotMatch(await text(page, '#history-note'), /README/);
   assert.deepEqual(problems, []);
@@ -590,3 +663,17 @@ function contrast(a, b) {
   const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
   return (hi + 0.05) / (lo + 0.05);
 }
+
+test('long-history.mjs is a command line too: --help says how, and it writes the history asked for', async () => {
+  const script = fileURLToPath(new URL('long-history.mjs', import.meta.url));
+  const run = promisify(execFile);
+  const { stdout } = await run(process.execPath, [script, '--help']);
+  assert.match(stdout, /^Usage: node browser-tests\/long-history\.mjs --events N \[--workers W\] --out FILE/);
+  const out = join(dir, 'cli.jsonl');
+  const wrote = await run(process.execPath, [script, '--events', '300', '--workers', '3', '--out', out]);
+  assert.match(wrote.stdout, /^Wrote 300 events of 3 workers to /);
+  const lines = (await readFile(out, 'utf8')).trimEnd().split('\n');
+  assert.equal(lines.length, 301, 'a header and 300 events');
+  assert.equal(JSON.parse(lines[0]).setup.workers.length, 3);
+  await assert.rejects(run(process.execPath, [script, '--events', 'many', '--out', out]), /--events must be a whole number/);
+});

@@ -4,7 +4,7 @@
 // independently, and changing an attribute switches the story.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,12 +26,29 @@ const HOST = `<!doctype html>
 </body>
 </html>`;
 
+// Two recorded histories on the site, one given a title; the addresses are relative to the host page.
+const HISTORIES = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Notes with a recorded run</title><link rel="icon" href="data:,"></head>
+<body style="margin:0 auto;max-width:760px;font:16px system-ui">
+<main>
+<h1>Notes with a recorded run</h1>
+<fencelab-player id="titled" history="runs/paused-broken.jsonl" title="Our outage, replayed" step="3"></fencelab-player>
+<fencelab-player id="plain" history="/notes/runs/paused-broken.jsonl" parts="diagram"></fencelab-player>
+</main>
+<script src="../fencelab/fencelab-player.js"></script>
+</body>
+</html>`;
+
 let env;
 let site;
 
 before(async () => {
   site = await mkdtemp(join(tmpdir(), 'fencelab-host-'));
   await writeFile(join(site, 'index.html'), HOST);
+  await mkdir(join(site, 'notes', 'runs'), { recursive: true });
+  await writeFile(join(site, 'notes', 'index.html'), HISTORIES);
+  await copyFile(new URL('fixtures/paused-broken.jsonl', import.meta.url), join(site, 'notes', 'runs', 'paused-broken.jsonl'));
   env = await launch(['/fencelab/'], { width: 900, height: 900 }, { '/': site });
 });
 
@@ -40,13 +57,13 @@ after(async () => {
   if (site) await rm(site, { recursive: true, force: true });
 });
 
-async function host() {
+async function host(path = '/index.html') {
   const page = await env.context.newPage();
   const problems = [];
   page.on('console', (msg) => msg.type() === 'error' && problems.push(`console error: ${msg.text()}`));
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
   page.on('response', (res) => res.status() >= 400 && problems.push(`HTTP ${res.status()}: ${res.url()}`));
-  await page.goto(`${env.server.origin}/index.html`);
+  await page.goto(`${env.server.origin}${path}`);
   return { page, problems };
 }
 
@@ -129,6 +146,25 @@ test('changing attributes switches the story, the variant and the theme', async 
   // The frame shows the state the last of the attributes describe.
   assert.match(await frame.evaluate(() => location.hash), /^#scenario=longer-lease&variant=[^&]+&embed=controls,caption&theme=dark$/);
   await fitted(page, 'one');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a player shows a recorded history under its own title, named after it', async () => {
+  const { page, problems } = await host('/notes/');
+  const titled = await fitted(page, 'titled');
+  const plain = await fitted(page, 'plain');
+  assert.equal(await titled.iframe.getAttribute('title'), 'Fencelab: Our outage, replayed');
+  assert.equal(await plain.iframe.getAttribute('title'), 'Fencelab: history paused-broken.jsonl');
+  // Both addresses reach the page relative to it, and the file opened, not a story.
+  const hash = await titled.frame.evaluate(() => location.hash);
+  assert.match(hash, /^#history=\.\.\/notes\/runs\/paused-broken\.jsonl&step=3&embed=controls,caption&title=Our%20outage,%20replayed$/);
+  assert.match(await plain.frame.evaluate(() => location.hash), /^#history=\.\.\/notes\/runs\/paused-broken\.jsonl&embed=diagram$/);
+  await titled.frame.locator('#story-title').filter({ hasText: 'Our outage, replayed' }).waitFor({ timeout: 10_000 });
+  assert.match(await titled.frame.locator('#scrubber').getAttribute('aria-valuetext'), /^step 3 of /);
+  for (const frame of [titled.frame, plain.frame]) {
+    assert.doesNotMatch(await frame.locator('body').innerText(), /there is no built-in scenario|null/);
+  }
   assert.deepEqual(problems, []);
   await page.close();
 });

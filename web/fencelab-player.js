@@ -2,8 +2,9 @@
 // A Fencelab embed for any page: it makes the iframe itself and fits it to the height the
 // embedded page reports, so nobody has to guess one. Attributes: story, variant, step, parts
 // (embed parts, default "controls,caption"), theme (light or dark), scenario (a scenario's JSON
-// instead of a story), src (the player's page, default the index.html beside this script),
-// label (the frame's accessible name) and height (the first height, in CSS pixels).
+// instead of a story), history (a recorded history's address on this site, instead of a story),
+// title (the title the player shows), src (the player's page, default the index.html beside this
+// script), label (the frame's accessible name) and height (the first height, in CSS pixels).
 (() => {
   if (customElements.get('fencelab-player')) return;
   // The page build ships this file beside its index.html, so that is the default player.
@@ -20,8 +21,22 @@
     return btoa(bytes).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
   };
 
+  // The page fetches a history relative to itself, so an address written relative to the
+  // embedding page is rewritten relative to the player's page when both share an origin.
+  const relative = (target, page) => {
+    if (target.origin !== page.origin) return target.href;
+    const from = page.pathname.split('/').slice(0, -1);
+    const to = target.pathname.split('/');
+    let same = 0;
+    while (same < from.length && same < to.length - 1 && from[same] === to[same]) same += 1;
+    return '../'.repeat(from.length - same) + to.slice(same).join('/') + target.search;
+  };
+
+  // The page's parameters escape these characters in a value.
+  const escape = (text) => text.replace(/[%&# "<>]/g, encodeURIComponent);
+
   class FencelabPlayer extends HTMLElement {
-    static observedAttributes = ['story', 'variant', 'step', 'parts', 'theme', 'scenario', 'src', 'label', 'height'];
+    static observedAttributes = ['story', 'variant', 'step', 'parts', 'theme', 'scenario', 'history', 'title', 'src', 'label', 'height'];
 
     constructor() {
       super();
@@ -54,10 +69,11 @@
       });
     }
 
-    fragment() {
+    fragment(page) {
       const get = (name) => this.getAttribute(name);
       const parts = [];
-      if (get('scenario')) parts.push(`custom=${custom(get('scenario'))}`);
+      if (get('history')) parts.push(`history=${escape(relative(new URL(get('history'), document.baseURI), page))}`);
+      else if (get('scenario')) parts.push(`custom=${custom(get('scenario'))}`);
       else {
         parts.push(`scenario=${get('story') ?? ''}`);
         if (get('variant')) parts.push(`variant=${get('variant')}`);
@@ -65,21 +81,32 @@
       if (get('step')) parts.push(`step=${get('step')}`);
       parts.push(`embed=${get('parts') ?? 'controls,caption'}`.replace(/=$/, '=diagram'));
       if (get('theme')) parts.push(`theme=${get('theme')}`);
+      if (get('title')) parts.push(`title=${escape(get('title'))}`);
       return parts.join('&');
     }
 
     update() {
       const get = (name) => this.getAttribute(name);
       const page = new URL(get('src') || beside, document.baseURI);
-      page.hash = this.fragment();
-      const story = get('scenario') ? 'a scenario' : `${get('story')}${get('variant') ? ` (${get('variant')})` : ''}`;
-      this.frame.title = get('label') || `Fencelab: ${story}`;
+      page.hash = this.fragment(page);
+      this.frame.title = get('label') || `Fencelab: ${this.name()}`;
       // Until the page reports its height: the author's hint, or one that fits the default parts.
       if (!this.fitted) this.frame.style.height = `${Number(get('height')) || 640}px`;
       if (page.href !== this.url) {
         this.url = page.href;
         this.frame.src = page.href;
       }
+    }
+
+    // What the frame shows, for its accessible name: the title, else the history's file, the
+    // scenario or the story.
+    name() {
+      const get = (name) => this.getAttribute(name);
+      if (get('title')) return get('title');
+      if (get('history')) return `history ${get('history').split(/[?#]/)[0].split('/').pop()}`;
+      if (get('scenario')) return 'a scenario';
+      if (!get('story')) return 'the first story';
+      return `${get('story')}${get('variant') ? ` (${get('variant')})` : ''}`;
     }
 
     fit(height) {

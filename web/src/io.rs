@@ -6,6 +6,8 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Blob, BlobPropertyBag, Document, HtmlAnchorElement, HtmlTextAreaElement, Url};
 
+use crate::viz::layout::MONO_W;
+
 /// Where the last custom scenario is kept, so a bad link never loses it.
 pub const CUSTOM_KEY: &str = "fencelab.custom-scenario";
 
@@ -281,26 +283,70 @@ fn xml_text(text: &str) -> String {
 /// Height of the row of lane names above the exported diagram.
 const HEAD: u32 = 36;
 
-/// Height of the line above the lane names that says which steps a cropped export holds.
-const TITLE_LINE: u32 = 22;
+/// Height of each line above the lane names that says what the export shows.
+const TITLE_LINE: u32 = 20;
 
-/// The diagram on screen as a standalone SVG document: the lane names (HTML on the page) as a
-/// row of text above it, and the page's styles inside, so it looks the same opened on its own.
-/// A long run's diagram is drawn only around the view, so its export is `crop`: that band,
-/// with a line above saying which steps it holds.
-pub fn diagram_svg(crop: Option<&crate::viz::window::Crop>) -> Result<String, String> {
+/// The diagram on screen as a standalone SVG document: `heading` (what it shows: the story or
+/// history, the steps, the chosen finding) as lines above the lane names (HTML on the page,
+/// text here), and the page's styles inside, so it looks the same opened on its own. Labels the
+/// page cuts to their room show whole, the export widened to hold them. A long run's diagram is
+/// drawn only around the view, so its export is `crop`: that band alone, through a viewport as
+/// tall as it.
+pub fn diagram_svg(
+    crop: Option<&crate::viz::window::Crop>,
+    heading: &[String],
+) -> Result<String, String> {
     let document = document().ok_or_else(|| "no page".to_string())?;
     let svg = document
         .query_selector("svg.swimlanes")
         .ok()
         .flatten()
         .ok_or_else(|| "there is no diagram on screen".to_string())?;
-    let markup = web_sys::XmlSerializer::new()
-        .and_then(|s| s.serialize_to_string(&svg))
-        .map_err(|_| "the browser could not copy the diagram".to_string())?;
     let frame = svg.get_bounding_client_rect();
     // Whole pixels: the SVG's size attributes need no fractions.
-    let (width, height) = (frame.width().round() as u32, frame.height().round() as u32);
+    let (mut width, height) = (frame.width().round() as u32, frame.height().round() as u32);
+    // The room the cut labels need shown whole.
+    if let Ok(cut) = svg.query_selector_all("text.clipped") {
+        for i in 0..cut.length() {
+            let Some(text) = cut.item(i).and_then(|n| n.dyn_into::<web_sys::Element>().ok()) else {
+                continue;
+            };
+            // Whole pixels are close enough, and parsing integers keeps float parsing out of
+            // the module.
+            let x = text.get_attribute("x").unwrap_or_default();
+            let x: u32 = x.split('.').next().and_then(|x| x.parse().ok()).unwrap_or(0);
+            let chars = text
+                .query_selector(".full")
+                .ok()
+                .flatten()
+                .and_then(|f| f.text_content())
+                .map_or(0, |t| t.chars().count());
+            if text.get_attribute("text-anchor").is_none() {
+                width = width.max(x + (chars as f64 * MONO_W).ceil() as u32 + 8);
+            }
+        }
+    }
+    let lines = heading.len() as u32;
+    let head = HEAD + TITLE_LINE * lines;
+    // A copy to export: the band alone for a long run (the original is as tall as the whole
+    // run, which no viewer draws), as wide as the labels need.
+    let copy = svg
+        .clone_node_with_deep(true)
+        .ok()
+        .and_then(|c| c.dyn_into::<web_sys::Element>().ok())
+        .ok_or_else(|| "the browser could not copy the diagram".to_string())?;
+    let (top, band) = crop.map_or((0, height), |c| (c.top.round() as u32, c.height.round() as u32));
+    for (name, value) in [
+        ("y", head.to_string()),
+        ("width", width.to_string()),
+        ("height", band.to_string()),
+        ("viewBox", format!("0 {top} {width} {band}")),
+    ] {
+        let _ = copy.set_attribute(name, &value);
+    }
+    let markup = web_sys::XmlSerializer::new()
+        .and_then(|s| s.serialize_to_string(&copy))
+        .map_err(|_| "the browser could not copy the diagram".to_string())?;
     let mut names = String::new();
     let heads = svg
         .closest(".diagram")
@@ -324,42 +370,32 @@ pub fn diagram_svg(crop: Option<&crate::viz::window::Crop>) -> Result<String, St
             names.push_str(&format!(
                 "<text class=\"export-lane\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
                 crate::viz::layout::decimal(x, 0),
-                24 + if crop.is_some() { TITLE_LINE } else { 0 },
+                24 + TITLE_LINE * lines,
                 xml_text(name.trim())
             ));
         }
     }
+    let mut titles = String::new();
+    for (i, line) in heading.iter().enumerate() {
+        titles.push_str(&format!(
+            "<text class=\"export-title\" x=\"8\" y=\"{}\">{}</text>\n",
+            16 + TITLE_LINE * i as u32,
+            xml_text(line)
+        ));
+    }
     let css = page_css(&document).replace("]]>", "]]]]><![CDATA[>");
-    let (head, height, inner, title) = match crop {
-        // The band drawn, through a viewport as tall as it: the rest of the diagram is empty.
-        Some(crop) => {
-            let band = crop.height.round() as u32;
-            let head = HEAD + TITLE_LINE;
-            let inner = format!(
-                "<svg y=\"{head}\" width=\"{width}\" height=\"{band}\" viewBox=\"0 {} {width} {band}\">{markup}</svg>",
-                crate::viz::layout::decimal(crop.top, 0)
-            );
-            let title = format!(
-                "<text class=\"export-title\" x=\"8\" y=\"16\">{}</text>",
-                xml_text(&crop.title)
-            );
-            (head, band, inner, (crop.title.as_str(), title))
-        }
-        None => {
-            let inner = markup.replacen("<svg ", &format!("<svg y=\"{HEAD}\" "), 1);
-            (HEAD, height, inner, ("Swimlane diagram", String::new()))
-        }
-    };
-    let total = height + head;
+    let total = band + head;
     Ok(format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
          <svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{total}\" \
          viewBox=\"0 0 {width} {total}\">\n<title>{}</title>\n<style><![CDATA[\n{css}\
          .export-bg {{ fill: var(--surface); }}\n\
          .export-lane {{ fill: var(--text); font: 600 12px system-ui, sans-serif; }}\n\
-         .export-title {{ fill: var(--muted); font: 12px system-ui, sans-serif; }}\n]]></style>\n\
-         <rect class=\"export-bg\" width=\"100%\" height=\"100%\" />\n{}{names}\n{inner}\n</svg>\n",
-        xml_text(title.0),
-        title.1
+         .export-title {{ fill: var(--text); font: 12px system-ui, sans-serif; }}\n\
+         .clipped .short {{ display: none; }}\n.clipped .full {{ display: inline; }}\n\
+         .clipped {{ paint-order: stroke; stroke: var(--surface); stroke-width: 4px; stroke-linejoin: round; }}\n\
+         ]]></style>\n\
+         <rect class=\"export-bg\" width=\"100%\" height=\"100%\" />\n{titles}{names}\n{markup}\n</svg>\n",
+        xml_text(&heading.join(" · ")),
     ))
 }

@@ -22,9 +22,9 @@ use crate::components::picker::Picker;
 use crate::components::share::{HistoryShare, LinkProblem, ShareExport};
 use crate::components::transcript::Transcript;
 use crate::hooks::{
-    remembered, use_address, use_autoplay, use_drop_history, use_fetch_history, use_focus_title,
-    use_follow_step, use_keep_custom, use_keys, use_learn, use_pane_width, use_show_chosen,
-    use_theme, use_undo_key, use_window, FollowRefs, HEADS,
+    remembered, use_address, use_autoplay, use_document_title, use_drop_history, use_fetch_history,
+    use_focus_title, use_follow_step, use_keep_custom, use_keys, use_learn, use_pane_width,
+    use_show_chosen, use_theme, use_undo_key, use_window, FollowRefs, HEADS,
 };
 use crate::io;
 use crate::share::{Embed, ShareLink};
@@ -53,6 +53,7 @@ pub fn App() -> Html {
     use_keys(state.dispatcher(), state.tab);
     use_undo_key(state.dispatcher(), state.decide.is_some() && state.tab == Tab::Visualizer);
     use_theme(state.theme);
+    use_document_title(state.document_title());
     use_autoplay(state.dispatcher(), state.playing, state.interval_ms());
     let refs = use_memo((), |_| FollowRefs::default());
     let pane_width = use_pane_width(refs.diagram.clone(), state.embed.is_some());
@@ -279,7 +280,7 @@ fn visualizer(
                 }
             </section>
             } else {
-                <h1 id="story-title" class="embed-title">{ title }
+                <h1 id="story-title" class="embed-title">{ title.clone() }
                     { run_badge(&badge) }</h1>
             }
             if !embedded && history.is_none() {
@@ -319,7 +320,8 @@ fn visualizer(
             </div>
             if !embedded {
                 <div class="exports">
-                    <ShareExport run={state.run.clone()} position={state.position}
+                    <ShareExport run={state.run.clone()} position={state.position} title={state.embed_title()}
+                        finding={history.and_then(|h| h.chosen_finding()).map(AttrValue::from)}
                         fragment={share.0.clone()} embed_fragment={share.1.clone()} on={on.clone()}
                         history={history.map(|h| HistoryShare { name: h.name.clone().into(),
                             linked: matches!(h.origin, Origin::Link(_)) })}

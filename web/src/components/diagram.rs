@@ -8,7 +8,7 @@ use yew::prelude::*;
 use crate::components::decide::DecideView;
 use crate::components::icons::{glyph, icon};
 use crate::viz::frame::Frame;
-use crate::viz::history::Highlight;
+use crate::viz::history::{Highlight, FEW_LANES};
 use crate::viz::layout::{
     clip, decimal, num, ArrowGeom, Fit, Layout, LegendEntry, MarkGeom, Settled, SpanGeom, BUCKET,
     CHAR_W, GUTTER, LONG_RUN, MONO_W, ROW,
@@ -451,7 +451,10 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
         <div class="diagram" ref={props.node.clone()} data-testid="diagram" id={format!("diagram-{id}")}
             data-position={position.to_string()} tabindex="0" role="region"
             aria-label="Swimlane diagram (scrollable; click a mark to jump to its step)">
-            <div class="lane-heads" style={head_style} role="list" aria-label="Actors">
+            // Many lanes' heads would be read, one by one, before the summary that names the
+            // first of them: the summary and the side panels say it for assistive technology.
+            <div class="lane-heads" style={head_style} role="list" aria-label="Actors"
+                aria-hidden={(lanes.len() > FEW_LANES && props.decide.is_none()).then_some("true")}>
                 <div class="gutter-head" aria-hidden="true">{ "time" }</div>
                 { for lanes.iter().map(|lane| {
                     let frozen = lane.id.strip_prefix("worker:")

@@ -105,6 +105,52 @@ pub fn link_note(note: Option<&str>, on: &Callback<Action>) -> Html {
     }
 }
 
+/// Where a key moves the focus in a roving-tabindex group: the arrows step to the next or the
+/// previous item, Home and End jump to the first or the last.
+#[derive(Debug, PartialEq)]
+enum Rove {
+    Next,
+    Previous,
+    First,
+    Last,
+}
+
+impl Rove {
+    fn from_key(key: &str) -> Option<Rove> {
+        Some(match key {
+            "ArrowRight" | "ArrowDown" => Rove::Next,
+            "ArrowLeft" | "ArrowUp" => Rove::Previous,
+            "Home" => Rove::First,
+            "End" => Rove::Last,
+            _ => return None,
+        })
+    }
+}
+
+/// Moves the focus, and the group's one Tab stop with it, between the lane chips.
+fn rove(e: KeyboardEvent) {
+    // The chip the key was pressed on, in its group (Yew's delegated events report the page's
+    // root as their current target, so the group is the chip's parent).
+    let from = e.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok());
+    let group = from.as_ref().and_then(|f| f.parent_element());
+    let (Some(group), Some(from), Some(rove)) = (group, from, Rove::from_key(&e.key())) else {
+        return;
+    };
+    let to = match rove {
+        Rove::Next => from.next_element_sibling(),
+        Rove::Previous => from.previous_element_sibling(),
+        Rove::First => group.first_element_child(),
+        Rove::Last => group.last_element_child(),
+    };
+    let Some(to) = to.and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) else { return };
+    // The arrows, Home and End move between the chips, not the player.
+    e.prevent_default();
+    e.stop_propagation();
+    let _ = from.set_attribute("tabindex", "-1");
+    let _ = to.set_attribute("tabindex", "0");
+    let _ = to.focus();
+}
+
 /// The card shown in the story's place while a history is on screen.
 pub fn history_card(
     opened: &Opened,
@@ -121,14 +167,20 @@ pub fn history_card(
         if steps == 1 { "entry" } else { "entries" },
         opened.findings_summary()
     );
+    let lanes = opened.full.lanes.len();
+    // Many lanes are one Tab stop, moved through with the arrow keys (a roving tabindex), so
+    // the player's controls stay a few Tabs away.
+    let roving = lanes > FEW_LANES;
+    let listed = opened.listed();
     let chips = html! {
-        { for opened.full.lanes.iter().enumerate().filter(|(i, _)| opened.listed(*i)).map(|(i, lane)| {
+        { for opened.full.lanes.iter().enumerate().filter(|(i, _)| listed[*i]).enumerate().map(|(n, (i, lane))| {
             let shown = !opened.hidden.get(i).copied().unwrap_or(false);
             // The last lane shown stays; pressing it says why.
             let last = opened.last_shown(i);
             html! {
                 <button type="button" class={classes!("chip", "lane-toggle", shown.then_some("on"), last.then_some("last"))}
                     aria-pressed={shown.to_string()} aria-disabled={last.then_some("true")} data-lane={lane.id.clone()}
+                    tabindex={(roving && n > 0).then_some("-1")}
                     onclick={click(on, Action::ToggleLane(i))}>{ lane.label.clone() }</button>
             }
         }) }
@@ -136,8 +188,7 @@ pub fn history_card(
     let note_line = html! {
         <span id="lane-note" class="muted hint" role="status">{ opened.lane_note.unwrap_or_default() }</span>
     };
-    let lanes = opened.full.lanes.len();
-    let lane_box = if lanes <= FEW_LANES {
+    let lane_box = if !roving {
         html! {
             <fieldset class="lanes" id="lane-toggles">
                 <legend class="field-label">{ "Lanes shown (hide some to read a history with many workers)" }</legend>
@@ -162,15 +213,20 @@ pub fn history_card(
             <details class="lanes many-lanes" id="lane-toggles">
                 <summary class="field-label">{ format!("Lanes ({} shown of {})", count(shown), count(lanes)) }</summary>
                 <div class="lane-tools">
-                    <label for="lane-filter" class="sr-only">{ "Filter lanes by name" }</label>
-                    <input id="lane-filter" type="search" placeholder="Filter lanes by name"
-                        value={opened.lane_filter.clone()} oninput={on_filter} />
+                    <label for="lane-filter" class="field-label">
+                        { "Filter workers (a whole name matches only itself: w1 is not w10; separate names with spaces)" }
+                    </label>
+                    <input id="lane-filter" type="search" placeholder="e.g. w3 w13"
+                        aria-describedby="lane-filter-note" value={opened.lane_filter.clone()} oninput={on_filter} />
                     <button id="lanes-only" type="button" class="chip" onclick={click(on, Action::ShowLanes(false))}>
                         { "Show only these" }</button>
                     <button id="lanes-all" type="button" class="chip" onclick={click(on, Action::ShowLanes(true))}>
                         { "Show all" }</button>
+                    <span id="lane-filter-note" class="muted hint">
+                        { "“Show only these” keeps the authority and the stores." }</span>
                 </div>
-                <div class="lane-chips">{ chips }</div>
+                <div class="lane-chips" role="toolbar" aria-label="Lanes (arrow keys move between them)"
+                    onkeydown={Callback::from(rove)}>{ chips }</div>
                 { note_line }
             </details>
         }

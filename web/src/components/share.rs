@@ -29,6 +29,11 @@ pub struct ShareProps {
     pub fragment: AttrValue,
     /// The fragment of this view embedded (diagram, controls and caption).
     pub embed_fragment: AttrValue,
+    /// The title shown (the link's, the history's or the story's), which the embed code names.
+    pub title: AttrValue,
+    /// The chosen finding in words, which an SVG export names.
+    #[prop_or_default]
+    pub finding: Option<AttrValue>,
     pub on: Callback<Action>,
     /// The recorded history on screen instead of the run, if one is.
     #[prop_or_default]
@@ -82,6 +87,16 @@ pub fn embed_code(url: &str, fragment: &str, title: &str) -> String {
     )
 }
 
+/// The lines above an exported diagram: what it shows (and, cropped, which steps), then the
+/// chosen finding if there is one.
+pub fn export_heading(title: &str, crop: Option<&Crop>, finding: Option<&str>) -> Vec<String> {
+    let shows = match crop {
+        Some(crop) => format!("{title} · {}", crop.title),
+        None => title.to_string(),
+    };
+    std::iter::once(shows).chain(finding.map(str::to_string)).collect()
+}
+
 #[component]
 pub fn ShareExport(props: &ShareProps) -> Html {
     let status = use_state(String::new);
@@ -89,9 +104,7 @@ pub fn ShareExport(props: &ShareProps) -> Html {
     let url = io::page_url();
     let link = format!("{url}#{}", props.fragment);
     let history = props.history.as_ref();
-    let title = history
-        .map_or_else(|| props.run.scenario.title.clone(), |h| format!("History: {}", h.name));
-    let embed = embed_code(&url, &props.embed_fragment, &title);
+    let embed = embed_code(&url, &props.embed_fragment, &props.title);
     // A history's files are named after it, without its folders and extension.
     let stem = history.map_or_else(
         || file_stem(&props.run.scenario),
@@ -134,8 +147,9 @@ pub fn ShareExport(props: &ShareProps) -> Html {
     };
     let download_svg = {
         let (status, stem, crop) = (status.clone(), stem.clone(), props.crop.clone());
+        let heading = export_heading(&props.title, crop.as_ref(), props.finding.as_deref());
         Callback::from(move |_: MouseEvent| {
-            let result = io::diagram_svg(crop.as_ref())
+            let result = io::diagram_svg(crop.as_ref(), &heading)
                 .and_then(|svg| io::download(&format!("{stem}.svg"), "image/svg+xml", &svg));
             status.set(match (result, &crop) {
                 (Ok(()), Some(crop)) => {
@@ -293,6 +307,16 @@ pub fn LinkProblem(props: &LinkProblemProps) -> Html {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_export_is_headed_with_what_it_shows_its_steps_and_the_chosen_finding() {
+        assert_eq!(export_heading("The paused worker", None, None), ["The paused worker"]);
+        let crop = Crop { top: 0.0, height: 90.0, title: "Steps 1 to 3 of 9".into() };
+        assert_eq!(
+            export_heading("History: a.jsonl", Some(&crop), Some("Finding: x at step 2: y")),
+            ["History: a.jsonl · Steps 1 to 3 of 9", "Finding: x at step 2: y"]
+        );
+    }
 
     #[test]
     fn the_embed_code_is_an_iframe_and_the_script_that_fits_it() {

@@ -23,7 +23,7 @@ pub fn Transcript(props: &TranscriptProps) -> Html {
     let steps = props.run.len();
     html! {
         <details id="transcript" class="card transcript">
-            <summary>{ format!("Text transcript ({steps} steps)") }</summary>
+            <summary>{ format!("Text transcript ({} {})", count(steps), if steps == 1 { "step" } else { "steps" }) }</summary>
             if steps <= TRANSCRIPT_STEPS {
                 <ol>
                     { for props.run.timeline.iter().map(|r| html! {
@@ -31,8 +31,8 @@ pub fn Transcript(props: &TranscriptProps) -> Html {
                     }) }
                 </ol>
             } else {
-                <p>{ format!("This run has {steps} steps, more than the page lists at once: the event log \
-                    lists every one of them in words as you scroll it.") }</p>
+                <p>{ format!("This run has {} steps, more than the {} the transcript lists: the event log \
+                    lists every one of them in words as you scroll it.", count(steps), count(TRANSCRIPT_STEPS)) }</p>
             }
         </details>
     }

@@ -1,8 +1,8 @@
 //! The shells' effects as named hooks, one concern each: keys, autoplay, the address, the
 //! diagram's pane, keeping the current step in view, recorded histories (a link's, a dropped
 //! file), the saved custom scenario, the quiz's and the course's memory and focus, undo in "You
-//! decide" mode, the playground's flash and focus, the explorer's search and a link's forced
-//! theme. Each starts what it needs when it is needed and stops it when dropped.
+//! decide" mode, the playground's flash and focus, the explorer's search, a link's forced
+//! theme and the document's title. Each starts what it needs when it is needed and stops it when dropped.
 
 mod use_address;
 mod use_autoplay;
@@ -34,6 +34,6 @@ pub use use_keys::use_keys;
 pub use use_learn::{remembered, use_learn};
 pub use use_pane_width::use_pane_width;
 pub use use_search::use_search;
-pub use use_theme::use_theme;
+pub use use_theme::{use_document_title, use_theme};
 pub use use_undo_key::use_undo_key;
 pub use use_window::use_window;

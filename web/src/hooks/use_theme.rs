@@ -1,4 +1,5 @@
-//! A colour scheme forced by the link, on the root element where the style sheet looks for it.
+//! A colour scheme forced by the link, on the root element where the style sheet looks for it,
+//! and the document's title when the view has its own.
 
 use yew::prelude::*;
 
@@ -15,6 +16,22 @@ pub fn use_theme(theme: Option<Theme>) {
                 Some(theme) => root.set_attribute("data-theme", theme.name()),
                 None => root.remove_attribute("data-theme"),
             };
+        }
+    });
+}
+
+/// Sets the document's title to `title`, or back to the page's own when it is `None`.
+#[hook]
+pub fn use_document_title(title: Option<String>) {
+    let document = web_sys::window().and_then(|w| w.document());
+    // The page's own title, as the page loaded with it.
+    let own = use_memo((), {
+        let document = document.clone();
+        move |_| document.map(|d| d.title()).unwrap_or_default()
+    });
+    use_effect_with(title, move |title| {
+        if let Some(document) = document {
+            document.set_title(title.as_deref().unwrap_or(&own));
         }
     });
 }

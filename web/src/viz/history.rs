@@ -5,12 +5,12 @@
 use std::rc::Rc;
 
 use fencelab_core::check::invariant::narrate;
-use fencelab_core::draw::{diagram, Diagram};
+use fencelab_core::draw::{diagram, Diagram, Lane};
 use fencelab_core::{Checker, History, StepRecord, Violation};
 
 use crate::viz::frame::{Frame, ViolationRow};
 use crate::viz::layout::MarkGeom;
-use crate::viz::run::{Track, TrackRef};
+use crate::viz::run::{step_no, Track, TrackRef};
 
 /// What a chosen finding highlights: the entries of its witness (their event marks and
 /// messages, and their rows in the log) and its own violation mark. Other findings' violation
@@ -246,33 +246,48 @@ impl Opened {
         self.track = TrackRef(Rc::new(track));
     }
 
-    /// Whether lane `lane`'s chip is listed under the filter: its label or id contains the
-    /// filter's text, in any case of ASCII letters (lane names are identifiers).
-    pub fn listed(&self, lane: usize) -> bool {
-        let filter = self.lane_filter.trim().to_ascii_lowercase();
-        self.full.lanes.get(lane).is_some_and(|l| {
-            filter.is_empty()
-                || l.label.to_ascii_lowercase().contains(&filter)
-                || l.id.to_ascii_lowercase().contains(&filter)
-        })
+    /// Which lanes' chips the filter lists: only workers are filtered (the authority, the stores
+    /// and the gateway always stay), each by [`filter_lists`].
+    pub fn listed(&self) -> Vec<bool> {
+        let workers: Vec<&str> = self.full.lanes.iter().filter_map(worker_name).collect();
+        self.full
+            .lanes
+            .iter()
+            .map(|l| {
+                worker_name(l).is_none_or(|name| filter_lists(&self.lane_filter, name, &workers))
+            })
+            .collect()
     }
 
-    /// Shows every lane (`true`), or only the lanes the filter lists (`false`). Showing none
-    /// is refused: a diagram needs one lane.
+    /// Shows every lane (`true`), or only the workers the filter lists and the other lanes
+    /// (`false`). Showing no worker is refused.
     pub fn show_lanes(&mut self, all: bool) {
-        let shown: Vec<bool> = (0..self.hidden.len()).map(|i| all || self.listed(i)).collect();
-        if !shown.contains(&true) {
-            self.lane_note = Some("no lane matches the filter, so every lane stays as it was");
+        let listed = self.listed();
+        let workers = self.full.lanes.iter().map(|l| worker_name(l).is_some());
+        if !all && !listed.iter().zip(workers).any(|(l, w)| *l && w) {
+            self.lane_note = Some("no worker matches the filter, so every lane stays as it was");
             return;
         }
         self.lane_note = None;
-        self.hidden = shown.iter().map(|s| !s).collect();
+        self.hidden = listed.iter().map(|l| !all && !l).collect();
         self.redraw();
     }
 
     /// Whether `lane` is the only lane shown, which cannot be hidden.
     pub fn last_shown(&self, lane: usize) -> bool {
         self.hidden.get(lane) == Some(&false) && self.hidden.iter().filter(|h| !**h).count() <= 1
+    }
+
+    /// The chosen finding in words, as the Findings list gives it, for an export's heading.
+    pub fn chosen_finding(&self) -> Option<String> {
+        let f = self.findings.get(self.chosen?)?;
+        Some(format!(
+            "{}: {} at step {}: {}",
+            if f.possible { "Possible finding" } else { "Finding" },
+            f.invariant.to_string().replace('_', " "),
+            crate::viz::words::count(step_no(f.step)),
+            f.detail
+        ))
     }
 
     /// What the chosen finding highlights: its witness (or its own step when it has none) and
@@ -328,6 +343,26 @@ impl Opened {
             ..Frame::default()
         }
     }
+}
+
+/// A worker lane's name (`w1` for `worker:w1`), or `None` for the other lanes.
+fn worker_name(lane: &Lane) -> Option<&str> {
+    lane.id.strip_prefix("worker:")
+}
+
+/// Whether the lane filter `filter` lists the worker `name`, one of `workers`. The filter is
+/// names separated by spaces or commas, in any case: a term equal to a worker's whole name
+/// lists only that worker (`w1` is not `w10`), any other term every name that contains it.
+pub fn filter_lists(filter: &str, name: &str, workers: &[&str]) -> bool {
+    let mut terms = filter.split([' ', ',']).filter(|t| !t.is_empty()).peekable();
+    terms.peek().is_none()
+        || terms.any(|term| {
+            if workers.iter().any(|w| w.eq_ignore_ascii_case(term)) {
+                name.eq_ignore_ascii_case(term)
+            } else {
+                name.to_ascii_lowercase().contains(&term.to_ascii_lowercase())
+            }
+        })
 }
 
 /// `diagram` without the lanes `hidden` marks: their marks and periods, and the messages to or
@@ -471,23 +506,43 @@ mod tests {
     }
 
     #[test]
-    fn the_filter_shows_only_the_lanes_it_lists_and_all_brings_them_back() {
+    fn the_filter_shows_only_the_workers_it_lists_and_all_brings_them_back() {
         let text = recorded("paused-worker", "broken");
         let mut opened = Opened::new("p".into(), Origin::File, read_history("p", &text).unwrap());
         let lanes = opened.full.lanes.len();
-        opened.lane_filter = "WORKER".into();
-        let listed: Vec<usize> = (0..lanes).filter(|&i| opened.listed(i)).collect();
-        assert!(!listed.is_empty() && listed.len() < lanes);
+        let workers: Vec<usize> =
+            (0..lanes).filter(|&i| worker_name(&opened.full.lanes[i]).is_some()).collect();
+        assert!(workers.len() >= 2);
+        let first = worker_name(&opened.full.lanes[workers[0]]).unwrap().to_ascii_uppercase();
+        opened.lane_filter = first;
+        let listed = opened.listed();
+        assert_eq!(listed.iter().filter(|l| **l).count(), lanes - workers.len() + 1);
         opened.show_lanes(false);
-        assert_eq!(opened.track.diagram.lanes.len(), listed.len());
-        assert!(opened.track.diagram.lanes.iter().all(|l| l.id.starts_with("worker:")));
+        let shown = &opened.track.diagram.lanes;
+        assert_eq!(shown.len(), lanes - workers.len() + 1);
+        assert!(shown.iter().any(|l| l.id == "authority" || !l.id.starts_with("worker:")));
         opened.lane_filter = "no such lane".into();
         opened.show_lanes(false);
         assert!(opened.lane_note.is_some());
-        assert_eq!(opened.track.diagram.lanes.len(), listed.len(), "nothing changed");
+        assert_eq!(opened.track.diagram.lanes.len(), lanes - workers.len() + 1, "nothing changed");
         opened.show_lanes(true);
         assert_eq!(opened.track.diagram, opened.full);
         assert!(opened.lane_note.is_none());
+    }
+
+    #[test]
+    fn a_whole_name_lists_only_its_worker_and_part_of_one_every_worker_containing_it() {
+        let workers = ["w1", "w10", "w11", "w2", "w21"];
+        let lists = |filter: &str| -> Vec<&str> {
+            workers.iter().copied().filter(|w| filter_lists(filter, w, &workers)).collect()
+        };
+        assert_eq!(lists(""), workers);
+        assert_eq!(lists("  "), workers);
+        assert_eq!(lists("w1"), ["w1"]);
+        assert_eq!(lists("W1, w2"), ["w1", "w2"]);
+        assert_eq!(lists("1"), ["w1", "w10", "w11", "w21"]);
+        assert_eq!(lists("w1 21"), ["w1", "w21"]);
+        assert!(lists("w3").is_empty());
     }
 
     #[test]
@@ -495,7 +550,11 @@ mod tests {
         let text = recorded("paused-worker", "broken");
         let mut opened = Opened::new("p".into(), Origin::File, read_history("p", &text).unwrap());
         assert!(opened.highlight().is_empty());
+        assert_eq!(opened.chosen_finding(), None);
         opened.chosen = Some(0);
+        let named = opened.chosen_finding().unwrap();
+        assert!(named.starts_with("Finding: stale write accepted at step "), "{named}");
+        assert!(named.ends_with(&opened.findings[0].detail), "{named}");
         let finding = opened.findings[0].clone();
         let lit = opened.highlight().steps;
         if finding.witness.is_empty() {

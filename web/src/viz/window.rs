@@ -189,12 +189,19 @@ pub struct Crop {
 
 /// The crop of a diagram `content` pixels tall whose steps sit on `rows` (their centres, in
 /// order) for the band `(from, to)` drawn after `position` steps: what an export of a long run
-/// holds. Steps after the position are not drawn yet, so the title counts only those played.
+/// holds. Steps after the position are not drawn yet, so the title counts only those played
+/// and the crop stops below them.
 pub fn export_crop(rows: &[f64], (from, to): (f64, f64), position: usize, content: f64) -> Crop {
     let top = from.clamp(0.0, content);
     let bottom = to.clamp(top, content);
     let first = rows.partition_point(|y| *y < top);
     let last = rows.partition_point(|y| *y <= bottom).min(position);
+    // Steps not played are not drawn: the crop ends a row below the last one played, so it
+    // holds no empty band.
+    let bottom = match last.checked_sub(1).and_then(|i| rows.get(i)).filter(|_| last > first) {
+        Some(row) => bottom.min(row + ROW),
+        None => bottom.min(top + ROW),
+    };
     let title = if last > first {
         format!("Steps {} to {} of {}", count(first + 1), count(last), count(rows.len()))
     } else {
@@ -302,14 +309,18 @@ mod tests {
         // Only the steps played count.
         let crop = export_crop(&rows, (1_500_000.0, 1_501_200.0), 50_010, content);
         assert_eq!(crop.title, "Steps 50,001 to 50,010 of 100,000");
+        // It stops a row below the last step played: no blank band below.
+        assert_eq!(crop.top + crop.height, rows[50_009] + ROW);
         let crop = export_crop(&rows, (1_500_000.0, 1_501_200.0), 10, content);
         assert!(crop.title.starts_with("No steps of 100,000 played"), "{}", crop.title);
+        assert_eq!(crop.height, ROW);
         // Never past either end of the diagram.
         let crop = export_crop(&rows, (-150.0, 1_050.0), 100_000, content);
         assert_eq!((crop.top, crop.height), (0.0, 1_050.0));
         assert_eq!(crop.title, "Steps 1 to 35 of 100,000");
         let crop = export_crop(&rows, (content - 300.0, content + 900.0), 100_000, content);
-        assert_eq!(crop.top + crop.height, content);
+        assert_eq!(crop.top + crop.height, rows[99_999] + ROW);
+        assert!(crop.top + crop.height < content);
         assert!(crop.title.ends_with("to 100,000 of 100,000"), "{}", crop.title);
     }
 }

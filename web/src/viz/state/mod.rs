@@ -289,6 +289,24 @@ impl Viz {
             (None, None) => self.run.scenario.title.clone(),
         }
     }
+
+    /// The title an embed's frame is named by: the shown title, with a history's file named
+    /// without its folders (a relative address means nothing on another page).
+    pub fn embed_title(&self) -> String {
+        match (&self.title, &self.opened) {
+            (None, Some(opened)) => {
+                format!("History: {}", opened.name.rsplit('/').next().unwrap_or_default())
+            }
+            _ => self.title(),
+        }
+    }
+
+    /// The document's title when the view has a title of its own (a link's or a history's):
+    /// `<title> · Fencelab`; a story keeps the page's title.
+    pub fn document_title(&self) -> Option<String> {
+        (self.title.is_some() || self.opened.is_some())
+            .then(|| format!("{} · Fencelab", self.title()))
+    }
 }
 
 impl Reducible for Viz {

@@ -569,3 +569,24 @@ fn a_link_step_past_the_end_is_named_not_silently_clamped() {
         "{note}"
     );
 }
+
+#[test]
+fn the_document_and_an_embed_are_named_after_the_shown_title() {
+    let story = Viz::new();
+    assert_eq!(story.document_title(), None, "a story keeps the page's own title");
+    assert_eq!(story.embed_title(), story.run.scenario.title);
+    let text = recorded("paused-worker", "broken");
+    let link = |address: &str| Origin::Link(address.into());
+    let plain = apply(
+        Rc::new(Viz::open("history=../runs/p.jsonl")),
+        [Action::OpenHistory("../runs/p.jsonl".into(), text.clone(), link("../runs/p.jsonl"))],
+    );
+    assert_eq!(plain.document_title().as_deref(), Some("History: ../runs/p.jsonl · Fencelab"));
+    assert_eq!(plain.embed_title(), "History: p.jsonl");
+    let titled = apply(
+        Rc::new(Viz::open("history=../runs/p.jsonl&title=Our%20outage")),
+        [Action::OpenHistory("../runs/p.jsonl".into(), text, link("../runs/p.jsonl"))],
+    );
+    assert_eq!(titled.document_title().as_deref(), Some("Our outage · Fencelab"));
+    assert_eq!(titled.embed_title(), "Our outage");
+}
