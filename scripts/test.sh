@@ -35,7 +35,7 @@ section "the example book (scripts/book.sh: mdbook with mdbook-fencelab)"
 bash scripts/book.sh dist-book
 
 section "release transfer size (scripts/size.sh)"
-# The page must stay within its budget (515 KB gzipped); an overrun fails the run after the
+# The page must stay within its budget (520 KB gzipped); an overrun fails the run after the
 # browser tests have run too.
 size_ok=1
 bash scripts/size.sh || size_ok=0
