@@ -143,8 +143,11 @@ test('changing attributes switches the story, the variant and the theme', async 
   assert.match(await frame.locator('#story-title').textContent(), /longer lease/i);
   assert.match(await frame.locator('#scrubber').getAttribute('aria-valuetext'), /^step 0 of /);
   assert.equal(await frame.evaluate(() => document.documentElement.dataset.theme), 'dark');
-  // The frame shows the state the last of the attributes describe.
-  assert.match(await frame.evaluate(() => location.hash), /^#scenario=longer-lease&variant=[^&]+&embed=controls,caption&theme=dark$/);
+  // The frame shows the state the last of the attributes describe. The page writes its own
+  // address at most every 250 ms, so wait for it rather than read it at once.
+  const whole = /^#scenario=longer-lease&variant=[^&]+&embed=controls,caption&theme=dark$/;
+  await frame.waitForFunction((source) => new RegExp(source).test(location.hash), whole.source, { timeout: 5_000 }).catch(() => {});
+  assert.match(await frame.evaluate(() => location.hash), whole);
   await fitted(page, 'one');
   assert.deepEqual(problems, []);
   await page.close();
