@@ -35,6 +35,8 @@ const HISTORIES = `<!doctype html>
 <h1>Notes with a recorded run</h1>
 <fencelab-player id="titled" history="runs/paused-broken.jsonl" title="Our outage, replayed" step="3"></fencelab-player>
 <fencelab-player id="plain" history="/notes/runs/paused-broken.jsonl" parts="diagram"></fencelab-player>
+<fencelab-player id="copied" src="../fencelab/index.html#history=../notes/runs/paused-broken.jsonl&amp;step=2"></fencelab-player>
+<fencelab-player id="bare"></fencelab-player>
 </main>
 <script src="../fencelab/fencelab-player.js"></script>
 </body>
@@ -165,9 +167,19 @@ test('a player shows a recorded history under its own title, named after it', as
   assert.match(await plain.frame.evaluate(() => location.hash), /^#history=\.\.\/notes\/runs\/paused-broken\.jsonl&embed=diagram$/);
   await titled.frame.locator('#story-title').filter({ hasText: 'Our outage, replayed' }).waitFor({ timeout: 10_000 });
   assert.match(await titled.frame.locator('#scrubber').getAttribute('aria-valuetext'), /^step 3 of /);
-  for (const frame of [titled.frame, plain.frame]) {
-    assert.doesNotMatch(await frame.locator('body').innerText(), /there is no built-in scenario|null/);
+  // A view copied from the page into `src` is kept; a player that names nothing says so, in
+  // its frame's name and inside the frame.
+  const copied = await fitted(page, 'copied');
+  assert.match(await copied.frame.evaluate(() => location.hash), /^#history=\.\.\/notes\/runs\/paused-broken\.jsonl&step=2&embed=controls,caption$/);
+  assert.equal(await copied.iframe.getAttribute('title'), 'Fencelab: paused-broken.jsonl');
+  for (const frame of [titled.frame, plain.frame, copied.frame]) {
+    assert.doesNotMatch(await frame.locator('body').innerText(), /there is no built-in scenario|could not be opened|null/);
   }
+  const bare = page.locator('#bare iframe');
+  await bare.scrollIntoViewIfNeeded();
+  assert.equal(await bare.getAttribute('title'), 'Fencelab: no story chosen');
+  const inside = await (await bare.elementHandle()).contentFrame();
+  await inside.locator('#link-error').filter({ hasText: 'the link names no scenario' }).waitFor({ timeout: 20_000 });
   assert.deepEqual(problems, []);
   await page.close();
 });

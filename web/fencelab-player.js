@@ -69,17 +69,21 @@
       });
     }
 
-    fragment(page) {
+    // `own` is the fragment `src` came with: a view the author copied from the page, kept
+    // when no attribute names another.
+    fragment(page, own) {
       const get = (name) => this.getAttribute(name);
       const parts = [];
       if (get('history')) parts.push(`history=${escape(relative(new URL(get('history'), document.baseURI), page))}`);
       else if (get('scenario')) parts.push(`custom=${custom(get('scenario'))}`);
-      else {
-        parts.push(`scenario=${get('story') ?? ''}`);
+      else if (get('story')) {
+        parts.push(`scenario=${get('story')}`);
         if (get('variant')) parts.push(`variant=${get('variant')}`);
-      }
-      if (get('step')) parts.push(`step=${get('step')}`);
-      parts.push(`embed=${get('parts') ?? 'controls,caption'}`.replace(/=$/, '=diagram'));
+      } else if (own) parts.push(own);
+      // With neither, the page says inside the frame that the link names no scenario.
+      const has = (name) => new RegExp(`(^|&)${name}=`).test(parts.join('&'));
+      if (get('step') && !has('step')) parts.push(`step=${get('step')}`);
+      if (!has('embed')) parts.push(`embed=${get('parts') ?? 'controls,caption'}`.replace(/=$/, '=diagram'));
       if (get('theme')) parts.push(`theme=${get('theme')}`);
       if (get('title')) parts.push(`title=${escape(get('title'))}`);
       return parts.join('&');
@@ -88,7 +92,7 @@
     update() {
       const get = (name) => this.getAttribute(name);
       const page = new URL(get('src') || beside, document.baseURI);
-      page.hash = this.fragment(page);
+      page.hash = this.fragment(page, page.hash.slice(1));
       this.frame.title = get('label') || `Fencelab: ${this.name()}`;
       // Until the page reports its height: the author's hint, or one that fits the default parts.
       if (!this.fitted) this.frame.style.height = `${Number(get('height')) || 640}px`;
@@ -105,7 +109,10 @@
       if (get('title')) return get('title');
       if (get('history')) return `history ${get('history').split(/[?#]/)[0].split('/').pop()}`;
       if (get('scenario')) return 'a scenario';
-      if (!get('story')) return 'the first story';
+      const own = new URL(get('src') || beside, document.baseURI).hash;
+      const linked = own.match(/[#&](?:history|scenario)=([^&]*)/);
+      if (!get('story') && linked) return decodeURIComponent(linked[1]).split('/').pop();
+      if (!get('story')) return 'no story chosen';
       return `${get('story')}${get('variant') ? ` (${get('variant')})` : ''}`;
     }
 
