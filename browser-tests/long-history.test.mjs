@@ -563,6 +563,7 @@ test("choosing a finding shows its lanes: the diagram's lane headers below the p
     }));
     return {
       player: rect(document.querySelector('.player')).bottom,
+      findings: rect(document.querySelector('[data-testid="findings-panel"] h3')).top,
       heads: rect(document.querySelector('[data-testid="diagram"] .lane-heads')),
       box: { left: box.left, right: box.right, top: box.top },
       shown: heads.filter((h) => h.left >= box.left - 1 && h.right <= box.right + 1).map((h) => h.lane),
@@ -570,8 +571,10 @@ test("choosing a finding shows its lanes: the diagram's lane headers below the p
       wide: document.querySelector('[data-testid="diagram"]').scrollWidth,
     };
   });
-  // The lane headers show below the sticky player, not under it.
+  // The lane headers and the findings' heading show below the sticky player, not under it,
+  // however many lines the finding's caption takes.
   assert.ok(seen.heads.top >= seen.player, `lane headers at ${seen.heads.top}, the player ends at ${seen.player}`);
+  assert.ok(seen.findings >= seen.player, `the findings' heading at ${seen.findings}, the player ends at ${seen.player}`);
   // The workers the finding names (the writers) are in view, not the lanes at the far right.
   const writers = [...new Set((await finding.textContent()).match(/\bw\d+\b/g))];
   assert.ok(writers.length > 0, await finding.textContent());

@@ -87,6 +87,20 @@ pub fn watch_size(mut changed: impl FnMut(u32) + 'static) -> Option<SizeWatch> {
     Some(SizeWatch { observer, _changed: changed })
 }
 
+/// Sets the page's `--player-h` style property to the player's height (CSS pixels, rounded up).
+pub fn note_player_height() {
+    let Some(document) = document() else { return };
+    let (Ok(Some(player)), Some(root)) =
+        (document.query_selector(".player"), document.document_element())
+    else {
+        return;
+    };
+    let height = player.get_bounding_client_rect().height().ceil();
+    if let Ok(root) = root.dyn_into::<web_sys::HtmlElement>() {
+        let _ = root.style().set_property("--player-h", &format!("{height}px"));
+    }
+}
+
 /// Tells the page that embeds this one how tall its content is:
 /// `{type: "fencelab:height", height}`. The copied embed code carries the few lines of script
 /// that size the iframe from it. Any origin may read it: a height is no secret, and the
