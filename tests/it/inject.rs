@@ -408,3 +408,30 @@ fn the_explorer_plays_injected_faults_in_every_schedule() {
     let verdict = engine.run().unwrap();
     assert!(verdict.violations.iter().any(|v| v.invariant == violation.invariant));
 }
+
+#[test]
+fn nothing_is_offered_once_the_run_has_ended() {
+    let scenario = library::scenario("paused-worker", Some("fenced")).unwrap();
+    let mut engine = Engine::new(scenario).unwrap();
+    assert!(!engine.possible_faults().is_empty());
+    engine.run().unwrap();
+    assert!(engine.is_finished());
+    assert_eq!(engine.possible_faults(), Vec::<Fault>::new(), "inject would refuse every one");
+    assert!(engine.inject(Fault::RestartAuthority).is_err());
+}
+
+#[test]
+fn a_clock_jump_past_the_limit_is_refused_with_its_sign() {
+    let scenario = library::scenario("paused-worker", Some("fenced")).unwrap();
+    let mut engine = Engine::new(scenario).unwrap();
+    let error = engine
+        .inject(Fault::SkewClock { worker: "A".into(), by: -10_000_000_000_000 })
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains(
+            "injected[0].fault.skew_clock.by: a jump of -10000000000000 ticks is beyond the limit"
+        ),
+        "{error}"
+    );
+}

@@ -364,7 +364,12 @@ fn validate_fault(
                     "must not be 0 (a clock that does not move is no fault)",
                 ));
             }
-            check_ticks(&format!("{here}.by"), by.unsigned_abs())
+            if by.unsigned_abs() > MAX_TICKS {
+                let problem =
+                    format!("a jump of {by} ticks is beyond the limit of {MAX_TICKS} either way");
+                return Err(ScenarioError::new(format!("{here}.by"), problem));
+            }
+            Ok(())
         }
     }
 }

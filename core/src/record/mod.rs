@@ -312,7 +312,9 @@ impl Engine {
     }
 
     /// Goes back to just after step `n` and forgets everything after it, the faults injected
-    /// after it included, so that the next step can go another way: a reader's undo.
+    /// after it included, so that the next step can go another way: a reader's undo. Like
+    /// [`Engine::seek`], it plays on to step `n` if the engine is not that far yet, so a front
+    /// that keeps an engine as a cache can branch at any step.
     pub fn rewind(&mut self, n: usize) -> Result<(), EngineError> {
         self.seek(n)?;
         let position = self.state.position;

@@ -110,6 +110,10 @@ impl Simulator {
     /// long after it ended. A front may change the sizes. Pauses, delays and clock jumps are
     /// offered for workers that have not stopped; losing a message, for each one in flight.
     pub fn possible_faults(&self, state: &SimState) -> Vec<Fault> {
+        // A run that has ended takes no more steps, so nothing can be injected into it.
+        if state.finished {
+            return Vec::new();
+        }
         let ticks = self.scenario.authority.ttl + 1;
         let slower = -i64::try_from(ticks).unwrap_or(i64::MAX);
         let live = state
