@@ -474,9 +474,7 @@ impl Builder {
                 );
             }
             Event::MessageLost { worker, message } => {
-                if let Some(arrow) =
-                    self.diagram.arrows.iter_mut().rev().find(|a| a.message == *message)
-                {
+                if let Some(arrow) = self.arrow(*message) {
                     arrow.lost_step = Some(step);
                 }
                 let label = format!("message {message} lost");
@@ -551,9 +549,14 @@ impl Builder {
     }
 
     fn arrived(&mut self, message: u64, step: usize) {
-        if let Some(arrow) = self.diagram.arrows.iter_mut().rev().find(|a| a.message == message) {
+        if let Some(arrow) = self.arrow(message) {
             arrow.arrived_step = Some(step);
         }
+    }
+
+    /// The arrow that carries `message`, searched from the latest, where arrivals usually are.
+    fn arrow(&mut self, message: u64) -> Option<&mut Arrow> {
+        self.diagram.arrows.iter_mut().rev().find(|a| a.message == message)
     }
 }
 
