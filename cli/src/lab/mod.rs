@@ -2,7 +2,7 @@
 //! database, recorded as a history and judged by the checker.
 //!
 //! The lab starts a store (a SQLite file in a temporary folder, or a throwaway PostgreSQL
-//! server), serves the core's [`LeaseAuthority`] (one tick is a millisecond since the lab
+//! server), serves the core's [`LeaseAuthority`] (one tick is a millisecond since the workers
 //! started) and runs two or more workers, each a child process of the same binary (the hidden
 //! `fencelab lab-worker`). Every worker runs the same script with the same bug: acquire the
 //! lease on `ledger`, write, renew, check the lease against its own clock, then write again
@@ -386,6 +386,9 @@ impl Lab {
 
     /// Starts every worker process; each waits for `start`.
     fn spawn(&mut self, target: &str, tx: &Sender<Input>) -> Result<(), LabError> {
+        // Tick 0 is now, once the store is ready, so the timeline leaves its start-up out.
+        self.start_ns = protocol::wall_ns();
+        self.recorder.start_ns = self.start_ns;
         let exe = std::env::current_exe()
             .map_err(|source| LabError::Spawn { name: "A".into(), source })?;
         for (index, name) in self.recorder.setup.workers.clone().into_iter().enumerate() {
@@ -648,7 +651,7 @@ impl Lab {
     /// The story in a few lines and its figures: the pause, the lease TTL, and the time from
     /// A's resumption to the store's answer to its stale write.
     fn print_timeline(&self, history: &History) {
-        say!("\ntimeline (t = milliseconds since the lab started):");
+        say!("\ntimeline (t = milliseconds since the workers started):");
         let mut resumed_ns = None;
         let mut late = None;
         for entry in &history.entries {
