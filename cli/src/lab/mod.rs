@@ -19,7 +19,8 @@
 //! output, the lab writes [`ToWorker`] lines on the worker's standard input. Standard error is
 //! the worker's own, for diagnostics.
 //!
-//! 1. The worker connects to the store, then waits for `"start"`.
+//! 1. The worker connects to the store, reports `ready` and waits for `"start"`. The lab starts
+//!    A once every worker is ready, so no worker is still connecting when A is frozen.
 //! 2. Every question to the built-in authority is an `{"ask": ...}` line (`"acquire"`,
 //!    `{"renew": {"generation": G}}`, `{"release": {"generation": G}}`), answered by one
 //!    `{"answer": ...}` line (`granted` with the generation and the tick the lease ends, `busy`
@@ -298,6 +299,7 @@ struct Worker {
     name: String,
     child: Child,
     stdin: ChildStdin,
+    ready: bool,
     finished: bool,
 }
 
@@ -424,7 +426,7 @@ impl Lab {
                 }
                 let _ = tx.send(Input::Closed(index));
             });
-            self.workers.push(Worker { name, child, stdin, finished: false });
+            self.workers.push(Worker { name, child, stdin, ready: false, finished: false });
         }
         Ok(())
     }
@@ -446,7 +448,6 @@ impl Lab {
     /// The loop: answers the workers, records what they report, freezes and resumes A, until
     /// every worker has finished.
     fn run(&mut self, rx: &Receiver<Input>) -> Result<(), LabError> {
-        self.workers[0].send(&ToWorker::Start)?;
         let mut heard = Instant::now();
         let stall = STALL + Duration::from_millis(self.args.pause_ms);
         while !self.workers.iter().all(|w| w.finished) {
@@ -566,6 +567,13 @@ impl Lab {
             }
             Report::Finished { .. } => {
                 self.workers[index].finished = true;
+            }
+            Report::Ready => {
+                self.workers[index].ready = true;
+                if self.workers.iter().all(|w| w.ready) {
+                    self.workers[0].send(&ToWorker::Start)?;
+                }
+                return Ok(());
             }
             _ => {}
         }
@@ -898,7 +906,7 @@ impl Recorder {
                 }
             }
             Report::Finished { stopped: false } => Event::WorkerFinished { worker: name },
-            Report::Finished { stopped: true } | Report::Failed { .. } => return,
+            Report::Ready | Report::Finished { stopped: true } | Report::Failed { .. } => return,
         };
         self.push(wall_ns, event);
     }

@@ -73,6 +73,8 @@ pub enum Answer {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Report {
+    /// The worker has connected to the store and waits for [`ToWorker::Start`].
+    Ready,
     /// An authority the lab does not serve granted a lease.
     Granted {
         /// The fencing token.

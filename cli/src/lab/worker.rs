@@ -95,6 +95,7 @@ impl Worker {
     /// The script: acquire, write, renew, check the lease, wait for the lab, write again
     /// without checking, renew (and stop if that is refused), release.
     fn run(&mut self) -> Result<(), String> {
+        report(Report::Ready)?;
         wait_for(ToWorker::Start)?;
         let held = self.acquire()?;
         self.write(&held)?;
