@@ -60,7 +60,7 @@ use fencelab_core::{
 };
 use protocol::{Answer, Ask, Report, ToLab, ToWorker};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::num::NonZeroU64;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -236,6 +236,9 @@ pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from(format!("lab-{}-{}.jsonl", args.store.name(), args.mode()))
     });
+    // Created now, so a history that cannot be written is refused before anything starts.
+    let mut file = std::fs::File::create(&out)
+        .map_err(|e| BadInput(format!("cannot write the history to {}: {e}", out.display())))?;
     let (tx, rx) = mpsc::channel();
     let interrupt = tx.clone();
     ctrlc::set_handler(move || {
@@ -263,12 +266,14 @@ pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
         result
     });
     lab.stop_workers();
+    let result = result.and_then(|()| Ok(lab.recorder.history(None).validate()?));
     let history = lab.recorder.history(result.as_ref().err().map(ToString::to_string));
-    let written = std::fs::write(&out, history.to_jsonl())
-        .map_err(|e| BadInput(format!("cannot write the history to {}: {e}", out.display())));
-    if let Err(error) = result.and_then(|()| history.validate().map_err(LabError::from)) {
+    if let Err(e) = file.write_all(history.to_jsonl().as_bytes()) {
+        eprintln!("error: cannot write the history to {}: {e}", out.display());
+        return Ok(ExitCode::from(LAB_FAILED));
+    }
+    if let Err(error) = result {
         eprintln!("error: {error}");
-        written?;
         say!(
             "history (incomplete): {} ({} events up to the failure)",
             out.display(),
@@ -276,7 +281,6 @@ pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
         );
         return Ok(ExitCode::from(error.exit_code()));
     }
-    written?;
     lab.print_timeline(&history);
     say!("history: {} ({} events)", out.display(), history.entries.len());
     say!("audit (as `fencelab audit {}`):", out.display());
@@ -519,13 +523,13 @@ impl Lab {
                     let (generation, valid_until) = (lease.generation, lease.valid_until);
                     (
                         Answer::Granted { generation, valid_until },
-                        Report::Granted { generation, valid_until },
+                        Some(Report::Granted { generation, valid_until }),
                     )
                 }
                 Err(LeaseError::Held { holder, valid_until, .. }) => {
                     let holder = holder.to_string();
                     let retry_in_ms = valid_until.0.saturating_sub(now.0).max(1);
-                    let report = Report::Busy { holder: holder.clone(), valid_until };
+                    let report = Some(Report::Busy { holder: holder.clone(), valid_until });
                     (Answer::Busy { holder, valid_until, retry_in_ms }, report)
                 }
                 Err(error) => return Err(error.into()),
@@ -536,26 +540,29 @@ impl Lab {
                         let valid_until = lease.valid_until;
                         (
                             Answer::Granted { generation, valid_until },
-                            Report::Renewed { generation, valid_until },
+                            Some(Report::Renewed { generation, valid_until }),
                         )
                     }
                     Err(error) => {
                         let reason = error.to_string();
-                        (Answer::Refused { reason: reason.clone() }, Report::RenewFailed { reason })
+                        (
+                            Answer::Refused { reason: reason.clone() },
+                            Some(Report::RenewFailed { reason }),
+                        )
                     }
                 }
             }
             Ask::Release { generation } => {
                 match self.authority.release(&self.resource, &worker, generation) {
-                    Ok(_) => (Answer::Released, Report::Released { generation }),
-                    Err(error) => {
-                        let reason = error.to_string();
-                        (Answer::Refused { reason: reason.clone() }, Report::RenewFailed { reason })
-                    }
+                    Ok(_) => (Answer::Released, Some(Report::Released { generation })),
+                    // A release the authority refuses changes nothing, so nothing is recorded.
+                    Err(error) => (Answer::Refused { reason: error.to_string() }, None),
                 }
             }
         };
-        self.recorder.report(&name, now_ns, report);
+        if let Some(report) = report {
+            self.recorder.report(&name, now_ns, report);
+        }
         self.workers[index].send(&ToWorker::Answer(answer))
     }
 
@@ -615,9 +622,10 @@ impl Lab {
         let now_ns = self.now_ns();
         say!("froze A (pid {}) with SIGSTOP at t={} ms", a.pid(), self.tick(now_ns).0);
         self.freeze = Some(Freeze { stopped, resumed: None });
-        let believes = self.recorder.held_by("A");
+        let name = a.name.clone();
+        let believes = self.recorder.held_by(&name);
         let event = Event::Paused {
-            worker: "A".into(),
+            worker: name,
             ticks: self.args.pause_ms,
             reason: PauseReason::Descheduled,
             believes,
@@ -643,10 +651,12 @@ impl Lab {
             self.tick(now_ns).0,
             (resumed - stopped).as_millis()
         );
-        let believes = self.recorder.held_by("A");
-        let still_owner = believes.is_some_and(|g| self.recorder.owner(now_ns) == Some(("A", g)));
+        let name = self.workers[0].name.clone();
+        let believes = self.recorder.held_by(&name);
+        let still_owner =
+            believes.is_some_and(|g| self.recorder.owner(now_ns) == Some((name.as_str(), g)));
         let event = Event::Resumed {
-            worker: "A".into(),
+            worker: name,
             believes,
             resource: believes.map(|_| RESOURCE.into()),
             still_owner,
