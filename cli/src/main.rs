@@ -302,11 +302,9 @@ pub(crate) fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInp
             Ok(scenario) => Ok(scenario),
             // A run file exported by the page replays as its scenario, which carries the run's
             // schedule and injected faults; importing it checks it still replays as recorded.
-            Err(_) if text.contains("\"fencelab-run/") => {
-                fencelab_core::record::export::RunExport::import(&text)
-                    .map(|(export, _)| export.scenario)
-                    .map_err(|e| BadInput(format!("{what}: {e}")))
-            }
+            Err(_) if is_run_file(&text) => fencelab_core::record::export::RunExport::import(&text)
+                .map(|(export, _)| export.scenario)
+                .map_err(|e| BadInput(format!("{what}: {e}"))),
             Err(e) => Err(BadInput(format!("{what}: {e}"))),
         };
     }
@@ -327,6 +325,15 @@ pub(crate) fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInp
             )),
         }
     })
+}
+
+/// Whether `text` looks like an exported run (its format tag, or a scenario beside steps) rather
+/// than a scenario, so that its errors are a run file's.
+fn is_run_file(text: &str) -> bool {
+    text.contains("\"fencelab-run/")
+        || serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| {
+            v.get("scenario").is_some_and(|s| s.is_object()) && v.get("steps").is_some()
+        })
 }
 
 /// The process's peak resident memory, as Linux reports it; `None` elsewhere.
@@ -377,6 +384,9 @@ fn run(
     {
         eprintln!("warning: {label}: {problem}; the page skips this checkpoint");
     }
+    for warning in run_warnings(&history) {
+        eprintln!("warning: {label}: {warning}");
+    }
     match format {
         Format::Text => print_text(&engine, &verdict),
         Format::Json => {
@@ -393,6 +403,32 @@ fn run(
         Format::Jsonl => say!("{}", engine.history().to_jsonl().trim_end()),
     }
     Ok(if verdict.met { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// What a run did that its author probably did not mean: a message loss that found nothing on
+/// its way, and workers the run ended without (waiting forever, say, for a grant that was lost).
+fn run_warnings(history: &fencelab_core::History) -> Vec<String> {
+    use fencelab_core::Event;
+    let mut warnings = Vec::new();
+    let mut done = std::collections::BTreeSet::new();
+    for (step, entry) in history.entries.iter().enumerate() {
+        match &entry.event {
+            Event::LossIgnored { message } => warnings.push(format!(
+                "step {}: message {message} was to be lost, but it was not on its way (it had arrived, or was not sent yet), so the loss changed nothing",
+                step + 1
+            )),
+            Event::WorkerFinished { worker } | Event::WorkerStopped { worker, .. } => {
+                done.insert(worker.as_str());
+            }
+            _ => {}
+        }
+    }
+    for worker in history.setup.workers.iter().filter(|w| !done.contains(w.as_str())) {
+        warnings.push(format!(
+            "{worker} never finished: the run ended while {worker} was still waiting (for a grant that was lost, or a lease that never came free), so nothing it had left to do was judged"
+        ));
+    }
+    warnings
 }
 
 /// What cut a search short, with its limit, and the option that moves it.

@@ -529,3 +529,68 @@ fn audit_judges_every_file_even_when_one_cannot_be_read_and_keeps_witnesses_of_s
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_run_file_without_its_format_and_pretty_json_given_to_audit_are_named_for_what_they_are() {
+    let dir = std::env::temp_dir().join(format!("fencelab-run-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let mut engine = fencelab_core::Engine::new(
+        fencelab_core::stories::library::scenario("paused-worker", Some("fenced")).unwrap(),
+    )
+    .unwrap();
+    engine.run().unwrap();
+    let mut run: serde_json::Value =
+        serde_json::from_str(&fencelab_core::record::export::RunExport::capture(&engine).to_json())
+            .unwrap();
+    run.as_object_mut().unwrap().remove("format");
+    let file = dir.join("edited.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&run).unwrap()).unwrap();
+    let out = fencelab(&["run", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("not a Fencelab run: the \"format\" field is missing"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A history is JSON Lines; a pretty-printed scenario handed to `audit` is named as such.
+    let out = fencelab(&["audit", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = stderr(&out);
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(said.contains("looks like JSON spread over several lines"), "{said}");
+}
+
+#[test]
+fn run_warns_when_a_loss_finds_nothing_and_when_a_worker_never_finishes() {
+    use fencelab_core::{Engine, Event, Fault};
+    let scenario =
+        fencelab_core::stories::library::scenario("paused-worker", Some("fenced")).unwrap();
+    let mut engine = Engine::new(scenario).unwrap();
+    // Lose A's first grant on its way: A waits for it forever.
+    let grant = loop {
+        let record = engine.step().unwrap().expect("the run grants a lease").clone();
+        if let Event::LeaseGranted { worker, .. } = &record.event {
+            if worker == "A" {
+                break engine.possible_faults().into_iter().find_map(|f| match f {
+                    Fault::LoseMessage { message } => Some(message),
+                    _ => None,
+                });
+            }
+        }
+    }
+    .expect("the grant is on its way");
+    engine.inject(Fault::LoseMessage { message: grant }).unwrap();
+    engine.inject(Fault::LoseMessage { message: 9_999 }).unwrap();
+    engine.run().unwrap();
+    let mut scenario = engine.scenario().clone();
+    scenario.schedule = engine.schedule_so_far();
+    let file =
+        std::env::temp_dir().join(format!("fencelab-lost-grant-{}.json", std::process::id()));
+    std::fs::write(&file, scenario.to_json()).unwrap();
+    let out = fencelab(&["run", file.to_str().unwrap()]);
+    std::fs::remove_file(&file).ok();
+    let said = stderr(&out);
+    assert!(said.contains("message 9999 was to be lost, but it was not on its way"), "{said}");
+    assert!(said.contains("warning: ") && said.contains("A never finished"), "{said}");
+}

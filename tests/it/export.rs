@@ -88,7 +88,22 @@ fn a_tampered_or_foreign_file_is_refused_with_a_reason() {
         Err(RunError::Format(_))
     ));
 
+    // An edited verdict, an unknown field and a position past the end are each named.
+    let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    value["verdict"]["met"] = (!value["verdict"]["met"].as_bool().unwrap()).into();
+    assert_eq!(RunExport::import(&value.to_string()).unwrap_err(), RunError::VerdictDiffers);
+    let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    value["comment"] = "mine".into();
+    let err = RunExport::import(&value.to_string()).unwrap_err().to_string();
+    assert!(err.starts_with("not a Fencelab run: unknown field \"comment\""), "{err}");
+    let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let steps = value["steps"].as_array().unwrap().len();
+    value["position"] = (steps + 5).into();
+    let err = RunExport::import(&value.to_string()).unwrap_err().to_string();
+    assert!(err.contains(&format!("past the end of the run (it has {steps} steps)")), "{err}");
+
     // The scenario inside an export has the same size limit as a scenario file.
+    let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
     value["scenario"]["authority"]["ttl"] = 10.into();
     value["scenario"]["intro"] =
         "x".repeat(fencelab_core::format::validate::MAX_SCENARIO_BYTES).into();

@@ -173,7 +173,11 @@ fn a_message_no_longer_in_flight_is_not_lost_and_the_run_says_so() {
     engine.rewind(delivered.1 + 1).unwrap();
     let record = engine.inject(Fault::LoseMessage { message: delivered.0 }).unwrap().clone();
     assert_eq!(record.event, Event::LossIgnored { message: delivered.0 });
-    assert!(record.caption.contains("not on its way any more"), "{}", record.caption);
+    assert!(
+        record.caption.contains("it has arrived already, or is not sent yet"),
+        "{}",
+        record.caption
+    );
 }
 
 #[test]
@@ -434,4 +438,19 @@ fn a_clock_jump_past_the_limit_is_refused_with_its_sign() {
         ),
         "{error}"
     );
+}
+
+#[test]
+fn a_pause_on_a_worker_frozen_for_longer_changes_nothing_and_a_longer_one_extends_the_freeze() {
+    let scenario = library::scenario("paused-worker", Some("fenced")).unwrap();
+    let mut engine = Engine::new(scenario).unwrap();
+    let pause =
+        |ticks| Fault::PauseWorker { worker: "A".into(), ticks, reason: Default::default() };
+    let first = engine.inject(pause(20)).unwrap().event.clone();
+    assert!(matches!(first, Event::Paused { ticks: 20, .. }), "{first:?}");
+    let shorter = engine.inject(pause(5)).unwrap().clone();
+    assert_eq!(shorter.event, Event::PauseIgnored { worker: "A".into(), ticks: 5 });
+    assert!(shorter.caption.contains("frozen for longer anyway"), "{}", shorter.caption);
+    let longer = engine.inject(pause(40)).unwrap().event.clone();
+    assert!(matches!(longer, Event::Paused { ticks: 40, .. }), "{longer:?}");
 }

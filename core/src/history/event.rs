@@ -111,7 +111,7 @@ pub enum Event {
         /// The generation it believes it holds, if any.
         believes: Option<Generation>,
     },
-    /// A pause fault hit a worker that had already stopped.
+    /// A pause fault hit a worker that had already stopped, or was already frozen for longer.
     PauseIgnored {
         /// The worker.
         worker: String,

@@ -258,6 +258,8 @@ impl JsonlParser {
                 let header = format!("{{\"fencelab_history\": {HISTORY_VERSION}, \"setup\": ...}}");
                 let problem = if text.contains("\"event\"") {
                     format!("the first line must be the header ({header}), not an event")
+                } else if text.trim() == "{" || (text.trim_start().starts_with('{') && problem.starts_with("the line is cut off")) {
+                    format!("the header is cut off at the end of the line: a history is JSON Lines, one whole JSON object per line, and this looks like JSON spread over several lines (a scenario or a run file? `fencelab run FILE` plays those) ({problem})")
                 } else if !text.trim_start().starts_with('{') {
                     format!("this is not a Fencelab history: its first line must be the header ({header}) ({problem})")
                 } else {

@@ -182,7 +182,7 @@ impl Event {
                 request.effect
             ),
             Event::PauseIgnored { worker, ticks } => format!(
-                "A {ticks}-tick pause hits {worker}, which has already stopped: nothing changes."
+                "A {ticks}-tick pause hits {worker}, which has already stopped or is frozen for longer anyway: nothing changes."
             ),
             Event::PauseSkipped { worker, ticks } => format!(
                 "{worker} runs on: the optional {ticks}-tick pause does not happen in this run."
@@ -200,7 +200,7 @@ impl Event {
                 "The network loses {worker}'s message {message}: it will never arrive, and nobody is told."
             ),
             Event::LossIgnored { message } => format!(
-                "Message {message} was to be lost, but it is not on its way any more: nothing changes."
+                "Message {message} was to be lost, but it is not on its way (it has arrived already, or is not sent yet): nothing changes."
             ),
             Event::ClockSkewed { worker, by, offset } => format!(
                 "{worker}'s clock jumps {} {}, so it now reads {}. Only what {worker} times by its own clock is affected: wall-clock tokens and its own lease checks.",

@@ -59,6 +59,9 @@ pub enum RunError {
         /// The first entry that differs, from 0.
         entry: usize,
     },
+    /// Replaying it gave the same steps and log but a different verdict than the file records.
+    #[error("replaying the run gives a different verdict than the file records (was it edited?)")]
+    VerdictDiffers,
 }
 
 impl RunExport {
@@ -107,6 +110,16 @@ impl RunExport {
             }
             None => return Err(RunError::Format("the \"format\" field is missing".into())),
         }
+        // A field this build does not know would be dropped on the next export: refuse it.
+        const FIELDS: [&str; 6] = ["format", "scenario", "position", "steps", "log", "verdict"];
+        if let Some(unknown) =
+            value.as_object().and_then(|o| o.keys().find(|k| !FIELDS.contains(&k.as_str())))
+        {
+            return Err(RunError::Format(format!(
+                "unknown field \"{unknown}\" (a run file has {})",
+                FIELDS.join(", ")
+            )));
+        }
         let scenario = value
             .get("scenario")
             .ok_or_else(|| RunError::Format("the \"scenario\" field is missing".into()))
@@ -126,6 +139,12 @@ impl RunExport {
             .ok_or_else(|| RunError::Format("\"position\" is not a step number".into()))?;
         let mut engine = Engine::new(scenario).map_err(RunError::Scenario)?;
         engine.seek(position).map_err(RunError::Replay)?;
+        if engine.position() < position {
+            let steps = engine.position();
+            return Err(RunError::Format(format!(
+                "\"position\" is step {position}, past the end of the run (it has {steps} steps)"
+            )));
+        }
         // Compare the replay with the file as JSON values: steps and log entries need no
         // deserializer of their own.
         let listed = |key: &str| value.get(key).and_then(|v| v.as_array()).map(Vec::as_slice);
@@ -150,6 +169,10 @@ impl RunExport {
             differs.or((replayed_log.len() != log.len()).then(|| replayed_log.len().min(log.len())))
         {
             return Err(RunError::LogDiffers { entry });
+        }
+        // The verdict is the checker's to give: a file whose verdict was edited is refused.
+        if value.get("verdict") != again.get("verdict") {
+            return Err(RunError::VerdictDiffers);
         }
         Ok((replayed, engine))
     }

@@ -378,6 +378,12 @@ impl Run<'_> {
                 ) {
                     return Event::PauseIgnored { worker, ticks };
                 }
+                // A worker already frozen for at least as long is not frozen any further.
+                if let WorkerStatus::Paused { until: already, .. } = self.state.workers[w].status {
+                    if already >= until {
+                        return Event::PauseIgnored { worker, ticks };
+                    }
+                }
                 Arc::make_mut(&mut self.state.workers[w]).status =
                     WorkerStatus::Paused { until, reason };
                 let later = self.state.workers[w].pending.map_or(until, |k| k.at.max(until));
