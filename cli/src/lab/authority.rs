@@ -25,8 +25,8 @@ pub enum Acquired {
     Busy {
         /// The holder, as far as the authority says.
         holder: String,
-        /// When its lease ends unless renewed.
-        valid_until: Tick,
+        /// When its lease ends unless renewed, if the authority says.
+        valid_until: Option<Tick>,
         /// How long to wait before asking again.
         retry_in: Duration,
     },
@@ -70,7 +70,7 @@ impl Authority for Builtin {
             }
             Answer::Busy { holder, valid_until, retry_in_ms } => Ok(Acquired::Busy {
                 holder,
-                valid_until,
+                valid_until: Some(valid_until),
                 retry_in: Duration::from_millis(retry_in_ms),
             }),
             other => Err(format!("the authority answered {other:?} to a lease request")),

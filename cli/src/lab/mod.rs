@@ -526,11 +526,12 @@ impl Lab {
                         Some(Report::Granted { generation, valid_until }),
                     )
                 }
-                Err(LeaseError::Held { holder, valid_until, .. }) => {
+                Err(LeaseError::Held { holder, valid_until: until, .. }) => {
                     let holder = holder.to_string();
-                    let retry_in_ms = valid_until.0.saturating_sub(now.0).max(1);
+                    let retry_in_ms = until.0.saturating_sub(now.0).max(1);
+                    let valid_until = Some(until);
                     let report = Some(Report::Busy { holder: holder.clone(), valid_until });
-                    (Answer::Busy { holder, valid_until, retry_in_ms }, report)
+                    (Answer::Busy { holder, valid_until: until, retry_in_ms }, report)
                 }
                 Err(error) => return Err(error.into()),
             },
@@ -861,6 +862,8 @@ impl Recorder {
                 Event::GrantReceived { worker: name, resource: resource(), generation, message }
             }
             Report::Busy { holder, valid_until } => {
+                let held = self.lease.as_ref().map(|l| l.valid_until);
+                let valid_until = valid_until.or(held).unwrap_or(self.last);
                 Event::LeaseBusy { worker: name, resource: resource(), holder, valid_until }
             }
             Report::Renewed { generation, valid_until } => {

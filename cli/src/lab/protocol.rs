@@ -86,8 +86,9 @@ pub enum Report {
     Busy {
         /// The holder, as far as the authority says.
         holder: String,
-        /// When its lease ends, as far as the worker can tell.
-        valid_until: Tick,
+        /// When its lease ends, if the authority says; otherwise the history takes the end the
+        /// holder's own grant or renewal reported.
+        valid_until: Option<Tick>,
     },
     /// An authority the lab does not serve renewed the lease.
     Renewed {

@@ -126,6 +126,9 @@ impl Worker {
     /// Asks for the lease until it is granted, waiting as long as the authority says between
     /// asks.
     fn acquire(&mut self) -> Result<Held, String> {
+        // An authority that does not say when the holder's lease ends is asked again and
+        // again; the history says once that the lease is busy.
+        let mut told = false;
         loop {
             match self.authority.acquire()? {
                 Acquired::Granted(held) => {
@@ -136,8 +139,9 @@ impl Worker {
                     return Ok(held);
                 }
                 Acquired::Busy { holder, valid_until, retry_in } => {
-                    if !self.authority.lab_sees_decisions() {
+                    if !self.authority.lab_sees_decisions() && !told {
                         report(Report::Busy { holder, valid_until })?;
+                        told = true;
                     }
                     std::thread::sleep(retry_in);
                 }
