@@ -111,6 +111,19 @@ fn postgres_fenced_the_database_refuses_the_stale_write() {
     assert!(!Path::new(&folder).exists(), "{folder} was deleted");
 }
 
+#[test]
+fn postgres_unfenced_the_stale_write_lands() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, path) = lab(dir.path(), &["--store", "postgres", "--unfenced"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}\n{}", text(&output.stderr));
+    let history = read_history(&path);
+    assert!(matches!(late_write(&history), WriteOutcome::Applied(_)));
+    let found = Checker::judge(&history);
+    assert!(found.iter().any(|v| v.invariant == InvariantKind::StaleWriteAccepted), "{found:?}");
+    assert!(stdout.contains("the stale write landed in postgres"), "{stdout}");
+}
+
 /// The text after `prefix` on the first line that starts with it.
 fn value_after(stdout: &str, prefix: &str) -> String {
     stdout
