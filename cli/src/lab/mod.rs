@@ -255,7 +255,7 @@ pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
         args.pause_ms
     );
     let mut lab = Lab::new(&args);
-    // The server is declared before the workers, so they are stopped before it is.
+    // Workers are killed before the server stops, so none of them sees it go.
     let started = store::Server::start(args.store).map_err(LabError::Store);
     let result = started.and_then(|server| {
         say!("store: {}", server.describe());
