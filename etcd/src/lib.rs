@@ -54,9 +54,13 @@ use std::time::Duration;
 /// The key prefix used unless [`EtcdAuthority::with_prefix`] sets another.
 pub const DEFAULT_PREFIX: &str = "fencelab/lease/";
 
-/// How long one request may take before it counts as [`EtcdError::Unreachable`], unless
+/// How long each phase of a request (connecting, sending, waiting for the answer, reading it)
+/// may take before it counts as [`EtcdError::Unreachable`], unless
 /// [`EtcdAuthority::with_timeout`] sets another.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// etcd's message for a lease it does not know (gRPC's NotFound, HTTP 404 on the gateway).
+const LEASE_NOT_FOUND: &str = "requested lease not found";
 
 /// The longest response body kept in [`EtcdError::Http`], in characters.
 const BODY_SHOWN: usize = 500;
@@ -227,9 +231,24 @@ pub struct EtcdAuthority {
     agent: ureq::Agent,
 }
 
+// Workers on several threads share one authority; this fails to compile if that breaks.
+const _: fn() = || {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<EtcdAuthority>();
+};
+
+/// The HTTP client: every phase of a request (connecting, sending, waiting for the answer,
+/// reading it) may take up to `timeout`. Not a global timeout: that also bounds name resolution,
+/// which ureq then runs on a new thread per request, and on loopback that thread costs as much
+/// as half the round trip itself (measured with the benchmark's baseline).
 fn agent(timeout: Duration) -> ureq::Agent {
+    let phase = Some(timeout);
     let config = ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
+        .timeout_connect(phase)
+        .timeout_send_request(phase)
+        .timeout_send_body(phase)
+        .timeout_recv_response(phase)
+        .timeout_recv_body(phase)
         // etcd's errors come as JSON bodies with a status; they are read, not raised.
         .http_status_as_error(false)
         .build();
@@ -283,7 +302,8 @@ impl EtcdAuthority {
         self
     }
 
-    /// Lets each request take up to `timeout` before it fails as [`EtcdError::Unreachable`].
+    /// Lets each phase of a request (connecting, sending, waiting for the answer, reading it)
+    /// take up to `timeout` before it fails as [`EtcdError::Unreachable`].
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.agent = agent(timeout);
         self
@@ -384,6 +404,9 @@ impl EtcdAuthority {
     pub fn renew(&self, grant: &Grant) -> Result<Duration, EtcdError> {
         let path = "/v3/lease/keepalive";
         let answer = self.post(path, &json!({ "ID": grant.lease_id.to_string() }))?;
+        if answer.get("result").is_none() {
+            return Err(self.bad(path, "result", "missing".into()));
+        }
         let ttl = self.opt_int(path, &answer, "/result/TTL")?.unwrap_or(0);
         if ttl <= 0 {
             return Err(EtcdError::Expired {
@@ -408,11 +431,13 @@ impl EtcdAuthority {
     /// etcd no longer knows the lease (the key is gone either way).
     pub fn release(&self, grant: &Grant) -> Result<(), EtcdError> {
         match self.revoke(grant.lease_id) {
-            Err(EtcdError::Http { status: 404, .. }) => Err(EtcdError::Expired {
-                resource: grant.resource.clone(),
-                generation: grant.generation,
-                lease_id: grant.lease_id,
-            }),
+            Err(EtcdError::Http { status: 404, body, .. }) if body.contains(LEASE_NOT_FOUND) => {
+                Err(EtcdError::Expired {
+                    resource: grant.resource.clone(),
+                    generation: grant.generation,
+                    lease_id: grant.lease_id,
+                })
+            }
             other => other,
         }
     }

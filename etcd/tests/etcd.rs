@@ -277,6 +277,23 @@ fn responses_without_the_fields_etcd_sends_are_bad_responses() {
         "responses.0.response_range.kvs.0",
     );
 
+    // A keep-alive answer without its result is not an expiry, and neither is a 404 without
+    // etcd's message.
+    let endpoint = fake(|path, _| match path {
+        "/v3/lease/revoke" => http(404, "text/plain", "404 page not found"),
+        _ => json(r#"{"header":{"revision":"1"}}"#),
+    });
+    let etcd = EtcdAuthority::connect(&endpoint).unwrap();
+    let grant = Grant {
+        resource: ledger(),
+        holder: worker("A"),
+        generation: Generation::new(2).unwrap(),
+        lease_id: 7,
+        ttl: TTL,
+    };
+    assert_bad(etcd.renew(&grant), "/v3/lease/keepalive", "result");
+    assert!(matches!(etcd.release(&grant), Err(EtcdError::Http { status: 404, .. })));
+
     // A holder that is not base64.
     let endpoint = fake(|_, _| {
         json(r#"{"header":{"revision":"3"},"kvs":[{"create_revision":"2","value":"%%"}]}"#)
