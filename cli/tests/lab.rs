@@ -31,6 +31,14 @@ fn read_history(path: &Path) -> History {
 
 /// A's write after it was resumed: the one sent with its old token.
 fn late_write(history: &History) -> WriteOutcome {
+    let granted = history
+        .entries
+        .iter()
+        .find_map(|e| match &e.event {
+            Event::LeaseGranted { worker, generation, .. } if worker == "A" => Some(*generation),
+            _ => None,
+        })
+        .expect("A was granted a lease");
     let resumed = history
         .entries
         .iter()
@@ -40,7 +48,7 @@ fn late_write(history: &History) -> WriteOutcome {
         .iter()
         .find_map(|e| match &e.event {
             Event::WriteArrived { worker, request, outcome, .. } if worker == "A" => {
-                assert_eq!(request.generation.get(), 1, "A writes with its old token");
+                assert_eq!(request.generation, granted, "A writes with its old token");
                 Some(outcome.clone())
             }
             _ => None,
@@ -48,14 +56,15 @@ fn late_write(history: &History) -> WriteOutcome {
         .expect("A wrote after it was resumed")
 }
 
-/// The pause recorded and the newer grant that happened while A was frozen.
-fn assert_real_pause(history: &History) {
+/// The pause recorded (at least `pause_ms`) and the newer grant that happened while A was
+/// frozen.
+fn assert_real_pause(history: &History, pause_ms: u64) {
     let at = |pick: &dyn Fn(&Event) -> bool| {
         history.entries.iter().find(|e| pick(&e.event)).map(|e| e.wall_ns.expect("wall time"))
     };
     let paused = at(&|e| matches!(e, Event::Paused { worker, .. } if worker == "A")).unwrap();
     let resumed = at(&|e| matches!(e, Event::Resumed { worker, .. } if worker == "A")).unwrap();
-    assert!(resumed - paused >= 900_000_000, "A was frozen for at least the pause");
+    assert!(resumed - paused >= pause_ms * 1_000_000, "A was frozen for at least the pause");
     let newer = at(&|e| matches!(e, Event::LeaseGranted { worker, .. } if worker == "B")).unwrap();
     assert!(paused < newer && newer < resumed, "B took the lease while A was frozen");
 }
@@ -67,7 +76,7 @@ fn sqlite_fenced_the_database_refuses_the_stale_write() {
     let stdout = text(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}\n{}", text(&output.stderr));
     let history = read_history(&path);
-    assert_real_pause(&history);
+    assert_real_pause(&history, 900);
     assert!(matches!(late_write(&history), WriteOutcome::Rejected(_)));
     assert!(Checker::judge(&history).is_empty());
     assert!(stdout.contains("0 findings"), "{stdout}");
@@ -83,7 +92,7 @@ fn sqlite_unfenced_the_stale_write_lands_and_the_audit_names_it() {
     let stdout = text(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{}", text(&output.stderr));
     let history = read_history(&path);
-    assert_real_pause(&history);
+    assert_real_pause(&history, 900);
     assert!(matches!(late_write(&history), WriteOutcome::Applied(_)));
     let found = Checker::judge(&history);
     assert!(found.iter().any(|v| v.invariant == InvariantKind::StaleWriteAccepted), "{found:?}");
@@ -103,7 +112,7 @@ fn postgres_fenced_the_database_refuses_the_stale_write() {
     let stdout = text(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}\n{}", text(&output.stderr));
     let history = read_history(&path);
-    assert_real_pause(&history);
+    assert_real_pause(&history, 900);
     assert!(matches!(late_write(&history), WriteOutcome::Rejected(_)));
     assert!(Checker::judge(&history).is_empty());
     assert!(stdout.contains("postgres refused the stale write"), "{stdout}");
@@ -122,6 +131,46 @@ fn postgres_unfenced_the_stale_write_lands() {
     let found = Checker::judge(&history);
     assert!(found.iter().any(|v| v.invariant == InvariantKind::StaleWriteAccepted), "{found:?}");
     assert!(stdout.contains("the stale write landed in postgres"), "{stdout}");
+}
+
+#[test]
+fn etcd_authority_fenced_and_unfenced() {
+    let dir = tempfile::tempdir().unwrap();
+    for (mode, code) in [("--fenced", 0), ("--unfenced", 1)] {
+        let out = dir.path().join(format!("lab{mode}.jsonl"));
+        let output = fencelab(&[
+            "lab",
+            "--authority",
+            "etcd",
+            "--ttl-ms",
+            "1000",
+            "--pause-ms",
+            "1200",
+            mode,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let stdout = text(&output.stdout);
+        assert_eq!(output.status.code(), Some(code), "{stdout}\n{}", text(&output.stderr));
+        let history = read_history(&out);
+        assert_real_pause(&history, 1200);
+        let found = Checker::judge(&history);
+        match late_write(&history) {
+            WriteOutcome::Rejected(_) => assert!(code == 0 && found.is_empty(), "{found:?}"),
+            WriteOutcome::Applied(_) => assert!(
+                code == 1 && found.iter().any(|v| v.invariant == InvariantKind::StaleWriteAccepted),
+                "{found:?}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let folders: Vec<&str> =
+            stdout.lines().filter_map(|l| l.strip_prefix("temporary folder: ")).collect();
+        assert_eq!(folders.len(), 2, "the store's and etcd's: {stdout}");
+        assert!(folders.iter().all(|f| !Path::new(f).exists()), "{folders:?} deleted");
+    }
+    let output = fencelab(&["lab", "--authority", "etcd", "--ttl-ms", "1500"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("whole number of seconds"));
 }
 
 /// The text after `prefix` on the first line that starts with it.

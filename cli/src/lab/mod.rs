@@ -3,7 +3,8 @@
 //!
 //! The lab starts a store (a SQLite file in a temporary folder, or a throwaway PostgreSQL
 //! server), serves the core's [`LeaseAuthority`] (one tick is a millisecond since the workers
-//! started) and runs two or more workers, each a child process of the same binary (the hidden
+//! started) or, with `--authority etcd`, starts a throwaway etcd that the workers ask
+//! themselves ([`etcd`]), and runs two or more workers, each a child process of the same binary (the hidden
 //! `fencelab lab-worker`). Every worker runs the same script with the same bug: acquire the
 //! lease on `ledger`, write, renew, check the lease against its own clock, then write again
 //! without checking, renew, release. The lab freezes the first worker, A, with `SIGSTOP`
@@ -47,6 +48,7 @@
 //! Ctrl-C still writes the history recorded so far, with `setup.incomplete` saying why.
 
 pub mod authority;
+pub mod etcd;
 pub mod protocol;
 pub mod store;
 pub mod worker;
@@ -58,6 +60,7 @@ use fencelab_core::{
     Entry, Event, Generation, History, HistoryError, LeaseAuthority, LeaseError, ResourceId, Setup,
     Tick, TokenKind, WorkerId, WriteOutcome,
 };
+use fencelab_etcd::testing::EtcdServer;
 use protocol::{Answer, Ask, Report, ToLab, ToWorker};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -96,6 +99,18 @@ Exit codes:
 pub enum AuthorityKind {
     /// The core's `LeaseAuthority`, served by the lab over the workers' pipes.
     Builtin,
+    /// A throwaway etcd 3.4 server that the workers ask themselves (`fencelab-etcd`); its
+    /// leases count whole seconds.
+    Etcd,
+}
+
+impl AuthorityKind {
+    fn name(self) -> &'static str {
+        match self {
+            AuthorityKind::Builtin => "builtin",
+            AuthorityKind::Etcd => "etcd",
+        }
+    }
 }
 
 /// `fencelab lab`'s options.
@@ -117,20 +132,36 @@ pub struct LabArgs {
     #[arg(long, value_name = "N", default_value_t = 2,
           value_parser = clap::value_parser!(u8).range(2..=26))]
     pub workers: u8,
-    /// How long a lease lasts, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 300,
+    /// How long a lease lasts, in milliseconds [default: 300; with etcd 1000, as etcd's leases
+    /// count whole seconds].
+    #[arg(long, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
-    pub ttl_ms: u64,
-    /// How long A stays frozen, in milliseconds; must be longer than the TTL.
-    #[arg(long, value_name = "MS", default_value_t = 900,
+    pub ttl_ms: Option<u64>,
+    /// How long A stays frozen, in milliseconds; must be longer than the TTL [default: three
+    /// TTLs].
+    #[arg(long, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
-    pub pause_ms: u64,
+    pub pause_ms: Option<u64>,
     /// Where to write the history (JSON Lines); by default lab-STORE-MODE.jsonl here.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
 
 impl LabArgs {
+    /// The lease TTL in milliseconds.
+    fn ttl(&self) -> u64 {
+        let default = match self.authority {
+            AuthorityKind::Builtin => 300,
+            AuthorityKind::Etcd => 1000,
+        };
+        self.ttl_ms.unwrap_or(default)
+    }
+
+    /// How long A stays frozen, in milliseconds.
+    fn pause(&self) -> u64 {
+        self.pause_ms.unwrap_or(3 * self.ttl())
+    }
+
     fn mode(&self) -> &'static str {
         if self.unfenced {
             "unfenced"
@@ -227,10 +258,16 @@ enum Input {
 
 /// Runs the lab, prints its timeline and audits its history.
 pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
-    if args.pause_ms <= args.ttl_ms {
+    if args.pause() <= args.ttl() {
         return Err(BadInput(format!(
             "--pause-ms ({}) must be longer than --ttl-ms ({}): A must stay frozen past the end of its lease, or nobody can take the lease over and there is no stale write to show",
-            args.pause_ms, args.ttl_ms
+            args.pause(), args.ttl()
+        )));
+    }
+    if args.authority == AuthorityKind::Etcd && args.ttl() % 1000 != 0 {
+        return Err(BadInput(format!(
+            "--ttl-ms ({}) must be a whole number of seconds with --authority etcd: etcd's leases count whole seconds",
+            args.ttl()
         )));
     }
     let out = args.out.clone().unwrap_or_else(|| {
@@ -247,12 +284,12 @@ pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
     .map_err(|e| BadInput(format!("cannot handle Ctrl-C: {e}")))?;
     say!(
         "fencelab lab: {} authority, {} store, {}, {} workers, lease TTL {} ms, pause {} ms",
-        "builtin",
+        args.authority.name(),
         args.store.name(),
         args.mode(),
         args.workers,
-        args.ttl_ms,
-        args.pause_ms
+        args.ttl(),
+        args.pause()
     );
     let mut lab = Lab::new(&args);
     // Workers are killed before the server stops, so none of them sees it go.
@@ -260,8 +297,23 @@ pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
     let result = started.and_then(|server| {
         say!("store: {}", server.describe());
         say!("temporary folder: {}", server.folder().display());
-        let result = lab.spawn(&server.target(), &tx).and_then(|()| lab.run(&rx));
+        let etcd = match args.authority {
+            AuthorityKind::Builtin => None,
+            AuthorityKind::Etcd => {
+                Some(EtcdServer::start().map_err(|e| LabError::Store(format!("etcd: {e}")))?)
+            }
+        };
+        if let Some(etcd) = &etcd {
+            let folder = etcd.log_path().parent().map(PathBuf::from).unwrap_or_default();
+            let pid = etcd.pid().map_or_else(|| "unknown".into(), |p| p.to_string());
+            say!("authority: etcd at {} (pid {pid})", etcd.endpoint());
+            say!("temporary folder: {}", folder.display());
+        }
+        let endpoint = etcd.as_ref().map(EtcdServer::endpoint);
+        let result =
+            lab.spawn(&server.target(), endpoint.as_deref(), &tx).and_then(|()| lab.run(&rx));
         lab.stop_workers();
+        drop(etcd);
         drop(server);
         result
     });
@@ -361,7 +413,7 @@ struct Lab {
 impl Lab {
     fn new(args: &LabArgs) -> Lab {
         let start_ns = protocol::wall_ns();
-        let ttl = NonZeroU64::new(args.ttl_ms).unwrap_or(NonZeroU64::MIN);
+        let ttl = NonZeroU64::new(args.ttl()).unwrap_or(NonZeroU64::MIN);
         let enforcement = if args.unfenced { Enforcement::Unfenced } else { Enforcement::Fenced };
         let names: Vec<String> =
             (0..args.workers).map(|i| char::from(b'A' + i).to_string()).collect();
@@ -391,7 +443,12 @@ impl Lab {
     }
 
     /// Starts every worker process; each waits for `start`.
-    fn spawn(&mut self, target: &str, tx: &Sender<Input>) -> Result<(), LabError> {
+    fn spawn(
+        &mut self,
+        target: &str,
+        etcd: Option<&str>,
+        tx: &Sender<Input>,
+    ) -> Result<(), LabError> {
         // Tick 0 is now, once the store is ready, so the timeline leaves its start-up out.
         self.start_ns = protocol::wall_ns();
         self.recorder.start_ns = self.start_ns;
@@ -410,6 +467,9 @@ impl Lab {
                 .process_group(0);
             if self.args.unfenced {
                 command.arg("--unfenced");
+            }
+            if let Some(endpoint) = etcd {
+                command.args(["--etcd", endpoint, "--ttl-ms", &self.args.ttl().to_string()]);
             }
             let mut child =
                 command.spawn().map_err(|source| LabError::Spawn { name: name.clone(), source })?;
@@ -453,7 +513,7 @@ impl Lab {
     /// every worker has finished.
     fn run(&mut self, rx: &Receiver<Input>) -> Result<(), LabError> {
         let mut heard = Instant::now();
-        let stall = STALL + Duration::from_millis(self.args.pause_ms);
+        let stall = STALL + Duration::from_millis(self.args.pause());
         while !self.workers.iter().all(|w| w.finished) {
             match rx.recv_timeout(self.wait()) {
                 Ok(Input::Line(index, line)) => {
@@ -491,7 +551,7 @@ impl Lab {
             wait = wait.min(Duration::from_millis(until.0.saturating_sub(now.0).max(1)));
         }
         if let Some(Freeze { stopped, resumed: None }) = self.freeze {
-            let left = Duration::from_millis(self.args.pause_ms).saturating_sub(stopped.elapsed());
+            let left = Duration::from_millis(self.args.pause()).saturating_sub(stopped.elapsed());
             wait = wait.min(left.max(Duration::from_millis(1)));
         }
         wait
@@ -627,7 +687,7 @@ impl Lab {
         let believes = self.recorder.held_by(&name);
         let event = Event::Paused {
             worker: name,
-            ticks: self.args.pause_ms,
+            ticks: self.args.pause(),
             reason: PauseReason::Descheduled,
             believes,
         };
@@ -640,7 +700,7 @@ impl Lab {
     fn resume_if_due(&mut self) -> Result<(), LabError> {
         let Some(Freeze { stopped, resumed: None }) = self.freeze else { return Ok(()) };
         let others_done = self.workers.iter().skip(1).all(|w| w.finished);
-        if !others_done || stopped.elapsed() < Duration::from_millis(self.args.pause_ms) {
+        if !others_done || stopped.elapsed() < Duration::from_millis(self.args.pause()) {
             return Ok(());
         }
         self.workers[0].signal(libc::SIGCONT, "resume")?;
@@ -733,14 +793,10 @@ impl Lab {
         }
         let store = self.args.store.name();
         say!("\nfigures:");
-        say!("  lease TTL            {} ms", self.args.ttl_ms);
+        say!("  lease TTL            {} ms", self.args.ttl());
         if let Some(Freeze { stopped, resumed: Some(resumed) }) = self.freeze {
             let pause = resumed - stopped;
-            say!(
-                "  pause (SIGSTOP)      {:.1} ms (asked for {} ms)",
-                ms(pause),
-                self.args.pause_ms
-            );
+            say!("  pause (SIGSTOP)      {:.1} ms (asked for {} ms)", ms(pause), self.args.pause());
         }
         if let (Some(resumed), Some((Some(answered), outcome))) = (resumed_ns, late) {
             let gap = Duration::from_nanos(answered.saturating_sub(resumed));

@@ -3,6 +3,7 @@
 //! time later without checking again.
 
 use super::authority::{Acquired, Authority, Builtin, Held};
+use super::etcd::Etcd;
 use super::protocol::{self, Report, ToLab, ToWorker};
 use super::store::Db;
 use fencelab_core::{OperationId, ResourceId, Tick, WriteOutcome, WriteRequest};
@@ -23,6 +24,12 @@ pub struct WorkerArgs {
     /// The lab's start, in nanoseconds since the Unix epoch: tick 0.
     #[arg(long)]
     pub start_ns: u64,
+    /// Ask the etcd at this client URL for leases instead of the lab's built-in authority.
+    #[arg(long, value_name = "URL")]
+    pub etcd: Option<String>,
+    /// The lease TTL to ask etcd for, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub ttl_ms: u64,
 }
 
 /// Runs the worker's script; its errors are reported to the lab before it exits with 1.
@@ -77,12 +84,21 @@ struct Worker {
 impl Worker {
     fn new(args: &WorkerArgs) -> Result<Worker, String> {
         let resource = ResourceId::new(super::RESOURCE).map_err(|e| e.to_string())?;
+        let authority: Box<dyn Authority> = match &args.etcd {
+            Some(endpoint) => {
+                let ttl = std::time::Duration::from_millis(args.ttl_ms);
+                let etcd =
+                    Etcd::connect(endpoint, resource.clone(), &args.name, ttl, args.start_ns);
+                Box::new(etcd?)
+            }
+            None => Box::new(Builtin),
+        };
         Ok(Worker {
             name: args.name.clone(),
             resource,
             db: Db::open(&args.store)?,
             fenced: !args.unfenced,
-            authority: Box::new(Builtin),
+            authority,
             start_ns: args.start_ns,
             writes: 0,
         })
