@@ -264,7 +264,7 @@ pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
             args.pause(), args.ttl()
         )));
     }
-    if args.authority == AuthorityKind::Etcd && args.ttl() % 1000 != 0 {
+    if args.authority == AuthorityKind::Etcd && !args.ttl().is_multiple_of(1000) {
         return Err(BadInput(format!(
             "--ttl-ms ({}) must be a whole number of seconds with --authority etcd: etcd's leases count whole seconds",
             args.ttl()
