@@ -32,3 +32,4 @@ mod soak;
 mod support;
 mod switches;
 mod threads;
+mod zoo;
