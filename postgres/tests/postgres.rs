@@ -8,6 +8,7 @@ use fencelab_core::format::model::Enforcement;
 use fencelab_core::format::model::StoreSpec;
 use fencelab_core::stories::library;
 use fencelab_core::*;
+use fencelab_kit::{check_concurrent, races, random_races, ConcurrentOptions, MAX_WRITERS};
 use fencelab_postgres::postgres::error::SqlState;
 use fencelab_postgres::postgres::{Client, Config, IsolationLevel, NoTls};
 use fencelab_postgres::testing::{shared, TestServer};
@@ -597,4 +598,41 @@ fn conformance_postgres_keeps_every_rule_across_a_reconnect() {
     let cases = rule_cases();
     let report = check_cases(&cases, stores).unwrap_or_else(|d| panic!("{d}"));
     assert_eq!((report.scenarios, report.reopens), (cases.len(), cases.len()));
+}
+
+/// Several connections to one database per race (a schema per race), one per writer.
+fn pg_connections(
+    config: &Config,
+) -> impl FnMut(&StoreSpec) -> Result<PgOpenMore, StoreError> + '_ {
+    let races = AtomicUsize::new(0);
+    move |spec: &StoreSpec| {
+        let schema = format!("race_{}", races.fetch_add(1, Ordering::Relaxed));
+        config.connect(NoTls).unwrap().batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
+        let mut config = config.clone();
+        config.options(&format!("-c search_path={schema}"));
+        let options = pg_options(spec);
+        Ok(Box::new(move || PgStore::connect(&config, options.clone())))
+    }
+}
+
+type PgOpenMore = Box<dyn FnMut() -> Result<PgStore, StoreError>>;
+
+#[test]
+fn concurrent_connections_to_postgres_stay_linearizable_in_every_race() {
+    let config = shared().database();
+    let report = check_concurrent(&races(), pg_connections(&config), &ConcurrentOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.races, races().len());
+    assert_eq!(report.held_in_gap, 0);
+}
+
+#[test]
+fn concurrent_connections_to_postgres_stay_linearizable_in_random_races() {
+    let options = ConcurrentOptions { barrier_rounds: 20, ..ConcurrentOptions::default() };
+    for seed in 0..4 {
+        let config = shared().database();
+        let races = random_races(seed, 4, MAX_WRITERS);
+        check_concurrent(&races, pg_connections(&config), &options)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
 }

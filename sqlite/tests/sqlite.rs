@@ -7,6 +7,7 @@ use fencelab_core::format::model::Enforcement;
 use fencelab_core::format::model::StoreSpec;
 use fencelab_core::stories::library;
 use fencelab_core::*;
+use fencelab_kit::{check_concurrent, races, random_races, ConcurrentOptions, MAX_WRITERS};
 use fencelab_sqlite::{Options, SqliteStore, StoreError};
 use rusqlite::Connection;
 use std::num::NonZeroUsize;
@@ -875,4 +876,37 @@ fn conformance_sqlite_keeps_every_rule_across_a_reopen() {
     let cases = rule_cases();
     let report = check_cases(&cases, stores).unwrap_or_else(|d| panic!("{d}"));
     assert_eq!((report.scenarios, report.reopens), (cases.len(), cases.len()));
+}
+
+/// Several connections to one database file per race, one per writer.
+fn connections(dir: &Path) -> impl FnMut(&StoreSpec) -> Result<OpenMore, StoreError> + '_ {
+    let races = AtomicUsize::new(0);
+    move |spec: &StoreSpec| {
+        let path = dir.join(format!("race-{}.db", races.fetch_add(1, Ordering::Relaxed)));
+        let options = options_for(spec);
+        Ok(Box::new(move || SqliteStore::open(&path, options.clone())))
+    }
+}
+
+type OpenMore = Box<dyn FnMut() -> Result<SqliteStore, StoreError>>;
+
+#[test]
+fn concurrent_connections_to_one_sqlite_file_stay_linearizable_in_every_race() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = check_concurrent(&races(), connections(dir.path()), &ConcurrentOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.races, races().len());
+    // An atomic store has no gap to be held in.
+    assert_eq!(report.held_in_gap, 0);
+}
+
+#[test]
+fn concurrent_connections_to_one_sqlite_file_stay_linearizable_in_random_races() {
+    let options = ConcurrentOptions { barrier_rounds: 20, ..ConcurrentOptions::default() };
+    for seed in 0..4 {
+        let dir = tempfile::tempdir().unwrap();
+        let races = random_races(seed, 4, MAX_WRITERS);
+        check_concurrent(&races, connections(dir.path()), &options)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
 }
