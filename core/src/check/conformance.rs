@@ -51,6 +51,11 @@ pub struct Conformance {
     /// How many writes the reference answered each way, by [`outcome_kind`], e.g. `applied`,
     /// `replayed`, `rejected: stale generation`: what the check exercised.
     pub outcomes: BTreeMap<String, usize>,
+    /// How many writes exercised each rule, by what the reference answered: an applied write
+    /// [`Rule::Apply`], a replay [`Rule::Idempotency`], a stale generation [`Rule::Fence`], a
+    /// revision conflict [`Rule::ExpectedRevision`]; reopens count [`Rule::Durability`], reads
+    /// of a resource nothing wrote [`Rule::Read`] and lookups [`Rule::Lookup`].
+    pub rules: BTreeMap<Rule, usize>,
     /// Operation ids looked up and compared.
     pub lookups: usize,
     /// Stores reopened and compared after the reopen.
@@ -61,6 +66,19 @@ impl Conformance {
     fn count(&mut self, outcome: &WriteOutcome) {
         *self.outcomes.entry(outcome_kind(outcome)).or_default() += 1;
         self.writes += 1;
+        let rule = match outcome {
+            WriteOutcome::Applied(_) => Rule::Apply,
+            WriteOutcome::Replayed(_) => Rule::Idempotency,
+            WriteOutcome::Rejected(WriteRejection::RevisionConflict { .. }) => {
+                Rule::ExpectedRevision
+            }
+            WriteOutcome::Rejected(_) => Rule::Fence,
+        };
+        self.exercised(rule);
+    }
+
+    fn exercised(&mut self, rule: Rule) {
+        *self.rules.entry(rule).or_default() += 1;
     }
 }
 
@@ -383,12 +401,14 @@ pub fn check_cases<S: FencedStore>(
         play(case, &case.writes, &mut stores, &mut open, &mut report)?;
         let last = case.writes.iter().map(|w| w.at).max().unwrap_or_default();
         never_written(case, &mut open)?;
+        report.exercised(Rule::Read);
         for (spec, store, reference) in std::mem::take(&mut open.0) {
             let Some(reopened) = stores.reopen(&spec, store) else { continue };
             let store_error = |error| Divergence::Store { scenario: case.name.clone(), error };
             let mut pair = (reopened.map_err(store_error)?, reference);
             after_reopen(case, &spec, &mut pair, Tick(last.0 + 1))?;
             report.reopens += 1;
+            report.exercised(Rule::Durability);
         }
         report.scenarios += 1;
     }
@@ -460,6 +480,7 @@ pub(crate) fn play<S: FencedStore>(
             return Err(diverge("lookup after", want, got, Rule::Lookup));
         }
         report.lookups += 1;
+        report.exercised(Rule::Lookup);
     }
     Ok(())
 }

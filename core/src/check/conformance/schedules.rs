@@ -5,7 +5,8 @@
 //! which writes each schedule made. This search keeps the writes made so far with each state and
 //! merges two runs only when both the simulated state and the writes so far are the same: from
 //! there every continuation makes the same writes, so nothing is lost. Runs that still end with
-//! the same writes are played once.
+//! the same writes are played once. Runs that leave the default choice fewer times are
+//! followed first, so the first run played is the scenario's default one.
 
 use super::{play, write_of, Case, Conformance, Divergence, StoreFactory, Stores, StoryWrite};
 use crate::check::explore::Bound;
@@ -77,6 +78,8 @@ struct Node {
     writes: Vec<StoryWrite>,
     /// A hash of `writes`, kept as they grow.
     writes_hash: u64,
+    /// How many of its choices were not the first.
+    deviations: usize,
 }
 
 /// Plays the writes of every schedule of each scenario, within `options`, against stores from
@@ -111,13 +114,18 @@ pub fn explore_store<S: FencedStore>(
         let mut played: HashSet<Vec<(Tick, WriteRequest, String)>> = HashSet::new();
         let mut depth_cut = false;
         let mut seen: FxHashSet<u64> = FxHashSet::default();
-        let mut stack = vec![Node {
+        // Waiting runs by how many times they left the default choice (choice 0): a run with
+        // fewer is followed first, so a schedule bound keeps the schedules nearest the default
+        // run, which vary the order of a few events, rather than those a depth-first search
+        // reaches first, which only vary its last steps.
+        let mut waiting: Vec<Vec<Node>> = vec![vec![Node {
             state: sim.initial_state(),
             schedule: Vec::new(),
             writes: Vec::new(),
             writes_hash: 0,
-        }];
-        while let Some(node) = stack.pop() {
+            deviations: 0,
+        }]];
+        while let Some(node) = waiting.iter_mut().find_map(Vec::pop) {
             let choices = sim.enabled_count(&node.state);
             let ended = node.state.finished || choices == 0;
             if ended || node.state.position >= options.max_depth {
@@ -147,9 +155,7 @@ pub fn explore_store<S: FencedStore>(
                 report.cut.push((name.clone(), Bound::States));
                 break;
             }
-            // Pushed in reverse, so choice 0 is followed first and the first run played is the
-            // scenario's default one.
-            for choice in (0..choices).rev() {
+            for choice in 0..choices {
                 let mut state = node.state.clone();
                 let Ok((enabled, at, event)) = sim.advance(&mut state, choice) else {
                     continue;
@@ -167,7 +173,12 @@ pub fn explore_store<S: FencedStore>(
                 if enabled > 1 {
                     schedule.push(choice);
                 }
-                stack.push(Node { state, schedule, writes, writes_hash });
+                let deviations = node.deviations + usize::from(choice > 0);
+                if waiting.len() <= deviations {
+                    waiting.resize_with(deviations + 1, Vec::new);
+                }
+                let next = Node { state, schedule, writes, writes_hash, deviations };
+                waiting[deviations].push(next);
             }
         }
         if depth_cut {
