@@ -3,7 +3,7 @@
 //! rule.
 
 use fencelab_core::check::conformance::{
-    check_cases, factory, rule_cases, Case, Divergence, Rule, StoreFactory,
+    check_cases, factory, find_divergences, rule_cases, Case, Divergence, Rule, StoreFactory,
 };
 use fencelab_core::format::model::StoreSpec;
 use fencelab_core::stories::library;
@@ -417,4 +417,37 @@ fn barrier_rounds_alone_catch_a_check_then_write_store() {
     let error = check_concurrent(&[articles_race()], check_then_write, &options)
         .expect_err("the check must catch it");
     assert!(matches!(error, ConcurrencyError::NotLinearizable(_)), "{error}");
+}
+
+#[test]
+fn find_divergences_reports_every_case_a_store_gets_wrong() {
+    // Ignoring retention breaks exactly the cases about forgetting.
+    let findings = find_divergences(
+        &everything(),
+        factory(|spec| {
+            let (spec, resources) = fresh(spec);
+            Ok(RetentionIgnored { spec, resources })
+        }),
+    );
+    let broken: Vec<(String, Option<Rule>)> = findings
+        .divergences
+        .iter()
+        .map(|d| match d {
+            Divergence::Outcome { scenario, rule, .. } => (scenario.clone(), Some(*rule)),
+            Divergence::Store { scenario, .. } => (scenario.clone(), None),
+        })
+        .collect();
+    let names: Vec<&str> = broken.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "retention: an id past its age is forgotten and applies again",
+            "retention: an id past the capacity is forgotten and applies again",
+            "strict policy: an own retry past its retention is refused",
+            "retention-window/expected-revision",
+            "retention-window/unconditional",
+        ]
+    );
+    assert!(broken.iter().all(|(_, rule)| *rule == Some(Rule::Retention)), "{broken:?}");
+    assert!(findings.report.scenarios + findings.divergences.len() == everything().len());
 }

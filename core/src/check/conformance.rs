@@ -9,6 +9,7 @@
 //!
 //! - [`check_store`] plays each scenario's default schedule; [`check_cases`] plays any list of
 //!   [`Case`]s, such as [`rule_cases`], one small case per rule.
+//! - [`find_divergences`] goes on past the first divergence: the first of every case.
 //! - [`explore_store`] plays the writes of every schedule of each scenario, within bounds.
 //!
 //! ```
@@ -38,7 +39,7 @@ use crate::history::event::Event;
 use crate::ids::{OperationId, ResourceId};
 use crate::record::Engine;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 
 /// What a passing check covered.
@@ -397,22 +398,68 @@ pub fn check_cases<S: FencedStore>(
 ) -> Result<Conformance, Divergence<S::Error>> {
     let mut report = Conformance::default();
     for case in cases {
-        let mut open = Stores::default();
-        play(case, &case.writes, &mut stores, &mut open, &mut report)?;
-        let last = case.writes.iter().map(|w| w.at).max().unwrap_or_default();
-        never_written(case, &mut open)?;
-        report.exercised(Rule::Read);
-        for (spec, store, reference) in std::mem::take(&mut open.0) {
-            let Some(reopened) = stores.reopen(&spec, store) else { continue };
-            let store_error = |error| Divergence::Store { scenario: case.name.clone(), error };
-            let mut pair = (reopened.map_err(store_error)?, reference);
-            after_reopen(case, &spec, &mut pair, Tick(last.0 + 1))?;
-            report.reopens += 1;
-            report.exercised(Rule::Durability);
-        }
-        report.scenarios += 1;
+        check_case(case, &mut stores, &mut report)?;
     }
     Ok(report)
+}
+
+/// Every divergence of a check that went on past the first: one per case at most, since a
+/// store that diverged holds another state than the reference from then on.
+#[derive(Debug)]
+pub struct Findings<E: std::error::Error> {
+    /// What the cases played, up to where each diverged.
+    pub report: Conformance,
+    /// The first divergence of each case that had one, in the order of the cases.
+    pub divergences: Vec<Divergence<E>>,
+}
+
+/// Plays every case as [`check_cases`] does, but goes on to the next case after a divergence
+/// (or a store error) and collects them all.
+///
+/// ```
+/// use fencelab_core::check::conformance::{factory, find_divergences, rule_cases};
+/// use fencelab_core::store::MemoryStore;
+///
+/// let fresh = factory(|spec| Ok(MemoryStore::new(spec.policy, spec.retention)));
+/// let findings = find_divergences(&rule_cases(), fresh);
+/// assert!(findings.divergences.is_empty());
+/// assert_eq!(findings.report.scenarios, rule_cases().len());
+/// ```
+pub fn find_divergences<S: FencedStore>(
+    cases: &[Case],
+    mut stores: impl StoreFactory<S>,
+) -> Findings<S::Error> {
+    let mut findings = Findings { report: Conformance::default(), divergences: Vec::new() };
+    for case in cases {
+        if let Err(divergence) = check_case(case, &mut stores, &mut findings.report) {
+            findings.divergences.push(divergence);
+        }
+    }
+    findings
+}
+
+/// Plays one case against fresh stores, reads a resource nothing wrote, and reopens the stores
+/// if the factory can.
+fn check_case<S: FencedStore>(
+    case: &Case,
+    stores: &mut impl StoreFactory<S>,
+    report: &mut Conformance,
+) -> Result<(), Divergence<S::Error>> {
+    let mut open = Stores::default();
+    play(case, &case.writes, stores, &mut open, report)?;
+    let last = case.writes.iter().map(|w| w.at).max().unwrap_or_default();
+    never_written(case, &mut open)?;
+    report.exercised(Rule::Read);
+    for (spec, store, reference) in std::mem::take(&mut open.0) {
+        let Some(reopened) = stores.reopen(&spec, store) else { continue };
+        let store_error = |error| Divergence::Store { scenario: case.name.clone(), error };
+        let mut pair = (reopened.map_err(store_error)?, reference);
+        after_reopen(case, &spec, &mut pair, Tick(last.0 + 1))?;
+        report.reopens += 1;
+        report.exercised(Rule::Durability);
+    }
+    report.scenarios += 1;
+    Ok(())
 }
 
 /// The stores of one case (or one story), each beside its reference.
@@ -433,6 +480,9 @@ pub(crate) fn play<S: FencedStore>(
     report: &mut Conformance,
 ) -> Result<(), Divergence<S::Error>> {
     let store_error = |error| Divergence::Store { scenario: case.name.clone(), error };
+    // The operations the reference has applied, so a retry it applies again is known to be
+    // one whose id it forgot.
+    let mut applied: HashSet<(ResourceId, OperationId)> = HashSet::new();
     for (index, write) in writes.iter().enumerate() {
         let spec = &write.spec;
         let position = match stores.0.iter().position(|(s, _, _)| s.name == spec.name) {
@@ -459,11 +509,15 @@ pub(crate) fn play<S: FencedStore>(
                 actual,
                 rule,
             };
-        let remembered = infallible(reference.lookup(&request.resource, &request.operation));
         let expected = infallible(reference.write(request, at));
+        let key = (request.resource.clone(), request.operation.clone());
+        let applied_before = applied.contains(&key);
+        if expected.is_applied() {
+            applied.insert(key);
+        }
         let actual = store.write(request, at).map_err(store_error)?;
         if actual != expected {
-            let rule = outcome_rule(&expected, &actual, remembered.is_some());
+            let rule = outcome_rule(&expected, &actual, applied_before);
             return Err(diverge("outcome", show_outcome(&expected), show_outcome(&actual), rule));
         }
         report.count(&expected);
@@ -577,19 +631,24 @@ fn infallible<T>(result: Result<T, std::convert::Infallible>) -> T {
     result.unwrap_or_else(|never| match never {})
 }
 
-/// Which rule a different outcome breaks. `remembered` says whether the reference remembered
-/// the operation id before the write (so an `Applied` there means the id had expired).
-fn outcome_rule(expected: &WriteOutcome, actual: &WriteOutcome, remembered: bool) -> Rule {
+/// Which rule a different outcome breaks. `applied_before` says whether the reference had
+/// applied this operation before, so a replay the reference does not give is one of an id it
+/// forgot.
+fn outcome_rule(expected: &WriteOutcome, actual: &WriteOutcome, applied_before: bool) -> Rule {
     use WriteOutcome::{Applied, Rejected, Replayed};
     let stale = |o: &WriteOutcome| matches!(o, Rejected(WriteRejection::Stale { .. }));
     let conflict =
         |o: &WriteOutcome| matches!(o, Rejected(WriteRejection::RevisionConflict { .. }));
     match (expected, actual) {
-        (e, Replayed(_)) if stale(e) => Rule::CheckOrder,
+        (Rejected(WriteRejection::Stale { presented, highest }), Replayed(_))
+            if presented < highest =>
+        {
+            Rule::CheckOrder
+        }
+        (e, Replayed(_)) if applied_before && !matches!(e, Replayed(_)) => Rule::Retention,
         (e, _) | (_, e) if stale(e) => Rule::Fence,
         (e, Replayed(_)) | (Replayed(_), e) if conflict(e) => Rule::CheckOrder,
         (e, _) | (_, e) if conflict(e) => Rule::ExpectedRevision,
-        (Applied(_), Replayed(_)) if remembered => Rule::Retention,
         (Applied(_), Replayed(_)) | (Replayed(_), _) => Rule::Idempotency,
         _ => Rule::Apply,
     }
