@@ -61,6 +61,7 @@ use fencelab_core::format::model::StoreSpec;
 use fencelab_core::store::MemoryStore;
 use fencelab_core::{FencedStore, ResourceId, StoredValue, Tick, WriteOutcome, WriteRequest};
 use gap::Gate;
+use itertools::Itertools;
 use std::fmt;
 use std::sync::Barrier;
 use std::thread;
@@ -386,7 +387,8 @@ fn linearizations(race: &Race) -> (Vec<WriteOutcome>, Vec<Allowed>) {
         .collect();
     let now = Tick(race.setup.len() as u64);
     let mut allowed: Vec<Allowed> = Vec::new();
-    for order in permutations(race.writers.len()) {
+    let writers = race.writers.len();
+    for order in (0..writers).permutations(writers) {
         let mut store = setup_store.clone();
         let mut outcomes = vec![None; race.writers.len()];
         for &w in &order {
@@ -406,39 +408,9 @@ fn infallible<T>(result: Result<T, std::convert::Infallible>) -> T {
     result.unwrap_or_else(|never| match never {})
 }
 
-/// Every order of `0..n`, by Heap's algorithm.
-fn permutations(n: usize) -> Vec<Vec<usize>> {
-    fn heap(k: usize, items: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
-        if k <= 1 {
-            out.push(items.clone());
-            return;
-        }
-        for i in 0..k {
-            heap(k - 1, items, out);
-            let j = if k % 2 == 0 { i } else { 0 };
-            items.swap(j, k - 1);
-        }
-    }
-    let mut out = Vec::new();
-    heap(n, &mut (0..n).collect(), &mut out);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_order_is_listed_once() {
-        for n in 1..=MAX_WRITERS {
-            let mut orders = permutations(n);
-            let count = orders.len();
-            orders.sort();
-            orders.dedup();
-            assert_eq!(orders.len(), count);
-            assert_eq!(count, (1..=n).product::<usize>());
-        }
-    }
 
     #[test]
     fn the_articles_race_allows_two_results() {

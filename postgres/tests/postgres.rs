@@ -611,7 +611,7 @@ fn pg_connections(
         let mut config = config.clone();
         config.options(&format!("-c search_path={schema}"));
         let options = pg_options(spec);
-        Ok(Box::new(move || PgStore::connect(&config, options.clone())))
+        Ok(Box::new(move || PgStore::connect(&config, options)))
     }
 }
 

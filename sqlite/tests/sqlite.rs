@@ -884,7 +884,7 @@ fn connections(dir: &Path) -> impl FnMut(&StoreSpec) -> Result<OpenMore, StoreEr
     move |spec: &StoreSpec| {
         let path = dir.join(format!("race-{}.db", races.fetch_add(1, Ordering::Relaxed)));
         let options = options_for(spec);
-        Ok(Box::new(move || SqliteStore::open(&path, options.clone())))
+        Ok(Box::new(move || SqliteStore::open(&path, options)))
     }
 }
 

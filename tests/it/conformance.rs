@@ -57,8 +57,9 @@ fn a_divergence_only_another_schedule_reaches_is_found_with_a_schedule_that_repl
     let story = library::contention(2, Enforcement::Fenced);
     // The default schedule never shows it.
     check_store(std::slice::from_ref(&story), broken).unwrap_or_else(|d| panic!("{d}"));
-    let divergence = explore_store(&[story.clone()], factory(broken), &ScheduleOptions::default())
-        .expect_err("some schedule has an owner write twice in a row");
+    let divergence =
+        explore_store(std::slice::from_ref(&story), factory(broken), &ScheduleOptions::default())
+            .expect_err("some schedule has an owner write twice in a row");
     assert_eq!(divergence.rule(), Some(Rule::Idempotency), "{divergence}");
     let Divergence::Outcome { schedule, index, request, at, .. } = &divergence else {
         panic!("{divergence}")
@@ -82,9 +83,11 @@ fn a_divergence_only_another_schedule_reaches_is_found_with_a_schedule_that_repl
 fn explore_store_plays_each_distinct_write_sequence_once_and_says_when_a_bound_cut_it() {
     let story = library::contention(3, Enforcement::Fenced);
     let reference = || factory(|spec| Ok(MemoryStore::new(spec.policy, spec.retention)));
-    let all = explore_store(&[story.clone()], reference(), &ScheduleOptions::default()).unwrap();
+    let all = explore_store(std::slice::from_ref(&story), reference(), &ScheduleOptions::default())
+        .unwrap();
     let everything = ScheduleOptions { max_schedules: usize::MAX, ..ScheduleOptions::default() };
-    let all_of_them = explore_store(&[story.clone()], reference(), &everything).unwrap();
+    let all_of_them =
+        explore_store(std::slice::from_ref(&story), reference(), &everything).unwrap();
     assert!(all.bound_hit() && all.schedule_bound == ["contention/3-workers"], "{all:?}");
     assert_eq!(all.schedules, ScheduleOptions::default().max_schedules);
     assert!(!all_of_them.bound_hit(), "{all_of_them:?}");

@@ -20,7 +20,7 @@ use crate::sim::Simulator;
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hash};
 
 /// Bounds of [`explore_store`]. The depth and state bounds are the explorer's
 /// ([`ExploreConfig`](crate::ExploreConfig)); the schedule bound is this search's own.
@@ -201,7 +201,5 @@ fn renamed(writes: &[StoryWrite], n: usize) -> Vec<StoryWrite> {
 }
 
 fn hash(value: impl Hash) -> u64 {
-    let mut h = crate::check::FINGERPRINTS.build_hasher();
-    value.hash(&mut h);
-    h.finish()
+    crate::check::FINGERPRINTS.hash_one(value)
 }
