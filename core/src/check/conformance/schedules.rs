@@ -52,14 +52,14 @@ pub struct Exploration {
     /// The counts over every sequence played, as [`check_store`](super::check_store) gives
     /// them.
     pub played: Conformance,
-    /// Runs the search reached the end of (or cut at the depth bound).
+    /// Runs followed to their end (or to the depth bound). A run that reached a state already
+    /// reached with the same writes was merged there, and is not counted again.
     pub runs: usize,
     /// Distinct write sequences played against the store.
     pub schedules: usize,
     /// Runs whose writes had been played already, so were not played again.
     pub duplicates: usize,
-    /// The scenarios whose search a bound cut short, with the bound (the schedule bound counts
-    /// as [`Bound::States`] only when the state bound stopped it; see `schedule_bound`).
+    /// The scenarios whose search the depth or the state bound cut short, with the bound.
     pub cut: Vec<(String, Bound)>,
     /// The scenarios whose search stopped at [`ScheduleOptions::max_schedules`].
     pub schedule_bound: Vec<String>,
