@@ -59,20 +59,33 @@ impl Gate {
     /// Runs `write` as the held writer: a call to [`gap`] inside it waits until the others
     /// have written.
     pub(crate) fn run_held<T>(self: &Arc<Gate>, write: impl FnOnce() -> T) -> T {
+        /// Lets the others go when the held write ends, even by a panic, so they never wait
+        /// for a writer that is gone.
+        struct Done<'a>(&'a Gate);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                GATE.with(|gate| *gate.borrow_mut() = None);
+                self.0.update(|s| s.reached = true);
+            }
+        }
         GATE.with(|gate| *gate.borrow_mut() = Some(self.clone()));
-        let result = write();
-        GATE.with(|gate| *gate.borrow_mut() = None);
-        self.update(|s| s.reached = true);
-        result
+        let _done = Done(self);
+        write()
     }
 
     /// Runs `write` as one of the others: once the held writer is in its gap or done.
     pub(crate) fn run_other<T>(&self, write: impl FnOnce() -> T) -> T {
+        /// Counts the write as done when it ends, even by a panic.
+        struct Done<'a>(&'a Gate);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.update(|s| s.done += 1);
+            }
+        }
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         drop(self.changed.wait_while(state, |s| !s.reached).unwrap_or_else(|e| e.into_inner()));
-        let result = write();
-        self.update(|s| s.done += 1);
-        result
+        let _done = Done(self);
+        write()
     }
 
     /// Whether the held writer called [`gap`].

@@ -412,6 +412,37 @@ fn infallible<T>(result: Result<T, std::convert::Infallible>) -> T {
 mod tests {
     use super::*;
 
+    /// Panics on every write.
+    struct Panics;
+
+    impl FencedStore for Panics {
+        type Error = std::convert::Infallible;
+
+        fn write(&mut self, request: &WriteRequest, _: Tick) -> Result<WriteOutcome, Self::Error> {
+            panic!("a store bug on {}", request.operation)
+        }
+
+        fn read(&mut self, _: &ResourceId) -> Result<Option<StoredValue>, Self::Error> {
+            Ok(None)
+        }
+
+        fn lookup(
+            &mut self,
+            _: &ResourceId,
+            _: &fencelab_core::OperationId,
+        ) -> Result<Option<fencelab_core::StoredResult>, Self::Error> {
+            Ok(None)
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "a writer panicked")]
+    fn a_held_writer_that_panics_ends_the_check_instead_of_hanging_it() {
+        let race = Race { setup: Vec::new(), ..articles_race() };
+        let open = |_: &StoreSpec| Ok(|| Ok(Panics));
+        let _ = check_concurrent(&[race], open, &ConcurrentOptions::default());
+    }
+
     #[test]
     fn the_articles_race_allows_two_results() {
         let (_, allowed) = linearizations(&articles_race());
