@@ -1,10 +1,14 @@
 //! The PostgreSQL store against real servers: most tests get a database of their own on the
 //! process's shared server (`testing::shared`); the ones that kill a server start their own.
 
-use fencelab_core::check::conformance::{check_store, Divergence};
+use fencelab_core::check::conformance::{
+    check_cases, check_store, explore_store, factory, rule_cases, Divergence, ScheduleOptions,
+};
 use fencelab_core::format::model::Enforcement;
+use fencelab_core::format::model::StoreSpec;
 use fencelab_core::stories::library;
 use fencelab_core::*;
+use fencelab_kit::{check_concurrent, races, random_races, ConcurrentOptions, MAX_WRITERS};
 use fencelab_postgres::postgres::error::SqlState;
 use fencelab_postgres::postgres::{Client, Config, IsolationLevel, NoTls};
 use fencelab_postgres::testing::{shared, TestServer};
@@ -549,4 +553,86 @@ fn every_short_sequence_matches_the_reference() {
     }
     let sequences: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
     assert_eq!(sequences, 2 * 3 * 8 * 8 * 8);
+}
+
+/// A factory of stores on `config`'s database, one schema per store of a story.
+fn schema_per_store(config: &Config) -> impl FnMut(&StoreSpec) -> Result<PgStore, StoreError> + '_ {
+    move |spec: &StoreSpec| {
+        let schema = format!("s_{}", spec.name.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
+        let mut admin = config.connect(NoTls).unwrap();
+        admin.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}")).unwrap();
+        let mut config = config.clone();
+        config.options(&format!("-c search_path={schema}"));
+        PgStore::connect(&config, pg_options(spec))
+    }
+}
+
+fn pg_options(spec: &StoreSpec) -> Options {
+    Options { policy: spec.policy, retention: spec.retention, ..Options::default() }
+}
+
+#[test]
+fn conformance_postgres_matches_the_reference_on_every_schedule_of_every_built_in_story() {
+    let mut played = 0;
+    for story in library::all() {
+        // One database per story: its schedules share it, each on resources of its own.
+        let config = shared().database();
+        let stores = factory(schema_per_store(&config));
+        let report = explore_store(&[story], stores, &ScheduleOptions::default())
+            .unwrap_or_else(|d| panic!("{d}"));
+        assert!(!report.bound_hit(), "{report:?}");
+        played += report.schedules;
+    }
+    assert!(played > library::all().len(), "{played} schedules");
+}
+
+#[test]
+fn conformance_postgres_keeps_every_rule_across_a_reconnect() {
+    let config = shared().database();
+    let mut make = schema_per_store(&config);
+    let mut again = schema_per_store(&config);
+    let stores = factory(|spec: &StoreSpec| make(spec)).reopen(|spec: &StoreSpec, store| {
+        drop(store);
+        again(spec)
+    });
+    let cases = rule_cases();
+    let report = check_cases(&cases, stores).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!((report.scenarios, report.reopens), (cases.len(), cases.len()));
+}
+
+/// Several connections to one database per race (a schema per race), one per writer.
+fn pg_connections(
+    config: &Config,
+) -> impl FnMut(&StoreSpec) -> Result<PgOpenMore, StoreError> + '_ {
+    let races = AtomicUsize::new(0);
+    move |spec: &StoreSpec| {
+        let schema = format!("race_{}", races.fetch_add(1, Ordering::Relaxed));
+        config.connect(NoTls).unwrap().batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
+        let mut config = config.clone();
+        config.options(&format!("-c search_path={schema}"));
+        let options = pg_options(spec);
+        Ok(Box::new(move || PgStore::connect(&config, options)))
+    }
+}
+
+type PgOpenMore = Box<dyn FnMut() -> Result<PgStore, StoreError>>;
+
+#[test]
+fn concurrent_connections_to_postgres_stay_linearizable_in_every_race() {
+    let config = shared().database();
+    let report = check_concurrent(&races(), pg_connections(&config), &ConcurrentOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.races, races().len());
+    assert_eq!(report.held_in_gap, 0);
+}
+
+#[test]
+fn concurrent_connections_to_postgres_stay_linearizable_in_random_races() {
+    let options = ConcurrentOptions { barrier_rounds: 20, ..ConcurrentOptions::default() };
+    for seed in 0..4 {
+        let config = shared().database();
+        let races = random_races(seed, 4, MAX_WRITERS);
+        check_concurrent(&races, pg_connections(&config), &options)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
 }

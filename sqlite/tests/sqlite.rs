@@ -1,9 +1,13 @@
 //! The SQLite store against real database files in a temporary folder.
 
-use fencelab_core::check::conformance::{check_store, Divergence};
+use fencelab_core::check::conformance::{
+    check_cases, check_store, explore_store, factory, rule_cases, Divergence, ScheduleOptions,
+};
 use fencelab_core::format::model::Enforcement;
+use fencelab_core::format::model::StoreSpec;
 use fencelab_core::stories::library;
 use fencelab_core::*;
+use fencelab_kit::{check_concurrent, races, random_races, ConcurrentOptions, MAX_WRITERS};
 use fencelab_sqlite::{Options, SqliteStore, StoreError};
 use rusqlite::Connection;
 use std::num::NonZeroUsize;
@@ -831,4 +835,78 @@ fn a_strict_own_retry_past_its_retention_is_refused_like_the_reference() {
     ));
     assert_eq!(store.write(&write(1, "op", "v"), Tick(100)).unwrap(), stale(1, 1));
     assert!(store.lookup(&ledger(), &OperationId::new("op").unwrap()).unwrap().is_some());
+}
+
+/// A database file per store of a story, in `dir`.
+fn store_file(dir: &Path, spec: &StoreSpec) -> PathBuf {
+    dir.join(format!("{}.db", spec.name))
+}
+
+fn options_for(spec: &StoreSpec) -> Options {
+    Options { policy: spec.policy, retention: spec.retention, ..Options::default() }
+}
+
+#[test]
+fn conformance_sqlite_matches_the_reference_on_every_schedule_of_every_built_in_story() {
+    let mut played = 0;
+    for story in library::all() {
+        // One folder per story: its schedules share the story's database files.
+        let dir = tempfile::tempdir().unwrap();
+        let stores = factory(|spec: &StoreSpec| {
+            SqliteStore::open(store_file(dir.path(), spec), options_for(spec))
+        });
+        let report = explore_store(&[story], stores, &ScheduleOptions::default())
+            .unwrap_or_else(|d| panic!("{d}"));
+        assert!(!report.bound_hit(), "{report:?}");
+        played += report.schedules;
+    }
+    assert!(played > library::all().len(), "{played} schedules");
+}
+
+#[test]
+fn conformance_sqlite_keeps_every_rule_across_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let stores = factory(|spec: &StoreSpec| {
+        SqliteStore::open(store_file(dir.path(), spec), options_for(spec))
+    })
+    .reopen(|spec: &StoreSpec, store: SqliteStore| {
+        drop(store);
+        SqliteStore::open(store_file(dir.path(), spec), options_for(spec))
+    });
+    let cases = rule_cases();
+    let report = check_cases(&cases, stores).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!((report.scenarios, report.reopens), (cases.len(), cases.len()));
+}
+
+/// Several connections to one database file per race, one per writer.
+fn connections(dir: &Path) -> impl FnMut(&StoreSpec) -> Result<OpenMore, StoreError> + '_ {
+    let races = AtomicUsize::new(0);
+    move |spec: &StoreSpec| {
+        let path = dir.join(format!("race-{}.db", races.fetch_add(1, Ordering::Relaxed)));
+        let options = options_for(spec);
+        Ok(Box::new(move || SqliteStore::open(&path, options)))
+    }
+}
+
+type OpenMore = Box<dyn FnMut() -> Result<SqliteStore, StoreError>>;
+
+#[test]
+fn concurrent_connections_to_one_sqlite_file_stay_linearizable_in_every_race() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = check_concurrent(&races(), connections(dir.path()), &ConcurrentOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.races, races().len());
+    // An atomic store has no gap to be held in.
+    assert_eq!(report.held_in_gap, 0);
+}
+
+#[test]
+fn concurrent_connections_to_one_sqlite_file_stay_linearizable_in_random_races() {
+    let options = ConcurrentOptions { barrier_rounds: 20, ..ConcurrentOptions::default() };
+    for seed in 0..4 {
+        let dir = tempfile::tempdir().unwrap();
+        let races = random_races(seed, 4, MAX_WRITERS);
+        check_concurrent(&races, connections(dir.path()), &options)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
 }

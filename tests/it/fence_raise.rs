@@ -3,7 +3,7 @@
 //! operation ids are scoped per workflow.
 
 use crate::support::*;
-use fencelab_core::check::conformance::check_store;
+use fencelab_core::check::conformance::{check_store, Rule};
 use fencelab_core::stories::library;
 use fencelab_core::*;
 use std::convert::Infallible;
@@ -243,9 +243,11 @@ impl FencedStore for ReplayBeforeRaise {
 fn the_conformance_kit_catches_a_store_that_replays_without_raising_the_fence() {
     let story = library::scenario("newer-owner-retry", Some("fenced")).unwrap();
     let result = check_store(&[story], |_| Ok(ReplayBeforeRaise(Default::default())));
-    let divergence = result.expect_err("the kit must catch it").to_string();
-    assert!(divergence.contains("newer-owner-retry/fenced"), "{divergence}");
-    assert!(divergence.contains("stale"), "{divergence}");
+    let divergence = result.expect_err("the kit must catch it");
+    assert_eq!(divergence.rule(), Some(Rule::FenceRaise), "{divergence}");
+    let message = divergence.to_string();
+    assert!(message.contains("newer-owner-retry/fenced"), "{message}");
+    assert!(message.contains("state after"), "{message}");
 }
 
 #[test]

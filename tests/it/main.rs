@@ -4,6 +4,7 @@
 mod audit;
 mod authority;
 mod checkpoints;
+mod conformance;
 mod diagram;
 // Generated code, checked against its generator by `export::emitted_tests_are_what_the_emitter_produces_today`.
 #[rustfmt::skip]
@@ -32,3 +33,4 @@ mod soak;
 mod support;
 mod switches;
 mod threads;
+mod zoo;

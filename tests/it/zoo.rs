@@ -1,0 +1,453 @@
+//! A zoo of deliberately wrong fenced stores, each caught by the conformance kit with the rule
+//! it breaks named. A test here fails if the kit stops catching its store, or names another
+//! rule.
+
+use fencelab_core::check::conformance::{
+    check_cases, factory, find_divergences, rule_cases, Case, Divergence, Rule, StoreFactory,
+};
+use fencelab_core::format::model::StoreSpec;
+use fencelab_core::stories::library;
+use fencelab_core::*;
+use fencelab_kit::{articles_race, check_concurrent, races, ConcurrencyError, ConcurrentOptions};
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+type Resources = BTreeMap<ResourceId, FencedResource>;
+
+/// The resource a request names, created with the store's policy and retention.
+fn entry<'a>(
+    resources: &'a mut Resources,
+    spec: &StoreSpec,
+    resource: &ResourceId,
+) -> &'a mut FencedResource {
+    resources.entry(resource.clone()).or_insert_with(|| {
+        FencedResource::new(FencedRegister::new(resource.clone(), spec.policy), spec.retention)
+    })
+}
+
+fn read(resources: &Resources, resource: &ResourceId) -> Option<StoredValue> {
+    resources.get(resource).filter(|r| r.register.highest().is_some()).map(|r| StoredValue {
+        highest: r.register.highest(),
+        value: r.register.value().map(str::to_string),
+        revision: r.register.revision(),
+    })
+}
+
+fn lookup(
+    resources: &Resources,
+    resource: &ResourceId,
+    operation: &OperationId,
+) -> Option<StoredResult> {
+    resources.get(resource).and_then(|r| r.idempotency.lookup(operation)).copied()
+}
+
+/// Implements `read` and `lookup` the right way for a store whose `resources` field is a map.
+macro_rules! honest_reads {
+    () => {
+        fn read(&mut self, resource: &ResourceId) -> Result<Option<StoredValue>, Infallible> {
+            Ok(read(&self.resources, resource))
+        }
+
+        fn lookup(
+            &mut self,
+            resource: &ResourceId,
+            operation: &OperationId,
+        ) -> Result<Option<StoredResult>, Infallible> {
+            Ok(lookup(&self.resources, resource, operation))
+        }
+    };
+}
+
+/// Wrong: remembers operation ids but never checks the generation.
+struct NoFence {
+    spec: StoreSpec,
+    resources: Resources,
+}
+
+impl FencedStore for NoFence {
+    type Error = Infallible;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Infallible> {
+        let resource = entry(&mut self.resources, &self.spec, &request.resource);
+        if let Some(stored) = resource.idempotency.lookup(&request.operation) {
+            return Ok(WriteOutcome::Replayed(*stored));
+        }
+        let applied = resource.register.write_unchecked(request);
+        let stored = StoredResult { generation: request.generation, applied, recorded_at: now };
+        resource.idempotency.record(request.operation.clone(), stored);
+        Ok(WriteOutcome::Applied(applied))
+    }
+
+    honest_reads!();
+}
+
+/// Wrong: answers a remembered operation id without raising the fence to the request's
+/// generation, so a newer owner's retry leaves the older owner admitted.
+struct ReplayWithoutRaise {
+    spec: StoreSpec,
+    resources: Resources,
+}
+
+impl FencedStore for ReplayWithoutRaise {
+    type Error = Infallible;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Infallible> {
+        let resource = entry(&mut self.resources, &self.spec, &request.resource);
+        if resource.register.check_generation(request.generation).is_ok() {
+            if let Some(stored) = resource.idempotency.lookup(&request.operation) {
+                return Ok(WriteOutcome::Replayed(*stored));
+            }
+        }
+        Ok(resource.write(request, now))
+    }
+
+    honest_reads!();
+}
+
+/// Wrong: looks the operation id up before checking the generation, so a stale owner's retry
+/// of a remembered id is answered instead of refused.
+struct OperationBeforeGeneration {
+    spec: StoreSpec,
+    resources: Resources,
+}
+
+impl FencedStore for OperationBeforeGeneration {
+    type Error = Infallible;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Infallible> {
+        let resource = entry(&mut self.resources, &self.spec, &request.resource);
+        if let Some(stored) = resource.idempotency.lookup(&request.operation).copied() {
+            // It does raise the fence for a generation that passes, as the rules say.
+            if resource.register.check_generation(request.generation).is_ok() {
+                resource.register.pass_fence(request.generation);
+            }
+            return Ok(WriteOutcome::Replayed(stored));
+        }
+        Ok(resource.write(request, now))
+    }
+
+    honest_reads!();
+}
+
+/// Wrong: checks the expected revision before the operation id, so a retry of an applied
+/// conditional write is refused instead of answered.
+struct RevisionBeforeOperation {
+    spec: StoreSpec,
+    resources: Resources,
+}
+
+impl FencedStore for RevisionBeforeOperation {
+    type Error = Infallible;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Infallible> {
+        let resource = entry(&mut self.resources, &self.spec, &request.resource);
+        if resource.register.check_generation(request.generation).is_ok() {
+            if let Err(conflict) = resource.register.check_revision(request) {
+                resource.register.pass_fence(request.generation);
+                return Ok(WriteOutcome::Rejected(conflict));
+            }
+        }
+        Ok(resource.write(request, now))
+    }
+
+    honest_reads!();
+}
+
+/// Wrong: remembers every operation id forever, whatever the retention says.
+struct RetentionIgnored {
+    spec: StoreSpec,
+    resources: Resources,
+}
+
+impl FencedStore for RetentionIgnored {
+    type Error = Infallible;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Infallible> {
+        let spec = StoreSpec { retention: Retention::FOREVER, ..self.spec.clone() };
+        Ok(entry(&mut self.resources, &spec, &request.resource).write(request, now))
+    }
+
+    honest_reads!();
+}
+
+/// Wrong: writes correctly but `lookup` never finds anything.
+struct LookupBroken(MemoryStore);
+
+impl FencedStore for LookupBroken {
+    type Error = Infallible;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Infallible> {
+        self.0.write(request, now)
+    }
+
+    fn read(&mut self, resource: &ResourceId) -> Result<Option<StoredValue>, Infallible> {
+        self.0.read(resource)
+    }
+
+    fn lookup(
+        &mut self,
+        _: &ResourceId,
+        _: &OperationId,
+    ) -> Result<Option<StoredResult>, Infallible> {
+        Ok(None)
+    }
+}
+
+/// Wrong: keeps the highest generation beside its rows, not with them, so a reopened store has
+/// the values and operation ids but not the fence.
+struct HighestInMemory {
+    spec: StoreSpec,
+    disk: Arc<Mutex<Resources>>,
+}
+
+impl HighestInMemory {
+    fn reopen(self) -> HighestInMemory {
+        for resource in self.disk.lock().unwrap().values_mut() {
+            resource.register.forget_highest();
+        }
+        self
+    }
+}
+
+impl FencedStore for HighestInMemory {
+    type Error = Infallible;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Infallible> {
+        let mut disk = self.disk.lock().unwrap();
+        Ok(entry(&mut disk, &self.spec, &request.resource).write(request, now))
+    }
+
+    fn read(&mut self, resource: &ResourceId) -> Result<Option<StoredValue>, Infallible> {
+        Ok(read(&self.disk.lock().unwrap(), resource))
+    }
+
+    fn lookup(
+        &mut self,
+        resource: &ResourceId,
+        operation: &OperationId,
+    ) -> Result<Option<StoredResult>, Infallible> {
+        Ok(lookup(&self.disk.lock().unwrap(), resource, operation))
+    }
+}
+
+/// Wrong under concurrency: checks under one lock, lets go, and writes what it computed under a
+/// second lock, with a round trip's gap between them. One at a time it behaves.
+struct CheckThenWrite {
+    spec: StoreSpec,
+    shared: Arc<Mutex<Resources>>,
+}
+
+impl FencedStore for CheckThenWrite {
+    type Error = Infallible;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Infallible> {
+        let mut checked = {
+            let mut shared = self.shared.lock().unwrap();
+            entry(&mut shared, &self.spec, &request.resource).clone()
+        };
+        let outcome = checked.write(request, now);
+        fencelab_kit::gap();
+        std::thread::yield_now();
+        if !matches!(outcome, WriteOutcome::Rejected(WriteRejection::Stale { .. })) {
+            self.shared.lock().unwrap().insert(request.resource.clone(), checked);
+        }
+        Ok(outcome)
+    }
+
+    fn read(&mut self, resource: &ResourceId) -> Result<Option<StoredValue>, Infallible> {
+        Ok(read(&self.shared.lock().unwrap(), resource))
+    }
+
+    fn lookup(
+        &mut self,
+        resource: &ResourceId,
+        operation: &OperationId,
+    ) -> Result<Option<StoredResult>, Infallible> {
+        Ok(lookup(&self.shared.lock().unwrap(), resource, operation))
+    }
+}
+
+/// The kit's own cases first, so the rule named is the one a case targets, then every story.
+fn everything() -> Vec<Case> {
+    let mut cases = rule_cases();
+    cases.extend(library::all().iter().map(Case::of));
+    cases
+}
+
+/// What the kit reports for stores from `stores`; it must report something.
+fn caught<S: FencedStore<Error = Infallible>>(
+    stores: impl StoreFactory<S>,
+) -> Divergence<Infallible> {
+    check_cases(&everything(), stores).expect_err("the kit must catch this store")
+}
+
+fn fresh(spec: &StoreSpec) -> (StoreSpec, Resources) {
+    (spec.clone(), Resources::new())
+}
+
+#[test]
+fn the_kit_catches_a_store_without_a_fence() {
+    let divergence = caught(factory(|spec| {
+        let (spec, resources) = fresh(spec);
+        Ok(NoFence { spec, resources })
+    }));
+    assert_eq!(divergence.rule(), Some(Rule::Fence), "{divergence}");
+    let message = divergence.to_string();
+    assert!(message.contains("fence: a stale owner is refused"), "{message}");
+    assert!(message.contains("write 3 to case0/r"), "{message}");
+    assert!(message.contains("the reference says rejected (stale generation)"), "{message}");
+}
+
+#[test]
+fn the_kit_catches_a_replay_that_does_not_raise_the_fence() {
+    let divergence = caught(factory(|spec| {
+        let (spec, resources) = fresh(spec);
+        Ok(ReplayWithoutRaise { spec, resources })
+    }));
+    assert_eq!(divergence.rule(), Some(Rule::FenceRaise), "{divergence}");
+    assert!(divergence.to_string().contains("state after"), "{divergence}");
+}
+
+#[test]
+fn the_kit_catches_an_operation_id_checked_before_the_generation() {
+    let divergence = caught(factory(|spec| {
+        let (spec, resources) = fresh(spec);
+        Ok(OperationBeforeGeneration { spec, resources })
+    }));
+    assert_eq!(divergence.rule(), Some(Rule::CheckOrder), "{divergence}");
+    assert!(divergence.to_string().contains("stale owner retries"), "{divergence}");
+}
+
+#[test]
+fn the_kit_catches_an_expected_revision_checked_before_the_operation_id() {
+    let divergence = caught(factory(|spec| {
+        let (spec, resources) = fresh(spec);
+        Ok(RevisionBeforeOperation { spec, resources })
+    }));
+    assert_eq!(divergence.rule(), Some(Rule::CheckOrder), "{divergence}");
+    assert!(
+        divergence.to_string().contains("answered before its expected revision"),
+        "{divergence}"
+    );
+}
+
+#[test]
+fn the_kit_catches_a_store_that_ignores_retention() {
+    let divergence = caught(factory(|spec| {
+        let (spec, resources) = fresh(spec);
+        Ok(RetentionIgnored { spec, resources })
+    }));
+    assert_eq!(divergence.rule(), Some(Rule::Retention), "{divergence}");
+    assert!(divergence.to_string().contains("past its age"), "{divergence}");
+}
+
+#[test]
+fn the_kit_catches_a_broken_lookup() {
+    let divergence =
+        caught(factory(|spec| Ok(LookupBroken(MemoryStore::new(spec.policy, spec.retention)))));
+    assert_eq!(divergence.rule(), Some(Rule::Lookup), "{divergence}");
+    let message = divergence.to_string();
+    assert!(
+        message.contains("lookup after: the reference says the result recorded at t=0"),
+        "{message}"
+    );
+    assert!(message.contains("the store says nothing remembered"), "{message}");
+}
+
+#[test]
+fn the_kit_catches_a_highest_generation_lost_on_reopen() {
+    let stores = factory(|spec: &StoreSpec| {
+        Ok(HighestInMemory { spec: spec.clone(), disk: Arc::default() })
+    })
+    .reopen(|_: &StoreSpec, store: HighestInMemory| Ok(store.reopen()));
+    let divergence = caught(stores);
+    assert_eq!(divergence.rule(), Some(Rule::Durability), "{divergence}");
+    assert!(divergence.to_string().contains("state after reopen"), "{divergence}");
+}
+
+#[test]
+fn without_a_reopen_the_kit_cannot_see_a_highest_generation_kept_in_memory() {
+    // The same store passes when the factory cannot reopen: the reopen step is what catches it.
+    let stores = factory(|spec: &StoreSpec| {
+        Ok(HighestInMemory { spec: spec.clone(), disk: Arc::default() })
+    });
+    let report = check_cases(&everything(), stores).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(report.reopens, 0);
+}
+
+fn check_then_write(
+    spec: &StoreSpec,
+) -> Result<impl FnMut() -> Result<CheckThenWrite, Infallible>, Infallible> {
+    let (spec, shared) = (spec.clone(), Arc::new(Mutex::new(Resources::new())));
+    Ok(move || Ok(CheckThenWrite { spec: spec.clone(), shared: shared.clone() }))
+}
+
+#[test]
+fn one_at_a_time_a_check_then_write_store_passes_the_kit() {
+    let stores = factory(|spec: &StoreSpec| {
+        let mut handle = check_then_write(spec)?;
+        handle()
+    });
+    check_cases(&everything(), stores).unwrap_or_else(|d| panic!("{d}"));
+}
+
+#[test]
+fn the_concurrency_check_catches_a_check_then_write_store_in_the_articles_race() {
+    let error = check_concurrent(&races(), check_then_write, &ConcurrentOptions::default())
+        .expect_err("the check must catch it");
+    let ConcurrencyError::NotLinearizable(lost) = &error else { panic!("{error}") };
+    assert_eq!(lost.rule(), Rule::Linearizable);
+    // The first held round of the first race: deterministic, whatever the machine's load.
+    assert_eq!((lost.race.name.as_str(), lost.round), (articles_race().name.as_str(), 1));
+    let message = error.to_string();
+    assert!(message.contains("writer 1 held in its gap until the others wrote"), "{message}");
+    assert!(
+        message.contains("A's write \"A late\" under generation 1 (operation a-2) was applied (as r2) after B's write \"B\" under generation 2 (operation b-1) had landed (as r2)"),
+        "{message}"
+    );
+    assert!(message.contains("in the order B, A: B applied as revision r2 under generation 2; A rejected (stale generation)"), "{message}");
+    assert!(message.contains("final state: \"A late\" at revision r2"), "{message}");
+}
+
+#[test]
+fn barrier_rounds_alone_catch_a_check_then_write_store() {
+    // No writer is held: the writers only start together, many times.
+    let options = ConcurrentOptions { held_rounds: 0, barrier_rounds: 2000, ..Default::default() };
+    let error = check_concurrent(&[articles_race()], check_then_write, &options)
+        .expect_err("the check must catch it");
+    assert!(matches!(error, ConcurrencyError::NotLinearizable(_)), "{error}");
+}
+
+#[test]
+fn find_divergences_reports_every_case_a_store_gets_wrong() {
+    // Ignoring retention breaks exactly the cases about forgetting.
+    let findings = find_divergences(
+        &everything(),
+        factory(|spec| {
+            let (spec, resources) = fresh(spec);
+            Ok(RetentionIgnored { spec, resources })
+        }),
+    );
+    let broken: Vec<(String, Option<Rule>)> = findings
+        .divergences
+        .iter()
+        .map(|d| match d {
+            Divergence::Outcome { scenario, rule, .. } => (scenario.clone(), Some(*rule)),
+            Divergence::Store { scenario, .. } => (scenario.clone(), None),
+        })
+        .collect();
+    let names: Vec<&str> = broken.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "retention: an id past its age is forgotten and applies again",
+            "retention: an id past the capacity is forgotten and applies again",
+            "strict policy: an own retry past its retention is refused",
+            "retention-window/expected-revision",
+            "retention-window/unconditional",
+        ]
+    );
+    assert!(broken.iter().all(|(_, rule)| *rule == Some(Rule::Retention)), "{broken:?}");
+    assert!(findings.report.scenarios + findings.divergences.len() == everything().len());
+}
