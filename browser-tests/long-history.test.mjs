@@ -307,7 +307,7 @@ const markBoxes = (scope) =>
 function assertTappable(boxes, where) {
   assert.ok(boxes.length > 0, `${where}: marks`);
   for (const b of boxes) {
-    assert.ok(b.width >= 24 && b.height >= 24, `${where}: a ${b.width}×${b.height} mark`);
+    assert.ok(b.width >= 44 && b.height >= 44, `${where}: a ${b.width}×${b.height} mark`);
     assert.ok(b.hits, `${where}: a tap on "${b.label}" lands on it`);
   }
   for (let i = 1; i < boxes.length; i++) {
@@ -315,7 +315,7 @@ function assertTappable(boxes, where) {
   }
 }
 
-test('at 360 px the finding marks are 24 px touch targets that never overlap, and a merged mark says how many', async () => {
+test('at 360 px the finding marks are 44 px touch targets that never overlap, and a merged mark says how many', async () => {
   const { page, problems } = await openPage(env, '/');
   await page.setViewportSize(PHONE);
   await open(page, files[100_000]);

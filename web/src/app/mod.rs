@@ -18,7 +18,7 @@ use crate::components::icons::icon;
 use crate::components::learn::{course_bar, course_contents, learn_modes, quiz_card, quiz_status};
 use crate::components::log::{log, LogProps};
 use crate::components::panels::{caption, panels, run_badge};
-use crate::components::picker::Picker;
+use crate::components::picker::{Intro, Picker};
 use crate::components::share::{HistoryShare, LinkProblem, ShareExport};
 use crate::components::transcript::Transcript;
 use crate::hooks::{
@@ -92,11 +92,16 @@ pub fn App() -> Html {
     let share = (AttrValue::from(fragment), AttrValue::from(embed_fragment));
     let tabs = html! {
         <nav class="tabs" aria-label="Views">
-            { for [(Tab::Visualizer, "tab-visualizer", "Visualizer"), (Tab::Playground, "tab-playground", "Register playground")]
-                .into_iter().map(|(t, id, label)| html! {
+            // On a phone the playground's tab says "Playground", so the bar stays one row above
+            // the diagram; its name is the whole one at every width.
+            { for [(Tab::Visualizer, "tab-visualizer", "Visualizer", "Visualizer"), (Tab::Playground, "tab-playground", "Register playground", "Playground")]
+                .into_iter().map(|(t, id, label, short)| html! {
                     <button id={id} type="button" class={classes!("tab", (state.tab == t).then_some("on"))}
-                        aria-current={(state.tab == t).then_some("page")}
-                        onclick={click(&on, Action::Tab(t))}>{ label }</button>
+                        aria-current={(state.tab == t).then_some("page")} aria-label={label}
+                        onclick={click(&on, Action::Tab(t))}>
+                        <span class="wide-only">{ label }</span>
+                        <span class="narrow-only" aria-hidden="true">{ short }</span>
+                    </button>
                 }) }
         </nav>
     };
@@ -250,7 +255,7 @@ fn visualizer(
                         { title.clone() }
                         { run_badge(&badge) }
                     </h1>
-                    <p class="intro">{ scenario.intro.clone() }</p>
+                    <Intro text={AttrValue::from(scenario.intro.clone())} />
                 </div>
                 <div class="modes">
                     <button id="compare-toggle" type="button" class={classes!("chip", compare_on.then_some("on"))}
@@ -264,6 +269,10 @@ fn visualizer(
                             { icon("edit") }{ "Edit scenario JSON" }
                         </button>
                         { learn_modes(state, on) }
+                        // Deciding is for the reader of the whole page, on a story rather than a
+                        // history (this card shows only for a story).
+                        { decide_toggle(decide.is_some(), on) }
+                        { open_control(on) }
                     }
                 </div>
                 if let Some(error) = &state.error {
@@ -271,9 +280,6 @@ fn visualizer(
                 }
                 if let Some(stopped) = &state.run.stopped {
                     <p class="notice">{ format!("Note: {stopped}.") }</p>
-                }
-                if !embedded {
-                    { open_control(on) }
                 }
                 if !link_failed {
                     { history_status(state.history_error.as_deref(), fetching, false, on) }
@@ -283,10 +289,9 @@ fn visualizer(
                 <h1 id="story-title" class="embed-title">{ title.clone() }
                     { run_badge(&badge) }</h1>
             }
-            if !embedded && history.is_none() {
-                <Explore run={state.run.clone()} switches={state.switches.clone()}
-                    comparing={compare_on} on={on.clone()} />
-            }
+            // The player and the diagram: on a phone the player sticks while the diagram and its
+            // panels are on screen, and no further (style.css).
+            <div class="theatre">
             <div class={classes!("player", embedded.then_some("static"))}>
                 if state.shows("controls") {
                     { controls(&ControlsProps { at, end, unit, now, last, playing: state.playing, speed: state.speed, on: on.clone(),
@@ -296,10 +301,6 @@ fn visualizer(
                                 listed={state.shows("panels")} on={on.clone()} />
                         }) }) }
                 }
-                // Deciding is for the reader of the whole page, on a story rather than a history.
-                if !embedded && history.is_none() {
-                    { decide_toggle(decide.is_some(), on) }
-                }
                 if !compare_on && state.shows("caption") {
                     { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption",
                         if state.opened.is_some() { "history" } else { "story" }) }
@@ -308,6 +309,13 @@ fn visualizer(
                 { quiz_card(state, on) }
             </div>
             { main }
+            </div>
+            // A tool for the story on screen, below the diagram it changes: the first screen is
+            // the diagram's.
+            if !embedded && history.is_none() {
+                <Explore run={state.run.clone()} switches={state.switches.clone()}
+                    comparing={compare_on} on={on.clone()} />
+            }
             <div class={classes!("lower", state.editor.open.then_some("with-editor"))}>
                 if state.editor.open && !embedded && history.is_none() {
                     <Editor text={state.editor.text.clone()} error={state.editor.error.clone()}
