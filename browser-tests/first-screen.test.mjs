@@ -104,20 +104,23 @@ test('the story intro is one line until "More" opens it, and its whole text is a
   for (const viewport of SIZES.map(([, v]) => v)) {
     await page.setViewportSize(viewport);
     const more = page.locator('#intro-more');
-    assert.equal(await more.getAttribute('aria-expanded'), 'false');
-    assert.equal(await more.textContent(), 'More');
+    const summary = more.locator('summary');
+    const intro = page.locator('#story-intro');
+    const lineHeight = await intro.evaluate((p) => parseFloat(getComputedStyle(p).lineHeight));
+    assert.equal(await more.evaluate((d) => d.open), false);
+    assert.equal(await summary.innerText(), 'More');
     // Screen readers read it all, folded or not.
-    assert.match(await page.locator('#story-intro').textContent(), /GC pause.*B's totals stay\.$/);
+    assert.match(await intro.textContent(), /GC pause.*B's totals stay\.$/);
+    assert.ok((await intro.boundingBox()).height <= 1.5 * lineHeight, 'the folded intro takes a line at most');
     const folded = await page.locator('.story').boundingBox();
-    await more.click();
-    assert.equal(await more.getAttribute('aria-expanded'), 'true');
-    assert.equal(await more.textContent(), 'Less');
-    const intro = await page.locator('#story-intro').boundingBox();
-    const lineHeight = await page.locator('#story-intro').evaluate((p) => parseFloat(getComputedStyle(p).lineHeight));
-    assert.ok(intro.height > 2 * lineHeight, `the open intro shows several lines: ${intro.height} px`);
+    await summary.click();
+    assert.equal(await more.evaluate((d) => d.open), true);
+    assert.equal(await summary.innerText(), 'Less');
+    const open = await intro.boundingBox();
+    assert.ok(open.height > 2 * lineHeight, `the open intro shows several lines: ${open.height} px`);
     assert.ok((await page.locator('.story').boundingBox()).height > folded.height, 'the card grows as it opens');
-    await more.click();
-    assert.equal(await more.getAttribute('aria-expanded'), 'false');
+    await summary.click();
+    assert.equal(await more.evaluate((d) => d.open), false);
     assert.equal(Math.round((await page.locator('.story').boundingBox()).height), Math.round(folded.height));
   }
   assert.deepEqual(problems, []);

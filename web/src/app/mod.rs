@@ -18,7 +18,7 @@ use crate::components::icons::icon;
 use crate::components::learn::{course_bar, course_contents, learn_modes, quiz_card, quiz_status};
 use crate::components::log::{log, LogProps};
 use crate::components::panels::{caption, panels, run_badge};
-use crate::components::picker::{Intro, Picker};
+use crate::components::picker::Picker;
 use crate::components::share::{HistoryShare, LinkProblem, ShareExport};
 use crate::components::transcript::Transcript;
 use crate::hooks::{
@@ -92,16 +92,11 @@ pub fn App() -> Html {
     let share = (AttrValue::from(fragment), AttrValue::from(embed_fragment));
     let tabs = html! {
         <nav class="tabs" aria-label="Views">
-            // On a phone the playground's tab says "Playground", so the bar stays one row above
-            // the diagram; its name is the whole one at every width.
-            { for [(Tab::Visualizer, "tab-visualizer", "Visualizer", "Visualizer"), (Tab::Playground, "tab-playground", "Register playground", "Playground")]
-                .into_iter().map(|(t, id, label, short)| html! {
+            { for [(Tab::Visualizer, "tab-visualizer", "Visualizer"), (Tab::Playground, "tab-playground", "Register playground")]
+                .into_iter().map(|(t, id, label)| html! {
                     <button id={id} type="button" class={classes!("tab", (state.tab == t).then_some("on"))}
-                        aria-current={(state.tab == t).then_some("page")} aria-label={label}
-                        onclick={click(&on, Action::Tab(t))}>
-                        <span class="wide-only">{ label }</span>
-                        <span class="narrow-only" aria-hidden="true">{ short }</span>
-                    </button>
+                        aria-current={(state.tab == t).then_some("page")}
+                        onclick={click(&on, Action::Tab(t))}>{ label }</button>
                 }) }
         </nav>
     };
@@ -255,7 +250,14 @@ fn visualizer(
                         { title.clone() }
                         { run_badge(&badge) }
                     </h1>
-                    <Intro text={AttrValue::from(scenario.intro.clone())} />
+                    // One line until "More" opens it (style.css folds it while the disclosure
+                    // is closed); the whole text is always in the page for screen readers.
+                    <div class="intro-fold">
+                        <p id="story-intro" class="intro">{ scenario.intro.clone() }</p>
+                        <details id="intro-more" class="more">
+                            <summary><span class="when-closed">{ "More" }</span><span class="when-open">{ "Less" }</span></summary>
+                        </details>
+                    </div>
                 </div>
                 <div class="modes">
                     <button id="compare-toggle" type="button" class={classes!("chip", compare_on.then_some("on"))}

@@ -15,7 +15,7 @@ use crate::components::icons::icon;
 use crate::components::panels::run_badge;
 use crate::io;
 use crate::viz::history::{scrub_marks, Opened, Origin, FEW_LANES, THUMB_PX};
-use crate::viz::layout::decimal;
+use crate::viz::layout::{decimal, num};
 use crate::viz::run::step_no;
 use crate::viz::state::{Action, Badge};
 use crate::viz::words::{count, mark_label, marks_summary};
@@ -421,8 +421,9 @@ pub fn ScrubMarks(props: &ScrubMarksProps) -> Html {
                     let what = finding.invariant.to_string().replace('_', " ");
                     let label = mark_label(step_no(finding.step), step_no(mark.last), mark.count, &what);
                     let left = format!(
-                        "left:calc({}px + (100% - {THUMB_PX}px) * {})",
-                        THUMB_PX / 2.0,
+                        "left:calc({}px + (100% - {}px) * {})",
+                        num(THUMB_PX / 2.0),
+                        num(THUMB_PX),
                         decimal(mark.at, 5)
                     );
                     html! {

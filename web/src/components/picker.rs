@@ -1,5 +1,4 @@
-//! The scenario picker: every built-in case, its variants and the same-generation policy; and the
-//! story's intro, folded to one line so the diagram is on the first screen.
+//! The scenario picker: every built-in case, its variants and the same-generation policy.
 
 use std::rc::Rc;
 
@@ -91,31 +90,6 @@ pub fn Picker(props: &PickerProps) -> Html {
                     <option value="strictly_newer" selected={policy == "strictly_newer"}>{ "strictly newer (>)" }</option>
                 </select>
             </label>
-        </div>
-    }
-}
-
-#[derive(Properties, PartialEq)]
-pub struct IntroProps {
-    pub text: AttrValue,
-}
-
-/// A story's intro, one line until the reader asks for more. The whole text is always in the
-/// page (the fold is only visual), so screen readers and search read it all.
-#[component]
-pub fn Intro(props: &IntroProps) -> Html {
-    let open = use_state_eq(|| false);
-    let toggle = {
-        let open = open.clone();
-        Callback::from(move |_: MouseEvent| open.set(!*open))
-    };
-    html! {
-        <div class={classes!("intro-fold", open.then_some("open"))}>
-            <p id="story-intro" class="intro">{ props.text.clone() }</p>
-            <button id="intro-more" type="button" class="more" aria-expanded={open.to_string()}
-                aria-controls="story-intro" onclick={toggle}>
-                { if *open { "Less" } else { "More" } }
-            </button>
         </div>
     }
 }
