@@ -31,9 +31,10 @@ export const CHROMIUM_ARGS = [
 
 /**
  * Starts the server and the browser. `prefixes` are the URL paths dist/ is mounted at; `extra`
- * mounts other folders (see `serveStatic`).
+ * mounts other folders (see `serveStatic`); `options` are more of the browser context's options
+ * (a touch screen: `{ hasTouch: true, isMobile: true }`).
  */
-export async function launch(prefixes = ['/'], viewport = { width: 1440, height: 900 }, extra = {}) {
+export async function launch(prefixes = ['/'], viewport = { width: 1440, height: 900 }, extra = {}, options = {}) {
   assert.ok(
     existsSync(join(DIST, 'index.html')),
     `no ${DIST}/index.html: run \`trunk build --release --offline\` first`,
@@ -45,6 +46,7 @@ export async function launch(prefixes = ['/'], viewport = { width: 1440, height:
     headless: true,
     args: CHROMIUM_ARGS,
     viewport,
+    ...options,
   });
   await mkdir(SCREENSHOTS, { recursive: true });
   return {

@@ -304,10 +304,11 @@ const markBoxes = (scope) =>
     }),
   );
 
-function assertTappable(boxes, where) {
+/** Marks are 44 px wide, and as tall on a phone (`height` 44) or 24 px tall on a wider screen. */
+function assertTappable(boxes, where, height = 44) {
   assert.ok(boxes.length > 0, `${where}: marks`);
   for (const b of boxes) {
-    assert.ok(b.width >= 24 && b.height >= 24, `${where}: a ${b.width}×${b.height} mark`);
+    assert.ok(b.width >= 44 && b.height >= height, `${where}: a ${b.width}×${b.height} mark`);
     assert.ok(b.hits, `${where}: a tap on "${b.label}" lands on it`);
   }
   for (let i = 1; i < boxes.length; i++) {
@@ -315,7 +316,7 @@ function assertTappable(boxes, where) {
   }
 }
 
-test('at 360 px the finding marks are 24 px touch targets that never overlap, and a merged mark says how many', async () => {
+test('at 360 px the finding marks are 44 px touch targets that never overlap, and a merged mark says how many', async () => {
   const { page, problems } = await openPage(env, '/');
   await page.setViewportSize(PHONE);
   await open(page, files[100_000]);
@@ -358,7 +359,7 @@ test('a 760 px embed of a long history: its own title, tappable marks, and a des
   await page.setViewportSize({ width: 760, height: 700 });
   await page.locator('.scrub-marks .scrub-mark').first().waitFor({ timeout: 60_000 });
   assert.match(await text(page, '#story-title'), /^Stale writes in a long run(?!.*History)/);
-  assertTappable(await markBoxes(page), '760 px embed');
+  assertTappable(await markBoxes(page), '760 px embed', 24);
   // The embed has no Findings list, so the scrubber's description does not point to one.
   const described = await page.locator('#scrubber').getAttribute('aria-describedby');
   const description = await text(page, `#${described}`);

@@ -250,7 +250,14 @@ fn visualizer(
                         { title.clone() }
                         { run_badge(&badge) }
                     </h1>
-                    <p class="intro">{ scenario.intro.clone() }</p>
+                    // One line until "More" opens it (style.css folds it while the disclosure
+                    // is closed); the whole text is always in the page for screen readers.
+                    <div class="intro-fold">
+                        <p id="story-intro" class="intro">{ scenario.intro.clone() }</p>
+                        <details id="intro-more" class="more">
+                            <summary><span class="when-closed">{ "More" }</span><span class="when-open">{ "Less" }</span></summary>
+                        </details>
+                    </div>
                 </div>
                 <div class="modes">
                     <button id="compare-toggle" type="button" class={classes!("chip", compare_on.then_some("on"))}
@@ -264,6 +271,10 @@ fn visualizer(
                             { icon("edit") }{ "Edit scenario JSON" }
                         </button>
                         { learn_modes(state, on) }
+                        // Deciding is for the reader of the whole page, on a story rather than a
+                        // history (this card shows only for a story).
+                        { decide_toggle(decide.is_some(), on) }
+                        { open_control(on) }
                     }
                 </div>
                 if let Some(error) = &state.error {
@@ -271,9 +282,6 @@ fn visualizer(
                 }
                 if let Some(stopped) = &state.run.stopped {
                     <p class="notice">{ format!("Note: {stopped}.") }</p>
-                }
-                if !embedded {
-                    { open_control(on) }
                 }
                 if !link_failed {
                     { history_status(state.history_error.as_deref(), fetching, false, on) }
@@ -283,10 +291,9 @@ fn visualizer(
                 <h1 id="story-title" class="embed-title">{ title.clone() }
                     { run_badge(&badge) }</h1>
             }
-            if !embedded && history.is_none() {
-                <Explore run={state.run.clone()} switches={state.switches.clone()}
-                    comparing={compare_on} on={on.clone()} />
-            }
+            // The player and the diagram: on a phone the player sticks while the diagram and its
+            // panels are on screen, and no further (style.css).
+            <div class="theatre">
             <div class={classes!("player", embedded.then_some("static"))}>
                 if state.shows("controls") {
                     { controls(&ControlsProps { at, end, unit, now, last, playing: state.playing, speed: state.speed, on: on.clone(),
@@ -296,10 +303,6 @@ fn visualizer(
                                 listed={state.shows("panels")} on={on.clone()} />
                         }) }) }
                 }
-                // Deciding is for the reader of the whole page, on a story rather than a history.
-                if !embedded && history.is_none() {
-                    { decide_toggle(decide.is_some(), on) }
-                }
                 if !compare_on && state.shows("caption") {
                     { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption",
                         if state.opened.is_some() { "history" } else { "story" }) }
@@ -308,6 +311,13 @@ fn visualizer(
                 { quiz_card(state, on) }
             </div>
             { main }
+            </div>
+            // A tool for the story on screen, below the diagram it changes: the first screen is
+            // the diagram's.
+            if !embedded && history.is_none() {
+                <Explore run={state.run.clone()} switches={state.switches.clone()}
+                    comparing={compare_on} on={on.clone()} />
+            }
             <div class={classes!("lower", state.editor.open.then_some("with-editor"))}>
                 if state.editor.open && !embedded && history.is_none() {
                     <Editor text={state.editor.text.clone()} error={state.editor.error.clone()}

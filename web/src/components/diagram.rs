@@ -318,6 +318,9 @@ fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>, fit: Fit, witness: bool) -
             data-kind={m.kind.clone()} data-step={step.to_string()} data-finding={m.finding.map(|i| i.to_string())}
             tabindex="0" role="button" onclick={onclick} onkeydown={onkeydown}>
             <title>{ whole }</title>
+            // A touch target of 44 px around the mark, drawn (transparent) only where the pointer
+            // is coarse or the screen narrow (style.css).
+            <rect class="hit" x={num(x - 22.0)} y={num(m.y - 22.0)} width="44" height="44" />
             <circle cx={num(x)} cy={num(m.y)} r={if violation { "9" } else { "8" }} />
             { glyph(&m.kind, x, m.y, if violation { 0.72 } else { 0.62 }) }
             { label("mark-label", x + LABEL_DX, label_y, "start", &text, clip(&text, room, char_w)) }

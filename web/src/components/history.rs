@@ -14,8 +14,8 @@ use crate::components::controls::{click, MARKS_ID};
 use crate::components::icons::icon;
 use crate::components::panels::run_badge;
 use crate::io;
-use crate::viz::history::{scrub_marks, Opened, Origin, FEW_LANES};
-use crate::viz::layout::decimal;
+use crate::viz::history::{scrub_marks, Opened, Origin, FEW_LANES, THUMB_PX};
+use crate::viz::layout::{decimal, num};
 use crate::viz::run::step_no;
 use crate::viz::state::{Action, Badge};
 use crate::viz::words::{count, mark_label, marks_summary};
@@ -410,7 +410,7 @@ pub fn ScrubMarks(props: &ScrubMarksProps) -> Html {
     // The scrubber's thumb travels from half its width to the far end less half. Until the
     // list is measured, no marks: they would be placed for another width.
     let marks =
-        if *width > 0.0 { scrub_marks(findings, props.len, *width - 16.0) } else { Vec::new() };
+        if *width > 0.0 { scrub_marks(findings, props.len, *width - THUMB_PX) } else { Vec::new() };
     let summary = marks_summary(findings.len(), marks.len(), props.listed);
     html! {
         <>
@@ -420,7 +420,12 @@ pub fn ScrubMarks(props: &ScrubMarksProps) -> Html {
                     let finding = &findings[mark.finding];
                     let what = finding.invariant.to_string().replace('_', " ");
                     let label = mark_label(step_no(finding.step), step_no(mark.last), mark.count, &what);
-                    let left = format!("left:calc(8px + (100% - 16px) * {})", decimal(mark.at, 5));
+                    let left = format!(
+                        "left:calc({}px + (100% - {}px) * {})",
+                        num(THUMB_PX / 2.0),
+                        num(THUMB_PX),
+                        decimal(mark.at, 5)
+                    );
                     html! {
                         <li style={left}>
                             <button type="button" tabindex="-1" class={classes!("scrub-mark", mark.possible.then_some("possible"))}

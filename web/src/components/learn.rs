@@ -150,9 +150,9 @@ pub fn course_bar(state: &Viz, on: &Callback<Action>) -> Html {
         <nav id="course-bar" class="course-bar" aria-label="Course">
             <p class="course-where">
                 <a href={format!("#course={}", chapter.id)}>{ chapter.title }</a>
-                { format!(" · story {} of {count} · {done} of {count} done", story + 1) }
+                <span class="course-progress">{ format!(" · story {} of {count} · {done} of {count} done", story + 1) }</span>
             </p>
-            <details class="course-intro" open=true>
+            <details class="course-intro">
                 <summary>{ "About this chapter" }</summary>
                 <p>{ chapter.intro }</p>
             </details>

@@ -1,5 +1,4 @@
-//! The scenario picker: every built-in case, its variants, the same-generation policy, and the
-//! story's title and intro.
+//! The scenario picker: every built-in case, its variants and the same-generation policy.
 
 use std::rc::Rc;
 

@@ -111,9 +111,13 @@ pub struct ScrubMark {
     pub possible: bool,
 }
 
-/// The width of a mark under the scrubber in pixels: a touch target. Marks closer than this
-/// share one, so none overlaps another.
-pub const MARK_PX: f64 = 24.0;
+/// The width of a mark under the scrubber in pixels: a touch target (44 px, as tall on a phone or
+/// a touch screen). Marks closer than this share one, so none overlaps another.
+pub const MARK_PX: f64 = 44.0;
+
+/// The width of the scrubber's thumb in pixels, a touch target too (style.css draws it so): its
+/// centre travels the scrubber's width less this.
+pub const THUMB_PX: f64 = 44.0;
 
 /// The travel assumed before the scrubber is measured.
 const UNMEASURED_TRAVEL: f64 = 240.0 * MARK_PX;
