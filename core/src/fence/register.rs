@@ -24,12 +24,17 @@ impl fmt::Display for Revision {
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, strum::VariantArray,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum SameGenerationPolicy {
     /// One owner may write several times under its generation (`presented >= highest`). This does
     /// not suppress duplicates or order them: pair it with operation ids or expected revisions.
+    /// Also read as `allow-same`, the spelling share links used to write.
     #[default]
+    #[serde(alias = "allow-same")]
     AllowSame,
     /// Each generation may write once (`presented > highest`), e.g. for a single final result.
+    /// Also read as `strict`, the spelling share links used to write.
+    #[serde(alias = "strict")]
     StrictlyNewer,
 }
 
@@ -250,6 +255,7 @@ impl WriteRejection {
     strum::VariantArray,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum RejectionReason {
     /// A superseded generation: evidence that two workers believed they owned the resource.
     StaleGeneration,
