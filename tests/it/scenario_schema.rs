@@ -4,6 +4,9 @@
 //! --test it scenario_schema` rewrites them.
 
 use fencelab_core::format::schema;
+use fencelab_core::stories::library;
+use fencelab_core::{Named, SameGenerationPolicy, Scenario};
+use serde_json::{json, Value};
 use std::path::PathBuf;
 
 /// A file of the repository, from the tests crate's folder.
@@ -35,4 +38,131 @@ fn the_committed_schema_is_the_one_the_types_give() {
 #[test]
 fn the_committed_reference_is_the_one_the_schema_gives() {
     check_committed("docs/scenario-reference.md", &schema::reference());
+}
+
+/// The schema, compiled by an independent validator.
+fn validator() -> jsonschema::Validator {
+    jsonschema::validator_for(&schema::scenario_schema()).expect("the schema is a valid schema")
+}
+
+#[test]
+fn every_built_in_story_matches_the_schema() {
+    let validator = validator();
+    let stories = library::all();
+    assert!(stories.len() > 20, "every story and variant: {}", stories.len());
+    for scenario in stories {
+        let value: Value = serde_json::from_str(&scenario.to_json()).expect("JSON");
+        let errors: Vec<String> = validator.iter_errors(&value).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{}/{}: {errors:#?}", scenario.name, scenario.variant);
+    }
+}
+
+/// A built-in story as a JSON value, to break.
+fn base() -> Value {
+    serde_json::from_str(&library::all()[0].to_json()).expect("JSON")
+}
+
+/// Files the schema and the reader both refuse, each with the field the reader's message names
+/// and words it says.
+#[test]
+fn the_schema_and_the_reader_refuse_the_same_mistakes() {
+    let validator = validator();
+    let pause = json!({"pause_worker": {"worker": "A", "ticks": 3}});
+    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, &str, &str)> = vec![
+        (
+            "a required field left out",
+            Box::new(|v| drop(v.as_object_mut().unwrap().remove("title"))),
+            ".",
+            "missing field `title`",
+        ),
+        (
+            "an unknown field",
+            Box::new(|v| v["workers"][0]["colour"] = json!("red")),
+            "workers[0].colour",
+            "unknown field `colour`",
+        ),
+        (
+            "a wrong type",
+            Box::new(|v| v["authority"]["ttl"] = json!("ten")),
+            "authority.ttl",
+            "invalid type: string \"ten\", expected u64",
+        ),
+        (
+            "a bad enum value",
+            Box::new(|v| v["stores"][0]["enforcement"] = json!("sometimes")),
+            "stores[0].enforcement",
+            "unknown variant `sometimes`",
+        ),
+        (
+            "a fault beside `at` instead of under `fault`",
+            Box::new({
+                let pause = pause.clone();
+                move |v| v["faults"] = json!([{"at": 1, "pause_worker": pause["pause_worker"]}])
+            }),
+            "faults[0].pause_worker",
+            "unknown field `pause_worker`",
+        ),
+        (
+            "a fault's fields without its name",
+            Box::new({
+                let pause = pause.clone();
+                move |v| v["faults"] = json!([{"at": 1, "fault": pause["pause_worker"]}])
+            }),
+            "faults[0].fault",
+            "expected an object with one key, the name of what it is, holding its fields (e.g. {\"pause_worker\": {\"worker\": \"A\", \"ticks\": 3}}); this one has `ticks`, `worker`",
+        ),
+        (
+            "a fault with fields written as its bare name",
+            Box::new(|v| v["faults"] = json!([{"at": 1, "fault": "pause_worker"}])),
+            "faults[0].fault.pause_worker",
+            "`pause_worker` has fields, so it is written as an object holding them, {\"pause_worker\": {...}}, not as its bare name",
+        ),
+        (
+            "two faults under one `fault`",
+            Box::new({
+                let pause = pause.clone();
+                move |v| {
+                    let both = json!({"pause_worker": pause["pause_worker"], "restart_store": {"store": "db"}});
+                    v["faults"] = json!([{"at": 1, "fault": both}]);
+                }
+            }),
+            "faults[0].fault",
+            "this one has `pause_worker`, `restart_store`",
+        ),
+        (
+            "a step not nested under its name",
+            Box::new(|v| v["workers"][0]["script"][0] = json!({"resource": "ledger"})),
+            "workers[0].script[0]",
+            "unknown variant `resource`",
+        ),
+    ];
+    for (what, edit, path, words) in cases {
+        let mut value = base();
+        edit(&mut value);
+        assert!(!validator.is_valid(&value), "{what}: the schema accepts it");
+        let err = Scenario::from_json(&value.to_string()).expect_err(what);
+        assert_eq!(err.path, path, "{what}: {err}");
+        assert!(err.problem.contains(words), "{what}: {err}");
+    }
+}
+
+#[test]
+fn policies_read_in_either_spelling_and_are_written_in_one() {
+    for (written, policy) in [
+        ("allow_same", SameGenerationPolicy::AllowSame),
+        ("allow-same", SameGenerationPolicy::AllowSame),
+        ("strictly_newer", SameGenerationPolicy::StrictlyNewer),
+        ("strict", SameGenerationPolicy::StrictlyNewer),
+    ] {
+        let mut value = base();
+        value["stores"][0]["policy"] = json!(written);
+        let scenario = Scenario::from_json(&value.to_string()).expect(written);
+        assert_eq!(scenario.stores[0].policy, policy, "{written}");
+        let canonical = policy.name();
+        assert!(scenario.to_json().contains(&format!("\"policy\": \"{canonical}\"")), "{written}");
+    }
+    let mut value = base();
+    value["stores"][0]["policy"] = json!("Strict");
+    let err = Scenario::from_json(&value.to_string()).expect_err("not a policy");
+    assert_eq!(err.path, "stores[0].policy");
 }

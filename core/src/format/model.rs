@@ -39,7 +39,10 @@ pub struct Scenario {
     /// The lease authority.
     pub authority: AuthoritySpec,
     /// The stores holding the resources.
-    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(length(min = 1), extend("examples" = [[{"name": "db", "enforcement": "fenced"}]]))
+    )]
     pub stores: Vec<StoreSpec>,
     /// The side-effect gateway, if the story has irreversible effects.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -48,7 +51,13 @@ pub struct Scenario {
     #[serde(default)]
     pub network: NetworkSpec,
     /// The workers and their scripts.
-    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(
+            length(min = 1),
+            extend("examples" = [[{"name": "A", "script": [{"acquire": {"resource": "ledger"}}]}]])
+        )
+    )]
     pub workers: Vec<WorkerSpec>,
     /// Things that go wrong at given ticks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

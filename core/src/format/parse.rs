@@ -27,8 +27,10 @@ impl Scenario {
     /// [`Scenario::from_json`] is left to whoever parsed the text.
     pub fn from_value(value: &Value) -> Result<Scenario, ScenarioError> {
         // The path is where reading stopped: `.` for the value itself.
-        let scenario: Scenario = serde_path_to_error::deserialize(value)
-            .map_err(|e| ScenarioError::new(e.path().to_string(), e.into_inner().to_string()))?;
+        let scenario: Scenario = serde_path_to_error::deserialize(value).map_err(|e| {
+            let problem = explain(value, e.path(), e.inner().to_string());
+            ScenarioError::new(e.path().to_string(), problem)
+        })?;
         scenario.validate()?;
         Ok(scenario)
     }
@@ -153,6 +155,43 @@ impl<'de> serde::de::Visitor<'de> for Strict<'_> {
         }
         Ok(Value::Object(fields))
     }
+}
+
+/// Says what serde's messages about an enum's variant leave out: a step, a fault or a question
+/// is an object with one key, its name, holding its fields.
+fn explain(value: &Value, path: &serde_path_to_error::Path, problem: String) -> String {
+    if problem.starts_with("invalid type: unit variant, expected") {
+        let name = match path.iter().last() {
+            Some(serde_path_to_error::Segment::Enum { variant }) => variant.as_str(),
+            Some(serde_path_to_error::Segment::Map { key }) => key.as_str(),
+            _ => "it",
+        };
+        return format!(
+            "`{name}` has fields, so it is written as an object holding them, {{\"{name}\": {{...}}}}, not as its bare name"
+        );
+    }
+    if !problem.contains("expected map with a single key") {
+        return problem;
+    }
+    let mut at = Some(value);
+    for segment in path.iter() {
+        at = match segment {
+            serde_path_to_error::Segment::Seq { index } => at.and_then(|v| v.get(index)),
+            serde_path_to_error::Segment::Map { key } => at.and_then(|v| v.get(key)),
+            _ => None,
+        };
+    }
+    let keys = match at.and_then(Value::as_object) {
+        Some(fields) if fields.is_empty() => "this one has none".to_string(),
+        Some(fields) => {
+            let keys: Vec<String> = fields.keys().map(|k| format!("`{k}`")).collect();
+            format!("this one has {}", keys.join(", "))
+        }
+        None => "this one is not an object".to_string(),
+    };
+    format!(
+        "expected an object with one key, the name of what it is, holding its fields (e.g. {{\"pause_worker\": {{\"worker\": \"A\", \"ticks\": 3}}}}); {keys}"
+    )
 }
 
 fn error(at: &str, problem: String) -> ScenarioError {
