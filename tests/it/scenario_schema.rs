@@ -166,3 +166,31 @@ fn policies_read_in_either_spelling_and_are_written_in_one() {
     let err = Scenario::from_json(&value.to_string()).expect_err("not a policy");
     assert_eq!(err.path, "stores[0].policy");
 }
+
+#[test]
+fn comments_are_read_and_errors_keep_the_file_s_lines_and_columns() {
+    let mut value = base();
+    value["title"] = json!("a // inside a string is text /* too */");
+    let plain = serde_json::to_string_pretty(&value).expect("JSON");
+    let commented =
+        format!("// A story.\n/* two\n   lines */\n{}", plain.replacen('{', "{ // open\n", 1));
+    let scenario = Scenario::from_json(&commented).expect("comments are allowed");
+    assert_eq!(scenario.title, "a // inside a string is text /* too */");
+    // A missing comma after a block comment over three lines: the error is on the line the
+    // file has it.
+    let broken = "/* one\ntwo\nthree */\n{\n  \"name\": \"x\"\n  \"title\": \"y\"\n}";
+    let err = Scenario::from_json(broken).expect_err("a missing comma");
+    assert!(err.problem.contains("line 6 column 3"), "{err}");
+    let err = Scenario::from_json("{ / }").expect_err("a lone slash");
+    assert!(err.problem.contains("starts no comment"), "{err}");
+}
+
+#[test]
+fn the_starting_scenario_of_fencelab_new_matches_the_schema() {
+    let text = std::fs::read_to_string(repo_file("cli/src/new.jsonc")).expect("the starter");
+    Scenario::from_json(&text).expect("it reads");
+    let plain = json_comments::StripComments::new(text.as_bytes());
+    let value: Value = serde_json::from_reader(plain).expect("JSON once its comments are gone");
+    let errors: Vec<String> = validator().iter_errors(&value).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}

@@ -9,10 +9,14 @@
 use crate::format::error::ScenarioError;
 use crate::format::model::Scenario;
 use crate::format::validate::MAX_SCENARIO_BYTES;
+use json_comments::CommentSettings;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::io::Read;
 
 impl Scenario {
-    /// Parses and checks a scenario file.
+    /// Parses and checks a scenario file. The file may carry `//` and `/* */` comments
+    /// (JSONC), as the one `fencelab new` prints does.
     pub fn from_json(json: &str) -> Result<Scenario, ScenarioError> {
         if json.len() > MAX_SCENARIO_BYTES {
             return Err(ScenarioError::new(
@@ -20,7 +24,7 @@ impl Scenario {
                 format!("the file is {} bytes; the limit is {MAX_SCENARIO_BYTES}", json.len()),
             ));
         }
-        Scenario::from_value(&json_text(json)?)
+        Scenario::from_value(&json_text(&without_comments(json)?)?)
     }
 
     /// Reads and checks a scenario already parsed as a JSON value. The byte limit of
@@ -39,6 +43,33 @@ impl Scenario {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
+}
+
+/// `json` with its comments blanked out, byte for byte, and every line break kept, so that the
+/// line and column of a parse error are those of the file as written.
+fn without_comments(json: &str) -> Result<Cow<'_, str>, ScenarioError> {
+    if !json.contains('/') {
+        return Ok(Cow::Borrowed(json));
+    }
+    let mut bytes = Vec::with_capacity(json.len());
+    let stripped =
+        CommentSettings::c_style().strip_comments(json.as_bytes()).read_to_end(&mut bytes);
+    if stripped.is_err() || bytes.len() != json.len() {
+        return Err(ScenarioError::new(
+            ".",
+            "a `/` outside a string starts no comment (comments are `// ...` or `/* ... */`)",
+        ));
+    }
+    // A block comment's line breaks are blanked too; put them back.
+    for (byte, original) in bytes.iter_mut().zip(json.bytes()) {
+        if original == b'\n' {
+            *byte = b'\n';
+        }
+    }
+    // Only whole characters inside comments were replaced, by spaces, so the text is still UTF-8.
+    String::from_utf8(bytes)
+        .map(Cow::Owned)
+        .map_err(|e| ScenarioError::new(".", format!("not text after removing comments: {e}")))
 }
 
 /// Parses JSON text into a value, refusing a key that appears twice in one object and text after
