@@ -39,6 +39,16 @@ pub enum SameGenerationPolicy {
 }
 
 impl SameGenerationPolicy {
+    /// The policy `name` spells, in any spelling a scenario file reads (`allow_same` or
+    /// `allow-same`, `strictly_newer` or `strict`): serde's derive holds the spellings, so share
+    /// links read exactly what files do.
+    pub fn read(name: &str) -> Option<Self> {
+        use serde::de::IntoDeserializer;
+        let name: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+            name.into_deserializer();
+        Self::deserialize(name).ok()
+    }
+
     /// The fencing rule itself: may a request carrying `presented` act, given what the fence
     /// remembers? The register, the side-effect gateway and the SQLite store all ask this one
     /// function, so the rule exists in one place.
