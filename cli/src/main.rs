@@ -46,7 +46,8 @@ Exit codes:
 
 const NEW_ABOUT: &str = "\
 Print a commented starting scenario to write your own from: two workers, a fenced store, a
-pause fault, checkpoints and expectations, with a comment on every field.
+pause fault, checkpoints and expectations, with comments on what each part does and which
+fields are required.
 
 The file is JSON with `//` comments (JSONC), which `run`, `check` and the page read as they
 are:

@@ -68,7 +68,8 @@ fn base() -> Value {
 fn the_schema_and_the_reader_refuse_the_same_mistakes() {
     let validator = validator();
     let pause = json!({"pause_worker": {"worker": "A", "ticks": 3}});
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, &str, &str)> = vec![
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Edit, &str, &str)> = vec![
         (
             "a required field left out",
             Box::new(|v| drop(v.as_object_mut().unwrap().remove("title"))),

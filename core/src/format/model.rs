@@ -31,7 +31,10 @@ pub struct Scenario {
     pub title: String,
     /// A short paragraph telling a learner what to watch for.
     #[serde(default)]
-    #[cfg_attr(feature = "schema", schemars(extend("examples" = ["Watch what the store does with A's write after its pause."])))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(extend("examples" = ["Watch what the store does with A's write after its pause."]))
+    )]
     pub intro: String,
     /// The protected resources, by name.
     #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
@@ -67,7 +70,13 @@ pub struct Scenario {
     /// [`Engine::inject`](crate::Engine::inject)), each at a step rather than a tick, so that
     /// the run replays with each one where it was injected.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(feature = "schema", schemars(extend("examples" = [[{"after": 7, "fault": {"lose_message": {"message": 3}}}]], "default" = [])))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(extend(
+            "examples" = [[{"after": 7, "fault": {"lose_message": {"message": 3}}}]],
+            "default" = []
+        ))
+    )]
     pub injected: Vec<Injection>,
     /// Questions for the reader at the run's key moments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -241,7 +250,13 @@ pub struct NetworkSpec {
     /// Up to this many extra ticks per message, chosen by the schedule (a normal run takes 0; the
     /// explorer tries every value), so messages can overtake each other.
     #[serde(default, skip_serializing_if = "is_zero")]
-    #[cfg_attr(feature = "schema", schemars(range(max = crate::format::validate::MAX_JITTER), extend("examples" = [2], "default" = 0)))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(
+            range(max = crate::format::validate::MAX_JITTER),
+            extend("examples" = [2], "default" = 0)
+        )
+    )]
     pub jitter: u64,
 }
 
@@ -512,7 +527,10 @@ pub enum Checkpoint {
         store: String,
         /// The data, `primary` when left out.
         #[serde(default = "primary", skip_serializing_if = "is_primary")]
-        #[cfg_attr(feature = "schema", schemars(extend("examples" = ["object"], "default" = "primary")))]
+        #[cfg_attr(
+            feature = "schema",
+            schemars(extend("examples" = ["object"], "default" = "primary"))
+        )]
         data: String,
     },
 }

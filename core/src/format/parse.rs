@@ -192,7 +192,7 @@ impl<'de> serde::de::Visitor<'de> for Strict<'_> {
 /// is an object with one key, its name, holding its fields.
 fn explain(value: &Value, path: &serde_path_to_error::Path, problem: String) -> String {
     if problem.starts_with("invalid type: unit variant, expected") {
-        let name = match path.iter().last() {
+        let name = match path.iter().next_back() {
             Some(serde_path_to_error::Segment::Enum { variant }) => variant.as_str(),
             Some(serde_path_to_error::Segment::Map { key }) => key.as_str(),
             _ => "it",
