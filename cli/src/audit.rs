@@ -73,6 +73,15 @@ pub fn audit(
     format: crate::import::Format,
     pattern: Option<&str>,
 ) -> Result<ExitCode, BadInput> {
+    use crate::import::Format;
+    if pattern.is_some() && !matches!(format, Format::Auto | Format::Pattern) {
+        let name = clap::ValueEnum::to_possible_value(&format)
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default();
+        return Err(BadInput(format!(
+            "--pattern reads text logs, but --format {name} reads no pattern, so it would be ignored; leave out one of them (--format pattern, or no --format, reads the files through the pattern)"
+        )));
+    }
     let mut audited = Vec::new();
     let mut failed = Vec::new();
     let mut stems = Stems::default();

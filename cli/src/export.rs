@@ -30,6 +30,9 @@ pub fn export(
     pattern: Option<&str>,
 ) -> Result<ExitCode, BadInput> {
     let path = std::path::Path::new(source);
+    if let Some(variant) = variant.filter(|_| pattern.is_some() || crate::is_file(source)) {
+        return Err(crate::variant_of_a_file(variant, source));
+    }
     if pattern.is_some() {
         let bytes =
             std::fs::read(path).map_err(|e| BadInput(format!("cannot read {source}: {e}")))?;

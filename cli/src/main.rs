@@ -46,6 +46,24 @@ Exit codes:
   2  bad input: an unreadable file, or a line that is not a history's (named with its line)
   3  inconclusive: every finding depends on a write or effect whose outcome nobody learned";
 
+const NEW_ABOUT: &str = "\
+Print a commented starting scenario to write your own from: two workers, a fenced store, a
+pause fault, checkpoints and expectations, with comments on what each part does and which
+fields are required.
+
+The file is JSON with `//` comments (JSONC), which `run`, `check` and the page read as they
+are:
+
+  fencelab new > my-story.json
+  fencelab run my-story.json
+
+Every field, whether it is required, its default and an example: docs/scenario-reference.md.
+The JSON Schema for editors: docs/scenario.schema.json. `fencelab show NAME` prints a built-in
+story as another starting point.";
+
+/// The starting scenario `fencelab new` prints.
+const NEW_SCENARIO: &str = include_str!("new.jsonc");
+
 /// The exit code for a run or a search that a limit cut short.
 const CUT_SHORT: u8 = 3;
 
@@ -64,6 +82,9 @@ struct Cli {
 enum Command {
     /// List the built-in scenarios and their variants.
     List,
+    /// Print a commented starting scenario to write your own from.
+    #[command(long_about = NEW_ABOUT)]
+    New,
     /// Print a scenario as JSON (a starting point for your own).
     Show {
         /// A built-in name, optionally with a variant: `paused-worker` or `paused-worker/broken`.
@@ -208,6 +229,10 @@ fn main() -> ExitCode {
             list();
             Ok(ExitCode::SUCCESS)
         }
+        Command::New => {
+            say!("{}", NEW_SCENARIO.trim_end());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Show { name, variant } => load(&name, variant.as_deref()).map(|s| {
             say!("{}", s.to_json());
             ExitCode::SUCCESS
@@ -264,7 +289,7 @@ fn list() {
 }
 
 /// Whether the argument names a scenario file rather than a built-in `NAME[/VARIANT]`.
-fn is_file(what: &str) -> bool {
+pub(crate) fn is_file(what: &str) -> bool {
     std::path::Path::new(what).is_file() || what.ends_with(".json")
 }
 
@@ -282,6 +307,9 @@ fn label(what: &str, scenario: &Scenario) -> String {
 pub(crate) fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInput> {
     let path = std::path::Path::new(what);
     if is_file(what) {
+        if let Some(variant) = variant {
+            return Err(variant_of_a_file(variant, what));
+        }
         let text = std::fs::read_to_string(path)
             .map_err(|e| BadInput(format!("cannot read {what}: {e}")))?;
         let start = text.trim_start().trim_start_matches('\u{feff}');
@@ -293,7 +321,7 @@ pub(crate) fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInp
         if start.is_empty() {
             return Err(BadInput(format!("{what} is empty: neither a scenario nor a history")));
         }
-        if !start.starts_with('{') {
+        if !start.starts_with('{') && !start.starts_with("//") && !start.starts_with("/*") {
             return Err(BadInput(format!(
                 "{what} is not a scenario (a JSON object) nor a history; a text log is read through a pattern: `fencelab audit --pattern RE {what}` or `fencelab export {what} --pattern RE --to jsonl`"
             )));
@@ -312,6 +340,11 @@ pub(crate) fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInp
         Some((n, v)) => (n, Some(v)),
         None => (what, None),
     };
+    if let (Some(flag), Some(inline)) = (variant, inline) {
+        return Err(BadInput(format!(
+            "the variant is given twice, as {what} and as --variant {flag}; give it once: {name}/{inline} or {name} --variant {flag}"
+        )));
+    }
     let variant = variant.or(inline);
     library::scenario(name, variant).ok_or_else(|| {
         match library::cases().into_iter().find(|c| c.name == name) {
@@ -325,6 +358,13 @@ pub(crate) fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInp
             )),
         }
     })
+}
+
+/// The error for `--variant` given with a file, which it would not change.
+pub(crate) fn variant_of_a_file(variant: &str, file: &str) -> BadInput {
+    BadInput(format!(
+        "--variant {variant} picks a variant of a built-in scenario, but {file} is a file: a scenario file is its own variant (its `variant` field). Leave out --variant, or name a built-in as NAME/VARIANT"
+    ))
 }
 
 /// Whether `text` looks like an exported run (its format tag, or a scenario beside steps) rather

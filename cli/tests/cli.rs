@@ -594,3 +594,81 @@ fn run_warns_when_a_loss_finds_nothing_and_when_a_worker_never_finishes() {
     assert!(said.contains("message 9999 was to be lost, but it was not on its way"), "{said}");
     assert!(said.contains("warning: ") && said.contains("A never finished"), "{said}");
 }
+
+#[test]
+fn new_prints_a_commented_scenario_that_runs_as_it_is() {
+    let out = fencelab(&["new"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("// "), "{text}");
+    let dir = std::env::temp_dir().join(format!("fencelab-cli-new-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("f.json");
+    std::fs::write(&path, &text).unwrap();
+    let out = fencelab(&["run", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let run = stdout(&out);
+    assert!(run.contains("A freezes for 15 ticks"), "{run}");
+    assert!(run.contains("db rejects A's write"), "{run}");
+    assert!(run.contains("verdict: MET"), "{run}");
+    // The file's own suggestion: unfenced, the same story breaks.
+    let unfenced = text.replace(r#""enforcement": "fenced" }"#, r#""enforcement": "unfenced" }"#);
+    assert_ne!(unfenced, text);
+    std::fs::write(&path, unfenced).unwrap();
+    let out = fencelab(&["run", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains("unexpected: stale_write_accepted"), "{}", stdout(&out));
+    let out = fencelab(&["check", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn new_help_says_what_the_file_is_and_where_its_fields_are() {
+    let out = fencelab(&["new", "--help"]);
+    assert!(out.status.success());
+    let help = stdout(&out);
+    for words in
+        ["`//` comments (JSONC)", "fencelab run my-story.json", "docs/scenario-reference.md"]
+    {
+        assert!(help.contains(words), "{words} missing from:\n{help}");
+    }
+}
+
+#[test]
+fn a_flag_that_would_be_ignored_is_an_error() {
+    let dir = std::env::temp_dir().join(format!("fencelab-cli-ignored-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("story.json");
+    std::fs::write(&scenario, stdout(&fencelab(&["show", "paused-worker/fenced"]))).unwrap();
+    let history = dir.join("run.jsonl");
+    std::fs::write(&history, stdout(&fencelab(&["run", "paused-worker", "--format", "jsonl"])))
+        .unwrap();
+    let (scenario, history) = (scenario.to_str().unwrap(), history.to_str().unwrap());
+    let file_variant = "--variant broken picks a variant of a built-in scenario, but";
+    let cases: [(&[&str], &str); 8] = [
+        (&["run", scenario, "--variant", "broken"], file_variant),
+        (&["check", scenario, "--variant", "broken"], file_variant),
+        (&["show", scenario, "--variant", "broken"], file_variant),
+        (&["export", scenario, "--variant", "broken", "--to", "jsonl"], file_variant),
+        (&["export", history, "--variant", "broken", "--to", "mermaid"], file_variant),
+        (
+            &["run", "paused-worker/fenced", "--variant", "broken"],
+            "the variant is given twice, as paused-worker/fenced and as --variant broken",
+        ),
+        (
+            &["audit", history, "--format", "jsonl", "--pattern", "x"],
+            "--pattern reads text logs, but --format jsonl reads no pattern",
+        ),
+        (
+            &["export", history, "--pattern", "x", "--variant", "broken", "--to", "jsonl"],
+            file_variant,
+        ),
+    ];
+    for (args, message) in cases {
+        let out = fencelab(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

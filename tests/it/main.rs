@@ -27,6 +27,7 @@ mod regressions;
 mod scenario_errors;
 mod scenario_parse;
 mod scenario_properties;
+mod scenario_schema;
 mod scenarios;
 mod serde_json_round_trip;
 mod soak;

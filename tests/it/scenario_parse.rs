@@ -190,7 +190,7 @@ fn shape_errors_name_the_field_in_serde_words() {
         (
             Box::new(|v| v["workers"][0]["script"][0] = json!({"acquire": {}, "renew": {}})),
             "workers[0].script[0]",
-            "invalid value: map, expected map with a single key",
+            "expected an object with one key, the name of what it is, holding its fields (e.g. {\"pause_worker\": {\"worker\": \"A\", \"ticks\": 3}}); this one has `acquire`, `renew`",
         ),
         (
             Box::new(|v| v["workers"][0]["script"][0] = json!({"acquire": {"resource": 3}})),

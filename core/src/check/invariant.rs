@@ -20,6 +20,7 @@ use std::fmt;
     strum::VariantArray,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum InvariantKind {
     /// A store accepted a write from an older lease after a write under a newer lease had reached
     /// the same data, whatever the store did with that newer write (applied it, refused it,

@@ -14,6 +14,7 @@ use std::fmt;
 /// An irreversible call to a partner outside the system.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Hash)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Effect {
     /// Capture a payment; money cannot be un-captured by a rollback.
     CapturePayment {

@@ -12,6 +12,7 @@ use std::num::NonZeroUsize;
 /// eventually; what matters is knowing when, and what a retry gets afterwards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Retention {
     /// Keep at most this many operation ids; the oldest is forgotten first.
     #[serde(default)]

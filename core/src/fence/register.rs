@@ -24,16 +24,31 @@ impl fmt::Display for Revision {
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, strum::VariantArray,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum SameGenerationPolicy {
     /// One owner may write several times under its generation (`presented >= highest`). This does
     /// not suppress duplicates or order them: pair it with operation ids or expected revisions.
+    /// Also read as `allow-same`, the spelling share links used to write.
     #[default]
+    #[serde(alias = "allow-same")]
     AllowSame,
     /// Each generation may write once (`presented > highest`), e.g. for a single final result.
+    /// Also read as `strict`, the spelling share links used to write.
+    #[serde(alias = "strict")]
     StrictlyNewer,
 }
 
 impl SameGenerationPolicy {
+    /// The policy `name` spells, in any spelling a scenario file reads (`allow_same` or
+    /// `allow-same`, `strictly_newer` or `strict`): serde's derive holds the spellings, so share
+    /// links read exactly what files do.
+    pub fn read(name: &str) -> Option<Self> {
+        use serde::de::IntoDeserializer;
+        let name: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+            name.into_deserializer();
+        Self::deserialize(name).ok()
+    }
+
     /// The fencing rule itself: may a request carrying `presented` act, given what the fence
     /// remembers? The register, the side-effect gateway and the SQLite store all ask this one
     /// function, so the rule exists in one place.
@@ -250,6 +265,7 @@ impl WriteRejection {
     strum::VariantArray,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum RejectionReason {
     /// A superseded generation: evidence that two workers believed they owned the resource.
     StaleGeneration,

@@ -6,4 +6,6 @@
 pub mod error;
 pub mod model;
 pub(crate) mod parse;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod validate;

@@ -20,6 +20,7 @@ use std::marker::PhantomData;
 /// One fencing story: who does what, against which protections, and what should go wrong.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Scenario {
     /// Short machine name, e.g. `paused-worker`.
     pub name: String,
@@ -30,12 +31,21 @@ pub struct Scenario {
     pub title: String,
     /// A short paragraph telling a learner what to watch for.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(extend("examples" = ["Watch what the store does with A's write after its pause."]))
+    )]
     pub intro: String,
     /// The protected resources, by name.
+    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
     pub resources: Vec<String>,
     /// The lease authority.
     pub authority: AuthoritySpec,
     /// The stores holding the resources.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(length(min = 1), extend("examples" = [[{"name": "db", "enforcement": "fenced"}]]))
+    )]
     pub stores: Vec<StoreSpec>,
     /// The side-effect gateway, if the story has irreversible effects.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -44,24 +54,42 @@ pub struct Scenario {
     #[serde(default)]
     pub network: NetworkSpec,
     /// The workers and their scripts.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(
+            length(min = 1),
+            extend("examples" = [[{"name": "A", "script": [{"acquire": {"resource": "ledger"}}]}]])
+        )
+    )]
     pub workers: Vec<WorkerSpec>,
     /// Things that go wrong at given ticks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(extend("default" = [])))]
     pub faults: Vec<FaultSpec>,
     /// Faults injected by hand while stepping through the run (see
     /// [`Engine::inject`](crate::Engine::inject)), each at a step rather than a tick, so that
     /// the run replays with each one where it was injected.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(extend(
+            "examples" = [[{"after": 7, "fault": {"lose_message": {"message": 3}}}]],
+            "default" = []
+        ))
+    )]
     pub injected: Vec<Injection>,
     /// Questions for the reader at the run's key moments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(extend("default" = [])))]
     pub checkpoints: Vec<Checkpoint>,
     /// Which invariant violations this run is expected to show (empty for a correct design).
     #[serde(default)]
     pub expect: Expectations,
     /// Where several events are enabled at once, which one runs: an index into them, in order.
-    /// When the list runs out, the first enabled event runs.
+    /// When the list runs out, the first enabled event runs. `check` prints the schedule of a
+    /// counterexample, and the page records the choices made by hand, in this form.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(extend("default" = [])))]
     pub schedule: Vec<usize>,
 }
 
@@ -70,6 +98,7 @@ pub struct Scenario {
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, strum::VariantArray,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum TokenSource {
     /// The authority's counter, persisted across restarts: the correct design.
     #[default]
@@ -84,8 +113,10 @@ pub enum TokenSource {
 /// The lease authority's settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AuthoritySpec {
     /// Lease length in ticks.
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
     pub ttl: u64,
     /// Where fencing tokens come from.
     #[serde(default)]
@@ -99,6 +130,7 @@ pub struct AuthoritySpec {
 /// How a store (or one of its write paths) protects its state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::VariantArray)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Enforcement {
     /// No check at all: every write applies.
     Unfenced,
@@ -121,6 +153,7 @@ impl Enforcement {
 /// A store: a database, an object store, a file system.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StoreSpec {
     /// The store's name, e.g. `db`.
     pub name: String,
@@ -148,12 +181,14 @@ pub struct StoreSpec {
     /// each with its own enforcement. The default path is called `primary` and writes the data
     /// called `primary`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(extend("default" = [])))]
     pub paths: Vec<PathSpec>,
 }
 
 /// A secondary write path into a store.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PathSpec {
     /// The path's name, e.g. `object`.
     pub name: String,
@@ -194,6 +229,7 @@ impl StoreSpec {
 /// The side-effect gateway in front of a partner (a payment provider, a mail server).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GatewaySpec {
     /// The partner's name, e.g. `payments`.
     pub partner: String,
@@ -207,12 +243,20 @@ pub struct GatewaySpec {
 /// Message delivery times.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NetworkSpec {
     /// Ticks a message takes from sender to receiver, unless a fault delays it.
     pub latency: u64,
     /// Up to this many extra ticks per message, chosen by the schedule (a normal run takes 0; the
     /// explorer tries every value), so messages can overtake each other.
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(
+            range(max = crate::format::validate::MAX_JITTER),
+            extend("examples" = [2], "default" = 0)
+        )
+    )]
     pub jitter: u64,
 }
 
@@ -225,6 +269,7 @@ impl Default for NetworkSpec {
 /// A worker and its script.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkerSpec {
     /// The worker's name, e.g. `A`.
     pub name: String,
@@ -244,6 +289,7 @@ pub struct WorkerSpec {
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, strum::VariantArray,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum PauseReason {
     /// A stop-the-world garbage collection.
     #[default]
@@ -274,6 +320,7 @@ impl PauseReason {
 /// The expected revision of a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum ExpectedRevision {
     /// The revision this worker last read from the same store path and resource.
     LastRead,
@@ -281,9 +328,11 @@ pub enum ExpectedRevision {
     Exactly(u64),
 }
 
-/// One step of a worker's script.
+/// One step of a worker's script, written as an object with one key, the step's name, holding
+/// its fields: `{"acquire": {"resource": "ledger"}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Step {
     /// Ask the authority for the lease; wait and ask again while someone else holds it.
     Acquire {
@@ -306,9 +355,11 @@ pub enum Step {
         resource: String,
         /// The store; the first store when omitted.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(extend("examples" = ["db"])))]
         store: Option<String>,
         /// The write path; `primary` when omitted.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(extend("examples" = ["object"])))]
         path: Option<String>,
     },
     /// Work for a while without touching shared state.
@@ -322,10 +373,12 @@ pub enum Step {
         ticks: u64,
         /// Why.
         #[serde(default)]
+        #[cfg_attr(feature = "schema", schemars(extend("examples" = ["descheduled"])))]
         reason: PauseReason,
         /// Whether the pause may or may not happen: a normal run takes it, the explorer tries
         /// both.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        #[cfg_attr(feature = "schema", schemars(extend("examples" = [true], "default" = false)))]
         optional: bool,
     },
     /// Check the lease against the worker's own clock and stop if it has run out. The check and
@@ -355,6 +408,7 @@ impl Step {
 /// A write step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WriteStep {
     /// The resource.
     pub resource: String,
@@ -368,26 +422,31 @@ pub struct WriteStep {
     pub expected_revision: Option<ExpectedRevision>,
     /// The store; the first store when omitted.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(extend("examples" = ["db"])))]
     pub store: Option<String>,
     /// The write path; `primary` when omitted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Extra network delay for this message, in ticks.
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[cfg_attr(feature = "schema", schemars(extend("default" = 0)))]
     pub delay: u64,
     /// Present this made-up token instead of the one the authority issued (a forged token).
     #[serde(default, deserialize_with = "token", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<u64>", range(min = 1)))]
     pub forge: Option<u64>,
 }
 
 /// An effect step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EffectStep {
     /// The resource whose lease authorizes the effect.
     pub resource: String,
     /// The workflow key the gateway orders effects by; the resource name when omitted.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(extend("examples" = ["order-42"])))]
     pub workflow: Option<String>,
     /// The effect.
     pub effect: Effect,
@@ -396,6 +455,7 @@ pub struct EffectStep {
     pub operation: Option<String>,
     /// Extra network delay for this message, in ticks.
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[cfg_attr(feature = "schema", schemars(extend("default" = 0)))]
     pub delay: u64,
 }
 
@@ -421,21 +481,26 @@ fn token<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::E
     Ok(Option::<Generation>::deserialize(deserializer)?.map(Generation::get))
 }
 
-/// Something that goes wrong at a given tick.
+/// Something that goes wrong at a given tick: the tick, and the fault nested under its name,
+/// `{"at": 3, "fault": {"pause_worker": {"worker": "A", "ticks": 12}}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FaultSpec {
-    /// When.
+    /// The tick at which it happens.
     pub at: u64,
-    /// What.
+    /// What happens: an object with one key, the fault's name, holding its fields.
     pub fault: Fault,
 }
 
 /// A question a story asks its reader before the step that answers it, as its scenario file
-/// writes it. Only the subject is written: [`place`](crate::check::checkpoint::place) finds the
-/// step, the choices and the answer in the run.
+/// writes it: an object with one key, the question's kind, holding its subject
+/// (`{"write_accepted": {"worker": "A"}}`). Only the subject is written:
+/// [`place`](crate::check::checkpoint::place) finds the step, the choices and the answer in the
+/// run, and a question the run cannot answer is skipped.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Checkpoint {
     /// Will the store apply this worker's write? Asked before the step at which a store decides
     /// it (the write arrives, or a check-then-write store checks it).
@@ -462,6 +527,10 @@ pub enum Checkpoint {
         store: String,
         /// The data, `primary` when left out.
         #[serde(default = "primary", skip_serializing_if = "is_primary")]
+        #[cfg_attr(
+            feature = "schema",
+            schemars(extend("examples" = ["object"], "default" = "primary"))
+        )]
         data: String,
     },
 }
@@ -474,22 +543,28 @@ fn is_primary(data: &str) -> bool {
     data == "primary"
 }
 
-/// A fault injected at a step. A tick can hold several events, and a fault placed at a tick
+/// A fault injected at a step, `{"after": 7, "fault": {"lose_message": {"message": 3}}}`, as the
+/// page records one injected by hand. A tick can hold several events, and a fault placed at a tick
 /// would be one more event to order among them, changing the choices of the schedule before
 /// it; a fault placed after a number of steps runs exactly where it was injected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Injection {
     /// How many steps run before it: it runs as the next step once this many have run, at the
     /// time of the last one. Injections run in list order, so `after` never decreases.
+    #[cfg_attr(feature = "schema", schemars(extend("examples" = [7])))]
     pub after: usize,
-    /// What.
+    /// What happens: an object with one key, the fault's name, holding its fields.
     pub fault: Fault,
 }
 
-/// The faults a scenario can inject.
+/// The faults a scenario can inject. Each is written as an object with one key, its name,
+/// holding its fields (`{"restart_store": {"store": "db"}}`), except `restart_authority`, which
+/// has none and is written as the string `"restart_authority"`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Fault {
     /// Freeze a worker wherever it is in its script.
     PauseWorker {
@@ -499,6 +574,7 @@ pub enum Fault {
         ticks: u64,
         /// Why.
         #[serde(default)]
+        #[cfg_attr(feature = "schema", schemars(extend("examples" = ["descheduled"])))]
         reason: PauseReason,
     },
     /// The network slows down for one worker: its next `count` messages take `ticks` longer.
@@ -525,12 +601,14 @@ pub enum Fault {
         /// The worker.
         worker: String,
         /// How far the clock jumps; never 0.
+        #[cfg_attr(feature = "schema", schemars(extend("examples" = [-20])))]
         by: i64,
     },
     /// The network loses a message in flight (a grant, a write or an effect): it never arrives,
     /// and nobody is told. Messages are numbered in sending order, as the history shows them.
     LoseMessage {
         /// The message's number.
+        #[cfg_attr(feature = "schema", schemars(extend("examples" = [3])))]
         message: u64,
     },
 }
@@ -545,12 +623,17 @@ impl Fault {
 /// What a run is expected to show.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Expectations {
     /// The invariants this run is expected to break (empty: none).
     #[serde(default)]
     pub violations: Vec<InvariantKind>,
     /// Exact rejection counts by reason, when the story is about monitoring them.
     #[serde(default, deserialize_with = "counts", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::format::schema::rejection_counts")
+    )]
     pub rejections: Option<BTreeMap<RejectionReason, u64>>,
 }
 

@@ -9,10 +9,14 @@
 use crate::format::error::ScenarioError;
 use crate::format::model::Scenario;
 use crate::format::validate::MAX_SCENARIO_BYTES;
+use json_comments::CommentSettings;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::io::Read;
 
 impl Scenario {
-    /// Parses and checks a scenario file.
+    /// Parses and checks a scenario file. The file may carry `//` and `/* */` comments
+    /// (JSONC), as the one `fencelab new` prints does.
     pub fn from_json(json: &str) -> Result<Scenario, ScenarioError> {
         if json.len() > MAX_SCENARIO_BYTES {
             return Err(ScenarioError::new(
@@ -20,15 +24,17 @@ impl Scenario {
                 format!("the file is {} bytes; the limit is {MAX_SCENARIO_BYTES}", json.len()),
             ));
         }
-        Scenario::from_value(&json_text(json)?)
+        Scenario::from_value(&json_text(&without_comments(json)?)?)
     }
 
     /// Reads and checks a scenario already parsed as a JSON value. The byte limit of
     /// [`Scenario::from_json`] is left to whoever parsed the text.
     pub fn from_value(value: &Value) -> Result<Scenario, ScenarioError> {
         // The path is where reading stopped: `.` for the value itself.
-        let scenario: Scenario = serde_path_to_error::deserialize(value)
-            .map_err(|e| ScenarioError::new(e.path().to_string(), e.into_inner().to_string()))?;
+        let scenario: Scenario = serde_path_to_error::deserialize(value).map_err(|e| {
+            let problem = explain(value, e.path(), e.inner().to_string());
+            ScenarioError::new(e.path().to_string(), problem)
+        })?;
         scenario.validate()?;
         Ok(scenario)
     }
@@ -37,6 +43,33 @@ impl Scenario {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
+}
+
+/// `json` with its comments blanked out, byte for byte, and every line break kept, so that the
+/// line and column of a parse error are those of the file as written.
+fn without_comments(json: &str) -> Result<Cow<'_, str>, ScenarioError> {
+    if !json.contains('/') {
+        return Ok(Cow::Borrowed(json));
+    }
+    let mut bytes = Vec::with_capacity(json.len());
+    let stripped =
+        CommentSettings::c_style().strip_comments(json.as_bytes()).read_to_end(&mut bytes);
+    if stripped.is_err() || bytes.len() != json.len() {
+        return Err(ScenarioError::new(
+            ".",
+            "a `/` outside a string starts no comment (comments are `// ...` or `/* ... */`)",
+        ));
+    }
+    // A block comment's line breaks are blanked too; put them back.
+    for (byte, original) in bytes.iter_mut().zip(json.bytes()) {
+        if original == b'\n' {
+            *byte = b'\n';
+        }
+    }
+    // Only whole characters inside comments were replaced, by spaces, so the text is still UTF-8.
+    String::from_utf8(bytes)
+        .map(Cow::Owned)
+        .map_err(|e| ScenarioError::new(".", format!("not text after removing comments: {e}")))
 }
 
 /// Parses JSON text into a value, refusing a key that appears twice in one object and text after
@@ -153,6 +186,43 @@ impl<'de> serde::de::Visitor<'de> for Strict<'_> {
         }
         Ok(Value::Object(fields))
     }
+}
+
+/// Says what serde's messages about an enum's variant leave out: a step, a fault or a question
+/// is an object with one key, its name, holding its fields.
+fn explain(value: &Value, path: &serde_path_to_error::Path, problem: String) -> String {
+    if problem.starts_with("invalid type: unit variant, expected") {
+        let name = match path.iter().next_back() {
+            Some(serde_path_to_error::Segment::Enum { variant }) => variant.as_str(),
+            Some(serde_path_to_error::Segment::Map { key }) => key.as_str(),
+            _ => "it",
+        };
+        return format!(
+            "`{name}` has fields, so it is written as an object holding them, {{\"{name}\": {{...}}}}, not as its bare name"
+        );
+    }
+    if !problem.contains("expected map with a single key") {
+        return problem;
+    }
+    let mut at = Some(value);
+    for segment in path.iter() {
+        at = match segment {
+            serde_path_to_error::Segment::Seq { index } => at.and_then(|v| v.get(index)),
+            serde_path_to_error::Segment::Map { key } => at.and_then(|v| v.get(key)),
+            _ => None,
+        };
+    }
+    let keys = match at.and_then(Value::as_object) {
+        Some(fields) if fields.is_empty() => "this one has none".to_string(),
+        Some(fields) => {
+            let keys: Vec<String> = fields.keys().map(|k| format!("`{k}`")).collect();
+            format!("this one has {}", keys.join(", "))
+        }
+        None => "this one is not an object".to_string(),
+    };
+    format!(
+        "expected an object with one key, the name of what it is, holding its fields (e.g. {{\"pause_worker\": {{\"worker\": \"A\", \"ticks\": 3}}}}); {keys}"
+    )
 }
 
 fn error(at: &str, problem: String) -> ScenarioError {

@@ -583,13 +583,9 @@ fn decode_custom(value: &str) -> Result<Scenario, LinkError> {
 }
 
 fn parse_policy(value: &str) -> Result<SameGenerationPolicy, LinkError> {
-    match value {
-        "allow-same" | "allow_same" => Ok(SameGenerationPolicy::AllowSame),
-        "strict" | "strictly_newer" => Ok(SameGenerationPolicy::StrictlyNewer),
-        other => {
-            Err(bad("policy", format!("\"{other}\" is not a policy (use allow-same or strict)")))
-        }
-    }
+    SameGenerationPolicy::read(value).ok_or_else(|| {
+        bad("policy", format!("\"{value}\" is not a policy (use allow-same or strict)"))
+    })
 }
 
 fn policy_name(policy: SameGenerationPolicy) -> &'static str {

@@ -23,6 +23,16 @@ fn a_full_view_round_trips() {
         "scenario=check-then-write&variant=check-then-write&policy=strict&step=17&compare=check_then_write,fenced_idempotent&play=1&speed=250&break=unfenced_store,wall_clock_tokens&embed=controls,log"
     );
     assert_eq!(ShareLink::parse(&format!("#{fragment}")).unwrap(), link);
+    // A link reads a policy in the links' spelling and in the scenario files'.
+    for (written, policy) in [
+        ("allow-same", SameGenerationPolicy::AllowSame),
+        ("allow_same", SameGenerationPolicy::AllowSame),
+        ("strict", SameGenerationPolicy::StrictlyNewer),
+        ("strictly_newer", SameGenerationPolicy::StrictlyNewer),
+    ] {
+        let parsed = ShareLink::parse(&format!("scenario=paused-worker&policy={written}")).unwrap();
+        assert_eq!(parsed.policy, Some(policy), "{written}");
+    }
     assert_eq!(
         ShareLink::parse("scenario=paused-worker").unwrap(),
         ShareLink::builtin("paused-worker", "fenced")
