@@ -67,6 +67,7 @@
 pub mod check;
 mod clock;
 pub mod draw;
+mod error;
 mod fence;
 pub mod format;
 pub mod history;
@@ -74,6 +75,7 @@ mod ids;
 mod maps;
 pub mod memory;
 mod names;
+pub mod prelude;
 pub mod record;
 pub mod sim;
 pub mod stories;
@@ -82,6 +84,7 @@ pub use check::explore::{Bound, ExploreConfig, ExploreResult, ExploreStats, Expl
 pub use check::invariant::{InvariantKind, Place, Violation};
 pub use check::{Checker, Judgement};
 pub use clock::Tick;
+pub use error::Error;
 pub use fence::authority::{Lease, LeaseAuthority, LeaseError, ResourceRecord};
 pub use fence::gateway::{
     Delivery, DropReason, Effect, EffectRequest, GatewayOutcome, SideEffectGateway,
@@ -109,3 +112,4 @@ pub use ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey, MAX_ID_LE
 pub use names::Named;
 pub use record::{Engine, EngineError, ScheduleMode, StepRecord, Verdict};
 pub use sim::{Choice, Next, Simulator, Way};
+pub use stories::library::UnknownStory;

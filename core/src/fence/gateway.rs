@@ -88,6 +88,7 @@ pub enum DropReason {
     #[error("invalid token: {error}")]
     InvalidToken {
         /// What is wrong with it.
+        #[source]
         error: crate::fence::generation::TokenError,
     },
     /// This operation was delivered already for this workflow; delivering it again would repeat

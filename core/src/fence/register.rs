@@ -158,7 +158,7 @@ pub enum WriteRejection {
     },
     /// The token is not a generation at all (zero, negative, not a number, too large).
     #[error("invalid token: {0}")]
-    InvalidToken(TokenError),
+    InvalidToken(#[source] TokenError),
     /// The register changed since the writer read it.
     #[error("revision conflict: expected {expected}, found {actual}")]
     RevisionConflict {

@@ -2,6 +2,7 @@
 //! and keeps what a reader can go back to: the step records with their captions, the operation
 //! log, the violations and snapshots for seeking.
 
+mod assert;
 mod caption;
 pub mod export;
 
