@@ -7,31 +7,31 @@
 //! accepted and rejects older ones in the same step as the write.
 //!
 //! ```
-//! use fencelab_core::*;
+//! use fencelab_core::prelude::*;
 //! use std::num::NonZeroU64;
 //!
-//! let ledger = ResourceId::new("ledger").unwrap();
-//! let (a, b) = (WorkerId::new("A").unwrap(), WorkerId::new("B").unwrap());
+//! let ledger: ResourceId = "ledger".parse()?;
+//! let (a, b) = ("A".parse()?, "B".parse()?);
 //! let mut authority = LeaseAuthority::new(NonZeroU64::new(10).unwrap());
 //! let mut register = FencedRegister::new(ledger.clone(), SameGenerationPolicy::AllowSame);
-//! let op = |name: &str| OperationId::new(name).unwrap();
 //!
 //! // A acquires generation 1, then pauses past its TTL; B acquires generation 2 and writes.
-//! let lease_a = authority.acquire(&ledger, &a, Tick(0)).unwrap();
-//! let lease_b = authority.acquire(&ledger, &b, Tick(12)).unwrap();
-//! let new = WriteRequest::new(ledger.clone(), lease_b.generation, op("b-1"), None, "fresh");
-//! register.write(&new).unwrap();
+//! let lease_a = authority.acquire(&ledger, &a, Tick(0))?;
+//! let lease_b = authority.acquire(&ledger, &b, Tick(12))?;
+//! let new = WriteRequest::new(ledger.clone(), lease_b.generation, "b-1".parse()?, None, "fresh");
+//! register.write(&new)?;
 //!
 //! // A resumes, still believing it owns the ledger. The register refuses it.
-//! let stale = WriteRequest::new(ledger.clone(), lease_a.generation, op("a-1"), None, "stale");
+//! let stale = WriteRequest::new(ledger.clone(), lease_a.generation, "a-1".parse()?, None, "stale");
 //! let err = register.write(&stale).unwrap_err();
 //! assert_eq!(err.to_string(), "stale owner: generation 1 < highest accepted 2");
 //! assert_eq!(register.value(), Some("fresh"));
+//! # Ok::<(), fencelab_core::Error>(())
 //! ```
 //!
-//! What to read next: [`FencedResource`] adds operation ids and expected revisions in front of the
-//! register; [`SideEffectGateway`] fences irreversible calls; [`OperationLog`] records every attempt;
-//! [`Shared`] keeps check and write atomic across threads.
+//! The building blocks: [`FencedResource`] adds operation ids and expected revisions in front of
+//! the register; [`SideEffectGateway`] fences irreversible calls; [`OperationLog`] records every
+//! attempt; [`Shared`] keeps check and write atomic across threads.
 //!
 //! Whole stories are played in four parts that exchange one [`History`]: the [`Simulator`] moves
 //! a scenario's state on one event at a time, the [`Checker`] judges each event against what the
@@ -57,6 +57,15 @@
 //! assert!(Checker::judge(&witness).iter().any(|v| v.invariant == stale.invariant));
 //! # Ok::<(), fencelab_core::HistoryError>(())
 //! ```
+//!
+//! What to read next:
+//! - [`prelude`]: one import for a test that drives the core, and [`Error`], which every entry
+//!   point's error converts into, so that `?` works on all of them.
+//! - [`Engine`]: plays a scenario step by step or to the end; its [`Verdict`] has assertions
+//!   for tests ([`Verdict::assert_met`], [`Verdict::assert_violation`]).
+//! - [`stories::library`]: the built-in stories, each in its variants, ready to run.
+//! - [`check::conformance`]: the conformance kit, which holds your own [`FencedStore`] (a
+//!   database table, an object store) to the in-memory reference over every story.
 //!
 //! Nothing here reads a clock, performs I/O or draws random numbers: callers pass logical time
 //! ([`Tick`]) explicitly, so every run can be replayed exactly.
