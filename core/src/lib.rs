@@ -122,3 +122,8 @@ pub use names::Named;
 pub use record::{Engine, EngineError, ScheduleMode, StepRecord, Verdict};
 pub use sim::{Choice, Next, Simulator, Way};
 pub use stories::library::UnknownStory;
+
+/// The crate README's example, run as a doctest so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

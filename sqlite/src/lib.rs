@@ -63,6 +63,11 @@
 
 pub mod record;
 
+/// The crate README's example, run as a doctest so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 use fencelab_core::{
     Applied, Fence, FencedStore, ForgetReason, Generation, Named, OperationId, ResourceId,
     Retention, Revision, SameGenerationPolicy, StoredResult, StoredValue, Tick, WriteOutcome,
