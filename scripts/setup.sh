@@ -104,6 +104,15 @@ else
   as_root apt-get install -y postgresql
 fi
 
+# --- etcd 3.4 for fencelab-etcd's tests and benchmark (each starts throwaway servers) -----------
+if [ -x /usr/bin/etcd ]; then
+  say "etcd present"
+else
+  say "installing etcd from Debian"
+  as_root apt-get update
+  as_root apt-get install -y etcd-server
+fi
+
 # --- npm packages: the browser tests' (playwright-core only: it never downloads a browser) and the
 # release build's (terser, tools/js). npm records what it installed in node_modules/.package-lock.json;
 # a newer lock file means the dependencies changed since, so install again.

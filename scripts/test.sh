@@ -26,7 +26,7 @@ section "cargo test --workspace"
 cargo test --workspace
 
 section "cargo doc (broken doc links are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p fencelab-core -p fencelab-sqlite -p fencelab-postgres -p fencelab-interop
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p fencelab-core -p fencelab-sqlite -p fencelab-postgres -p fencelab-etcd -p fencelab-interop
 
 section "trunk build --release --offline"
 trunk build --release --offline
