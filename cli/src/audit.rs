@@ -33,6 +33,8 @@ struct Audited {
     file: String,
     events: usize,
     findings: Vec<Finding>,
+    /// Why the recording stopped early, when its setup says it did.
+    incomplete: Option<String>,
 }
 
 /// Where entries sit in a file: entry `step` is on line `step + 2` (after the header) unless
@@ -104,6 +106,9 @@ pub fn audit(
             let n = a.findings.len();
             let findings = if n == 1 { "1 finding".to_string() } else { format!("{n} findings") };
             say!("{}: {} events, {findings}", a.file, a.events);
+            if let Some(why) = &a.incomplete {
+                say!("  incomplete: the recording stopped before the run ended ({why}); only what it holds was judged");
+            }
             for f in &a.findings {
                 let v = &f.violation;
                 let maybe =
@@ -205,7 +210,12 @@ fn report(audited: &[Audited], failed: &[(String, String)]) -> serde_json::Value
                     })
                 })
                 .collect();
-            serde_json::json!({ "file": a.file, "events": a.events, "findings": findings })
+            serde_json::json!({
+                "file": a.file,
+                "events": a.events,
+                "incomplete": a.incomplete,
+                "findings": findings,
+            })
         })
         .collect();
     let findings = || audited.iter().flat_map(|a| &a.findings);
@@ -250,7 +260,8 @@ fn audit_one(file: &str, mut input: impl BufRead) -> Result<Audited, BadInput> {
             Finding { line, at, witness_lines, violation }
         })
         .collect();
-    Ok(Audited { file: file.to_string(), events, findings })
+    let incomplete = parser.setup().and_then(|s| s.incomplete.clone());
+    Ok(Audited { file: file.to_string(), events, findings, incomplete })
 }
 
 /// The next entry of a history and its line, or `None` at the end of the input.

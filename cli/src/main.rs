@@ -3,7 +3,8 @@
 //! Exit codes: 0 when a run met its scenario's expectations (or a check found no violation and
 //! checked every schedule), 1 when it did not (or a check found a violation), 2 for bad input (an
 //! unknown name, an unreadable or invalid file, a schedule that does not fit, a bad size), 3 when
-//! a limit cut the run or the search short, so that it shows nothing either way.
+//! a limit cut the run or the search short, so that it shows nothing either way. `lab` exits as
+//! `audit` does on the history it recorded, 4 when the lab itself fails and 130 on Ctrl-C.
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fencelab_core::memory::{Bytes, DEFAULT_MEMORY_BUDGET};
@@ -18,6 +19,7 @@ use std::process::ExitCode;
 mod audit;
 mod export;
 mod import;
+mod lab;
 
 const RUN_EXIT_CODES: &str = "\
 Exit codes:
@@ -109,6 +111,13 @@ enum Command {
         #[arg(long, value_name = "RE")]
         pattern: Option<String>,
     },
+    /// The live lab: real worker processes, a real SIGSTOP longer than the lease, a real
+    /// database; the run recorded as a history, its timeline printed and the history audited.
+    #[command(after_help = lab::LAB_EXIT_CODES)]
+    Lab(lab::LabArgs),
+    /// One of the lab's worker processes; the lab starts these itself.
+    #[command(hide = true)]
+    LabWorker(lab::worker::WorkerArgs),
     /// Run a scenario and print its transcript and verdict.
     #[command(after_help = RUN_EXIT_CODES)]
     Run {
@@ -209,6 +218,8 @@ fn main() -> ExitCode {
         Command::Export { source, variant, to, pattern } => {
             export::export(&source, variant.as_deref(), to, pattern.as_deref())
         }
+        Command::Lab(args) => lab::lab(args),
+        Command::LabWorker(args) => Ok(lab::worker::main(args)),
         Command::Run { scenario, variant, format, memory_limit } => {
             load(&scenario, variant.as_deref()).and_then(|s| {
                 let label = label(&scenario, &s);

@@ -542,6 +542,14 @@ impl Statements {
     }
 }
 
+/// The upsert of [`PgStore::write_unfenced`]: it never looks at the generation.
+const UNFENCED_WRITE: &str = "
+INSERT INTO fenced (resource, highest, acted, value, revision) VALUES ($1, $2, true, $3, 1)
+ON CONFLICT (resource) DO UPDATE
+    SET highest = excluded.highest, acted = true, value = excluded.value,
+        revision = fenced.revision + 1
+RETURNING revision";
+
 /// A fenced store in a PostgreSQL database. Each instance owns one connection; connect one per
 /// thread.
 pub struct PgStore {
@@ -643,6 +651,22 @@ impl PgStore {
                 Ok(outcome)
             }
         }
+    }
+
+    /// Writes `request` without the fence, as a client that trusts its lease would: one
+    /// statement that upserts the value and the next revision and stores the presented
+    /// generation as the highest even when that moves it backwards (as the core's unfenced
+    /// path, `FencedRegister::write_unchecked`, does, so a recorded history reads like a
+    /// simulated one). No fencing rule, no expected revision, no operation id. It exists to
+    /// show what fencing prevents, never for real data.
+    pub fn write_unfenced(&mut self, request: &WriteRequest) -> Result<WriteOutcome, StoreError> {
+        let generation = sql_integer("generation", request.generation.get())?;
+        let row = self
+            .client
+            .query_one(UNFENCED_WRITE, &[&request.resource.as_str(), &generation, &request.value])
+            .map_err(StoreError::from_postgres)?;
+        let revision = revision_from_sql(row.get(0))?;
+        Ok(WriteOutcome::Applied(Applied { generation: request.generation, revision }))
     }
 
     /// Every operation id forgotten so far on `resource`, oldest first, as the reference's

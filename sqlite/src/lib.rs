@@ -262,6 +262,13 @@ INSERT INTO fenced (resource, highest, acted, value, revision)
 DROP TABLE fenced_schema_1;
 ";
 
+/// The upsert of [`SqliteStore::write_unfenced`]: it never looks at the generation.
+const UNFENCED_WRITE: &str = "
+INSERT INTO fenced (resource, highest, acted, value, revision) VALUES (?1, ?2, 1, ?3, 1)
+ON CONFLICT (resource) DO UPDATE
+    SET highest = excluded.highest, acted = 1, value = excluded.value, revision = revision + 1
+RETURNING revision";
+
 /// A fenced store in one SQLite database file. Each instance owns one connection; open one per
 /// thread or process.
 pub struct SqliteStore {
@@ -361,6 +368,26 @@ impl SqliteStore {
     /// The underlying connection, for inspection in tests and tools.
     pub fn connection(&self) -> &Connection {
         &self.conn
+    }
+
+    /// Writes `request` without the fence, as a store that trusts its writers' leases would:
+    /// a plain upsert of the value and the next revision, with the presented generation stored
+    /// as the highest even when that moves it backwards (as the core's unfenced path,
+    /// `FencedRegister::write_unchecked`, does, so a recorded history reads like a simulated
+    /// one). One statement is one transaction, so the write is atomic; only the generation
+    /// check is missing. It exists to show what fencing prevents, never for real data.
+    pub fn write_unfenced(&self, request: &WriteRequest) -> Result<WriteOutcome, StoreError> {
+        let generation = sql_generation(request.generation)?;
+        let revision: i64 = self
+            .conn
+            .prepare_cached(UNFENCED_WRITE)
+            .and_then(|mut statement| {
+                let resource = request.resource.as_str();
+                statement.query_row(params![resource, generation, request.value], |r| r.get(0))
+            })
+            .map_err(self.err())?;
+        let revision = revision_from_sql(revision)?;
+        Ok(WriteOutcome::Applied(Applied { generation: request.generation, revision }))
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError {

@@ -38,15 +38,13 @@
 //! # Ok::<(), fencelab_sqlite::record::RecordError>(())
 //! ```
 
-use crate::{revision_from_sql, sql_generation, Options, SqliteStore, StoreError};
+use crate::{Options, SqliteStore, StoreError};
 use fencelab_core::format::model::{Enforcement, PauseReason};
 use fencelab_core::history::{PathSetup, StoreSetup};
 use fencelab_core::{
-    Applied, Entry, Event, FencedStore, Generation, History, IdError, Lease, LeaseAuthority,
-    LeaseError, OperationId, ResourceId, Setup, Tick, TokenKind, WorkerId, WriteOutcome,
-    WriteRequest,
+    Entry, Event, FencedStore, Generation, History, IdError, Lease, LeaseAuthority, LeaseError,
+    OperationId, ResourceId, Setup, Tick, TokenKind, WorkerId, WriteOutcome, WriteRequest,
 };
-use rusqlite::params;
 use std::fmt;
 use std::num::NonZeroU64;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -182,9 +180,8 @@ pub fn record_run(mode: Mode, timings: Timings) -> Result<History, RecordError> 
             entries: Vec::new(),
         }),
     };
-    let busy = options.busy_timeout;
-    let a = Worker::new("A", &shared, store_a, mode, busy, resource.clone())?;
-    let b = Worker::new("B", &shared, store_b, mode, busy, resource)?;
+    let a = Worker::new("A", &shared, store_a, mode, resource.clone())?;
+    let b = Worker::new("B", &shared, store_b, mode, resource)?;
     let (granted, a_granted) = mpsc::channel();
     let (wrote, b_wrote) = mpsc::channel();
     let (stop, stopped) = mpsc::channel::<()>();
@@ -218,6 +215,7 @@ pub fn record_run(mode: Mode, timings: Timings) -> Result<History, RecordError> 
         resources: vec![RESOURCE.into()],
         stores: vec![store],
         gateway: None,
+        incomplete: None,
     };
     Ok(History { setup, entries })
 }
@@ -324,7 +322,6 @@ struct Worker<'a> {
     shared: &'a Shared,
     store: SqliteStore,
     mode: Mode,
-    busy: Duration,
     resource: ResourceId,
     writes: u32,
 }
@@ -335,11 +332,10 @@ impl<'a> Worker<'a> {
         shared: &'a Shared,
         store: SqliteStore,
         mode: Mode,
-        busy: Duration,
         resource: ResourceId,
     ) -> Result<Worker<'a>, IdError> {
         let id = WorkerId::new(name)?;
-        Ok(Worker { name, id, shared, store, mode, busy, resource, writes: 0 })
+        Ok(Worker { name, id, shared, store, mode, resource, writes: 0 })
     }
 
     /// Asks for the lease until the authority grants it. While someone else holds it, the
@@ -419,7 +415,7 @@ impl<'a> Worker<'a> {
         let before = self.store.read(&self.resource)?;
         let outcome = match self.mode {
             Mode::Fenced => self.store.write(&request, sent_at)?,
-            Mode::Unfenced => write_unfenced(&self.store, &request, self.busy)?,
+            Mode::Unfenced => self.store.write_unfenced(&request)?,
         };
         let after = self.store.read(&self.resource)?;
         let at = state.now(self.shared.start);
@@ -456,36 +452,6 @@ impl<'a> Worker<'a> {
     fn finish(&self) -> Result<(), RecordError> {
         self.record(|_, _| Event::WorkerFinished { worker: self.name.into() })
     }
-}
-
-/// A plain upsert that never looks at the generation, as a store without fencing writes: the
-/// value, the next revision, and the presented generation as the highest even when that moves
-/// it backwards (as the core's unfenced path, `FencedRegister::write_unchecked`, does, so the
-/// history reads the same as a simulated one).
-const UNFENCED_WRITE: &str = "
-INSERT INTO fenced (resource, highest, acted, value, revision) VALUES (?1, ?2, 1, ?3, 1)
-ON CONFLICT (resource) DO UPDATE
-    SET highest = excluded.highest, acted = 1, value = excluded.value, revision = revision + 1
-RETURNING revision";
-
-/// Writes `request` through [`UNFENCED_WRITE`]. One statement is one transaction, so the write
-/// is atomic; it is only the generation check that is missing.
-fn write_unfenced(
-    store: &SqliteStore,
-    request: &WriteRequest,
-    busy: Duration,
-) -> Result<WriteOutcome, StoreError> {
-    let generation = sql_generation(request.generation)?;
-    let resource = request.resource.as_str();
-    let revision: i64 = store
-        .connection()
-        .prepare_cached(UNFENCED_WRITE)
-        .and_then(|mut statement| {
-            statement.query_row(params![resource, generation, request.value], |r| r.get(0))
-        })
-        .map_err(|e| StoreError::from_sqlite(e, busy))?;
-    let revision = revision_from_sql(revision)?;
-    Ok(WriteOutcome::Applied(Applied { generation: request.generation, revision }))
 }
 
 /// Worker A: acquires, writes, freezes past its TTL, wakes up still believing it owns the

@@ -31,6 +31,11 @@ pub struct Setup {
     /// The side-effect gateway, if there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gateway: Option<GatewaySetup>,
+    /// Why the recording stopped before the run ended (a server died, the recorder was
+    /// interrupted), when it did. Its entries are what was seen until then, so the checker
+    /// judges less than the run did. Simulated runs never set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// A store and its write paths.
@@ -94,6 +99,7 @@ impl Setup {
                 .gateway
                 .as_ref()
                 .map(|g| GatewaySetup { partner: g.partner.clone(), enforcement: g.enforcement }),
+            incomplete: None,
         }
     }
 

@@ -1,0 +1,993 @@
+//! `fencelab lab`: the paused-worker story with real processes, a real pause and a real
+//! database, recorded as a history and judged by the checker.
+//!
+//! The lab starts a store (a SQLite file in a temporary folder, or a throwaway PostgreSQL
+//! server), serves the core's [`LeaseAuthority`] (one tick is a millisecond since the workers
+//! started) or, with `--authority etcd`, starts a throwaway etcd that the workers ask
+//! themselves ([`etcd`]), and runs two or more workers, each a child process of the same binary (the hidden
+//! `fencelab lab-worker`). Every worker runs the same script with the same bug: acquire the
+//! lease on `ledger`, write, renew, check the lease against its own clock, then write again
+//! without checking, renew, release. The lab freezes the first worker, A, with `SIGSTOP`
+//! exactly between its check and its write, for longer than its lease; meanwhile the others take
+//! the lease in turn (each with a newer generation) and write. Then the lab resumes A with
+//! `SIGCONT` and lets it write: with its old token. Fenced, the database refuses that write as
+//! stale; unfenced (the store's deliberately unconditional write), it lands over the newer
+//! owner's value, and the audit says so.
+//!
+//! # The protocol between the lab and a worker
+//!
+//! One JSON object per line ([`protocol`]): the worker writes [`ToLab`] lines on its standard
+//! output, the lab writes [`ToWorker`] lines on the worker's standard input. Standard error is
+//! the worker's own, for diagnostics.
+//!
+//! 1. The worker connects to the store, reports `ready` and waits for `"start"`. The lab starts
+//!    A once every worker is ready, so no worker is still connecting when A is frozen.
+//! 2. Every question to the built-in authority is an `{"ask": ...}` line (`"acquire"`,
+//!    `{"renew": {"generation": G}}`, `{"release": {"generation": G}}`), answered by one
+//!    `{"answer": ...}` line (`granted` with the generation and the tick the lease ends, `busy`
+//!    with the holder and how long to wait, `refused` with the reason, `released`). The lab
+//!    records the authority's decisions itself, when it makes them.
+//! 3. Everything else the worker does it reports as `{"report": {"wall_ns": T, "what": ...}}`,
+//!    with its own clock's time: `checked` (its lease check), `sending` and `wrote` (a write and
+//!    the store's answer, with the highest generation before and after), `finished`, or `failed`
+//!    with the error after which it cannot go on. A worker served by an authority the lab does
+//!    not run reports that authority's decisions too (`granted`, `busy`, `renewed`,
+//!    `renew_failed`, `released`).
+//! 4. After a `checked` report that believes the lease valid, the worker waits for one
+//!    `"proceed"` line before it writes. This is where A is frozen: the lab stops it, waits,
+//!    resumes it, and only then sends `"proceed"`, so the pause always falls between the check
+//!    and the write.
+//! 5. The worker exits after `finished` or `failed`, and when its standard input closes. The
+//!    kernel kills it if the lab dies (`PR_SET_PDEATHSIG`).
+//!
+//! # Cleaning up
+//!
+//! Workers run in their own process group, so a Ctrl-C at the terminal reaches the lab alone,
+//! which then kills and reaps every worker, stops the server and deletes the temporary folders,
+//! as it does when it ends or fails. A failure (a worker, the store or the server dies) or a
+//! Ctrl-C still writes the history recorded so far, with `setup.incomplete` saying why.
+
+pub mod authority;
+pub mod etcd;
+pub mod protocol;
+pub mod store;
+pub mod worker;
+
+use crate::{say, BadInput};
+use fencelab_core::format::model::{Enforcement, PauseReason};
+use fencelab_core::history::{PathSetup, StoreSetup};
+use fencelab_core::{
+    Entry, Event, Generation, History, HistoryError, LeaseAuthority, LeaseError, ResourceId, Setup,
+    Tick, TokenKind, WorkerId, WriteOutcome,
+};
+use fencelab_etcd::testing::EtcdServer;
+use protocol::{Answer, Ask, Report, ToLab, ToWorker};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::num::NonZeroU64;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+/// The leased resource.
+pub const RESOURCE: &str = "ledger";
+/// The store's one write path, which writes the data of the same name.
+const PRIMARY: &str = "primary";
+/// The exit code when the lab itself fails: a store, a server or a worker failed or could not
+/// start.
+pub const LAB_FAILED: u8 = 4;
+/// The exit code after a Ctrl-C (128 + SIGINT, as shells report it).
+pub const INTERRUPTED: u8 = 130;
+/// How long the lab waits without hearing from any worker before it gives up, beyond the pause.
+const STALL: Duration = Duration::from_secs(20);
+
+pub const LAB_EXIT_CODES: &str = "\
+Exit codes:
+  0    the recorded history audits clean (as `fencelab audit` on it)
+  1    the audit shows a certain finding (the unfenced lab: the stale write landed)
+  2    bad options (a pause not longer than the TTL, fewer than 2 workers, ...)
+  3    the audit is inconclusive: every finding depends on an outcome nobody learned
+  4    the lab failed: the store, its server or a worker failed or could not start; the
+       history recorded so far is written, marked incomplete
+  130  interrupted by Ctrl-C; every worker and server is stopped, the temporary folders are
+       deleted and the history so far is written, marked incomplete";
+
+/// Which lease authority the workers ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuthorityKind {
+    /// The core's `LeaseAuthority`, served by the lab over the workers' pipes.
+    Builtin,
+    /// A throwaway etcd 3.4 server that the workers ask themselves (`fencelab-etcd`); its
+    /// leases count whole seconds.
+    Etcd,
+}
+
+impl AuthorityKind {
+    fn name(self) -> &'static str {
+        match self {
+            AuthorityKind::Builtin => "builtin",
+            AuthorityKind::Etcd => "etcd",
+        }
+    }
+}
+
+/// `fencelab lab`'s options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LabArgs {
+    /// The lease authority.
+    #[arg(long, value_enum, default_value_t = AuthorityKind::Builtin)]
+    pub authority: AuthorityKind,
+    /// The database the workers write to.
+    #[arg(long, value_enum, default_value_t = store::Kind::Sqlite)]
+    pub store: store::Kind,
+    /// Write through the store's fence (the default): A's late write is refused.
+    #[arg(long, conflicts_with = "unfenced")]
+    pub fenced: bool,
+    /// Write around the fence, unconditionally: A's late write lands.
+    #[arg(long)]
+    pub unfenced: bool,
+    /// How many worker processes (A is frozen; the others take the lease in turn).
+    #[arg(long, value_name = "N", default_value_t = 2,
+          value_parser = clap::value_parser!(u8).range(2..=26))]
+    pub workers: u8,
+    /// How long a lease lasts, in milliseconds [default: 300; with etcd 1000, as etcd's leases
+    /// count whole seconds].
+    #[arg(long, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub ttl_ms: Option<u64>,
+    /// How long A stays frozen, in milliseconds; must be longer than the TTL [default: three
+    /// TTLs].
+    #[arg(long, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub pause_ms: Option<u64>,
+    /// Where to write the history (JSON Lines); by default lab-STORE-MODE.jsonl here.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+impl LabArgs {
+    /// The lease TTL in milliseconds.
+    fn ttl(&self) -> u64 {
+        let default = match self.authority {
+            AuthorityKind::Builtin => 300,
+            AuthorityKind::Etcd => 1000,
+        };
+        self.ttl_ms.unwrap_or(default)
+    }
+
+    /// How long A stays frozen, in milliseconds.
+    fn pause(&self) -> u64 {
+        self.pause_ms.unwrap_or(3 * self.ttl())
+    }
+
+    fn mode(&self) -> &'static str {
+        if self.unfenced {
+            "unfenced"
+        } else {
+            "fenced"
+        }
+    }
+}
+
+/// Why a lab run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// The store or its server could not start.
+    #[error("the store could not start: {0}")]
+    Store(String),
+    /// A worker process could not be started.
+    #[error("cannot start worker {name}: {source}")]
+    Spawn {
+        /// The worker.
+        name: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A worker reported a failure it cannot go on after.
+    #[error("worker {name} failed: {error}")]
+    Worker {
+        /// The worker.
+        name: String,
+        /// What it reported.
+        error: String,
+    },
+    /// A worker exited before it finished.
+    #[error("worker {name} exited before it finished ({status})")]
+    WorkerDied {
+        /// The worker.
+        name: String,
+        /// How it ended.
+        status: String,
+    },
+    /// A worker wrote a line that is not the protocol's.
+    #[error("worker {name} sent a line the lab does not understand ({problem}): {line:?}")]
+    Protocol {
+        /// The worker.
+        name: String,
+        /// The line.
+        line: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The pipe to a worker or a signal to it failed.
+    #[error("cannot {what} worker {name}: {source}")]
+    Io {
+        /// What the lab tried.
+        what: &'static str,
+        /// The worker.
+        name: String,
+        /// Why it failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The built-in authority failed for a reason other than a held lease.
+    #[error("the lease authority failed: {0}")]
+    Authority(#[from] LeaseError),
+    /// No worker said anything for too long.
+    #[error("no worker reported anything for {0:?}; the lab gave up")]
+    Stalled(Duration),
+    /// Ctrl-C.
+    #[error("interrupted by Ctrl-C")]
+    Interrupted,
+    /// The recorded history does not hold together: a bug in the lab.
+    #[error("the recorded history does not hold together: {0}")]
+    Invalid(#[from] HistoryError),
+}
+
+impl LabError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            LabError::Interrupted => INTERRUPTED,
+            _ => LAB_FAILED,
+        }
+    }
+}
+
+/// What reaches the lab's loop.
+enum Input {
+    /// A line from worker `.0`.
+    Line(usize, String),
+    /// Worker `.0` closed its standard output.
+    Closed(usize),
+    /// Ctrl-C.
+    Interrupted,
+}
+
+/// Runs the lab, prints its timeline and audits its history.
+pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
+    if args.pause() <= args.ttl() {
+        return Err(BadInput(format!(
+            "--pause-ms ({}) must be longer than --ttl-ms ({}): A must stay frozen past the end of its lease, or nobody can take the lease over and there is no stale write to show",
+            args.pause(), args.ttl()
+        )));
+    }
+    if args.authority == AuthorityKind::Etcd && !args.ttl().is_multiple_of(1000) {
+        return Err(BadInput(format!(
+            "--ttl-ms ({}) must be a whole number of seconds with --authority etcd: etcd's leases count whole seconds",
+            args.ttl()
+        )));
+    }
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from(format!("lab-{}-{}.jsonl", args.store.name(), args.mode()))
+    });
+    // Created now, so a history that cannot be written is refused before anything starts.
+    let mut file = std::fs::File::create(&out)
+        .map_err(|e| BadInput(format!("cannot write the history to {}: {e}", out.display())))?;
+    let (tx, rx) = mpsc::channel();
+    let interrupt = tx.clone();
+    ctrlc::set_handler(move || {
+        let _ = interrupt.send(Input::Interrupted);
+    })
+    .map_err(|e| BadInput(format!("cannot handle Ctrl-C: {e}")))?;
+    say!(
+        "fencelab lab: {} authority, {} store, {}, {} workers, lease TTL {} ms, pause {} ms",
+        args.authority.name(),
+        args.store.name(),
+        args.mode(),
+        args.workers,
+        args.ttl(),
+        args.pause()
+    );
+    let mut lab = Lab::new(&args);
+    // Workers are killed before the server stops, so none of them sees it go.
+    let started = store::Server::start(args.store).map_err(LabError::Store);
+    let result = started.and_then(|server| {
+        say!("store: {}", server.describe());
+        say!("temporary folder: {}", server.folder().display());
+        let etcd = match args.authority {
+            AuthorityKind::Builtin => None,
+            AuthorityKind::Etcd => {
+                Some(EtcdServer::start().map_err(|e| LabError::Store(format!("etcd: {e}")))?)
+            }
+        };
+        if let Some(etcd) = &etcd {
+            let folder = etcd.log_path().parent().map(PathBuf::from).unwrap_or_default();
+            let pid = etcd.pid().map_or_else(|| "unknown".into(), |p| p.to_string());
+            say!("authority: etcd at {} (pid {pid})", etcd.endpoint());
+            say!("temporary folder: {}", folder.display());
+        }
+        let endpoint = etcd.as_ref().map(EtcdServer::endpoint);
+        let result =
+            lab.spawn(&server.target(), endpoint.as_deref(), &tx).and_then(|()| lab.run(&rx));
+        lab.stop_workers();
+        drop(etcd);
+        drop(server);
+        result
+    });
+    lab.stop_workers();
+    let result = result.and_then(|()| Ok(lab.recorder.history(None).validate()?));
+    let history = lab.recorder.history(result.as_ref().err().map(ToString::to_string));
+    if let Err(e) = file.write_all(history.to_jsonl().as_bytes()) {
+        eprintln!("error: cannot write the history to {}: {e}", out.display());
+        return Ok(ExitCode::from(LAB_FAILED));
+    }
+    if let Err(error) = result {
+        eprintln!("error: {error}");
+        say!(
+            "history (incomplete): {} ({} events up to the failure)",
+            out.display(),
+            history.entries.len()
+        );
+        return Ok(ExitCode::from(error.exit_code()));
+    }
+    lab.print_timeline(&history);
+    say!("history: {} ({} events)", out.display(), history.entries.len());
+    say!("audit (as `fencelab audit {}`):", out.display());
+    let code = crate::audit::audit(
+        &[out.display().to_string()],
+        false,
+        None,
+        crate::import::Format::default(),
+        None,
+    )?;
+    say!(
+        "to see it: open the page, choose \"Open a history\" (beside the story picker) and pick {}, or drop the file on the page",
+        out.display()
+    );
+    Ok(code)
+}
+
+/// One worker process.
+struct Worker {
+    name: String,
+    child: Child,
+    stdin: ChildStdin,
+    ready: bool,
+    finished: bool,
+}
+
+impl Worker {
+    fn pid(&self) -> libc::pid_t {
+        libc::pid_t::try_from(self.child.id()).unwrap_or(libc::pid_t::MAX)
+    }
+
+    fn signal(&self, signal: libc::c_int, what: &'static str) -> Result<(), LabError> {
+        // SAFETY: sends a signal to our own child, which has not been reaped (we hold it);
+        // no memory is involved.
+        if unsafe { libc::kill(self.pid(), signal) } == 0 {
+            Ok(())
+        } else {
+            let source = std::io::Error::last_os_error();
+            Err(LabError::Io { what, name: self.name.clone(), source })
+        }
+    }
+
+    fn send(&mut self, message: &ToWorker) -> Result<(), LabError> {
+        protocol::send(&mut self.stdin, message).map_err(|source| LabError::Io {
+            what: "write to",
+            name: self.name.clone(),
+            source,
+        })
+    }
+
+    /// Kills (a frozen worker too: SIGKILL needs no SIGCONT) and reaps it.
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// When A was frozen and resumed.
+#[derive(Debug, Clone, Copy)]
+struct Freeze {
+    stopped: Instant,
+    resumed: Option<Instant>,
+}
+
+/// The lab's state while it runs.
+struct Lab {
+    args: LabArgs,
+    start_ns: u64,
+    authority: LeaseAuthority,
+    resource: ResourceId,
+    recorder: Recorder,
+    workers: Vec<Worker>,
+    /// The next worker to start after A is frozen.
+    next: usize,
+    freeze: Option<Freeze>,
+}
+
+impl Lab {
+    fn new(args: &LabArgs) -> Lab {
+        let start_ns = protocol::wall_ns();
+        let ttl = NonZeroU64::new(args.ttl()).unwrap_or(NonZeroU64::MIN);
+        let enforcement = if args.unfenced { Enforcement::Unfenced } else { Enforcement::Fenced };
+        let names: Vec<String> =
+            (0..args.workers).map(|i| char::from(b'A' + i).to_string()).collect();
+        let store = StoreSetup {
+            name: args.store.name().into(),
+            critical: true,
+            paths: vec![PathSetup { name: PRIMARY.into(), data: PRIMARY.into(), enforcement }],
+        };
+        let setup = Setup {
+            workers: names,
+            resources: vec![RESOURCE.into()],
+            stores: vec![store],
+            gateway: None,
+            incomplete: None,
+        };
+        Lab {
+            args: args.clone(),
+            start_ns,
+            authority: LeaseAuthority::new(ttl),
+            // The name is a valid id, so this never falls back.
+            resource: ResourceId::new(RESOURCE).unwrap_or_else(|_| unreachable!()),
+            recorder: Recorder::new(start_ns, setup, enforcement),
+            workers: Vec::new(),
+            next: 1,
+            freeze: None,
+        }
+    }
+
+    /// Starts every worker process; each waits for `start`.
+    fn spawn(
+        &mut self,
+        target: &str,
+        etcd: Option<&str>,
+        tx: &Sender<Input>,
+    ) -> Result<(), LabError> {
+        // Tick 0 is now, once the store is ready, so the timeline leaves its start-up out.
+        self.start_ns = protocol::wall_ns();
+        self.recorder.start_ns = self.start_ns;
+        let exe = std::env::current_exe()
+            .map_err(|source| LabError::Spawn { name: "A".into(), source })?;
+        for (index, name) in self.recorder.setup.workers.clone().into_iter().enumerate() {
+            let mut command = Command::new(&exe);
+            command
+                .arg("lab-worker")
+                .args(["--name", &name, "--store", target])
+                .args(["--start-ns", &self.start_ns.to_string()])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                // Its own process group: a Ctrl-C at the terminal reaches the lab only.
+                .process_group(0);
+            if self.args.unfenced {
+                command.arg("--unfenced");
+            }
+            if let Some(endpoint) = etcd {
+                command.args(["--etcd", endpoint, "--ttl-ms", &self.args.ttl().to_string()]);
+            }
+            let mut child =
+                command.spawn().map_err(|source| LabError::Spawn { name: name.clone(), source })?;
+            let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                let _ = child.kill();
+                let _ = child.wait();
+                let source = std::io::Error::other("no pipes");
+                return Err(LabError::Spawn { name, source });
+            };
+            say!("worker {name}: pid {}", child.id());
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send(Input::Line(index, line)).is_err() {
+                        return;
+                    }
+                }
+                let _ = tx.send(Input::Closed(index));
+            });
+            self.workers.push(Worker { name, child, stdin, ready: false, finished: false });
+        }
+        Ok(())
+    }
+
+    fn stop_workers(&mut self) {
+        for worker in &mut self.workers {
+            worker.stop();
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        protocol::wall_ns()
+    }
+
+    fn tick(&self, wall_ns: u64) -> Tick {
+        protocol::tick_at(self.start_ns, wall_ns)
+    }
+
+    /// The loop: answers the workers, records what they report, freezes and resumes A, until
+    /// every worker has finished.
+    fn run(&mut self, rx: &Receiver<Input>) -> Result<(), LabError> {
+        let mut heard = Instant::now();
+        let stall = STALL + Duration::from_millis(self.args.pause());
+        while !self.workers.iter().all(|w| w.finished) {
+            match rx.recv_timeout(self.wait()) {
+                Ok(Input::Line(index, line)) => {
+                    heard = Instant::now();
+                    self.handle(index, &line)?;
+                }
+                Ok(Input::Closed(index)) => {
+                    let worker = &mut self.workers[index];
+                    if !worker.finished {
+                        let status =
+                            worker.child.wait().map_or_else(|e| e.to_string(), |s| s.to_string());
+                        return Err(LabError::WorkerDied { name: worker.name.clone(), status });
+                    }
+                }
+                Ok(Input::Interrupted) => return Err(LabError::Interrupted),
+                Err(RecvTimeoutError::Timeout) => {
+                    if heard.elapsed() > stall {
+                        return Err(LabError::Stalled(stall));
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(LabError::Stalled(stall)),
+            }
+            let now = self.now_ns();
+            self.recorder.expire(now);
+            self.resume_if_due()?;
+        }
+        Ok(())
+    }
+
+    /// How long the loop may wait for a line: until the next lease ends or A's pause is over.
+    fn wait(&self) -> Duration {
+        let mut wait = Duration::from_millis(100);
+        if let Some(until) = self.recorder.lease.as_ref().map(|l| l.valid_until) {
+            let now = self.tick(self.now_ns());
+            wait = wait.min(Duration::from_millis(until.0.saturating_sub(now.0).max(1)));
+        }
+        if let Some(Freeze { stopped, resumed: None }) = self.freeze {
+            let left = Duration::from_millis(self.args.pause()).saturating_sub(stopped.elapsed());
+            wait = wait.min(left.max(Duration::from_millis(1)));
+        }
+        wait
+    }
+
+    fn handle(&mut self, index: usize, line: &str) -> Result<(), LabError> {
+        let message: ToLab = serde_json::from_str(line).map_err(|e| LabError::Protocol {
+            name: self.workers[index].name.clone(),
+            line: line.into(),
+            problem: e.to_string(),
+        })?;
+        match message {
+            ToLab::Ask(ask) => self.answer(index, ask),
+            ToLab::Report { wall_ns, what } => self.report(index, wall_ns, what),
+        }
+    }
+
+    /// The built-in authority decides, the history records the decision, the worker hears it.
+    fn answer(&mut self, index: usize, ask: Ask) -> Result<(), LabError> {
+        let now_ns = self.now_ns();
+        let now = self.tick(now_ns);
+        self.recorder.expire(now_ns);
+        let name = self.workers[index].name.clone();
+        let worker = WorkerId::new(name.clone())
+            .map_err(|e| LabError::Worker { name: name.clone(), error: e.to_string() })?;
+        let (answer, report) = match ask {
+            Ask::Acquire => match self.authority.acquire(&self.resource, &worker, now) {
+                Ok(lease) => {
+                    let (generation, valid_until) = (lease.generation, lease.valid_until);
+                    (
+                        Answer::Granted { generation, valid_until },
+                        Some(Report::Granted { generation, valid_until }),
+                    )
+                }
+                Err(LeaseError::Held { holder, valid_until: until, .. }) => {
+                    let holder = holder.to_string();
+                    let retry_in_ms = until.0.saturating_sub(now.0).max(1);
+                    let valid_until = Some(until);
+                    let report = Some(Report::Busy { holder: holder.clone(), valid_until });
+                    (Answer::Busy { holder, valid_until: until, retry_in_ms }, report)
+                }
+                Err(error) => return Err(error.into()),
+            },
+            Ask::Renew { generation } => {
+                match self.authority.renew(&self.resource, &worker, generation, now) {
+                    Ok(lease) => {
+                        let valid_until = lease.valid_until;
+                        (
+                            Answer::Granted { generation, valid_until },
+                            Some(Report::Renewed { generation, valid_until }),
+                        )
+                    }
+                    Err(error) => {
+                        let reason = error.to_string();
+                        (
+                            Answer::Refused { reason: reason.clone() },
+                            Some(Report::RenewFailed { reason }),
+                        )
+                    }
+                }
+            }
+            Ask::Release { generation } => {
+                match self.authority.release(&self.resource, &worker, generation) {
+                    Ok(_) => (Answer::Released, Some(Report::Released { generation })),
+                    // A release the authority refuses changes nothing, so nothing is recorded.
+                    Err(error) => (Answer::Refused { reason: error.to_string() }, None),
+                }
+            }
+        };
+        if let Some(report) = report {
+            self.recorder.report(&name, now_ns, report);
+        }
+        self.workers[index].send(&ToWorker::Answer(answer))
+    }
+
+    fn report(&mut self, index: usize, wall_ns: u64, what: Report) -> Result<(), LabError> {
+        let name = self.workers[index].name.clone();
+        match &what {
+            Report::Failed { error } => {
+                return Err(LabError::Worker { name, error: error.clone() });
+            }
+            Report::Finished { .. } => {
+                self.workers[index].finished = true;
+            }
+            Report::Ready => {
+                self.workers[index].ready = true;
+                if self.workers.iter().all(|w| w.ready) {
+                    self.workers[0].send(&ToWorker::Start)?;
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
+        let checked = match &what {
+            Report::Checked { believes_valid, .. } => Some(*believes_valid),
+            _ => None,
+        };
+        let finished = matches!(what, Report::Finished { .. });
+        self.recorder.report(&name, wall_ns, what);
+        match checked {
+            // A is frozen between its check and its write, then the others go.
+            Some(true) if index == 0 && self.freeze.is_none() => {
+                self.freeze_a()?;
+                self.start_next()?;
+            }
+            Some(true) => self.workers[index].send(&ToWorker::Proceed)?,
+            // A found its lease over already (a very slow machine): nothing to freeze.
+            Some(false) if index == 0 => self.start_next()?,
+            _ => {}
+        }
+        if finished && index > 0 {
+            self.start_next()?;
+        }
+        Ok(())
+    }
+
+    fn start_next(&mut self) -> Result<(), LabError> {
+        if let Some(worker) = self.workers.get_mut(self.next) {
+            self.next += 1;
+            worker.send(&ToWorker::Start)?;
+        }
+        Ok(())
+    }
+
+    fn freeze_a(&mut self) -> Result<(), LabError> {
+        let a = &self.workers[0];
+        a.signal(libc::SIGSTOP, "stop")?;
+        let stopped = Instant::now();
+        let now_ns = self.now_ns();
+        say!("froze A (pid {}) with SIGSTOP at t={} ms", a.pid(), self.tick(now_ns).0);
+        self.freeze = Some(Freeze { stopped, resumed: None });
+        let name = a.name.clone();
+        let believes = self.recorder.held_by(&name);
+        let event = Event::Paused {
+            worker: name,
+            ticks: self.args.pause(),
+            reason: PauseReason::Descheduled,
+            believes,
+        };
+        self.recorder.push(now_ns, event);
+        Ok(())
+    }
+
+    /// Resumes A once its pause is over and every other worker has finished, so its write is
+    /// the one after theirs, then lets it write.
+    fn resume_if_due(&mut self) -> Result<(), LabError> {
+        let Some(Freeze { stopped, resumed: None }) = self.freeze else { return Ok(()) };
+        let others_done = self.workers.iter().skip(1).all(|w| w.finished);
+        if !others_done || stopped.elapsed() < Duration::from_millis(self.args.pause()) {
+            return Ok(());
+        }
+        self.workers[0].signal(libc::SIGCONT, "resume")?;
+        let resumed = Instant::now();
+        let now_ns = self.now_ns();
+        self.freeze = Some(Freeze { stopped, resumed: Some(resumed) });
+        say!(
+            "resumed A with SIGCONT at t={} ms, after {} ms frozen",
+            self.tick(now_ns).0,
+            (resumed - stopped).as_millis()
+        );
+        let name = self.workers[0].name.clone();
+        let believes = self.recorder.held_by(&name);
+        let still_owner =
+            believes.is_some_and(|g| self.recorder.owner(now_ns) == Some((name.as_str(), g)));
+        let event = Event::Resumed {
+            worker: name,
+            believes,
+            resource: believes.map(|_| RESOURCE.into()),
+            still_owner,
+            current: self.recorder.highest,
+        };
+        self.recorder.push(now_ns, event);
+        self.workers[0].send(&ToWorker::Proceed)
+    }
+
+    /// The story in a few lines and its figures: the pause, the lease TTL, and the time from
+    /// A's resumption to the store's answer to its stale write.
+    fn print_timeline(&self, history: &History) {
+        say!("\ntimeline (t = milliseconds since the workers started):");
+        let mut resumed_ns = None;
+        let mut late = None;
+        for entry in &history.entries {
+            let line = match &entry.event {
+                Event::LeaseGranted { worker, generation, valid_until, .. } => {
+                    format!(
+                        "{worker} acquires the lease: generation {generation}, valid until t={}",
+                        valid_until.0
+                    )
+                }
+                Event::LeaseBusy { worker, holder, valid_until, .. } => {
+                    format!(
+                        "{worker} asks for the lease: {holder} holds it until t={}",
+                        valid_until.0
+                    )
+                }
+                Event::Renewed { worker, generation, valid_until, .. } => {
+                    format!("{worker} renews generation {generation} until t={}", valid_until.0)
+                }
+                Event::LeaseExpired { worker, generation, .. } => {
+                    format!("{worker}'s lease (generation {generation}) expires")
+                }
+                Event::LeaseChecked { worker, valid_until, .. } => {
+                    format!(
+                        "{worker} checks its lease: valid until t={}, so it goes on to write",
+                        valid_until.0
+                    )
+                }
+                Event::Paused { worker, .. } => {
+                    format!("{worker} is frozen with SIGSTOP, between its check and its write")
+                }
+                Event::Resumed { worker, believes, current, .. } => {
+                    resumed_ns = entry.wall_ns;
+                    format!(
+                        "{worker} resumes (SIGCONT), still believing it holds generation {}; the newest is {}",
+                        believes.map_or_else(|| "none".into(), |g| g.to_string()),
+                        current.map_or_else(|| "none".into(), |g| g.to_string())
+                    )
+                }
+                Event::WriteArrived { worker, request, outcome, .. } => {
+                    if resumed_ns.is_some() && worker == "A" {
+                        late = Some((entry.wall_ns, outcome.clone()));
+                    }
+                    let what = match outcome {
+                        WriteOutcome::Applied(_) => "applied".to_string(),
+                        WriteOutcome::Rejected(rejection) => format!("REFUSED ({rejection})"),
+                        WriteOutcome::Replayed(_) => "answered from the replay record".into(),
+                    };
+                    format!("{worker}'s write under generation {}: {what}", request.generation)
+                }
+                Event::RenewFailed { worker, reason, .. } => {
+                    format!("{worker} tries to renew and is refused ({reason}); it stops")
+                }
+                Event::Released { worker, generation, .. } => {
+                    format!("{worker} releases generation {generation}")
+                }
+                _ => continue,
+            };
+            say!("  t={:>6}  {line}", entry.at.0);
+        }
+        let store = self.args.store.name();
+        say!("\nfigures:");
+        say!("  lease TTL            {} ms", self.args.ttl());
+        if let Some(Freeze { stopped, resumed: Some(resumed) }) = self.freeze {
+            let pause = resumed - stopped;
+            say!("  pause (SIGSTOP)      {:.1} ms (asked for {} ms)", ms(pause), self.args.pause());
+        }
+        if let (Some(resumed), Some((Some(answered), outcome))) = (resumed_ns, late) {
+            let gap = Duration::from_nanos(answered.saturating_sub(resumed));
+            let what = match outcome {
+                WriteOutcome::Applied(_) => format!("the stale write landed in {store}"),
+                _ => format!("{store} refused the stale write"),
+            };
+            say!("  resume to answer     {:.1} ms ({what})", ms(gap));
+        }
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The lease the history says someone holds.
+#[derive(Debug, Clone)]
+struct HeldLease {
+    worker: String,
+    generation: Generation,
+    valid_until: Tick,
+}
+
+/// Turns what the authority decided and the workers reported into the history's entries, in
+/// the order the lab learns them, each at its tick (never before the previous entry's).
+struct Recorder {
+    start_ns: u64,
+    setup: Setup,
+    enforcement: Enforcement,
+    entries: Vec<Entry>,
+    last: Tick,
+    next_message: u64,
+    /// Each worker's write on its way: its message and request.
+    sent: BTreeMap<String, (u64, fencelab_core::WriteRequest)>,
+    /// The lease the history says is held, until it ends.
+    lease: Option<HeldLease>,
+    /// The generation each worker last held.
+    held: BTreeMap<String, Generation>,
+    /// The newest generation granted.
+    highest: Option<Generation>,
+}
+
+impl Recorder {
+    fn new(start_ns: u64, setup: Setup, enforcement: Enforcement) -> Recorder {
+        Recorder {
+            start_ns,
+            setup,
+            enforcement,
+            entries: Vec::new(),
+            last: Tick::ZERO,
+            next_message: 0,
+            sent: BTreeMap::new(),
+            lease: None,
+            held: BTreeMap::new(),
+            highest: None,
+        }
+    }
+
+    fn push(&mut self, wall_ns: u64, event: Event) {
+        self.last = self.last.max(protocol::tick_at(self.start_ns, wall_ns));
+        self.entries.push(Entry { at: self.last, wall_ns: Some(wall_ns), event });
+    }
+
+    fn message(&mut self) -> u64 {
+        self.next_message += 1;
+        self.next_message - 1
+    }
+
+    /// The generation `worker` believes it holds.
+    fn held_by(&self, worker: &str) -> Option<Generation> {
+        self.held.get(worker).copied()
+    }
+
+    /// Who holds a valid lease at `wall_ns`, and under which generation.
+    fn owner(&self, wall_ns: u64) -> Option<(&str, Generation)> {
+        let now = protocol::tick_at(self.start_ns, wall_ns);
+        self.lease
+            .as_ref()
+            .filter(|l| now < l.valid_until)
+            .map(|l| (l.worker.as_str(), l.generation))
+    }
+
+    /// Records the end of a lease that has run out by `wall_ns`.
+    fn expire(&mut self, wall_ns: u64) {
+        let now = protocol::tick_at(self.start_ns, wall_ns);
+        if let Some(lease) = self.lease.take_if(|l| l.valid_until <= now) {
+            let event = Event::LeaseExpired {
+                worker: lease.worker,
+                resource: RESOURCE.into(),
+                generation: lease.generation,
+            };
+            self.push(wall_ns, event);
+        }
+    }
+
+    fn report(&mut self, worker: &str, wall_ns: u64, report: Report) {
+        let name = worker.to_string();
+        let resource = || RESOURCE.to_string();
+        let event = match report {
+            Report::Granted { generation, valid_until } => {
+                self.expire(wall_ns);
+                let message = self.message();
+                self.lease = Some(HeldLease { worker: name.clone(), generation, valid_until });
+                self.held.insert(name.clone(), generation);
+                self.highest = self.highest.max(Some(generation));
+                let at = protocol::tick_at(self.start_ns, wall_ns).max(self.last);
+                self.push(
+                    wall_ns,
+                    Event::LeaseGranted {
+                        worker: name.clone(),
+                        resource: resource(),
+                        generation,
+                        valid_until,
+                        arrives_at: at,
+                        message,
+                    },
+                );
+                Event::GrantReceived { worker: name, resource: resource(), generation, message }
+            }
+            Report::Busy { holder, valid_until } => {
+                let held = self.lease.as_ref().map(|l| l.valid_until);
+                let valid_until = valid_until.or(held).unwrap_or(self.last);
+                Event::LeaseBusy { worker: name, resource: resource(), holder, valid_until }
+            }
+            Report::Renewed { generation, valid_until } => {
+                if let Some(lease) = self.lease.as_mut().filter(|l| l.worker == name) {
+                    lease.valid_until = valid_until;
+                }
+                Event::Renewed { worker: name, resource: resource(), generation, valid_until }
+            }
+            Report::RenewFailed { reason } => {
+                Event::RenewFailed { worker: name, resource: resource(), reason }
+            }
+            Report::Released { generation } => {
+                self.lease.take_if(|l| l.worker == name && l.generation == generation);
+                Event::Released { worker: name, resource: resource(), generation }
+            }
+            Report::Checked { local_time, valid_until, believes_valid } => Event::LeaseChecked {
+                worker: name,
+                resource: resource(),
+                local_time,
+                valid_until,
+                believes_valid,
+            },
+            Report::Sending { request } => {
+                let message = self.message();
+                self.sent.insert(name.clone(), (message, request.clone()));
+                let at = protocol::tick_at(self.start_ns, wall_ns).max(self.last);
+                Event::WriteSent {
+                    worker: name,
+                    message,
+                    store: self.store().into(),
+                    path: PRIMARY.into(),
+                    request,
+                    token: TokenKind::Lease,
+                    arrives_at: at,
+                    retry: false,
+                }
+            }
+            Report::Wrote { outcome, value_after, highest_before, highest_after } => {
+                let Some((message, request)) = self.sent.remove(&name) else { return };
+                Event::WriteArrived {
+                    worker: name,
+                    message,
+                    store: self.store().into(),
+                    path: PRIMARY.into(),
+                    data: PRIMARY.into(),
+                    enforcement: self.enforcement,
+                    request,
+                    outcome,
+                    value_after,
+                    highest_before,
+                    highest_after,
+                    misfenced: None,
+                }
+            }
+            Report::Finished { stopped: false } => Event::WorkerFinished { worker: name },
+            Report::Ready | Report::Finished { stopped: true } | Report::Failed { .. } => return,
+        };
+        self.push(wall_ns, event);
+    }
+
+    fn store(&self) -> &str {
+        self.setup.stores.first().map_or("store", |s| s.name.as_str())
+    }
+
+    /// The history so far; `incomplete` says why it stops early, if it does.
+    fn history(&self, incomplete: Option<String>) -> History {
+        let mut setup = self.setup.clone();
+        setup.incomplete = incomplete;
+        History { setup, entries: self.entries.clone() }
+    }
+}
