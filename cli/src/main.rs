@@ -11,7 +11,7 @@ use fencelab_core::memory::{Bytes, DEFAULT_MEMORY_BUDGET};
 use fencelab_core::stories::library;
 use fencelab_core::{
     Bound, Engine, EngineError, ExploreConfig, ExploreResult, Explorer, Scenario, StepRecord,
-    Verdict,
+    UnknownStory, Verdict,
 };
 use std::num::NonZeroUsize;
 use std::process::ExitCode;
@@ -346,17 +346,12 @@ pub(crate) fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInp
         )));
     }
     let variant = variant.or(inline);
-    library::scenario(name, variant).ok_or_else(|| {
-        match library::cases().into_iter().find(|c| c.name == name) {
-            Some(case) => BadInput(format!(
-                "scenario {name} has no variant {:?}; it has: {}",
-                variant.unwrap_or_default(),
-                case.variants.join(", ")
-            )),
-            None => BadInput(format!(
-                "no scenario file or built-in scenario named {what:?} (try `fencelab list`)"
-            )),
-        }
+    library::scenario(name, variant).map_err(|e| match e {
+        UnknownStory::Variant { .. } => BadInput(format!("scenario {e}")),
+        // Not a file either, and the list of stories is `fencelab list`'s to show.
+        UnknownStory::Story { .. } => BadInput(format!(
+            "no scenario file or built-in scenario named {what:?} (try `fencelab list`)"
+        )),
     })
 }
 

@@ -141,7 +141,8 @@ fn bad_input_exits_two_with_the_field_named() {
     let out = fencelab(&["run", "paused-worker/sideways"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("has no variant \"sideways\"; it has: fenced, broken"),
+        stderr(&out)
+            .contains("scenario paused-worker has no variant \"sideways\"; it has fenced, broken"),
         "{}",
         stderr(&out)
     );

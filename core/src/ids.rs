@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::str::FromStr;
 
 /// Why a name was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
@@ -38,7 +39,8 @@ macro_rules! string_id {
         pub struct $name(String);
 
         impl $name {
-            /// Checks and wraps a name; empty or overlong names are refused.
+            /// Checks and wraps a name; empty or overlong names are refused. `str::parse`,
+            /// `TryFrom<&str>` and `TryFrom<String>` make the same checks.
             pub fn new(name: impl Into<String>) -> Result<Self, IdError> {
                 let name = name.into();
                 let len = name.chars().count();
@@ -60,6 +62,20 @@ macro_rules! string_id {
         impl TryFrom<String> for $name {
             type Error = IdError;
             fn try_from(name: String) -> Result<Self, IdError> {
+                Self::new(name)
+            }
+        }
+
+        impl TryFrom<&str> for $name {
+            type Error = IdError;
+            fn try_from(name: &str) -> Result<Self, IdError> {
+                Self::new(name)
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = IdError;
+            fn from_str(name: &str) -> Result<Self, IdError> {
                 Self::new(name)
             }
         }
@@ -100,3 +116,28 @@ string_id!(
     WorkflowKey,
     "workflow key"
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_id_parses_from_text_with_the_same_checks_as_new() {
+        let ledger: ResourceId = "ledger".parse().unwrap();
+        assert_eq!(ledger, ResourceId::new("ledger").unwrap());
+        assert_eq!(WorkerId::try_from("A").unwrap().as_str(), "A");
+        assert_eq!(OperationId::try_from(String::from("op-1")).unwrap().as_str(), "op-1");
+        assert_eq!("pay".parse::<WorkflowKey>().unwrap().as_str(), "pay");
+
+        assert_eq!(" ".parse::<WorkerId>().unwrap_err().to_string(), "worker id must not be empty");
+        let long = "x".repeat(MAX_ID_LEN + 1);
+        assert_eq!(
+            OperationId::try_from(long.as_str()).unwrap_err(),
+            IdError::TooLong { kind: "operation id".into(), len: MAX_ID_LEN + 1, max: MAX_ID_LEN }
+        );
+        assert_eq!(
+            WorkflowKey::try_from("").unwrap_err(),
+            IdError::Empty { kind: "workflow key".into() }
+        );
+    }
+}

@@ -7,31 +7,31 @@
 //! accepted and rejects older ones in the same step as the write.
 //!
 //! ```
-//! use fencelab_core::*;
+//! use fencelab_core::prelude::*;
 //! use std::num::NonZeroU64;
 //!
-//! let ledger = ResourceId::new("ledger").unwrap();
-//! let (a, b) = (WorkerId::new("A").unwrap(), WorkerId::new("B").unwrap());
+//! let ledger: ResourceId = "ledger".parse()?;
+//! let (a, b) = ("A".parse()?, "B".parse()?);
 //! let mut authority = LeaseAuthority::new(NonZeroU64::new(10).unwrap());
 //! let mut register = FencedRegister::new(ledger.clone(), SameGenerationPolicy::AllowSame);
-//! let op = |name: &str| OperationId::new(name).unwrap();
 //!
 //! // A acquires generation 1, then pauses past its TTL; B acquires generation 2 and writes.
-//! let lease_a = authority.acquire(&ledger, &a, Tick(0)).unwrap();
-//! let lease_b = authority.acquire(&ledger, &b, Tick(12)).unwrap();
-//! let new = WriteRequest::new(ledger.clone(), lease_b.generation, op("b-1"), None, "fresh");
-//! register.write(&new).unwrap();
+//! let lease_a = authority.acquire(&ledger, &a, Tick(0))?;
+//! let lease_b = authority.acquire(&ledger, &b, Tick(12))?;
+//! let new = WriteRequest::new(ledger.clone(), lease_b.generation, "b-1".parse()?, None, "fresh");
+//! register.write(&new)?;
 //!
 //! // A resumes, still believing it owns the ledger. The register refuses it.
-//! let stale = WriteRequest::new(ledger.clone(), lease_a.generation, op("a-1"), None, "stale");
+//! let stale = WriteRequest::new(ledger.clone(), lease_a.generation, "a-1".parse()?, None, "stale");
 //! let err = register.write(&stale).unwrap_err();
 //! assert_eq!(err.to_string(), "stale owner: generation 1 < highest accepted 2");
 //! assert_eq!(register.value(), Some("fresh"));
+//! # Ok::<(), fencelab_core::Error>(())
 //! ```
 //!
-//! What to read next: [`FencedResource`] adds operation ids and expected revisions in front of the
-//! register; [`SideEffectGateway`] fences irreversible calls; [`OperationLog`] records every attempt;
-//! [`Shared`] keeps check and write atomic across threads.
+//! The building blocks: [`FencedResource`] adds operation ids and expected revisions in front of
+//! the register; [`SideEffectGateway`] fences irreversible calls; [`OperationLog`] records every
+//! attempt; [`Shared`] keeps check and write atomic across threads.
 //!
 //! Whole stories are played in four parts that exchange one [`History`]: the [`Simulator`] moves
 //! a scenario's state on one event at a time, the [`Checker`] judges each event against what the
@@ -58,6 +58,15 @@
 //! # Ok::<(), fencelab_core::HistoryError>(())
 //! ```
 //!
+//! What to read next:
+//! - [`prelude`]: one import for a test that drives the core, and [`Error`], which every entry
+//!   point's error converts into, so that `?` works on all of them.
+//! - [`Engine`]: plays a scenario step by step or to the end; its [`Verdict`] has assertions
+//!   for tests ([`Verdict::assert_met`], [`Verdict::assert_violation`]).
+//! - [`stories::library`]: the built-in stories, each in its variants, ready to run.
+//! - [`check::conformance`]: the conformance kit, which holds your own [`FencedStore`] (a
+//!   database table, an object store) to the in-memory reference over every story.
+//!
 //! Nothing here reads a clock, performs I/O or draws random numbers: callers pass logical time
 //! ([`Tick`]) explicitly, so every run can be replayed exactly.
 
@@ -67,6 +76,7 @@
 pub mod check;
 mod clock;
 pub mod draw;
+mod error;
 mod fence;
 pub mod format;
 pub mod history;
@@ -74,6 +84,7 @@ mod ids;
 mod maps;
 pub mod memory;
 mod names;
+pub mod prelude;
 pub mod record;
 pub mod sim;
 pub mod stories;
@@ -82,6 +93,7 @@ pub use check::explore::{Bound, ExploreConfig, ExploreResult, ExploreStats, Expl
 pub use check::invariant::{InvariantKind, Place, Violation};
 pub use check::{Checker, Judgement};
 pub use clock::Tick;
+pub use error::Error;
 pub use fence::authority::{Lease, LeaseAuthority, LeaseError, ResourceRecord};
 pub use fence::gateway::{
     Delivery, DropReason, Effect, EffectRequest, GatewayOutcome, SideEffectGateway,
@@ -109,3 +121,9 @@ pub use ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey, MAX_ID_LE
 pub use names::Named;
 pub use record::{Engine, EngineError, ScheduleMode, StepRecord, Verdict};
 pub use sim::{Choice, Next, Simulator, Way};
+pub use stories::library::UnknownStory;
+
+/// The crate README's example, run as a doctest so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

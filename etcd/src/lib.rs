@@ -44,6 +44,12 @@
 #[cfg(feature = "testing")]
 pub mod testing;
 
+/// The crate README's example, compiled as a doctest so that it stays true (it needs a server,
+/// so it is not run).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use fencelab_core::{Generation, ResourceId, TokenError, WorkerId};

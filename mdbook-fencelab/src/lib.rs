@@ -33,7 +33,7 @@
 use anyhow::bail;
 use base64::Engine as _;
 use fencelab_core::format::model::Scenario;
-use fencelab_core::stories::library;
+use fencelab_core::stories::library::{self, UnknownStory};
 use mdbook_preprocessor::book::{Book, Chapter};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
@@ -217,27 +217,12 @@ impl Embed {
                 (Source::Inline(compact), scenario)
             }
             (None, Some(name)) => {
-                let cases = library::cases();
-                let Some(case) = cases.iter().find(|c| &c.name == name) else {
-                    let known: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
-                    return Err(field(
-                        "story",
-                        format!(
-                            "there is no story \"{name}\"; the stories are {}",
-                            known.join(", ")
-                        ),
-                    ));
-                };
-                let variant = spec.variant.clone().unwrap_or_else(|| case.variants[0].clone());
-                let Some(scenario) = library::scenario(name, Some(&variant)) else {
-                    return Err(field(
-                        "variant",
-                        format!(
-                            "{name} has no variant \"{variant}\"; it has {}",
-                            case.variants.join(", ")
-                        ),
-                    ));
-                };
+                let scenario =
+                    library::scenario(name, spec.variant.as_deref()).map_err(|e| match e {
+                        UnknownStory::Story { .. } => field("story", e.to_string()),
+                        UnknownStory::Variant { .. } => field("variant", e.to_string()),
+                    })?;
+                let variant = scenario.variant.clone();
                 (Source::Story { name: name.clone(), variant }, scenario)
             }
             (None, None) => {

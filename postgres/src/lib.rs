@@ -93,6 +93,12 @@
 #[cfg(feature = "testing")]
 pub mod testing;
 
+/// The crate README's example, compiled as a doctest so that it stays true (it needs a server,
+/// so it is not run).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 use fencelab_core::{
     Applied, FencedStore, ForgetReason, Forgotten, Generation, Named, OperationId, ResourceId,
     Retention, Revision, SameGenerationPolicy, StoredResult, StoredValue, Tick, WriteOutcome,

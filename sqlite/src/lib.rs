@@ -63,6 +63,11 @@
 
 pub mod record;
 
+/// The crate README's example, run as a doctest so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 use fencelab_core::{
     Applied, Fence, FencedStore, ForgetReason, Generation, Named, OperationId, ResourceId,
     Retention, Revision, SameGenerationPolicy, StoredResult, StoredValue, Tick, WriteOutcome,
@@ -298,6 +303,15 @@ fn sql_integer(what: &str, value: u64) -> Result<i64, StoreError> {
     })
 }
 
+/// How to open a connection with `options`.
+fn flags(options: &Options) -> OpenFlags {
+    if options.read_only {
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+    } else {
+        OpenFlags::default()
+    }
+}
+
 impl SqliteStore {
     /// Opens the database at `path` in WAL mode with `synchronous=FULL`. A read-write
     /// connection creates the tables (with `create`) or migrates an older schema; every
@@ -305,12 +319,7 @@ impl SqliteStore {
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<SqliteStore, StoreError> {
         let busy = options.busy_timeout;
         let err = |e| StoreError::from_sqlite(e, busy);
-        let flags = if options.read_only {
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        } else {
-            OpenFlags::default()
-        };
-        let mut conn = Connection::open_with_flags(path, flags).map_err(err)?;
+        let conn = Connection::open_with_flags(path, flags(&options)).map_err(err)?;
         conn.busy_timeout(busy).map_err(err)?;
         // Touch the file header now, so a corrupt file is reported at open, not at first write.
         conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())).map_err(err)?;
@@ -320,6 +329,37 @@ impl SqliteStore {
             // power loss, so a lost commit can never re-admit the generation it fenced out.
             conn.pragma_update(None, "synchronous", "FULL").map_err(err)?;
         }
+        SqliteStore::prepare(conn, options)
+    }
+
+    /// Opens a new, private database in memory that lasts as long as the store: the same
+    /// schema, checks and transactions as [`SqliteStore::open`] without a file, for tests (one
+    /// store per scenario of the conformance kit, say). Nothing survives the store, so there is
+    /// no journal to configure. The database starts empty, so `read_only` or `create: false`
+    /// fail with [`StoreError::MissingTable`], as they would on an empty file.
+    ///
+    /// ```
+    /// use fencelab_core::check::conformance::check_store;
+    /// use fencelab_core::stories::library;
+    /// use fencelab_sqlite::{Options, SqliteStore};
+    ///
+    /// let report = check_store(&library::all(), |spec| {
+    ///     let (policy, retention) = (spec.policy, spec.retention);
+    ///     SqliteStore::open_in_memory(Options { policy, retention, ..Options::default() })
+    /// })
+    /// .unwrap_or_else(|divergence| panic!("{divergence}"));
+    /// assert_eq!(report.scenarios, library::all().len());
+    /// ```
+    pub fn open_in_memory(options: Options) -> Result<SqliteStore, StoreError> {
+        let busy = options.busy_timeout;
+        let conn = Connection::open_in_memory_with_flags(flags(&options))
+            .map_err(|e| StoreError::from_sqlite(e, busy))?;
+        SqliteStore::prepare(conn, options)
+    }
+
+    /// Creates or migrates the schema on a new connection and checks the stored options.
+    fn prepare(mut conn: Connection, options: Options) -> Result<SqliteStore, StoreError> {
+        let busy = options.busy_timeout;
         prepare_schema(&mut conn, &options).map_err(|e| e.into_store(busy))?;
         check_stored_options(&conn, &options).map_err(|e| e.into_store(busy))?;
         Ok(SqliteStore { conn, options })

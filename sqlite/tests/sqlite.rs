@@ -84,6 +84,45 @@ fn the_kit_reports_the_first_divergence_of_a_store_that_gets_the_policy_wrong() 
     assert!(expected.contains("applied") && actual.contains("stale"), "{expected} vs {actual}");
 }
 
+#[test]
+fn an_in_memory_store_fences_like_a_file_and_is_private_to_its_store() {
+    let mut store = SqliteStore::open_in_memory(Options::default()).unwrap();
+    assert!(store.write(&write(8, "b", "new owner"), Tick(1)).unwrap().is_applied());
+    let stale = store.write(&write(7, "a", "stale"), Tick(2)).unwrap();
+    let WriteOutcome::Rejected(rejection) = stale else { panic!("{stale:?}") };
+    assert_eq!(rejection.to_string(), "stale owner: generation 7 < highest accepted 8");
+    assert_eq!(value_of(&mut store).unwrap().value.as_deref(), Some("new owner"));
+
+    let mut other = SqliteStore::open_in_memory(Options::default()).unwrap();
+    assert_eq!(value_of(&mut other), None);
+}
+
+#[test]
+fn an_in_memory_store_starts_empty_so_it_needs_to_create_its_tables() {
+    for options in [
+        Options { create: false, ..Options::default() },
+        Options { read_only: true, ..Options::default() },
+    ] {
+        let refused = SqliteStore::open_in_memory(options).err();
+        assert!(
+            matches!(refused, Some(StoreError::MissingTable(ref t)) if t == "fenced"),
+            "{refused:?}"
+        );
+    }
+}
+
+#[test]
+fn conformance_an_in_memory_store_matches_the_reference() {
+    let scenarios = library::all();
+    let report = check_store(&scenarios, |spec| {
+        let options =
+            Options { policy: spec.policy, retention: spec.retention, ..Options::default() };
+        SqliteStore::open_in_memory(options)
+    })
+    .unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(report.scenarios, scenarios.len());
+}
+
 /// Where the old client stops: after its read, until the new client's write has committed.
 struct Pause {
     read_done: Arc<Barrier>,

@@ -6,7 +6,7 @@ use fencelab_core::stories::library;
 
 /// The intro of one built-in variant.
 fn intro(name: &str, variant: &str) -> String {
-    library::scenario(name, Some(variant)).unwrap_or_else(|| panic!("{name}/{variant}")).intro
+    library::scenario(name, Some(variant)).unwrap_or_else(|e| panic!("{e}")).intro
 }
 
 /// The longest common prefix of `intros` that ends at a sentence: the shared set-up.

@@ -24,6 +24,7 @@ mod names;
 mod properties;
 mod register;
 mod regressions;
+mod reuse;
 mod scenario_errors;
 mod scenario_parse;
 mod scenario_properties;

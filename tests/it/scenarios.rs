@@ -194,8 +194,7 @@ const PINNED: &[Pinned] = &[
 ];
 
 fn run(name: &str, variant: &str) -> Engine {
-    let scenario =
-        library::scenario(name, Some(variant)).unwrap_or_else(|| panic!("{name}/{variant}"));
+    let scenario = library::scenario(name, Some(variant)).unwrap_or_else(|e| panic!("{e}"));
     let mut engine = Engine::new(scenario).expect("built-in scenarios are valid");
     let verdict = engine.run().expect("built-in schedules fit");
     assert!(verdict.finished);

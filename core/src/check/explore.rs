@@ -261,6 +261,23 @@ impl<Seen: Fn(u64) -> bool> Successors<'_, Seen> {
 /// responsive: call [`Explorer::run_for`] until it returns a result, or drop the explorer to
 /// cancel. Slicing does not change the result. With the `parallel` feature,
 /// `Explorer::run_parallel` runs the same search on several threads.
+///
+/// ```
+/// use fencelab_core::prelude::*;
+///
+/// let scenario = library::scenario("paused-worker", Some("broken"))?;
+/// let found = Explorer::new(scenario.clone(), ExploreConfig::default())?.run();
+/// let ExploreResult::Violation { violation, schedule, .. } = found else {
+///     panic!("no schedule breaks the unfenced store: {found:?}");
+/// };
+/// assert_eq!(violation.invariant, InvariantKind::StaleWriteAccepted);
+///
+/// // The schedule is a counterexample that replays in the engine.
+/// let mut replay = scenario;
+/// replay.schedule = schedule;
+/// Engine::new(replay)?.run()?.assert_violation(violation.invariant);
+/// # Ok::<(), fencelab_core::Error>(())
+/// ```
 pub struct Explorer {
     sim: Simulator,
     /// The start, kept for the whole search: its workers and cells are counted in the fixed part,

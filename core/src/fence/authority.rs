@@ -87,6 +87,22 @@ pub struct ResourceRecord {
 /// The whole authority is a plain serializable value: serializing it is taking the durable record,
 /// deserializing it is restoring one. Forgetting the counter is possible only through
 /// [`LeaseAuthority::restart_losing_counter`], which exists to demonstrate that failure.
+///
+/// ```
+/// use fencelab_core::prelude::*;
+/// use std::num::NonZeroU64;
+///
+/// let mut authority = LeaseAuthority::new(NonZeroU64::new(10).unwrap());
+/// let (ledger, a, b) = ("ledger".parse()?, "A".parse()?, "B".parse()?);
+/// let first = authority.acquire(&ledger, &a, Tick(0))?;
+/// // While A's lease is valid nobody else gets one; once it has lapsed, B's has a newer token.
+/// assert!(authority.acquire(&ledger, &b, Tick(5)).is_err());
+/// let second = authority.acquire(&ledger, &b, Tick(10))?;
+/// assert!(second.generation > first.generation);
+/// // A's renewal comes too late: its generation is no longer the current one.
+/// assert!(authority.renew(&ledger, &a, first.generation, Tick(11)).is_err());
+/// # Ok::<(), fencelab_core::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Hash)]
 pub struct LeaseAuthority {
     ttl: NonZeroU64,

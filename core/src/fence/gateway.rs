@@ -89,6 +89,7 @@ pub enum DropReason {
     #[error("invalid token: {error}")]
     InvalidToken {
         /// What is wrong with it.
+        #[source]
         error: crate::fence::generation::TokenError,
     },
     /// This operation was delivered already for this workflow; delivering it again would repeat
@@ -139,6 +140,29 @@ pub enum GatewayOutcome {
 /// dropped and changes nothing); then the fence is raised to the presented generation, because
 /// the request passed it; then the operation id, scoped to the workflow (a repeat is dropped as a
 /// duplicate, but a newer owner's repeat has still fenced older owners out); then delivery.
+///
+/// ```
+/// use fencelab_core::prelude::*;
+/// use fencelab_core::Effect;
+///
+/// let mut gateway = SideEffectGateway::new(SameGenerationPolicy::AllowSame);
+/// let capture = |generation, op: &str| -> Result<EffectRequest, fencelab_core::Error> {
+///     Ok(EffectRequest {
+///         workflow: "order-7".parse()?,
+///         generation: Generation::new(generation)?,
+///         operation: op.parse()?,
+///         effect: Effect::CapturePayment { amount_cents: 4_200 },
+///     })
+/// };
+/// // The newer owner captures first; the paused old owner's capture is dropped, never made.
+/// assert!(matches!(gateway.submit(capture(2, "capture")?, Tick(5)), GatewayOutcome::Delivered(_)));
+/// let GatewayOutcome::Dropped(reason) = gateway.submit(capture(1, "capture")?, Tick(6)) else {
+///     panic!("the stale capture went through");
+/// };
+/// assert_eq!(reason.to_string(), "stale owner: generation 1 < highest accepted 2 for this workflow");
+/// assert_eq!(gateway.delivered().len(), 1);
+/// # Ok::<(), fencelab_core::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
 pub struct SideEffectGateway {
     policy: SameGenerationPolicy,

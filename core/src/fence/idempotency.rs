@@ -243,6 +243,20 @@ impl WriteOutcome {
 /// operation. With an expected revision it fails with a revision conflict (the first attempt moved
 /// the revision on); without one it applies a second time. That double application is the price of
 /// bounded retention, and why conditional writes matter.
+///
+/// ```
+/// use fencelab_core::prelude::*;
+///
+/// let ledger: ResourceId = "ledger".parse()?;
+/// let register = FencedRegister::new(ledger.clone(), SameGenerationPolicy::AllowSame);
+/// let mut resource = FencedResource::new(register, Retention::FOREVER);
+/// let request = WriteRequest::new(ledger, Generation::new(3)?, "deposit-1".parse()?, None, "100");
+/// assert!(resource.write(&request, Tick(0)).is_applied());
+/// // The retry of the same operation gets its stored result back and applies nothing.
+/// assert!(matches!(resource.write(&request, Tick(1)), WriteOutcome::Replayed(_)));
+/// assert_eq!(resource.register.revision(), Revision(1));
+/// # Ok::<(), fencelab_core::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Hash)]
 pub struct FencedResource {
     /// The fenced register.

@@ -173,7 +173,7 @@ pub enum WriteRejection {
     },
     /// The token is not a generation at all (zero, negative, not a number, too large).
     #[error("invalid token: {0}")]
-    InvalidToken(TokenError),
+    InvalidToken(#[source] TokenError),
     /// The register changed since the writer read it.
     #[error("revision conflict: expected {expected}, found {actual}")]
     RevisionConflict {
@@ -303,6 +303,21 @@ impl fmt::Display for RejectionReason {
 /// Its limit is deliberate and documented: a fresh register, or one that lost its record, accepts
 /// any generation it has not yet seen superseded. It rejects generations *known* to be old; it does
 /// not know about lease expiry.
+///
+/// ```
+/// use fencelab_core::prelude::*;
+///
+/// let ledger: ResourceId = "ledger".parse()?;
+/// let mut register = FencedRegister::new(ledger.clone(), SameGenerationPolicy::AllowSame);
+/// let write = |generation, op: &str, value: &str| -> Result<_, fencelab_core::Error> {
+///     Ok(WriteRequest::new(ledger.clone(), Generation::new(generation)?, op.parse()?, None, value))
+/// };
+/// register.write(&write(2, "b-1", "new owner")?)?;
+/// let stale = register.write(&write(1, "a-1", "old owner")?).unwrap_err();
+/// assert_eq!(stale.to_string(), "stale owner: generation 1 < highest accepted 2");
+/// assert_eq!(register.value(), Some("new owner"));
+/// # Ok::<(), fencelab_core::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Hash)]
 pub struct FencedRegister {
     resource: ResourceId,

@@ -15,8 +15,33 @@ use std::borrow::Cow;
 use std::io::Read;
 
 impl Scenario {
-    /// Parses and checks a scenario file. The file may carry `//` and `/* */` comments
-    /// (JSONC), as the one `fencelab new` prints does.
+    /// Parses and checks a scenario file. A problem is a [`ScenarioError`] that names the field.
+    /// The file may carry `//` and `/* */` comments (JSONC), as the one `fencelab new` prints does.
+    ///
+    /// ```
+    /// use fencelab_core::prelude::*;
+    ///
+    /// // A pauses past its lease; B takes over at tick 12 and writes first.
+    /// let json = r#"{
+    ///   "name": "my-paused-worker", "title": "A pauses past its lease",
+    ///   "resources": ["ledger"],
+    ///   "authority": {"ttl": 10},
+    ///   "stores": [{"name": "db", "enforcement": "fenced"}],
+    ///   "workers": [
+    ///     {"name": "A", "script": [{"acquire": {"resource": "ledger"}}, {"pause": {"ticks": 15}},
+    ///                              {"write": {"resource": "ledger", "value": "a"}}]},
+    ///     {"name": "B", "start": 12, "script": [{"acquire": {"resource": "ledger"}},
+    ///                                           {"write": {"resource": "ledger", "value": "b"}}]}
+    ///   ]
+    /// }"#;
+    /// let verdict = Engine::new(Scenario::from_json(json)?)?.run()?;
+    /// verdict.assert_no_violation();
+    /// assert_eq!(verdict.rejections[&RejectionReason::StaleGeneration], 1);
+    ///
+    /// let bad = Scenario::from_json(&json.replace(r#""ttl": 10"#, r#""ttl": 0"#)).unwrap_err();
+    /// assert_eq!(bad.path, "authority.ttl");
+    /// # Ok::<(), fencelab_core::Error>(())
+    /// ```
     pub fn from_json(json: &str) -> Result<Scenario, ScenarioError> {
         if json.len() > MAX_SCENARIO_BYTES {
             return Err(ScenarioError::new(

@@ -42,10 +42,10 @@ pub enum RunError {
     Format(String),
     /// The scenario inside is invalid.
     #[error("scenario.{0}")]
-    Scenario(ScenarioError),
+    Scenario(#[source] ScenarioError),
     /// Replaying it failed.
     #[error("replay failed: {0}")]
-    Replay(EngineError),
+    Replay(#[source] EngineError),
     /// Replaying it gave a different run than the file records (edited by hand, or made by an
     /// incompatible version).
     #[error("replaying the run gives a different result from step {} on", step + 1)]

@@ -2,6 +2,7 @@
 //! and keeps what a reader can go back to: the step records with their captions, the operation
 //! log, the violations and snapshots for seeking.
 
+mod assert;
 mod caption;
 pub mod export;
 
@@ -113,6 +114,24 @@ struct Usage {
 }
 
 /// Plays one scenario. `step` is the primitive; `run` loops over it; `seek` moves anywhere.
+///
+/// ```
+/// use fencelab_core::prelude::*;
+///
+/// let mut engine = Engine::new(library::scenario("paused-worker", Some("broken"))?)?;
+/// // One step at a time, as the page's player does: each record has its learner's caption.
+/// let first = engine.step()?.expect("the story has a first step");
+/// assert_eq!(first.index, 0);
+/// let verdict = engine.run()?;
+/// assert_eq!(verdict.assert_violation(InvariantKind::StaleWriteAccepted).step, 18);
+/// println!("{}", engine.records()[18].caption);
+///
+/// // Back to just after step 18, then the same choices replay the same run.
+/// engine.seek(18)?;
+/// assert_eq!(engine.position(), 18);
+/// assert_eq!(engine.run()?, verdict);
+/// # Ok::<(), fencelab_core::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Engine {
     sim: Simulator,

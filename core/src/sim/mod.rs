@@ -81,7 +81,7 @@ pub enum EngineError {
     /// A fault to inject does not fit the scenario: it names a worker or store the scenario
     /// does not have, or a size out of range.
     #[error("cannot inject the fault: {0}")]
-    BadFault(ScenarioError),
+    BadFault(#[source] ScenarioError),
     /// The run went on for longer than [`MAX_RUN_STEPS`].
     #[error("the run exceeded {MAX_RUN_STEPS} steps")]
     TooLong,

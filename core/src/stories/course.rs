@@ -124,7 +124,7 @@ mod tests {
             assert!(!c.stories.is_empty());
             for (name, variant) in c.stories {
                 assert!(
-                    library::scenario(name, Some(variant)).is_some(),
+                    library::scenario(name, Some(variant)).is_ok(),
                     "{}: {name}/{variant} is not a built-in story",
                     c.id
                 );

@@ -82,12 +82,59 @@ pub fn setup(name: &str) -> Option<&'static str> {
     CASES.iter().find(|c| c.name == name).map(|c| c.intro)
 }
 
-/// One built-in scenario by case name and variant (`None` for the default variant).
-pub fn scenario(name: &str, variant: Option<&str>) -> Option<Scenario> {
-    let case = CASES.iter().find(|c| c.name == name)?;
-    let &(variant, line) = match variant {
-        None => case.variants.first()?,
-        Some(wanted) => case.variants.iter().find(|(v, _)| *v == wanted)?,
+/// A story name or variant that the library does not have. Its message lists what it has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnknownStory {
+    /// No built-in story has this name.
+    #[error("there is no story \"{name}\"; the stories are {}", .stories.join(", "))]
+    Story {
+        /// The name asked for.
+        name: String,
+        /// Every story's name, in teaching order.
+        stories: Vec<String>,
+    },
+    /// The story exists, but not in this variant.
+    #[error("{story} has no variant \"{variant}\"; it has {}", .variants.join(", "))]
+    Variant {
+        /// The story.
+        story: String,
+        /// The variant asked for.
+        variant: String,
+        /// The story's variants; the first is the default.
+        variants: Vec<String>,
+    },
+}
+
+/// One built-in scenario by case name and variant (`None` for the default variant). An unknown
+/// name or variant is an [`UnknownStory`], whose message lists the stories or the variants.
+///
+/// ```
+/// use fencelab_core::stories::library;
+///
+/// let scenario = library::scenario("paused-worker", Some("broken"))?;
+/// assert_eq!(scenario.variant, "broken");
+/// let wrong = library::scenario("paused-worker", Some("sideways")).unwrap_err();
+/// assert_eq!(wrong.to_string(), "paused-worker has no variant \"sideways\"; it has fenced, broken");
+/// # Ok::<(), library::UnknownStory>(())
+/// ```
+pub fn scenario(name: &str, variant: Option<&str>) -> Result<Scenario, UnknownStory> {
+    let Some(case) = CASES.iter().find(|c| c.name == name) else {
+        return Err(UnknownStory::Story {
+            name: name.into(),
+            stories: CASES.iter().map(|c| c.name.to_string()).collect(),
+        });
+    };
+    let found = match variant {
+        // Every case has at least one variant (the tests below hold the table to that).
+        None => case.variants.first(),
+        Some(wanted) => case.variants.iter().find(|(v, _)| *v == wanted),
+    };
+    let Some(&(variant, line)) = found else {
+        return Err(UnknownStory::Variant {
+            story: name.into(),
+            variant: variant.unwrap_or_default().into(),
+            variants: case.variants.iter().map(|(v, _)| v.to_string()).collect(),
+        });
     };
     let base = Scenario {
         name: case.name.into(),
@@ -112,14 +159,14 @@ pub fn scenario(name: &str, variant: Option<&str>) -> Option<Scenario> {
     };
     let mut scenario = (case.build)(variant, base);
     scenario.checkpoints = case.asks.iter().map(|a| a.checkpoint()).collect();
-    Some(scenario)
+    Ok(scenario)
 }
 
 /// Every built-in scenario, every variant.
 pub fn all() -> Vec<Scenario> {
     CASES
         .iter()
-        .flat_map(|c| c.variants.iter().filter_map(|(v, _)| scenario(c.name, Some(v))))
+        .flat_map(|c| c.variants.iter().filter_map(|(v, _)| scenario(c.name, Some(v)).ok()))
         .collect()
 }
 
@@ -1033,4 +1080,39 @@ pub fn stampede(workers: usize) -> Scenario {
         worker.start = 0;
     }
     scenario
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_story_has_a_default_variant() {
+        for case in cases() {
+            assert!(!case.variants.is_empty(), "{} has no variant", case.name);
+            let default = scenario(&case.name, None).unwrap();
+            assert_eq!(default.variant, case.variants[0]);
+        }
+    }
+
+    #[test]
+    fn an_unknown_story_lists_the_stories_and_an_unknown_variant_lists_the_variants() {
+        let story = scenario("no-such-story", None).unwrap_err();
+        let names: Vec<String> = cases().into_iter().map(|c| c.name).collect();
+        assert_eq!(
+            story,
+            UnknownStory::Story { name: "no-such-story".into(), stories: names.clone() }
+        );
+        assert_eq!(
+            story.to_string(),
+            format!("there is no story \"no-such-story\"; the stories are {}", names.join(", "))
+        );
+        assert!(story.to_string().contains("paused-worker, "), "{story}");
+
+        let variant = scenario("paused-worker", Some("sideways")).unwrap_err();
+        assert_eq!(
+            variant.to_string(),
+            "paused-worker has no variant \"sideways\"; it has fenced, broken"
+        );
+    }
 }

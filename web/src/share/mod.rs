@@ -504,9 +504,7 @@ impl ShareLink {
                 library::generated(workers, resources, rounds)
             }
             LinkScenario::Builtin { name, variant } => library::scenario(name, Some(variant))
-                .ok_or_else(|| {
-                    bad("scenario", format!("there is no built-in scenario \"{name}/{variant}\""))
-                })?,
+                .map_err(|e| bad("scenario", e.to_string()))?,
             LinkScenario::Custom(s) => (**s).clone(),
         };
         if let Some((schedule, injected)) = &self.path {

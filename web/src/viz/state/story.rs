@@ -103,7 +103,7 @@ pub(super) fn builtin(case: &str, variant: Option<&str>) -> Option<Scenario> {
         let (w, r, n) = GENERATED_SIZE;
         return Some(library::generated(w, r, n));
     }
-    library::scenario(case, variant)
+    library::scenario(case, variant).ok()
 }
 
 impl Viz {

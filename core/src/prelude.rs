@@ -1,0 +1,35 @@
+//! What a test that drives the core usually needs, in one import:
+//!
+//! ```
+//! use fencelab_core::prelude::*;
+//!
+//! let mut engine = Engine::new(library::scenario("paused-worker", Some("broken"))?)?;
+//! let verdict = engine.run()?;
+//! verdict.assert_met();
+//! assert_eq!(verdict.assert_violation(InvariantKind::StaleWriteAccepted).step, 18);
+//! # Ok::<(), fencelab_core::Error>(())
+//! ```
+//!
+//! It holds types, the story [`library`], the [`conformance`] kit and one trait, [`FencedStore`],
+//! whose `write` and `read` a store test calls. The error that joins every entry point's error,
+//! [`fencelab_core::Error`](crate::Error), is left out so that it does not shadow a caller's own
+//! `Error`.
+
+pub use crate::check::conformance;
+pub use crate::check::explore::{ExploreConfig, ExploreResult, Explorer};
+pub use crate::check::invariant::{InvariantKind, Violation};
+pub use crate::clock::Tick;
+pub use crate::fence::authority::{Lease, LeaseAuthority};
+pub use crate::fence::gateway::{EffectRequest, GatewayOutcome, SideEffectGateway};
+pub use crate::fence::generation::Generation;
+pub use crate::fence::idempotency::{FencedResource, Retention, WriteOutcome};
+pub use crate::fence::register::{
+    FencedRegister, RejectionReason, Revision, SameGenerationPolicy, WriteRejection, WriteRequest,
+};
+pub use crate::fence::store::{FencedStore, MemoryStore};
+pub use crate::format::error::ScenarioError;
+pub use crate::format::model::{Fault, Scenario};
+pub use crate::history::History;
+pub use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
+pub use crate::record::{Engine, EngineError, Verdict};
+pub use crate::stories::library::{self, UnknownStory};
