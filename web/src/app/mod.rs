@@ -250,7 +250,13 @@ fn visualizer(
                         { title.clone() }
                         { run_badge(&badge) }
                     </h1>
-                    <p class="intro">{ scenario.intro.clone() }</p>
+                    <p class="intro">
+                        { scenario.intro.clone() }
+                        // Told only once it can no longer give a prediction away.
+                        if !scenario.outcome.is_empty() && state.shows_outcome() {
+                            { " " }<span id="story-outcome">{ scenario.outcome.clone() }</span>
+                        }
+                    </p>
                 </div>
                 <div class="modes">
                     <button id="compare-toggle" type="button" class={classes!("chip", compare_on.then_some("on"))}
