@@ -77,10 +77,7 @@ fn checkpoints_stop_before_the_step_that_answers() {
     assert!(
         matches!(&engine.records()[a.step].event, Event::EffectArrived { worker, .. } if worker == "A")
     );
-    assert_eq!(
-        a.question,
-        "Will the gateway pass A's request to capture payment of 49.99 on to the payment provider?"
-    );
+    assert_eq!(a.question, "Will the gateway pass on A's request to capture payment of 49.99?");
 
     // In a check-then-write store the check applies nothing: the write question is answered
     // where A's separate write lands, and the final value there too, after it.
@@ -129,6 +126,12 @@ fn the_final_value_is_asked_where_it_is_settled_and_after_the_write_question() {
         for (checkpoint, a) in scenario.checkpoints.iter().zip(&asked) {
             if let Checkpoint::FinalValue { store, .. } = checkpoint {
                 assert_eq!(a.step, settling_step(&engine, store), "{}", scenario.name);
+                // Listed last, so at a shared step it is asked after the write question.
+                assert!(
+                    matches!(scenario.checkpoints.last(), Some(Checkpoint::FinalValue { .. })),
+                    "{}",
+                    scenario.name
+                );
                 // Every write question the story asks comes before or with it.
                 assert!(asked.iter().all(|other| other.step <= a.step), "{}", scenario.name);
                 let applied_before = engine.records()[..a.step].iter().any(|r| {
@@ -167,7 +170,7 @@ fn a_question_names_the_write_or_the_effect_it_is_about() {
     }
     assert_eq!(
         question("email-webhook", "fenced"),
-        "Will the gateway pass A's webhook call (partner/shipments) on to the partner?"
+        "Will the gateway pass on A's request to call webhook partner/shipments?"
     );
     assert_eq!(
         question("paused-worker", "fenced"),

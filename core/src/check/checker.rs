@@ -980,11 +980,11 @@ impl Judge<'_> {
                 .iter()
                 .any(|p| p.name == path && p.enforcement == Enforcement::Unfenced);
             let why = if unfenced {
-                " (no fencing: this path checks no tokens)".to_string()
+                " (no fencing here)".to_string()
             } else if stale {
                 String::new()
             } else {
-                " (a limit of fencing: no newer lease had reached this data yet, so the fence had nothing to compare it with)".to_string()
+                " (a limit of fencing: no newer lease had reached it yet)".to_string()
             };
             let detail = format!("{text} {accepted} {who}'s write, {when}{why}");
             find(InvariantKind::WriteOutsideLease, detail, false, vec![sent.steps, sent.ended]);

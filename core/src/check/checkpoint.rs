@@ -3,7 +3,6 @@
 //! the right answer are read off the run's history, so an edited story (a switch turned, a
 //! schedule changed) still asks at the right moment and still marks the right answer.
 
-use crate::fence::gateway::Effect;
 use crate::fence::idempotency::WriteOutcome;
 use crate::fence::register::WriteRequest;
 pub use crate::format::model::Checkpoint;
@@ -100,7 +99,11 @@ fn place_one(checkpoint: &Checkpoint, history: &History) -> Result<Asked, String
             let (step, request, answer) = pick(arrived, *nth, &format!("an effect by {worker}"))?;
             Ok(Asked {
                 step,
-                question: effect_question(worker, &request.effect),
+                // What the effect does, rather than the partner's label.
+                question: format!(
+                    "Will the gateway pass on {worker}'s request to {}?",
+                    request.effect
+                ),
                 options: EFFECT_OPTIONS.map(String::from).to_vec(),
                 answer,
             })
@@ -156,9 +159,7 @@ fn place_one(checkpoint: &Checkpoint, history: &History) -> Result<Asked, String
                 }
             };
             if options.len() < 2 {
-                return Err(format!(
-                    "every write to {store}'s {data} carries the same value, so there is nothing to predict"
-                ));
+                return Err(format!("{store}'s {data} can only end with one value"));
             }
             let what = if data == "primary" { String::new() } else { format!(" for {data}") };
             Ok(Asked {
@@ -220,23 +221,6 @@ fn which_write(
     });
     let late = if decided_before { ", arriving after its retry" } else { "" };
     format!("{worker}'s first attempt at \"{value}\" (operation {operation}){late}")
-}
-
-/// The question about an effect, naming what it does rather than the partner's label.
-fn effect_question(worker: &str, effect: &Effect) -> String {
-    match effect {
-        Effect::CapturePayment { .. } => {
-            format!(
-                "Will the gateway pass {worker}'s request to {effect} on to the payment provider?"
-            )
-        }
-        Effect::SendEmail { to, subject } => {
-            format!("Will the gateway send {worker}'s email \"{subject}\" to {to}?")
-        }
-        Effect::CallWebhook { endpoint, .. } => {
-            format!("Will the gateway pass {worker}'s webhook call ({endpoint}) on to the partner?")
-        }
-    }
 }
 
 /// The `nth` (from 1) of `found`, or the last when `nth` is `None`.

@@ -58,16 +58,9 @@ pub fn learn_modes(state: &Viz, on: &Callback<Action>) -> Html {
 pub fn quiz_status(state: &Viz) -> Html {
     let said = match state.shown() {
         Some(Shown::Asking(a)) => format!("The player stopped for a question: {}", a.question),
+        // Each verdict, marked right or not, in the order the questions were asked.
         Some(Shown::Answered(answered)) => {
-            let each =
-                answered.iter().map(|&(a, chosen)| match (chosen == a.answer, answered.len()) {
-                    (true, 1) => "Right.".to_string(),
-                    (false, 1) => format!("Not quite: the answer is {}.", a.options[a.answer]),
-                    (true, _) => format!("{} Right.", a.question),
-                    (false, _) => {
-                        format!("{} Not quite: the answer is {}.", a.question, a.options[a.answer])
-                    }
-                });
+            let each = answered.iter().map(|&(a, chosen)| verdict(a, chosen, true));
             each.collect::<Vec<_>>().join(" ")
         }
         None => String::new(),
@@ -75,15 +68,22 @@ pub fn quiz_status(state: &Viz) -> Html {
     html! { <p id="quiz-status" class="sr-only" role="status">{ said }</p> }
 }
 
-/// What the reader said to one question, and the answer.
-fn verdict(asked: &Asked, chosen: usize) -> String {
+/// What the reader said to one question, and the answer; `marked` (several answered at once)
+/// says first whether this one was right.
+fn verdict(asked: &Asked, chosen: usize, marked: bool) -> String {
     let answer = &asked.options[asked.answer];
-    if chosen == asked.answer {
-        format!("{} {answer}.", asked.question)
+    let right = chosen == asked.answer;
+    let mark = match (marked, right) {
+        (false, _) => "",
+        (true, true) => "Right: ",
+        (true, false) => "Not quite: ",
+    };
+    let said = if right {
+        format!("{answer}.")
     } else {
-        let said = &asked.options[chosen];
-        format!("{} You said “{said}”; the answer is “{answer}”.", asked.question)
-    }
+        format!("You said “{}”; the answer is “{answer}”.", asked.options[chosen])
+    };
+    format!("{mark}{} {said}", asked.question)
 }
 
 /// The open question, or the feedback on the answers with the caption of the step that answered
@@ -93,15 +93,9 @@ pub fn quiz_card(state: &Viz, on: &Callback<Action>) -> Html {
         None => Html::default(),
         Some(Shown::Asking(asked)) => {
             // Answers already given at this place wait for the same step.
-            let waiting = state.learn.answered.len();
-            let note = if waiting == 0 {
-                format!("Step {} answers it. Predict, then see.", step_no(asked.step))
-            } else {
-                format!(
-                    "Step {} answers this one and the one before. Predict, then see both.",
-                    step_no(asked.step)
-                )
-            };
+            let more =
+                if state.learn.answered.is_empty() { "it" } else { "this one and the one before" };
+            let note = format!("Step {} answers {more}. Predict, then see.", step_no(asked.step));
             html! {
                 <section id="quiz" class="card quiz" aria-label="Predict the outcome">
                     <fieldset id="quiz-question" tabindex="-1">
@@ -132,7 +126,7 @@ pub fn quiz_card(state: &Viz, on: &Callback<Action>) -> Html {
                 <section id="quiz" class={class} aria-labelledby="quiz-feedback">
                     <h2 id="quiz-feedback" tabindex="-1">{ icon(glyph) }{ heading }</h2>
                     { for answered.iter().map(|&(asked, chosen)| html! {
-                        <p class="verdict">{ verdict(asked, chosen) }</p>
+                        <p class="verdict">{ verdict(asked, chosen, answered.len() > 1) }</p>
                     }) }
                     if let Some(r) = explained {
                         <p class="explain" id="quiz-explain" data-testid="quiz-caption">{ format!("#{} {}", step_no(r.index), r.caption) }</p>
