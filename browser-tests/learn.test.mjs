@@ -56,54 +56,81 @@ async function axe(page, label) {
   return found;
 }
 
-test('a checkpoint answered right, then one answered wrong, each followed by the step that explains it', async () => {
+test('two checkpoints at one step: asked in turn, then the step plays and explains both; the outcome waits', async () => {
   const { page, problems } = await fresh('/#scenario=paused-worker&variant=fenced&quiz=1');
+  // The intro sets the scene; how the run ends is held back while the reader predicts it.
+  assert.doesNotMatch(await text(page, '#story-title ~ .intro'), /refuses|B's totals stay/);
+  assert.equal(await page.locator('#story-outcome').count(), 0);
   await forwardToQuestion(page);
-  // The player stops just before step 15, which decides the final value.
-  assert.equal(await text(page, '#quiz-question legend'), 'Which value will db hold when the run ends?');
-  assert.equal(await captionStep(page), 14);
+  // The player stops just before step 19, where A's stale write reaches db: it settles both
+  // whether the write applies and which value is final, so both are asked here, the write first.
+  assert.equal(await text(page, '#quiz-question legend'), 'Will db apply A\'s write "A: total=90 (from stale inputs)"?');
+  assert.equal(await captionStep(page), 18);
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'quiz-question');
-  assert.match(await text(page, '#quiz-status'), /stopped for a question: Which value/);
+  assert.match(await text(page, '#quiz-status'), /stopped for a question: Will db apply/);
   // Stepping forward does not pass an unanswered question.
   await page.click('#step-forward');
-  assert.equal(await captionStep(page), 14);
+  assert.equal(await captionStep(page), 18);
   await shot(page, 'learn-question');
   const axeFound = await axe(page, 'a question open');
 
+  await page.locator('#quiz .option', { hasText: 'Yes: the write is applied' }).click();
+  // The second question comes at once, before the step that would give it away.
+  await page.locator('#quiz-question legend', { hasText: 'Which value will db hold when the run ends?' }).waitFor();
+  assert.equal(await captionStep(page), 18);
+  assert.match(await text(page, '#quiz-question .muted'), /Step 19 answers this one and the one before/);
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'quiz-question');
+  // db already holds a value, so "nothing" is no option.
+  assert.equal(await page.locator('#quiz .option', { hasText: 'nothing' }).count(), 0);
   await page.locator('#quiz .option', { hasText: 'B: total=120' }).click();
-  await page.locator('#quiz.right').waitFor();
-  assert.equal(await text(page, '#quiz-feedback'), 'Right');
-  assert.equal(await captionStep(page), 15);
-  // The feedback carries the engine's own caption of the step just played.
+
+  await page.locator('#quiz.wrong').waitFor();
+  assert.equal(await text(page, '#quiz-feedback'), '1 of 2 right');
+  assert.equal(await captionStep(page), 19);
+  const verdicts = await page.locator('#quiz .verdict').allTextContents();
+  assert.equal(verdicts.length, 2);
+  assert.match(verdicts[0], /^Not quite: Will db apply .* You said “Yes: the write is applied”; the answer is “No: the write is refused”\./);
+  assert.match(verdicts[1], /^Right: Which value will db hold when the run ends\? B: total=120\.$/);
+  assert.match(await text(page, '#quiz-status'), /^Not quite: Will db apply .*the answer is “No: the write is refused”\. Right: Which value/);
+  // The feedback carries the engine's own caption of the step just played, which explains both.
   const caption = await text(page, '#caption p');
   const explained = await text(page, '[data-testid="quiz-caption"]');
-  assert.ok(explained.length > 10);
-  assert.equal(explained.replace(/^#15/, '').trim(), caption.replace(/^#15 · t=\d+/, '').trim());
-  assert.equal(await text(page, '.quiz-count'), '1 of 2 answered');
-
-  await page.click('#quiz-continue');
-  await forwardToQuestion(page);
-  assert.equal(await text(page, '#quiz-question legend'), "Will db apply A's write?");
-  assert.equal(await captionStep(page), 18);
-  await page.locator('#quiz .option', { hasText: 'Yes: the write is applied' }).click();
-  await page.locator('#quiz.wrong').waitFor();
-  assert.equal(await text(page, '#quiz-feedback'), 'Not quite');
-  assert.match(await text(page, '#quiz .verdict'), /You said “Yes: the write is applied”; the answer is “No: the write is refused”\./);
-  assert.match(await text(page, '#quiz-status'), /the answer is No: the write is refused/);
-  assert.equal(await captionStep(page), 19);
-  assert.match(await text(page, '[data-testid="quiz-caption"]'), /^#19\s*\S/);
-  assert.match(await text(page, '[data-testid="quiz-caption"]'), /reject|refuse|stale/i);
+  assert.match(explained, /^#19\s*\S/);
+  assert.match(explained, /reject|refuse|stale/i);
+  assert.equal(explained.replace(/^#19/, '').trim(), caption.replace(/^#19 · t=\d+/, '').trim());
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'quiz-continue');
+  assert.equal(await text(page, '.quiz-count'), '2 of 2 answered');
+  // Every question answered: the outcome is told.
+  assert.match(await text(page, '#story-outcome'), /refuses A's late write/);
   await shot(page, 'learn-feedback-wrong');
 
   // Answered questions are not asked again; "Reset my answers" asks them again.
+  await page.click('#quiz-continue');
   await page.click('#to-start');
   for (let i = 0; i < 20; i++) await page.click('#step-forward');
   assert.equal(await page.locator('#quiz').count(), 0);
   await page.click('#quiz-reset');
   await page.click('#to-start');
+  assert.equal(await page.locator('#story-outcome').count(), 0);
   await forwardToQuestion(page);
-  assert.equal(await captionStep(page), 14);
+  assert.equal(await captionStep(page), 18);
   assert.deepEqual(axeFound, []);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('in a check-then-write store the write question waits for the write itself, not the check', async () => {
+  const { page, problems } = await fresh('/#course=the-fence');
+  await forwardToQuestion(page);
+  assert.equal(await text(page, '#quiz-question legend'), 'Will db apply A\'s write "A: stale"?');
+  // The step before is not A's check: the question stops before the separate write lands.
+  const step = await captionStep(page);
+  await page.locator('#quiz .option', { hasText: 'Yes: the write is applied' }).click();
+  await page.locator('#quiz-question legend', { hasText: 'Which value will db hold' }).waitFor();
+  await page.locator('#quiz .option', { hasText: 'A: stale' }).click();
+  await page.locator('#quiz.right').waitFor();
+  assert.equal(await captionStep(page), step + 1);
+  assert.match(await text(page, '[data-testid="quiz-caption"]'), /writes A's "A: stale" \(generation 1\) without checking again/);
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -144,9 +171,11 @@ test('a question answered with the keyboard only', async () => {
   assert.match(await page.evaluate(() => document.activeElement?.textContent), /^Neither/);
   await page.keyboard.press('Enter');
   await page.locator('#quiz.right').waitFor();
-  assert.equal(await page.evaluate(() => document.activeElement?.id), 'quiz-feedback');
-  await page.keyboard.press('Tab');
+  // Focus lands on "Continue", which the explanation describes, so Enter goes on at once; the
+  // status region says the verdict.
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'quiz-continue');
+  assert.equal(await page.locator('#quiz-continue').getAttribute('aria-describedby'), 'quiz-explain');
+  assert.match(await text(page, '#quiz-status'), /^Right: Will db apply A's first attempt/);
   await page.keyboard.press('Enter');
   await page.locator('#quiz').waitFor({ state: 'detached' });
   assert.deepEqual(problems, []);
@@ -165,6 +194,9 @@ test('the quiz works when local storage refuses to keep anything', async () => {
   await page.goto(`${env.server.origin}/#scenario=check-then-write&variant=atomic&quiz=1`);
   await page.locator('#play').waitFor();
   await forwardToQuestion(page);
+  // Two questions wait at this step; answer both.
+  await page.locator('#quiz .option').first().click();
+  await page.locator('#quiz-question legend', { hasText: 'Which value' }).waitFor();
   await page.locator('#quiz .option').first().click();
   await page.locator('#quiz-feedback').waitFor();
   assert.deepEqual(problems, []);

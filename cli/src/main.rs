@@ -559,8 +559,11 @@ fn check(
 fn print_text(engine: &Engine, verdict: &Verdict) {
     let s = engine.scenario();
     say!("{} ({}): {}", s.name, s.variant, s.title);
-    if !s.intro.is_empty() {
-        say!("{}\n", s.intro);
+    // The whole run is printed at once, so its outcome is told with the set-up.
+    let told: Vec<&str> =
+        [&s.intro, &s.outcome].into_iter().filter(|t| !t.is_empty()).map(String::as_str).collect();
+    if !told.is_empty() {
+        say!("{}\n", told.join(" "));
     }
     for StepRecord { index, at, event, caption, .. } in engine.records() {
         // Steps count from 1, as on the page; the index counts from 0.

@@ -598,6 +598,7 @@ impl HeapSize for Scenario {
             + self.variant.heap_bytes()
             + self.title.heap_bytes()
             + self.intro.heap_bytes()
+            + self.outcome.heap_bytes()
             + self.resources.heap_bytes()
             + self.stores.heap_bytes()
             + self.gateway.as_ref().map_or(0, |g| g.partner.heap_bytes())

@@ -77,17 +77,116 @@ fn checkpoints_stop_before_the_step_that_answers() {
     assert!(
         matches!(&engine.records()[a.step].event, Event::EffectArrived { worker, .. } if worker == "A")
     );
-    assert_eq!(a.question, "Will the gateway let A's request through to payments?");
+    assert_eq!(a.question, "Will the gateway pass on A's request to capture payment of 49.99?");
 
+    // In a check-then-write store the check applies nothing: the write question is answered
+    // where A's separate write lands, and the final value there too, after it.
     let scenario = library::scenario("check-then-write", Some("check-then-write")).unwrap();
     let (engine, asked) = play(&scenario);
-    let last = &asked[1];
+    let (write, last) = (&asked[0], &asked[1]);
+    assert_eq!(write.question, "Will db apply A's write \"A: stale\"?");
+    assert_eq!(write.options[write.answer], "Yes: the write is applied");
     assert_eq!(last.question, "Which value will db hold when the run ends?");
     assert_eq!(last.options[last.answer], "A: stale");
     assert!(last.options.contains(&"B: current".to_string()));
-    assert!(
-        matches!(&engine.records()[last.step].event, Event::WriteCommitted { worker, .. } if worker == "A")
+    for a in [write, last] {
+        assert!(
+            matches!(&engine.records()[a.step].event, Event::WriteCommitted { worker, .. } if worker == "A")
+        );
+    }
+}
+
+/// The step that settles a store's final value: the last write to reach it, applied or not.
+fn settling_step(engine: &Engine, store: &str) -> usize {
+    let settles = |e: &Event| match e {
+        Event::WriteArrived { store: s, .. } | Event::WriteCommitted { store: s, .. } => s == store,
+        _ => false,
+    };
+    engine.records().iter().rposition(|r| settles(&r.event)).unwrap()
+}
+
+#[test]
+fn the_final_value_is_asked_where_it_is_settled_and_after_the_write_question() {
+    // In the fenced paused-worker story B's write lands at step 15, but A's stale write is
+    // still on its way: the final value is settled only when the store refuses it.
+    let scenario = library::scenario("paused-worker", Some("fenced")).unwrap();
+    let (engine, asked) = play(&scenario);
+    let (write, last) = (&asked[0], &asked[1]);
+    assert_eq!(last.step, settling_step(&engine, "db"));
+    assert!(matches!(
+        &engine.records()[last.step].event,
+        Event::WriteArrived { worker, outcome, .. } if worker == "A" && !outcome.is_applied()
+    ));
+    assert_eq!(write.step, last.step);
+    assert_eq!(last.options[last.answer], "B: total=120");
+    // db holds a value long before, so "nothing" is not offered.
+    assert!(!last.options.iter().any(|o| o.starts_with("(nothing")), "{:?}", last.options);
+    for scenario in library::all() {
+        let (engine, asked) = play(&scenario);
+        for (checkpoint, a) in scenario.checkpoints.iter().zip(&asked) {
+            if let Checkpoint::FinalValue { store, .. } = checkpoint {
+                assert_eq!(a.step, settling_step(&engine, store), "{}", scenario.name);
+                // Listed last, so at a shared step it is asked after the write question.
+                assert!(
+                    matches!(scenario.checkpoints.last(), Some(Checkpoint::FinalValue { .. })),
+                    "{}",
+                    scenario.name
+                );
+                // Every write question the story asks comes before or with it.
+                assert!(asked.iter().all(|other| other.step <= a.step), "{}", scenario.name);
+                let applied_before = engine.records()[..a.step].iter().any(|r| {
+                    matches!(&r.event, Event::WriteArrived { store: s, outcome, .. } if s == store && outcome.is_applied())
+                        || matches!(&r.event, Event::WriteCommitted { store: s, .. } if s == store)
+                });
+                let offers_nothing = a.options.iter().any(|o| o.starts_with("(nothing"));
+                assert_eq!(offers_nothing, !applied_before, "{}: {:?}", scenario.name, a.options);
+            }
+            if let Checkpoint::WriteAccepted { .. } = checkpoint {
+                assert!(
+                    matches!(
+                        &engine.records()[a.step].event,
+                        Event::WriteArrived { .. } | Event::WriteCommitted { .. }
+                    ),
+                    "{}: the answer step applies or refuses nothing",
+                    scenario.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_question_names_the_write_or_the_effect_it_is_about() {
+    let question = |name: &str, variant: &str| {
+        let (_, asked) = play(&library::scenario(name, Some(variant)).unwrap());
+        asked[0].question.clone()
+    };
+    // The slow first copy arrives after the retry was answered: the question says which copy.
+    for variant in ["fenced", "broken"] {
+        assert_eq!(
+            question("idempotent-retry", variant),
+            "Will db apply A's first attempt at \"debit 10\" (operation debit-1), arriving after its retry?"
+        );
+    }
+    assert_eq!(
+        question("email-webhook", "fenced"),
+        "Will the gateway pass on A's request to call webhook partner/shipments?"
     );
+    assert_eq!(
+        question("paused-worker", "fenced"),
+        "Will db apply A's write \"A: total=90 (from stale inputs)\"?"
+    );
+    // A retry is called one.
+    let mut retried = library::scenario("retention-window", Some("unconditional")).unwrap();
+    retried.checkpoints = vec![Checkpoint::WriteAccepted { worker: "A".into(), nth: Some(2) }];
+    let (_, asked) = play(&retried);
+    assert_eq!(asked[0].question, "Will db apply A's retry of \"debit 10\" (operation debit-1)?");
+    // No question uses a label made of joined names, such as a gateway's partner.
+    for scenario in library::all() {
+        for a in play(&scenario).1 {
+            assert!(!a.question.contains('+'), "{}: {}", scenario.name, a.question);
+        }
+    }
 }
 
 #[test]

@@ -14,7 +14,8 @@ fn paused_worker_broken() {
   "name": "paused-worker",
   "variant": "broken",
   "title": "A paused worker wakes up after its lease expired",
-  "intro": "Worker A holds the lease and writes account totals. Then a stop-the-world GC pause freezes it for longer than the lease lasts. The authority hands the lease to B, which writes fresh totals. A wakes up, still sure it owns the lease, and writes totals computed from old inputs. The store ignores tokens, so A's late write replaces B's totals. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
+  "intro": "Worker A holds the lease and writes account totals. Then a stop-the-world GC pause freezes it for longer than the lease lasts. The authority hands the lease to B, which writes fresh totals. A wakes up, still sure it owns the lease, and writes totals computed from old inputs. The store ignores tokens.",
+  "outcome": "So A's late write replaces B's totals. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
   "resources": [
     "totals"
   ],
@@ -150,7 +151,8 @@ fn check_then_write_check_then_write() {
   "name": "check-then-write",
   "variant": "check-then-write",
   "title": "Check-then-write races; a conditional write does not",
-  "intro": "A writes, then a network stall holds it past its lease, and B takes over. When A resumes, its stale write and B's write reach the store at the same tick, and the store handles B's first. The store reads the highest generation, then writes in a separate step. Both checks pass before either write lands, so B's value lands and then A's lands on top of it. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's. A single-threaded test never sees this race; this run's schedule picks the interleaving.",
+  "intro": "A writes, then a network stall holds it past its lease, and B takes over. When A resumes, its stale write and B's write reach the store at the same tick, and the store handles B's first. The store reads the highest generation, then writes in a separate step.",
+  "outcome": "Both checks pass before either write lands, so B's value lands and then A's lands on top of it. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's. A single-threaded test never sees this race; this run's schedule picks the interleaving.",
   "resources": [
     "ledger"
   ],
@@ -281,7 +283,8 @@ fn payment_capture_fenced() {
   "name": "payment-capture",
   "variant": "fenced",
   "title": "Side effects: a gateway in front of the payment provider",
-  "intro": "Capturing a payment cannot be rolled back, so requests to the payment provider pass through a gateway. A freezes before capturing order 42. B takes over and captures it. When A resumes, it sends its own capture of the same order. The gateway remembers the highest generation per order. It passes B's capture, then drops A's late request as stale before the provider is called.",
+  "intro": "Capturing a payment cannot be rolled back, so requests to the payment provider pass through a gateway. A freezes before capturing order 42. B takes over and captures it. When A resumes, it sends its own capture of the same order. The gateway remembers the highest generation per order.",
+  "outcome": "It passes B's capture, then drops A's late request as stale before the provider is called.",
   "resources": [
     "order-42"
   ],
@@ -400,7 +403,8 @@ fn retention_window_unconditional() {
   "name": "retention-window",
   "variant": "unconditional",
   "title": "A retry after the retention window",
-  "intro": "The store remembers operation ids for 5 ticks only. A reads the ledger, sends a debit, and retries it 20 ticks later, after the store has forgotten the id. So the store treats the retry as a new operation. The debit expects no particular revision, so the late retry applies a second time. The checker flags an operation applied twice.",
+  "intro": "The store remembers operation ids for 5 ticks only. A reads the ledger, sends a debit, and retries it 20 ticks later, after the store has forgotten the id. So the store treats the retry as a new operation. The debit expects no particular revision.",
+  "outcome": "So the late retry applies a second time. The checker flags an operation applied twice.",
   "resources": [
     "ledger"
   ],

@@ -1,12 +1,19 @@
 //! Every variant of a built-in story has its own intro: the set-up all variants share, then a
-//! line that says what this variant does. A learner reads it above the diagram, so it must not
-//! describe what another variant does.
+//! line that says how this variant is set up; and its own outcome, which says what the run does.
+//! A learner reads them above the diagram, so neither may describe what another variant does,
+//! and the intro, shown to a reader predicting the outcome, must not give the outcome away.
 
 use fencelab_core::stories::library;
 
 /// The intro of one built-in variant.
 fn intro(name: &str, variant: &str) -> String {
     library::scenario(name, Some(variant)).unwrap_or_else(|e| panic!("{e}")).intro
+}
+
+/// Everything a built-in variant tells without the quiz: its intro, then its outcome.
+fn told(name: &str, variant: &str) -> String {
+    let scenario = library::scenario(name, Some(variant)).unwrap();
+    format!("{} {}", scenario.intro, scenario.outcome)
 }
 
 /// The longest common prefix of `intros` that ends at a sentence: the shared set-up.
@@ -50,13 +57,41 @@ fn each_variant_has_its_own_line_after_the_shared_set_up() {
 #[test]
 fn an_intro_names_what_the_checker_flags_only_when_the_run_breaks_something() {
     for scenario in library::all() {
-        let flags = scenario.intro.contains("checker flags");
+        let flags = scenario.outcome.contains("checker flags");
         let breaks = !scenario.expect.violations.is_empty();
         assert_eq!(
             flags, breaks,
-            "{}/{}: expects {:?}, intro: {}",
-            scenario.name, scenario.variant, scenario.expect.violations, scenario.intro
+            "{}/{}: expects {:?}, outcome: {}",
+            scenario.name, scenario.variant, scenario.expect.violations, scenario.outcome
         );
+    }
+}
+
+/// Phrases that tell what a run does to a write, which only an outcome may say.
+const RESULTS: &[&str] = &[
+    "checker flags",
+    "is refused",
+    "are refused",
+    "refuses A",
+    "lands",
+    "replaces",
+    "stored result",
+    "drops",
+    "is accepted",
+    "accepts it",
+    "debited once",
+    "charged twice",
+];
+
+#[test]
+fn an_intro_sets_the_scene_and_the_outcome_tells_the_result() {
+    for scenario in library::all() {
+        let label = format!("{}/{}", scenario.name, scenario.variant);
+        assert!(scenario.outcome.len() > 20, "{label}: no outcome");
+        for phrase in RESULTS {
+            assert!(!scenario.intro.contains(phrase), "{label}: the intro says {phrase:?}");
+        }
+        assert!(!scenario.intro.contains(&scenario.outcome));
     }
 }
 
@@ -93,7 +128,7 @@ const FACTS: &[(&str, &str, &[&str], &[&str])] = &[
 #[test]
 fn each_intro_says_what_its_own_variant_does() {
     for (name, variant, says, omits) in FACTS {
-        let text = intro(name, variant);
+        let text = told(name, variant);
         for phrase in *says {
             assert!(text.contains(phrase), "{name}/{variant} should say {phrase:?}: {text}");
         }

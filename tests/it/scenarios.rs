@@ -453,8 +453,51 @@ fn the_breaking_step_narrates_what_broke() {
         let verdict = engine.run().unwrap();
         for violation in &verdict.violations {
             let caption = &engine.records()[violation.step].caption;
-            let said = format!("Broken: {}: {}.", violation.invariant.broken(), violation.detail);
+            let at_step: Vec<_> =
+                verdict.violations.iter().filter(|v| v.step == violation.step).cloned().collect();
+            let said = format!("Broken: {}: {}.", violation.headline(&at_step), violation.detail);
             assert!(caption.contains(&said), "{caption}");
+        }
+    }
+}
+
+/// A write accepted outside its lease is explained by what the store does: a store that checks
+/// no tokens is said to have no fencing, and "a limit of fencing" is kept for a fenced store
+/// that accepted it because no newer lease had reached it yet. A write with a forged token is
+/// named for its token, not as a stale write.
+#[test]
+fn captions_name_why_a_write_got_through() {
+    let caption_of = |name: &str, variant: &str, worker: &str, value: &str| {
+        let mut engine = Engine::new(library::scenario(name, Some(variant)).unwrap()).unwrap();
+        engine.run().unwrap();
+        let record = engine.records().iter().find(|r| {
+            matches!(&r.event, Event::WriteArrived { worker: w, request, .. } if w == worker && request.value == value)
+        });
+        record.unwrap_or_else(|| panic!("{name}/{variant}: no write {value}")).caption.clone()
+    };
+    let unfenced = caption_of("paused-worker", "broken", "A", "A: total=90 (from stale inputs)");
+    assert!(unfenced.contains("(no fencing here)"), "{unfenced}");
+    assert!(!unfenced.contains("limit of fencing"), "{unfenced}");
+    let first = caption_of("fresh-register", "fenced", "A", "A: stale but first");
+    assert!(first.contains("(a limit of fencing: no newer lease had reached it yet)"), "{first}");
+    let forged = caption_of("forged-token", "unauthenticated", "M", "M: hijacked");
+    assert!(
+        forged.contains("Broken: a write with a token the authority never issued was accepted over a newer lease's write"),
+        "{forged}"
+    );
+    assert!(!forged.contains("stale write"), "{forged}");
+    for scenario in library::all() {
+        let mut engine = Engine::new(scenario.clone()).unwrap();
+        engine.run().unwrap();
+        for record in engine.records() {
+            let unfenced_path = matches!(&record.event, Event::WriteArrived { enforcement, .. } if *enforcement == fencelab_core::format::model::Enforcement::Unfenced);
+            if record.caption.contains("limit of fencing") {
+                assert!(
+                    !unfenced_path,
+                    "{}/{}: {}",
+                    scenario.name, scenario.variant, record.caption
+                );
+            }
         }
     }
 }

@@ -73,7 +73,9 @@ fn a_switched_story_says_which_protections_are_off_instead_of_how_the_fenced_run
     );
     let fenced_line = fenced.intro.strip_prefix(setup).unwrap();
     assert!(!switched.intro.contains(fenced_line.trim()), "{}", switched.intro);
+    assert!(switched.outcome.is_empty(), "{}", switched.outcome);
     assert_eq!(broken(&fenced, &[]).intro, fenced.intro);
+    assert_eq!(broken(&fenced, &[]).outcome, fenced.outcome);
 }
 
 /// A forced policy reaches every store and the gateway, and nothing else changes: not the

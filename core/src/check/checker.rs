@@ -31,6 +31,7 @@ use crate::fence::gateway::EffectRequest;
 use crate::fence::generation::Generation;
 use crate::fence::idempotency::WriteOutcome;
 use crate::fence::register::{WriteRejection, WriteRequest};
+use crate::format::model::Enforcement;
 use crate::history::event::{Event, TokenKind};
 use crate::history::{place_name, Entry, Setup};
 use litemap::LiteMap;
@@ -927,6 +928,7 @@ impl Judge<'_> {
         let accepted = if certain { "accepted" } else { "may have accepted" };
         let older = |m: &Reached| sent.epoch < m.epoch;
         let newer = cell.max_presented.filter(older).map(|m| (m, false));
+        let stale = newer.is_some() || cell.maybe_presented.is_some_and(|m| older(&m));
         if let Some((m, possible)) =
             newer.or_else(|| cell.maybe_presented.filter(older).map(|m| (m, true)))
         {
@@ -970,7 +972,21 @@ impl Judge<'_> {
             } else {
                 "sent when its lease was no longer valid"
             };
-            let detail = format!("{text} {accepted} {who}'s write, {when}");
+            // Why nothing stopped it: no fence on this path, or a fence that had seen no newer
+            // lease yet and so had nothing to compare against. A stale write accepted says
+            // itself why the fence failed.
+            let unfenced = names.setup.stores[key.0]
+                .paths
+                .iter()
+                .any(|p| p.name == path && p.enforcement == Enforcement::Unfenced);
+            let why = if unfenced {
+                " (no fencing here)".to_string()
+            } else if stale {
+                String::new()
+            } else {
+                " (a limit of fencing: no newer lease had reached it yet)".to_string()
+            };
+            let detail = format!("{text} {accepted} {who}'s write, {when}{why}");
             find(InvariantKind::WriteOutsideLease, detail, false, vec![sent.steps, sent.ended]);
         }
         if let Some((issued, grant)) = issued.filter(|(g, _)| request.generation > *g) {

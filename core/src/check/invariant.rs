@@ -128,9 +128,7 @@ impl InvariantKind {
             InvariantKind::FinalValueNotFromLatestOwner => {
                 "now that the run is over, the final value is not the latest owner's"
             }
-            InvariantKind::WriteOutsideLease => {
-                "a write was accepted outside its lease (a limit of fencing)"
-            }
+            InvariantKind::WriteOutsideLease => "a write was accepted outside its lease",
             InvariantKind::WritesReordered => "one owner's writes were applied out of order",
             InvariantKind::LeasesOverlap => "two holders' leases overlapped",
             InvariantKind::TokenNeverIssued => {
@@ -148,7 +146,7 @@ pub fn narrate(caption: String, broken: &[Violation]) -> String {
         // A finding that depends on an outcome nobody learned is said to be possible, never
         // announced as certain.
         caption.push_str(if violation.possible { " Possibly broken: " } else { " Broken: " });
-        caption.push_str(violation.invariant.broken());
+        caption.push_str(violation.headline(broken));
         caption.push_str(": ");
         caption.push_str(&violation.detail);
         caption.push('.');
@@ -183,6 +181,24 @@ pub struct Violation {
     /// own. Empty when the checker ran without witnesses (the explorer's search).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub witness: Vec<usize>,
+}
+
+impl Violation {
+    /// What broke, as a step's caption says it, given every finding of that step: the
+    /// invariant's [`broken`](InvariantKind::broken) phrase, except that a write accepted over
+    /// a newer lease's write with a token the authority never issued (forged, or a clock
+    /// reading) is named for its token, since calling it merely stale hides what went wrong.
+    pub fn headline(&self, at_step: &[Violation]) -> &'static str {
+        let unissued = |other: &Violation| {
+            other.invariant == InvariantKind::TokenNeverIssued && other.place == self.place
+        };
+        match self.invariant {
+            InvariantKind::StaleWriteAccepted if at_step.iter().any(unissued) => {
+                "a write with a token the authority never issued was accepted over a newer lease's write"
+            }
+            kind => kind.broken(),
+        }
+    }
 }
 
 /// Where in the system an invariant broke.

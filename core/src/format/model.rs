@@ -29,13 +29,17 @@ pub struct Scenario {
     pub variant: String,
     /// One-line title for a picker.
     pub title: String,
-    /// A short paragraph telling a learner what to watch for.
+    /// A short paragraph telling a learner what to watch for: the set-up, not the result.
     #[serde(default)]
     #[cfg_attr(
         feature = "schema",
         schemars(extend("examples" = ["Watch what the store does with A's write after its pause."]))
     )]
     pub intro: String,
+    /// How the run ends and what it shows, told after the intro. A reader predicting the
+    /// outcome sees it only once the run has ended or every question is answered.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub outcome: String,
     /// The protected resources, by name.
     #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
     pub resources: Vec<String>,
@@ -502,8 +506,8 @@ pub struct FaultSpec {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Checkpoint {
-    /// Will the store apply this worker's write? Asked before the step at which a store decides
-    /// it (the write arrives, or a check-then-write store checks it).
+    /// Will the store apply this worker's write? Asked before the step at which a store applies
+    /// or refuses it (the write arrives, or a check-then-write store's separate write lands).
     WriteAccepted {
         /// The writer.
         worker: String,
@@ -520,8 +524,8 @@ pub enum Checkpoint {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         nth: Option<usize>,
     },
-    /// Which value will the store hold for this data when the run ends? Asked before the last
-    /// write that changes it.
+    /// Which value will the store hold for this data when the run ends? Asked before the step
+    /// that settles it: the last write to reach that data, whether applied or refused.
     FinalValue {
         /// The store.
         store: String,

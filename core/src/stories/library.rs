@@ -25,9 +25,10 @@ struct Case {
     title: &'static str,
     /// The set-up every variant shares: who does what, and nothing that only one variant shows.
     intro: &'static str,
-    /// Each variant's name and what happens in it, a sentence or two that follows the shared
-    /// set-up in the scenario's intro. The first variant is the default.
-    variants: &'static [(&'static str, &'static str)],
+    /// Each variant's name, its own set-up (a sentence that follows the shared one in the
+    /// scenario's intro) and how it ends (the scenario's outcome, which a reader predicting the
+    /// run sees only afterwards). The first variant is the default.
+    variants: &'static [(&'static str, &'static str, &'static str)],
     build: fn(&str, Scenario) -> Scenario,
     /// What the case asks its reader at its key moments, in every variant: the run of each
     /// variant decides where each question stops the player and what the answer is.
@@ -71,7 +72,7 @@ pub fn cases() -> Vec<CaseInfo> {
         .map(|c| CaseInfo {
             name: c.name.into(),
             title: c.title.into(),
-            variants: c.variants.iter().map(|(v, _)| v.to_string()).collect(),
+            variants: c.variants.iter().map(|(v, _, _)| v.to_string()).collect(),
         })
         .collect()
 }
@@ -127,13 +128,13 @@ pub fn scenario(name: &str, variant: Option<&str>) -> Result<Scenario, UnknownSt
     let found = match variant {
         // Every case has at least one variant (the tests below hold the table to that).
         None => case.variants.first(),
-        Some(wanted) => case.variants.iter().find(|(v, _)| *v == wanted),
+        Some(wanted) => case.variants.iter().find(|(v, _, _)| *v == wanted),
     };
-    let Some(&(variant, line)) = found else {
+    let Some(&(variant, line, outcome)) = found else {
         return Err(UnknownStory::Variant {
             story: name.into(),
             variant: variant.unwrap_or_default().into(),
-            variants: case.variants.iter().map(|(v, _)| v.to_string()).collect(),
+            variants: case.variants.iter().map(|(v, _, _)| v.to_string()).collect(),
         });
     };
     let base = Scenario {
@@ -141,6 +142,7 @@ pub fn scenario(name: &str, variant: Option<&str>) -> Result<Scenario, UnknownSt
         variant: variant.into(),
         title: case.title.into(),
         intro: format!("{} {line}", case.intro),
+        outcome: outcome.into(),
         resources: vec!["ledger".into()],
         authority: AuthoritySpec {
             ttl: 10,
@@ -166,7 +168,7 @@ pub fn scenario(name: &str, variant: Option<&str>) -> Result<Scenario, UnknownSt
 pub fn all() -> Vec<Scenario> {
     CASES
         .iter()
-        .flat_map(|c| c.variants.iter().filter_map(|(v, _)| scenario(c.name, Some(v)).ok()))
+        .flat_map(|c| c.variants.iter().filter_map(|(v, _, _)| scenario(c.name, Some(v)).ok()))
         .collect()
 }
 
@@ -302,11 +304,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
-                "The store checks each write's generation. It refuses A's late write, because generation 1 is older than B's 2, and B's totals stay.",
+                "The store checks each write's generation.",
+                "It refuses A's late write, because generation 1 is older than B's 2, and B's totals stay.",
             ),
             (
                 "broken",
-                "The store ignores tokens, so A's late write replaces B's totals. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
+                "The store ignores tokens.",
+                "So A's late write replaces B's totals. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
             ),
         ],
         build: |v, s| paused_story(v, s, 10, 15),
@@ -319,11 +323,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
-                "The store's generation check refuses A's late write, as it would with a lease of any length. B's totals stay.",
+                "The store checks each write's generation.",
+                "Its generation check refuses A's late write, as it would with a lease of any length. B's totals stay.",
             ),
             (
                 "broken",
-                "Without a check at the store, A's late write replaces B's totals, just as with the short lease. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
+                "The store checks no tokens.",
+                "So A's late write replaces B's totals, just as with the short lease. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
             ),
         ],
         build: |v, s| paused_story(v, s, 30, 40),
@@ -336,15 +342,18 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "expected-revision",
-                "Each write names the revision it expects. Step 2 arrives first and is refused with a revision conflict, because step 1 has not landed yet. A retries step 2 after step 1 lands, and the three steps apply in order.",
+                "Each write names the revision it expects.",
+                "Step 2 arrives first and is refused with a revision conflict, because step 1 has not landed yet. A retries step 2 after step 1 lands, and the three steps apply in order.",
             ),
             (
                 "allow-same",
-                "The store accepts a generation equal to its highest. Step 2 lands, then the late step 1 replaces it, then step 3 lands. The checker flags one owner's writes applied out of order.",
+                "The store accepts a generation equal to its highest.",
+                "Step 2 lands, then the late step 1 replaces it, then step 3 lands. The checker flags one owner's writes applied out of order.",
             ),
             (
                 "strict",
-                "The store accepts only a generation newer than its highest, so A may write once. Step 2 lands; the late step 1 and then step 3 are refused as stale. Nothing is out of order, but A's own updates are lost and the ledger ends at step 2.",
+                "The store accepts only a generation newer than its highest.",
+                "So A may write once. Step 2 lands; the late step 1 and then step 3 are refused as stale. Nothing is out of order, but A's own updates are lost and the ledger ends at step 2.",
             ),
         ],
         build: |v, mut s| {
@@ -385,7 +394,8 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
-                "The store has seen no newer generation when A's first write arrives, so it accepts it, and the checker flags a write outside its lease. B's write raises the fence, and A's second write is refused. Fencing orders generations; it does not prove a write was sent during a valid lease.",
+                "The store checks each write's generation.",
+                "It has seen no newer generation when A's first write arrives, so it accepts it, and the checker flags a write outside its lease. B's write raises the fence, and A's second write is refused. Fencing orders generations; it does not prove a write was sent during a valid lease.",
             ),
         ],
         build: |_, mut s| {
@@ -417,11 +427,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "atomic",
-                "The store compares the generation and writes in one step. B's write lands and raises the fence, so A's write is refused.",
+                "The store compares the generation and writes in one step.",
+                "B's write lands and raises the fence, so A's write is refused.",
             ),
             (
                 "check-then-write",
-                "The store reads the highest generation, then writes in a separate step. Both checks pass before either write lands, so B's value lands and then A's lands on top of it. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's. A single-threaded test never sees this race; this run's schedule picks the interleaving.",
+                "The store reads the highest generation, then writes in a separate step.",
+                "Both checks pass before either write lands, so B's value lands and then A's lands on top of it. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's. A single-threaded test never sees this race; this run's schedule picks the interleaving.",
             ),
         ],
         build: |v, mut s| {
@@ -451,16 +463,18 @@ const CASES: &[Case] = &[
     Case {
         name: "idempotent-retry",
         asks: &[Write("A")],
-        title: "Retries: operation ids return the stored result",
+        title: "Retries: one debit sent twice",
         intro: "A sends a debit and, hearing nothing back, retries the same operation. The retry arrives first and the slow first attempt two ticks later. Both copies carry A's valid generation, so the fence lets both through.",
         variants: &[
             (
                 "fenced",
-                "The store remembers operation ids. It recognises the late copy and returns the stored result, so the account is debited once.",
+                "The store remembers operation ids.",
+                "It recognises the late copy and returns the stored result, so the account is debited once.",
             ),
             (
                 "broken",
-                "The store checks generations but keeps no operation ids. It applies the late copy as a second debit, and the checker flags an operation applied twice.",
+                "The store checks generations but keeps no operation ids.",
+                "It applies the late copy as a second debit, and the checker flags an operation applied twice.",
             ),
         ],
         build: |v, mut s| {
@@ -488,11 +502,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
-                "The store recognises job-1 and returns the stored result, but it also notes that generation 2 has shown up. A's job-2 is refused as stale: a replayed request still raises the fence.",
+                "The store checks tokens and remembers operation ids.",
+                "It recognises job-1 and returns the stored result, but it also notes that generation 2 has shown up. A's job-2 is refused as stale: a replayed request still raises the fence.",
             ),
             (
                 "broken",
-                "The store checks neither tokens nor operation ids. B's copy of job-1 applies a second time, and A's stale job-2 lands last. The checker flags an operation applied twice, a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
+                "The store checks neither tokens nor operation ids.",
+                "B's copy of job-1 applies a second time, and A's stale job-2 lands last. The checker flags an operation applied twice, a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
             ),
         ],
         build: |v, mut s| {
@@ -528,11 +544,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "expected-revision",
-                "The debit expects the revision A read. The first attempt already moved the revision on, so the late retry fails with a revision conflict and the ledger is debited once.",
+                "The debit expects the revision A read.",
+                "The first attempt already moved the revision on, so the late retry fails with a revision conflict and the ledger is debited once.",
             ),
             (
                 "unconditional",
-                "The debit expects no particular revision, so the late retry applies a second time. The checker flags an operation applied twice.",
+                "The debit expects no particular revision.",
+                "So the late retry applies a second time. The checker flags an operation applied twice.",
             ),
         ],
         build: |v, mut s| {
@@ -560,11 +578,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
-                "The gateway remembers the highest generation per order. It passes B's capture, then drops A's late request as stale before the provider is called.",
+                "The gateway remembers the highest generation per order.",
+                "It passes B's capture, then drops A's late request as stale before the provider is called.",
             ),
             (
                 "broken",
-                "The gateway checks no tokens and passes A's request on too, so the customer is charged twice. The checker flags an effect delivered twice and an effect from a superseded owner.",
+                "The gateway checks no tokens.",
+                "It passes A's request on too, so the customer is charged twice. The checker flags an effect delivered twice and an effect from a superseded owner.",
             ),
         ],
         build: |v, mut s| {
@@ -587,11 +607,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
-                "The gateway drops B's capture as a duplicate, and still remembers generation 2 for the order. So it drops A's receipt too, as stale: a dropped duplicate still raises the fence.",
+                "The gateway checks tokens and remembers the operations it has passed on.",
+                "It drops B's capture as a duplicate, and still remembers generation 2 for the order. So it drops A's receipt too, as stale: a dropped duplicate still raises the fence.",
             ),
             (
                 "broken",
-                "The gateway checks neither tokens nor operation ids. The payment is captured a second time, and A's receipt reaches the customer. The checker flags an effect delivered twice and an effect from a superseded owner.",
+                "The gateway checks neither tokens nor operation ids.",
+                "The payment is captured a second time, and A's receipt reaches the customer. The checker flags an effect delivered twice and an effect from a superseded owner.",
             ),
         ],
         build: |v, mut s| {
@@ -624,11 +646,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
-                "The gateway checks tokens. It passes B's notifications and drops both of A's as stale before they leave.",
+                "The gateway checks tokens.",
+                "It passes B's notifications and drops both of A's as stale before they leave.",
             ),
             (
                 "broken",
-                "The gateway checks no tokens, so the customer gets a second email and the partner a second webhook. The checker flags each as an effect from a superseded owner.",
+                "The gateway checks no tokens.",
+                "So the customer gets a second email and the partner a second webhook. The checker flags each as an effect from a superseded owner.",
             ),
         ],
         build: |v, mut s| {
@@ -652,11 +676,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
-                "The object path checks tokens as well. Both of A's writes are refused, and the whole report stays B's.",
+                "The object path checks tokens as well.",
+                "Both of A's writes are refused, and the whole report stays B's.",
             ),
             (
                 "broken",
-                "The object path checks no tokens. A is refused on the metadata, but its old body replaces B's, so B's row now sits beside A's body. The checker flags a stale write accepted on the object path, a write outside its lease, and a final value that is not the latest owner's.",
+                "The object path checks no tokens.",
+                "A is refused on the metadata, but its old body replaces B's, so B's row now sits beside A's body. The checker flags a stale write accepted on the object path, a write outside its lease, and a final value that is not the latest owner's.",
             ),
         ],
         build: |v, mut s| {
@@ -687,11 +713,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
-                "The admin endpoint checks tokens too. The shared record already holds B's generation 2, so A is refused and B's balance stays.",
+                "The admin endpoint checks tokens too.",
+                "The shared record already holds B's generation 2, so A is refused and B's balance stays.",
             ),
             (
                 "broken",
-                "The admin endpoint checks no tokens, so A's old balance replaces B's. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
+                "The admin endpoint checks no tokens.",
+                "So A's old balance replaces B's. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
             ),
         ],
         build: |v, mut s| {
@@ -723,11 +751,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
-                "Tokens are generations from the authority's counter, so A's clock does not matter. B's generation 2 lands, and A's late write with generation 1 is refused.",
+                "Tokens are generations from the authority's counter, so A's clock does not matter.",
+                "B's generation 2 lands, and A's late write with generation 1 is refused.",
             ),
             (
                 "broken",
-                "Workers send their own clock readings as tokens. B's honest reading, 11, looks older than A's 31, so B is refused; A's later write, stamped 46, is accepted. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's. Only a counter the authority increases with every grant orders owners.",
+                "Workers send their own clock readings as tokens.",
+                "B's honest reading, 11, looks older than A's 31, so B is refused; A's later write, stamped 46, is accepted. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's. Only a counter the authority increases with every grant orders owners.",
             ),
         ],
         build: |v, mut s| {
@@ -755,11 +785,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
-                "The authority's counter is durable, so C gets generation 3 and its write lands.",
+                "The authority's counter is durable.",
+                "So C gets generation 3 and its write lands.",
             ),
             (
                 "broken",
-                "The counter lived only in memory, so the authority starts again and gives C generation 1. The store has already seen 2, so it refuses C, the real owner, and B's value stays. The checker flags a reissued generation and a final value that is not the latest owner's.",
+                "The authority keeps its counter only in memory.",
+                "So it starts again and gives C generation 1. The store has already seen 2, so it refuses C, the real owner, and B's value stays. The checker flags a reissued generation and a final value that is not the latest owner's.",
             ),
         ],
         build: |v, mut s| {
@@ -783,11 +815,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
-                "The store keeps its highest generation with the data, in the same transaction, so it still knows generation 2 after the restart. A's write is refused.",
+                "The store keeps its highest generation with the data, in the same transaction.",
+                "So it still knows generation 2 after the restart, and A's write is refused.",
             ),
             (
                 "broken",
-                "The store kept its highest generation in memory, apart from the data, and the restart erased it. A's stale write now looks fine and replaces B's value. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
+                "The store keeps its highest generation in memory, apart from the data.",
+                "The restart erases it, so A's stale write now looks fine and replaces B's value. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
             ),
         ],
         build: |v, mut s| {
@@ -809,11 +843,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "authenticated",
-                "Each token carries a proof from the authority, and the store verifies it. M's forged token fails the check and is refused, and A's next write lands.",
+                "Each token carries a proof from the authority, and the store verifies it.",
+                "M's forged token fails the check and is refused, and A's next write lands.",
             ),
             (
                 "unauthenticated",
-                "The store accepts any number. M's write lands and raises the fence to 1000, so A, the real owner, is refused from then on. The checker flags a stale write accepted, a write outside any lease, and a final value that is not the latest owner's.",
+                "The store accepts any number as a token.",
+                "M's write lands and raises the fence to 1000, so A, the real owner, is refused from then on. The checker flags a write with a token the authority never issued, a write outside any lease, and a final value that is not the latest owner's.",
             ),
         ],
         build: |v, mut s| {
@@ -836,11 +872,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
-                "The store sees generation 1 after B's 2 and refuses the late message. B's value stays.",
+                "The store checks each write's generation.",
+                "It sees generation 1 after B's 2 and refuses the late message. B's value stays.",
             ),
             (
                 "broken",
-                "The store checks no tokens, so the late message replaces B's value. The checker flags a stale write accepted and a final value that is not the latest owner's.",
+                "The store checks no tokens.",
+                "So the late message replaces B's value. The checker flags a stale write accepted and a final value that is not the latest owner's.",
             ),
         ],
         build: |v, mut s| {
@@ -865,10 +903,12 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
+                "The store checks each write's generation and counts what it refuses.",
                 "All three writes are refused, and the store counts three stale-generation rejections. That means two workers believed they owned the ledger, which is worth an alert.",
             ),
             (
                 "broken",
+                "The store checks no tokens.",
                 "All three writes land and nothing is rejected, so nothing looks wrong while A overwrites B's value. The checker flags each of A's writes as a stale write accepted and a write outside its lease, and the final value as not the latest owner's.",
             ),
         ],
@@ -905,11 +945,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
-                "The store's own check closes that gap: A's write arrives with generation 1 after B's 2 and is refused.",
+                "The store checks each write's generation too.",
+                "That check closes the gap: A's write arrives with generation 1 after B's 2 and is refused.",
             ),
             (
                 "broken",
-                "Nothing after A's own check stops the write, so it replaces B's value. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
+                "Nothing after A's own check looks at its token.",
+                "So the write replaces B's value. The checker flags a stale write accepted, a write outside its lease, and a final value that is not the latest owner's.",
             ),
         ],
         build: |v, mut s| {
@@ -933,11 +975,13 @@ const CASES: &[Case] = &[
         variants: &[
             (
                 "fenced",
+                "The store checks each write's generation.",
                 "Each replayed write carries the old generation and is refused, so the metadata stays at replicas=8.",
             ),
             (
                 "broken",
-                "The store checks no tokens, so the queued writes land and roll the metadata back to replicas=5. The checker flags each as a stale write accepted and a write outside its lease, and the final value as not the latest owner's.",
+                "The store checks no tokens.",
+                "So the queued writes land and roll the metadata back to replicas=5. The checker flags each as a stale write accepted and a write outside its lease, and the final value as not the latest owner's.",
             ),
         ],
         build: |v, mut s| {
@@ -963,13 +1007,16 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "fencing-unnecessary",
-        asks: &[Final("cache")],
+        // Both copies write the same thumbnail, so the final value has nothing to predict; whether
+        // the stale copy lands is the question.
+        asks: &[Write("A")],
         title: "When fencing is unnecessary",
         intro: "Two workers render the same thumbnail into a cache. A freezes past its lease, B takes over and writes the thumbnail, then A wakes and writes its copy too.",
         variants: &[
             (
                 "unfenced",
-                "The cache checks no tokens and both writes land. The work is duplicated, but both write the same result and the cache holds nothing correctness-critical, so nothing breaks. Fencing would add complexity for no safety gain.",
+                "The cache checks no tokens.",
+                "Both writes land. The work is duplicated, but both write the same result and the cache holds nothing correctness-critical, so nothing breaks. Fencing would add complexity for no safety gain.",
             ),
         ],
         build: |_, mut s| {
@@ -1006,6 +1053,7 @@ pub fn generated(workers: usize, resources: usize, rounds: usize) -> Scenario {
     scenario.intro =
         "A generated load: every worker repeatedly acquires, reads, writes twice and releases."
             .into();
+    scenario.outcome.clear();
     scenario.variant = "fenced".into();
     scenario.resources = names.clone();
     scenario.stores = vec![store("db", Enforcement::FencedIdempotent)];
@@ -1045,6 +1093,7 @@ pub fn contention(workers: usize, enforcement: Enforcement) -> Scenario {
     s.variant = format!("{workers}-workers");
     s.title = format!("{workers} workers contend for one lease, any of them may pause");
     s.intro = "Each worker acquires the lease, writes, may pause for longer than the lease, and writes again. The network may add a tick to any message.".into();
+    s.outcome.clear();
     s.resources = vec!["ledger".into()];
     s.stores = vec![store("db", enforcement)];
     s.network.jitter = 1;

@@ -157,8 +157,8 @@ impl Switch {
 }
 
 /// `scenario` with every switch in `switches` applied. A built-in story's intro keeps its shared
-/// set-up and, instead of the variant's line (which told how the protected run ends), says which
-/// protections this run turns off.
+/// set-up and, instead of the variant's line, says which protections this run turns off; the
+/// variant's outcome, which told how the protected run ends, is dropped.
 pub fn broken(scenario: &Scenario, switches: &[Switch]) -> Scenario {
     let mut s = scenario.clone();
     for switch in switches {
@@ -171,6 +171,7 @@ pub fn broken(scenario: &Scenario, switches: &[Switch]) -> Scenario {
             "{setup} This run turns protections off ({}): what goes wrong is for the run, or the explorer, to show.",
             labels.join("; ")
         );
+        s.outcome.clear();
     }
     s
 }

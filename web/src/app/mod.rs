@@ -253,7 +253,13 @@ fn visualizer(
                     // One line until "More" opens it (style.css folds it while the disclosure
                     // is closed); the whole text is always in the page for screen readers.
                     <div class="intro-fold">
-                        <p id="story-intro" class="intro">{ scenario.intro.clone() }</p>
+                        <p id="story-intro" class="intro">
+                            { scenario.intro.clone() }
+                            // Told only once it can no longer give a prediction away.
+                            if !scenario.outcome.is_empty() && state.shows_outcome() {
+                                { " " }<span id="story-outcome">{ scenario.outcome.clone() }</span>
+                            }
+                        </p>
                         <details id="intro-more" class="more">
                             <summary><span class="when-closed">{ "More" }</span><span class="when-open">{ "Less" }</span></summary>
                         </details>

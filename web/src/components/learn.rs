@@ -4,6 +4,7 @@
 //! `Progress`); they only render it. Course stories are plain links (a chapter and a story in
 //! the address), so they open in a new tab, and Back returns to the story before.
 
+use fencelab_core::check::checkpoint::Asked;
 use fencelab_core::stories::course::{course, Chapter};
 use fencelab_core::stories::library::CaseInfo;
 use yew::prelude::*;
@@ -57,50 +58,82 @@ pub fn learn_modes(state: &Viz, on: &Callback<Action>) -> Html {
 pub fn quiz_status(state: &Viz) -> Html {
     let said = match state.shown() {
         Some(Shown::Asking(a)) => format!("The player stopped for a question: {}", a.question),
-        Some(Shown::Answered(a, chosen)) if chosen == a.answer => "Right.".to_string(),
-        Some(Shown::Answered(a, _)) => format!("Not quite: the answer is {}.", a.options[a.answer]),
+        // Each verdict, marked right or not, in the order the questions were asked.
+        Some(Shown::Answered(answered)) => {
+            let each = answered.iter().map(|&(a, chosen)| verdict(a, chosen, true));
+            each.collect::<Vec<_>>().join(" ")
+        }
         None => String::new(),
     };
     html! { <p id="quiz-status" class="sr-only" role="status">{ said }</p> }
 }
 
-/// The open question, or the feedback on the answer with the caption of the step that answered
-/// it.
+/// What the reader said to one question, and the answer; `marked` (several answered at once)
+/// says first whether this one was right.
+fn verdict(asked: &Asked, chosen: usize, marked: bool) -> String {
+    let answer = &asked.options[asked.answer];
+    let right = chosen == asked.answer;
+    let mark = match (marked, right) {
+        (false, _) => "",
+        (true, true) => "Right: ",
+        (true, false) => "Not quite: ",
+    };
+    let said = if right {
+        format!("{answer}.")
+    } else {
+        format!("You said “{}”; the answer is “{answer}”.", asked.options[chosen])
+    };
+    format!("{mark}{} {said}", asked.question)
+}
+
+/// The open question, or the feedback on the answers with the caption of the step that answered
+/// them, which explains why. Focus moves to "Continue" (see `use_learn`), so Enter goes on.
 pub fn quiz_card(state: &Viz, on: &Callback<Action>) -> Html {
     match state.shown() {
         None => Html::default(),
-        Some(Shown::Asking(asked)) => html! {
-            <section id="quiz" class="card quiz" aria-label="Predict the outcome">
-                <fieldset id="quiz-question" tabindex="-1">
-                    <legend>{ asked.question.clone() }</legend>
-                    <p class="muted">{ format!("Step {} answers it. Predict, then see.", step_no(asked.step)) }</p>
-                    { for asked.options.iter().enumerate().map(|(i, option)| html! {
-                        <button type="button" class="option" onclick={learn(on, LearnAction::Answer(i))}>
-                            { option.clone() }
-                        </button>
-                    }) }
-                </fieldset>
-            </section>
-        },
-        Some(Shown::Answered(asked, chosen)) => {
-            let answer = &asked.options[asked.answer];
-            let (class, glyph, heading, verdict) = if chosen == asked.answer {
-                ("card quiz right", "check", "Right", format!("{} {answer}.", asked.question))
-            } else {
-                let said = &asked.options[chosen];
-                let verdict =
-                    format!("{} You said “{said}”; the answer is “{answer}”.", asked.question);
-                ("card quiz wrong", "cross", "Not quite", verdict)
+        Some(Shown::Asking(asked)) => {
+            // Answers already given at this place wait for the same step.
+            let more =
+                if state.learn.answered.is_empty() { "it" } else { "this one and the one before" };
+            let note = format!("Step {} answers {more}. Predict, then see.", step_no(asked.step));
+            html! {
+                <section id="quiz" class="card quiz" aria-label="Predict the outcome">
+                    <fieldset id="quiz-question" tabindex="-1">
+                        <legend>{ asked.question.clone() }</legend>
+                        <p class="muted">{ note }</p>
+                        { for asked.options.iter().enumerate().map(|(i, option)| html! {
+                            <button type="button" class="option" onclick={learn(on, LearnAction::Answer(i))}>
+                                { option.clone() }
+                            </button>
+                        }) }
+                    </fieldset>
+                </section>
+            }
+        }
+        Some(Shown::Answered(answered)) => {
+            let right = answered.iter().filter(|(a, chosen)| *chosen == a.answer).count();
+            let all = right == answered.len();
+            let (class, glyph) =
+                if all { ("card quiz right", "check") } else { ("card quiz wrong", "cross") };
+            let heading = match (answered.len(), all) {
+                (1, true) => "Right".to_string(),
+                (1, false) => "Not quite".to_string(),
+                (n, _) => format!("{right} of {n} right"),
             };
-            let explained = state.current().filter(|r| r.index == asked.step);
+            let step = answered[0].0.step;
+            let explained = state.current().filter(|r| r.index == step);
             html! {
                 <section id="quiz" class={class} aria-labelledby="quiz-feedback">
                     <h2 id="quiz-feedback" tabindex="-1">{ icon(glyph) }{ heading }</h2>
-                    <p class="verdict">{ verdict }</p>
+                    { for answered.iter().map(|&(asked, chosen)| html! {
+                        <p class="verdict">{ verdict(asked, chosen, answered.len() > 1) }</p>
+                    }) }
                     if let Some(r) = explained {
-                        <p class="explain" data-testid="quiz-caption">{ format!("#{} {}", step_no(r.index), r.caption) }</p>
+                        <p class="explain" id="quiz-explain" data-testid="quiz-caption">{ format!("#{} {}", step_no(r.index), r.caption) }</p>
                     }
-                    <button id="quiz-continue" type="button" class="chip on" onclick={learn(on, LearnAction::Continue)}>
+                    <button id="quiz-continue" type="button" class="chip on"
+                        aria-describedby={explained.map(|_| "quiz-explain")}
+                        onclick={learn(on, LearnAction::Continue)}>
                         { "Continue" }
                     </button>
                 </section>

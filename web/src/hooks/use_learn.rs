@@ -1,5 +1,5 @@
 //! The quiz's and the course's effects: what the reader has done kept in local storage, and the
-//! focus moved to a question when it opens and to the feedback when it is answered.
+//! focus moved to a question when it opens and to "Continue" when it is answered.
 
 use std::rc::Rc;
 
@@ -18,9 +18,11 @@ pub fn remembered() -> Rc<Progress> {
 /// and the quiz works on), and focuses the question or the feedback as it appears.
 #[hook]
 pub fn use_learn(state: &Viz) {
+    // Each question takes the focus as it opens (two can wait at one step); once answered,
+    // "Continue" takes it, so Enter goes on, and the status region says the verdict.
     let focus = match state.shown() {
-        Some(Shown::Asking(a)) => Some(("quiz-question", a.step)),
-        Some(Shown::Answered(a, _)) => Some(("quiz-feedback", a.step)),
+        Some(Shown::Asking(_)) => state.learn.asking.map(|i| ("quiz-question", i)),
+        Some(Shown::Answered(answered)) => Some(("quiz-continue", answered[0].0.step)),
         None => None,
     };
     // One effect for both keeps the page's code small; each runs only when its part changed.

@@ -93,8 +93,9 @@ pub struct Learn {
     pub contents: bool,
     /// The question being asked (an index into `Run::asked`); it shows at its step.
     pub asking: Option<usize>,
-    /// The question just answered, whose feedback shows until the reader moves on.
-    pub answered: Option<usize>,
+    /// The questions just answered at one place, in the order asked, whose feedback shows
+    /// (after their step has played) until the reader moves on.
+    pub answered: Vec<usize>,
     /// Whether autoplay stopped for the question, so continuing plays on.
     pub resume: bool,
     /// What is remembered; the shell saves it whenever it changes.
@@ -123,12 +124,13 @@ pub enum LearnAction {
 }
 
 /// The question on screen and what the reader said, for the quiz card.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Shown<'a> {
     /// Waiting for an answer.
     Asking(&'a Asked),
-    /// Answered: the question and the option chosen.
-    Answered(&'a Asked, usize),
+    /// Answered: each question answered at this place and the option chosen, in the order
+    /// asked. Their step has played, so its caption explains them all.
+    Answered(Vec<(&'a Asked, usize)>),
 }
 
 impl Viz {
@@ -187,21 +189,35 @@ impl Viz {
         } else {
             self.step_by(true, 1);
         }
-        self.learn.answered = None;
+        self.learn.answered.clear();
         self.ask_here(ticking);
     }
 
-    /// What the quiz card shows now, if anything.
+    /// What the quiz card shows now, if anything: a question waiting at this place first, then
+    /// the feedback on the ones answered here.
     pub fn shown(&self) -> Option<Shown<'_>> {
         if !self.quizzing() {
             return None;
         }
         let asked = &self.run.asked;
-        if let Some(a) = self.learn.answered.and_then(|i| asked.get(i)) {
-            return Some(Shown::Answered(a, self.remembered(a)?));
+        if let Some(a) = self.learn.asking.and_then(|i| asked.get(i)) {
+            if a.step == self.position {
+                return Some(Shown::Asking(a));
+            }
         }
-        let a = self.learn.asking.and_then(|i| asked.get(i))?;
-        (a.step == self.position).then_some(Shown::Asking(a))
+        let answered: Vec<(&Asked, usize)> = (self.learn.answered.iter())
+            .filter_map(|&i| asked.get(i).and_then(|a| Some((a, self.remembered(a)?))))
+            .collect();
+        (!answered.is_empty()).then_some(Shown::Answered(answered))
+    }
+
+    /// Whether the story's outcome may show below its intro: always without the quiz, and with
+    /// it once the run has ended or every question is answered, so it never gives an answer away.
+    pub fn shows_outcome(&self) -> bool {
+        let (answered, questions) = self.answered_count();
+        !self.quizzing()
+            || self.position == self.run.track.len()
+            || questions > 0 && answered == questions
     }
 
     /// How many of the run's questions have an answer, and how many there are.
@@ -229,11 +245,11 @@ impl Viz {
             LearnAction::Quiz(on) => {
                 self.learn.quiz = on;
                 self.learn.asking = None;
-                self.learn.answered = None;
+                self.learn.answered.clear();
             }
             LearnAction::Answer(option) => self.answer(option),
             LearnAction::Continue => {
-                self.learn.answered = None;
+                self.learn.answered.clear();
                 let (at, end) = self.cursor();
                 self.playing = self.learn.resume && at < end;
             }
@@ -241,12 +257,12 @@ impl Viz {
                 let prefix = format!("{}/{}/", self.case, self.badge().label);
                 let progress = Rc::make_mut(&mut self.learn.progress);
                 progress.answers.retain(|(key, _)| !key.starts_with(&prefix));
-                self.learn.answered = None;
+                self.learn.answered.clear();
                 self.ask_here(false);
             }
             LearnAction::ResetCourse => {
                 self.learn.progress = Rc::default();
-                self.learn.answered = None;
+                self.learn.answered.clear();
             }
             LearnAction::Contents(open) => self.learn.contents = open,
             LearnAction::Chapter(index) => {
@@ -265,8 +281,9 @@ impl Viz {
         }
     }
 
-    /// Answers the open question, remembers the answer, then plays the step that answers it
-    /// (unless another question waits at the same place).
+    /// Answers the open question and remembers the answer. Another question waiting at the same
+    /// place is asked next; once none waits, the step that answers them all plays, so the
+    /// feedback on each comes with that step's caption.
     fn answer(&mut self, option: usize) {
         let Some(i) = self.learn.asking.filter(|_| self.quizzing()) else {
             return;
@@ -280,7 +297,7 @@ impl Viz {
         let (key, chosen) = (self.answer_key(asked), chosen.clone());
         Rc::make_mut(&mut self.learn.progress).set_answer(&key, &chosen);
         self.learn.asking = None;
-        self.learn.answered = Some(i);
+        self.learn.answered.push(i);
         if !self.ask_here(self.learn.resume) {
             self.step_by(true, 1);
         }
@@ -307,7 +324,7 @@ impl Viz {
     pub(super) fn settle_learning(&mut self, before: &Viz, by_learning: bool) {
         let same_run = Rc::ptr_eq(&before.run.0, &self.run.0);
         if !by_learning && (!same_run || before.position != self.position) {
-            self.learn.answered = None;
+            self.learn.answered.clear();
             let asking = self.learn.asking.and_then(|i| self.run.asked.get(i));
             if asking.is_none_or(|a| a.step != self.position || !same_run) {
                 self.learn.asking = None;
@@ -357,6 +374,15 @@ mod tests {
         state.run.asked.iter().min_by_key(|a| a.step).unwrap().clone()
     }
 
+    /// Answers every question waiting at this place, each rightly.
+    fn answer_all_here(mut state: Rc<Viz>) -> Rc<Viz> {
+        while let Some(Shown::Asking(a)) = state.shown() {
+            let right = a.answer;
+            state = apply(state, [learn(LearnAction::Answer(right))]);
+        }
+        state
+    }
+
     fn forward_until_asked(mut state: Rc<Viz>) -> Rc<Viz> {
         for _ in 0..state.run.track.len() {
             if matches!(state.shown(), Some(Shown::Asking(_))) {
@@ -376,11 +402,21 @@ mod tests {
         // Forward again does not pass an unanswered question.
         let held = apply(state.clone(), [Action::Forward, Action::Forward]);
         assert_eq!(held.position, asked.step);
-        // The answer is remembered and the answering step plays, so its caption explains.
+        // The answer is remembered. The story asks about A's write and the final value at one
+        // place (A's write settles both), so the second is asked before the step plays.
         let wrong = (asked.answer + 1) % asked.options.len();
         let answered = apply(held, [learn(LearnAction::Answer(wrong))]);
+        let Some(Shown::Asking(second)) = answered.shown() else { panic!("no second question") };
+        let second = second.clone();
+        assert_ne!(second, asked);
+        assert_eq!((answered.position, second.step), (asked.step, asked.step));
+        // Once both are answered the step plays, and the feedback on each shows with its caption.
+        let answered = apply(answered, [learn(LearnAction::Answer(second.answer))]);
         assert_eq!(answered.position, asked.step + 1);
-        assert_eq!(answered.shown(), Some(Shown::Answered(&asked, wrong)));
+        assert_eq!(
+            answered.shown(),
+            Some(Shown::Answered(vec![(&asked, wrong), (&second, second.answer)]))
+        );
         assert_eq!(answered.current().map(|r| r.index), Some(asked.step));
         // Moving on closes the feedback; the answered question is not asked again.
         let on = apply(answered, [Action::Forward]);
@@ -398,8 +434,7 @@ mod tests {
         }
         assert_eq!(state.position, asked.step);
         assert!(state.learn.resume);
-        let state =
-            apply(state, [learn(LearnAction::Answer(asked.answer)), learn(LearnAction::Continue)]);
+        let state = apply(answer_all_here(state), [learn(LearnAction::Continue)]);
         assert_eq!(state.shown(), None);
         assert!(state.playing);
     }
@@ -460,23 +495,36 @@ mod tests {
     }
 
     #[test]
-    fn two_questions_at_one_place_are_asked_in_turn_before_the_step_plays() {
+    fn two_questions_at_one_place_are_asked_in_turn_then_explained_by_one_step() {
         // The broken paused-worker story asks about A's write and the final value at one step.
         let state = apply(quizzing(), [Action::Variant("broken".into())]);
         let state = forward_until_asked(state);
         let step = state.position;
         let first = state.learn.asking.unwrap();
         let answered = apply(state, [learn(LearnAction::Answer(0))]);
-        // The feedback on the first shows, the step waits for the second.
+        // The second is asked at once, before any feedback: the step would give it away.
         assert_eq!(answered.position, step);
-        assert!(matches!(answered.shown(), Some(Shown::Answered(..))));
-        let second = apply(answered, [learn(LearnAction::Continue)]);
-        let Some(Shown::Asking(asked)) = second.shown() else { panic!("no second question") };
-        assert_ne!(second.learn.asking, Some(first));
+        let Some(Shown::Asking(asked)) = answered.shown() else { panic!("no second question") };
+        assert_ne!(answered.learn.asking, Some(first));
         let answer = asked.answer;
-        let done = apply(second, [learn(LearnAction::Answer(answer))]);
+        let done = apply(answered, [learn(LearnAction::Answer(answer))]);
         assert_eq!(done.position, step + 1);
-        assert!(matches!(done.shown(), Some(Shown::Answered(a, c)) if c == a.answer));
+        let Some(Shown::Answered(both)) = done.shown() else { panic!("no feedback") };
+        assert_eq!(both.len(), 2);
+        assert_eq!(both[0].0, &done.run.asked[first]);
+        assert!(both[1].1 == both[1].0.answer);
+        assert!(both.iter().all(|(a, _)| a.step == step));
+        assert_eq!(done.current().map(|r| r.index), Some(step));
+    }
+
+    #[test]
+    fn the_outcome_shows_only_once_it_gives_nothing_away() {
+        assert!(Viz::new().shows_outcome());
+        let state = quizzing();
+        assert!(!state.shows_outcome());
+        assert!(apply(state.clone(), [Action::ToEnd]).shows_outcome());
+        let answered = answer_all_here(forward_until_asked(state));
+        assert!(answered.shows_outcome());
     }
 
     #[test]
