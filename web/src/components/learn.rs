@@ -30,18 +30,26 @@ pub fn learn_modes(state: &Viz, on: &Callback<Action>) -> Html {
     let (quiz, contents) = (state.learn.quiz, state.learn.contents);
     let new_here = state.learn.progress.done.is_empty();
     let (answered, questions) = state.answered_count();
+    // Inside the course its bar has the contents; the invitation is for readers outside it.
+    let in_course = state.in_course().is_some();
+    // A story played to its end counts as done before its questions are answered.
+    let watched = in_course
+        && answered < questions
+        && state.learn.progress.is_done((state.case.as_str(), state.variant.as_str()));
     html! {
         <>
-            <button id="course-toggle" type="button" class={chip(contents)} aria-pressed={contents.to_string()}
-                onclick={learn(on, LearnAction::Contents(!contents))}>
-                { icon("list") }{ if new_here { "New here? Start the course" } else { "The course" } }
-            </button>
+            if !in_course {
+                <button id="course-toggle" type="button" class={chip(contents)} aria-pressed={contents.to_string()}
+                    onclick={learn(on, LearnAction::Contents(!contents))}>
+                    { icon("list") }{ if new_here { "New here? Start the course" } else { "The course" } }
+                </button>
+            }
             <button id="quiz-toggle" type="button" class={chip(quiz)} aria-pressed={quiz.to_string()}
                 onclick={learn(on, LearnAction::Quiz(!quiz))}>
                 { icon("unknown") }{ "Predict the outcome" }
             </button>
             if quiz && questions > 0 {
-                <span class="muted quiz-count">{ format!("{answered} of {questions} answered") }</span>
+                <span class="muted quiz-count">{ format!("{}{answered} of {questions} answered", if watched { "watched, " } else { "" }) }</span>
                 if answered > 0 {
                     <button id="quiz-reset" type="button" class="chip" onclick={learn(on, LearnAction::ResetAnswers)}>
                         { "Reset my answers" }
@@ -156,6 +164,17 @@ pub fn course_bar(state: &Viz, on: &Callback<Action>) -> Html {
                 <summary>{ "About this chapter" }</summary>
                 <p>{ chapter.intro }</p>
             </details>
+            if next.is_none() {
+                <div id="course-end" class="course-end">
+                    <p>{ "This is the end of the course. You have seen a lease end while its holder runs \
+                          on, the fence at the write that stops it, retries, effects that cannot be taken \
+                          back, slow messages and lying clocks, what the fence cannot see, and when \
+                          fencing is unnecessary." }</p>
+                    <p>{ "Where next: turn on “You decide” beside the player's controls to steer a story and inject faults \
+                          yourself, pick any story from the Story menu, or read the README for the \
+                          scenario format and how to embed a player in your own docs." }</p>
+                </div>
+            }
             <p class="modes">
                 { link("course-previous", "Previous", previous) }
                 { link("course-next", "Next", next) }

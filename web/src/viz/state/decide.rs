@@ -18,6 +18,9 @@ pub struct Decide {
     pub options: Rc<Options>,
     /// How long a pause or delay the reader asks for (`None`: the engine's suggestion).
     pub ticks: Option<u64>,
+    /// Whether the last length typed was refused (no whole number of at least 1 tick): the
+    /// previous one stays in use.
+    pub refused: bool,
     /// How many steps have been decided: the run on screen goes this far and no further.
     pub steps: usize,
 }
