@@ -479,7 +479,7 @@ impl Reducible for Viz {
             Action::Undo => next.undo(),
             Action::Ticks(ticks) => {
                 if let Some(decide) = &mut next.decide {
-                    decide.refused = !ticks.is_some_and(|n| n >= 1);
+                    decide.refused = ticks.is_none_or(|n| n < 1);
                     if !decide.refused {
                         decide.ticks = ticks;
                     }
