@@ -149,7 +149,7 @@ test('inside the course: no invitation to start it, a watched story says so, and
   assert.equal(await page.locator('#course-end').count(), 0, 'not the last chapter');
   const last = await openPage(env, '/#course=when-not-to-fence');
   await last.page.locator('#course-end').waitFor();
-  assert.match(await text(last.page, '#course-end'), /end of the course/);
+  assert.match(await text(last.page, "#course-end"), /end of the course/);
   assert.match(await text(last.page, '#course-end'), /You decide/);
   assert.equal(await last.page.locator('#course-next').count(), 0);
   // Outside the course the invitation is back.

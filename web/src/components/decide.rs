@@ -9,7 +9,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlElement};
 use yew::prelude::*;
 
-use crate::components::controls::{click, event_number, when};
+use crate::components::controls::{click, when};
 use crate::components::icons::icon;
 use crate::viz::decide::{
     acts_on, choice_label, count, deliver_choice, fault_ticks, replaces, with_ticks, Options,
@@ -33,6 +33,8 @@ pub struct DecideView {
     pub ticks: Option<u64>,
     /// Whether the field holds no length the page can use (empty, 0 or negative).
     pub refused: bool,
+    /// What the field holds as typed, once the reader has typed in it.
+    pub typed: Option<String>,
     pub on: Callback<Action>,
 }
 
@@ -44,6 +46,7 @@ impl DecideView {
             options: decide.options.clone(),
             ticks: decide.ticks.or(suggested),
             refused: decide.refused,
+            typed: decide.typed.clone(),
             on: on.clone(),
         }
     }
@@ -87,8 +90,10 @@ pub fn decide_panel(view: &DecideView, position: usize, steps: usize) -> Html {
     let note = replaces(options.later);
     // Every keystroke counts, so the labels follow the field as it is typed and nothing is
     // left to the field's change on blur, which would cost the click that caused the blur.
-    let on_ticks =
-        when(on, |e: InputEvent| Some(Action::Ticks(event_number(&e).map(|n| n as u64))));
+    let on_ticks = when(on, |e: InputEvent| {
+        let input = e.target_dyn_into::<web_sys::HtmlInputElement>()?;
+        Some(Action::Ticks(input.value()))
+    });
     let described = note.is_some().then_some("decide-later");
     let decided = match (position, steps) {
         (0, _) => "Nothing has happened yet.".to_string(),
@@ -112,7 +117,7 @@ pub fn decide_panel(view: &DecideView, position: usize, steps: usize) -> Html {
             if !options.faults.is_empty() {
                 <h3>{ "Inject a fault" }</h3>
                 <label class="ticks">{ "Pauses, delays and clock jumps last " }
-                    <input id="fault-ticks" type="number" min="1" max="100000" value={view.ticks.unwrap_or(1).to_string()}
+                    <input id="fault-ticks" type="number" min="1" max="100000" value={view.typed.clone().unwrap_or_else(|| view.ticks.unwrap_or(1).to_string())}
                         aria-invalid={view.refused.then_some("true")}
                         aria-describedby={view.refused.then_some("fault-ticks-refused")}
                         oninput={on_ticks} />{ " ticks" }</label>

@@ -166,13 +166,10 @@ pub fn course_bar(state: &Viz, on: &Callback<Action>) -> Html {
             </details>
             if next.is_none() {
                 <div id="course-end" class="course-end">
-                    <p>{ "This is the end of the course. You have seen a lease end while its holder runs \
-                          on, the fence at the write that stops it, retries, effects that cannot be taken \
-                          back, slow messages and lying clocks, what the fence cannot see, and when \
-                          fencing is unnecessary." }</p>
-                    <p>{ "Where next: turn on “You decide” beside the player's controls to steer a story and inject faults \
-                          yourself, pick any story from the Story menu, or read the README for the \
-                          scenario format and how to embed a player in your own docs." }</p>
+                    <p>{ "The end of the course: leases that end too soon, the fence, retries, effects, \
+                          slow messages and clocks, the fence's limits, and when it is not needed. Next: \
+                          steer a story yourself with “You decide”, pick any story from the Story menu, \
+                          or read the README to write scenarios and embed players." }</p>
                 </div>
             }
             <p class="modes">

@@ -118,8 +118,9 @@ pub enum Action {
     /// Forget the last step of the path decided so far.
     Undo,
     /// How long the pauses and delays the reader injects last, and how far clocks jump, as
-    /// typed: `None` or 0 (no usable length) is refused and the last length stays.
-    Ticks(Option<u64>),
+    /// typed in the field: text that is no whole number of at least 1 is refused and the last
+    /// length stays.
+    Ticks(String),
     /// Filter the history's lane chips by this text.
     LaneFilter(String),
     /// Show every lane of the history (`true`), or only those the filter lists.
@@ -479,10 +480,10 @@ impl Reducible for Viz {
             Action::Undo => next.undo(),
             Action::Ticks(ticks) => {
                 if let Some(decide) = &mut next.decide {
-                    decide.refused = ticks.is_none_or(|n| n < 1);
-                    if !decide.refused {
-                        decide.ticks = ticks;
-                    }
+                    let length = ticks.trim().parse::<u64>().ok().filter(|n| *n >= 1);
+                    decide.refused = length.is_none();
+                    decide.ticks = length.or(decide.ticks);
+                    decide.typed = Some(ticks);
                 }
             }
             Action::LaneFilter(text) => {
