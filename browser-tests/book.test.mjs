@@ -86,6 +86,13 @@ test('the paused-worker chapter plays the broken story from step 19, fitted, and
   assert.match(await iframe.getAttribute('title'), /^Fencelab: A paused worker wakes up after its lease expired \(broken\)$/);
   assert.equal(await badgeLabel(frame), 'broken');
   assert.match(await step(frame), /^step 19 of /);
+  // The player follows the book's theme, and the reader's change of it.
+  assert.equal(await page.locator('fencelab-player').getAttribute('theme'), 'book');
+  await frame.waitForFunction(() => document.documentElement.dataset.theme === 'light', null, { timeout: 10_000 });
+  await page.evaluate(() => document.documentElement.classList.replace('light', 'coal'));
+  await frame.waitForFunction(() => document.documentElement.dataset.theme === 'dark', null, { timeout: 10_000 });
+  await page.evaluate(() => document.documentElement.classList.replace('coal', 'light'));
+  await frame.waitForFunction(() => document.documentElement.dataset.theme === 'light', null, { timeout: 10_000 });
   await fitted(iframe, frame);
   assert.deepEqual(await axe(page, 'main'), [], 'the chapter');
   assert.deepEqual(await axe(frame), [], 'the player');
@@ -108,7 +115,13 @@ test('the fencing-token chapter: the fenced story at step 19, and a dark player 
   assert.equal(background, '#0e1217', 'the dark theme, whatever the reader\'s setting');
   assert.ok(await second.frame.locator('#step-forward').isVisible(), 'controls');
   assert.equal(await second.frame.locator('.caption').count(), 0, 'no caption: not among its parts');
+  // The text says what the player shows.
+  assert.match(await page.locator('main').innerText(), /with the diagram, the player.s controls and the\s+whole event log/);
+  assert.doesNotMatch(await page.locator('main').innerText(), /only the diagram and the event log/);
   await fitted(second.iframe, second.frame);
+  // The log shows whole: no scrolling inside the frame, no row cut at its bottom.
+  const log = await second.frame.locator('.log').evaluate((l) => ({ scroll: l.scrollHeight, client: l.clientHeight, rows: l.querySelectorAll('.entry').length }));
+  assert.ok(log.rows >= 20 && log.scroll <= log.client, JSON.stringify(log));
   // Different parts, different heights: each player fits its own content.
   const heights = await page.locator('fencelab-player iframe').evaluateAll((fs) => fs.map((f) => f.style.height));
   assert.notEqual(heights[0], heights[1]);
@@ -123,6 +136,8 @@ test('the inline scenario plays: A\'s late save is refused', async () => {
   const { page, problems } = await chapter('your-scenario');
   const { iframe, frame } = await player(page);
   assert.equal(await iframe.getAttribute('title'), 'Fencelab: A slow worker and a short lease (custom)');
+  // The book's own scenario is its author's, not an edit the reader made.
+  assert.equal(await badgeLabel(frame), 'custom scenario');
   await frame.locator('#to-end').click();
   assert.equal(await frame.locator('.mark.rejected:visible').count(), 1);
   assert.equal(await frame.locator('.mark.violation:visible').count(), 0);

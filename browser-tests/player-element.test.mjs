@@ -42,6 +42,22 @@ const HISTORIES = `<!doctype html>
 </body>
 </html>`;
 
+// Players an author got wrong, and one that follows an mdBook theme class on <html>.
+const MISTAKES = `<!doctype html>
+<html lang="en" class="light">
+<head><meta charset="utf-8"><title>Notes with mistakes</title><link rel="icon" href="data:,"></head>
+<body style="margin:0 auto;max-width:760px;font:16px system-ui">
+<main>
+<h1>Notes with mistakes</h1>
+<fencelab-player id="parts" story="paused-worker" parts="controls,bogus"></fencelab-player>
+<fencelab-player id="story" story="paused-wroker"></fencelab-player>
+<fencelab-player id="step" story="paused-worker" variant="broken" step="999"></fencelab-player>
+<fencelab-player id="book" story="paused-worker" theme="book" parts="diagram"></fencelab-player>
+</main>
+<script src="../fencelab/fencelab-player.js"></script>
+</body>
+</html>`;
+
 let env;
 let site;
 
@@ -50,6 +66,8 @@ before(async () => {
   await writeFile(join(site, 'index.html'), HOST);
   await mkdir(join(site, 'notes', 'runs'), { recursive: true });
   await writeFile(join(site, 'notes', 'index.html'), HISTORIES);
+  await mkdir(join(site, 'mistakes'), { recursive: true });
+  await writeFile(join(site, 'mistakes', 'index.html'), MISTAKES);
   await copyFile(new URL('fixtures/paused-broken.jsonl', import.meta.url), join(site, 'notes', 'runs', 'paused-broken.jsonl'));
   env = await launch(['/fencelab/'], { width: 900, height: 900 }, { '/': site });
 });
@@ -99,7 +117,9 @@ test('each player makes a titled frame and fits its own content', async () => {
   const { page, problems } = await host();
   const one = await fitted(page, 'one');
   const two = await fitted(page, 'two');
-  assert.equal(await one.iframe.getAttribute('title'), 'Fencelab: paused-worker (broken)');
+  // Named by the story's title, as the player reports it, not by the story's id.
+  await page.waitForFunction(() => document.querySelector('#one').shadowRoot.querySelector('iframe').title !== 'Fencelab: paused-worker (broken)');
+  assert.equal(await one.iframe.getAttribute('title'), 'Fencelab: A paused worker wakes up after its lease expired (broken)');
   assert.equal(await two.iframe.getAttribute('title'), 'The fenced store, diagram only');
   assert.equal(await badgeLabel(one.frame), 'broken');
   assert.match(await one.frame.locator('#scrubber').getAttribute('aria-valuetext'), /^step 19 of /);
@@ -140,14 +160,14 @@ test('changing attributes switches the story, the variant and the theme', async 
     el.setAttribute('theme', 'dark');
   });
   const iframe = page.locator('#one iframe');
-  assert.equal(await iframe.getAttribute('title'), 'Fencelab: longer-lease');
   await frame.waitForFunction((old) => document.querySelector('#story-title')?.textContent !== old, title, { timeout: 10_000 });
   assert.match(await frame.locator('#story-title').textContent(), /longer lease/i);
+  await page.waitForFunction(() => /longer lease/i.test(document.querySelector('#one').shadowRoot.querySelector('iframe').title));
   assert.match(await frame.locator('#scrubber').getAttribute('aria-valuetext'), /^step 0 of /);
   assert.equal(await frame.evaluate(() => document.documentElement.dataset.theme), 'dark');
   // The frame shows the state the last of the attributes describe. The page writes its own
   // address at most every 250 ms, so wait for it rather than read it at once.
-  const whole = /^#scenario=longer-lease&variant=[^&]+&embed=controls,caption&theme=dark$/;
+  const whole = /^#scenario=longer-lease&variant=[^&]+&embed=controls,caption&theme=dark(&host=element)?$/;
   await frame.waitForFunction((source) => new RegExp(source).test(location.hash), whole.source, { timeout: 5_000 }).catch(() => {});
   assert.match(await frame.evaluate(() => location.hash), whole);
   await fitted(page, 'one');
@@ -160,18 +180,20 @@ test('a player shows a recorded history under its own title, named after it', as
   const titled = await fitted(page, 'titled');
   const plain = await fitted(page, 'plain');
   assert.equal(await titled.iframe.getAttribute('title'), 'Fencelab: Our outage, replayed');
-  assert.equal(await plain.iframe.getAttribute('title'), 'Fencelab: history paused-broken.jsonl');
+  await page.waitForFunction(() => document.querySelector('#plain').shadowRoot.querySelector('iframe').title !== 'Fencelab: history paused-broken.jsonl');
+  assert.equal(await plain.iframe.getAttribute('title'), 'Fencelab: History: paused-broken.jsonl');
   // Both addresses reach the page relative to it, and the file opened, not a story.
   const hash = await titled.frame.evaluate(() => location.hash);
-  assert.match(hash, /^#history=\.\.\/notes\/runs\/paused-broken\.jsonl&step=3&embed=controls,caption&title=Our%20outage,%20replayed$/);
-  assert.match(await plain.frame.evaluate(() => location.hash), /^#history=\.\.\/notes\/runs\/paused-broken\.jsonl&embed=diagram$/);
+  assert.match(hash, /^#history=\.\.\/notes\/runs\/paused-broken\.jsonl&step=3&embed=controls,caption&title=Our%20outage,%20replayed(&host=element)?$/);
+  assert.match(await plain.frame.evaluate(() => location.hash), /^#history=\.\.\/notes\/runs\/paused-broken\.jsonl&embed=diagram(&host=element)?$/);
   await titled.frame.locator('#story-title').filter({ hasText: 'Our outage, replayed' }).waitFor({ timeout: 10_000 });
   assert.match(await titled.frame.locator('#scrubber').getAttribute('aria-valuetext'), /^step 3 of /);
   // A view copied from the page into `src` is kept; a player that names nothing says so, in
   // its frame's name and inside the frame.
   const copied = await fitted(page, 'copied');
-  assert.match(await copied.frame.evaluate(() => location.hash), /^#history=\.\.\/notes\/runs\/paused-broken\.jsonl&step=2&embed=controls,caption$/);
-  assert.equal(await copied.iframe.getAttribute('title'), 'Fencelab: paused-broken.jsonl');
+  assert.match(await copied.frame.evaluate(() => location.hash), /^#history=\.\.\/notes\/runs\/paused-broken\.jsonl&step=2&embed=controls,caption(&host=element)?$/);
+  await page.waitForFunction(() => document.querySelector('#copied').shadowRoot.querySelector('iframe').title !== 'Fencelab: paused-broken.jsonl');
+  assert.equal(await copied.iframe.getAttribute('title'), 'Fencelab: History: paused-broken.jsonl');
   for (const frame of [titled.frame, plain.frame, copied.frame]) {
     assert.doesNotMatch(await frame.locator('body').innerText(), /there is no built-in scenario|could not be opened|null/);
   }
@@ -180,6 +202,41 @@ test('a player shows a recorded history under its own title, named after it', as
   assert.equal(await bare.getAttribute('title'), 'Fencelab: no story chosen');
   const inside = await (await bare.elementHandle()).contentFrame();
   await inside.locator('#link-error').filter({ hasText: 'the link names no scenario' }).waitFor({ timeout: 20_000 });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("a player's mistakes are named by its attributes, and a book-themed player follows the book", async () => {
+  const { page, problems } = await host('/mistakes/');
+  const inside = async (id) => {
+    const iframe = page.locator(`#${id} iframe`);
+    await iframe.scrollIntoViewIfNeeded();
+    return (await iframe.elementHandle()).contentFrame();
+  };
+  const parts = await inside('parts');
+  const said = parts.locator('#link-error');
+  await said.waitFor({ timeout: 20_000 });
+  assert.match(await said.textContent(), /attribute `parts`: unknown part "bogus" \(parts are: diagram, controls, caption, legend, panels, log and picker\)/);
+  assert.match(await said.textContent(), /<fencelab-player>/);
+  assert.doesNotMatch(await said.textContent(), /link parameter|its link/);
+  const story = await inside('story');
+  await story.locator('#link-error').waitFor({ timeout: 20_000 });
+  assert.match(await story.locator('#link-error').textContent(), /attribute `story`: no story "paused-wroker" \(did you mean paused-worker\?\)/);
+  // A step past the end shows the last step and says so, by the attribute's name.
+  const step = await inside('step');
+  await step.locator('#link-note').waitFor({ timeout: 20_000 });
+  assert.match(await step.locator('#link-note').textContent(), /attribute step 999 is past the end of this story \(20 steps\)/);
+  assert.match(await step.locator('#scrubber').getAttribute('aria-valuetext'), /^step 20 of 20/);
+  // mdBook's Light theme, then Navy as a reader picks it: the player follows.
+  const book = await inside('book');
+  await book.locator('svg.swimlanes').waitFor({ timeout: 20_000 });
+  const theme = () => book.evaluate(() => document.documentElement.dataset.theme ?? 'none');
+  await book.waitForFunction(() => document.documentElement.dataset.theme === 'light', null, { timeout: 10_000 });
+  await page.evaluate(() => document.documentElement.classList.replace('light', 'navy'));
+  await book.waitForFunction(() => document.documentElement.dataset.theme === 'dark', null, { timeout: 10_000 });
+  await page.evaluate(() => document.documentElement.classList.replace('navy', 'rust'));
+  await book.waitForFunction(() => document.documentElement.dataset.theme === 'light', null, { timeout: 10_000 });
+  assert.equal(await theme(), 'light');
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -78,7 +78,7 @@ test('bad, truncated and oversized links say what is wrong, show the picker and 
   await page.close();
 
   const cases = [
-    ['#scenario=paused-wroker', 'link parameter `scenario`: there is no built-in scenario "paused-wroker"'],
+    ['#scenario=paused-wroker', 'link parameter `scenario`: no story "paused-wroker" (did you mean paused-worker?)'],
     ['#scenario=paused-worker&step=lots', 'link parameter `step`: "lots" is not a step number'],
     [customLink.slice(0, Math.floor(customLink.length / 2)), 'link parameter `custom`:'],
     [`#scenario=paused-worker&variant=${'x'.repeat(70_000)}`, 'link parameter `.`: the link is 70031 bytes long; the limit is 65536'],

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the example book (docs/book) with mdbook and the workspace's mdbook-fencelab, into DEST
 # (default dist-book, beside the page build's dist/). To publish it, put a release build of the
-# page in DEST/fencelab/; the browser tests serve the page build there instead of copying it.
+# page in docs/book/src/fencelab/ first; the browser tests serve the page build at DEST/fencelab/
+# instead of copying it, so here the preprocessor warns that the folder is missing.
 # Usage: bash scripts/book.sh [dest-dir]    (bash scripts/setup.sh installs mdbook)
 set -euo pipefail
 

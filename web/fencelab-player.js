@@ -1,7 +1,8 @@
 // <fencelab-player story="paused-worker" variant="broken" step="19" parts="controls,caption">
 // A Fencelab embed for any page: it makes the iframe itself and fits it to the height the
 // embedded page reports, so nobody has to guess one. Attributes: story, variant, step, parts
-// (embed parts, default "controls,caption"), theme (light or dark), scenario (a scenario's JSON
+// (embed parts, default "controls,caption"), theme (light, dark, or book: follow the mdBook
+// theme chosen on this page, light for Light and Rust, dark for Coal, Navy and Ayu), scenario (a scenario's JSON
 // instead of a story), history (a recorded history's address on this site, instead of a story),
 // title (the title the player shows), src (the player's page, default the index.html beside this
 // script), label (the frame's accessible name) and height (the first height, in CSS pixels).
@@ -34,6 +35,18 @@
 
   // The page's parameters escape these characters in a value.
   const escape = (text) => text.replace(/[%&# "<>]/g, encodeURIComponent);
+
+  // mdBook names its theme by a class on <html>; without one the player follows the reader's
+  // own setting.
+  const BOOK_THEMES = { light: 'light', rust: 'light', coal: 'dark', navy: 'dark', ayu: 'dark' };
+  const bookTheme = () => {
+    for (const name of document.documentElement.classList) if (BOOK_THEMES[name]) return BOOK_THEMES[name];
+    return null;
+  };
+  // Players that follow the book's theme change with it.
+  new MutationObserver(() => {
+    for (const player of players) if (player.getAttribute('theme') === 'book') player.update();
+  }).observe(document.documentElement, { attributes: true, attributeFilter: ['class'] });
 
   class FencelabPlayer extends HTMLElement {
     static observedAttributes = ['story', 'variant', 'step', 'parts', 'theme', 'scenario', 'history', 'title', 'src', 'label', 'height'];
@@ -84,8 +97,11 @@
       const has = (name) => new RegExp(`(^|&)${name}=`).test(parts.join('&'));
       if (get('step') && !has('step')) parts.push(`step=${get('step')}`);
       if (!has('embed')) parts.push(`embed=${get('parts') ?? 'controls,caption'}`.replace(/=$/, '=diagram'));
-      if (get('theme')) parts.push(`theme=${get('theme')}`);
+      const theme = get('theme') === 'book' ? bookTheme() : get('theme');
+      if (theme) parts.push(`theme=${theme}`);
       if (get('title')) parts.push(`title=${escape(get('title'))}`);
+      // The page then names what is wrong by these attributes rather than by link parameters.
+      parts.push('host=element');
       return parts.join('&');
     }
 
@@ -93,7 +109,8 @@
       const get = (name) => this.getAttribute(name);
       const page = new URL(get('src') || beside, document.baseURI);
       page.hash = this.fragment(page, page.hash.slice(1));
-      this.frame.title = get('label') || `Fencelab: ${this.name()}`;
+      // Until the page says what it shows (see `named`).
+      if (page.href !== this.url) this.frame.title = get('label') || `Fencelab: ${this.name()}`;
       // Until the page reports its height: the author's hint, or one that fits the default parts.
       if (!this.fitted) this.frame.style.height = `${Number(get('height')) || 640}px`;
       if (page.href !== this.url) {
@@ -116,6 +133,11 @@
       return `${get('story')}${get('variant') ? ` (${get('variant')})` : ''}`;
     }
 
+    // The page's own name for what it shows (a story's title, not its id).
+    named(title) {
+      if (!this.getAttribute('label')) this.frame.title = `Fencelab: ${title}`;
+    }
+
     fit(height) {
       this.fitted = true;
       this.frame.style.height = `${Math.ceil(height)}px`;
@@ -125,8 +147,10 @@
   // One listener for every player: a message belongs to the player whose frame sent it.
   addEventListener('message', (e) => {
     const d = e.data;
-    if (!d || d.type !== 'fencelab:height' || !(d.height > 0)) return;
-    for (const player of players) if (player.frame.contentWindow === e.source) player.fit(d.height);
+    const player = [...players].find((p) => p.frame.contentWindow === e.source);
+    if (!d || !player) return;
+    if (d.type === 'fencelab:height' && d.height > 0) player.fit(d.height);
+    if (d.type === 'fencelab:title' && typeof d.title === 'string' && d.title) player.named(d.title);
   });
 
   customElements.define('fencelab-player', FencelabPlayer);

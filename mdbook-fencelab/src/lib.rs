@@ -29,6 +29,9 @@
 //! [preprocessor.fencelab]
 //! player = "fencelab"   # relative to the book's root, or an absolute URL
 //! ```
+//!
+//! A relative player is looked for in the book's source folder (`src/fencelab/`), which mdBook
+//! copies into the output on every build; the build warns when it is not there.
 
 use anyhow::bail;
 use base64::Engine as _;
@@ -48,8 +51,13 @@ pub const LANGUAGE: &str = "fencelab";
 pub const PARTS: [&str; 7] =
     ["diagram", "controls", "caption", "legend", "panels", "log", "picker"];
 
-/// The themes the page can be forced into; without one it follows the reader's setting.
-pub const THEMES: [&str; 2] = ["light", "dark"];
+/// The themes a block may ask for: the page forced `light` or `dark`, `book` (the default: the
+/// element follows the theme the reader picked in mdBook's menu) or `auto` (the reader's system
+/// setting).
+pub const THEMES: [&str; 4] = ["light", "dark", "book", "auto"];
+
+/// The theme a block without one gets: the book's own.
+pub const DEFAULT_THEME: &str = "book";
 
 /// The parts an embed shows when its block names none.
 pub const DEFAULT_PARTS: &str = "controls,caption";
@@ -70,6 +78,10 @@ impl Preprocessor for Fencelab {
 
     fn run(&self, ctx: &PreprocessorContext, mut book: Book) -> anyhow::Result<Book> {
         let config: Config = ctx.config.get("preprocessor.fencelab")?.unwrap_or_default();
+        if let Some(warning) = missing_player(&ctx.root.join(&ctx.config.book.src), &config.player)
+        {
+            eprintln!("mdbook-fencelab: warning: {warning}");
+        }
         let mut errors = Vec::new();
         book.for_each_chapter_mut(|chapter| match expand_chapter(&config, chapter) {
             Ok(Some(content)) => chapter.content = content,
@@ -176,8 +188,8 @@ pub struct Embed {
     pub step: usize,
     /// The embed parts besides the diagram, comma-separated.
     pub parts: String,
-    /// A forced theme, if any.
-    pub theme: Option<String>,
+    /// The theme: `light`, `dark`, `book` or `auto` (see [`THEMES`]).
+    pub theme: String,
     /// The first height, before the page reports its own.
     pub height: u32,
     /// The accessible name of the embedded frame.
@@ -256,7 +268,7 @@ impl Embed {
             source,
             step,
             parts,
-            theme: spec.theme,
+            theme: spec.theme.unwrap_or_else(|| DEFAULT_THEME.into()),
             height: spec.height.unwrap_or(DEFAULT_HEIGHT),
             label: spec.label.unwrap_or_else(|| format!("Fencelab: {title}")),
         })
@@ -278,8 +290,9 @@ impl Embed {
             "&embed={}",
             if self.parts.is_empty() { "diagram" } else { &self.parts }
         ));
-        if let Some(theme) = &self.theme {
-            out.push_str(&format!("&theme={theme}"));
+        // Only a forced theme is the page's: the book's is the element's to follow.
+        if matches!(self.theme.as_str(), "light" | "dark") {
+            out.push_str(&format!("&theme={}", self.theme));
         }
         out
     }
@@ -297,8 +310,8 @@ impl Embed {
             attrs.push_str(&format!(r#" step="{}""#, self.step));
         }
         attrs.push_str(&format!(r#" parts="{}""#, escape(&self.parts)));
-        if let Some(theme) = &self.theme {
-            attrs.push_str(&format!(r#" theme="{}""#, escape(theme)));
+        if self.theme != "auto" {
+            attrs.push_str(&format!(r#" theme="{}""#, escape(&self.theme)));
         }
         format!(
             "<fencelab-player {attrs} height=\"{height}\" label=\"{label}\" src=\"{src}\">\n\
@@ -360,6 +373,32 @@ fn step_count(scenario: &Scenario) -> Result<usize, String> {
     let mut engine = fencelab_core::Engine::new(scenario.clone()).map_err(|e| e.to_string())?;
     engine.run().map_err(|e| e.to_string())?;
     Ok(engine.position())
+}
+
+/// What is wrong with a relative `player` when the book's source folder `src` lacks the page
+/// build there: mdBook empties its output folder on every build and copies `src/` into it, so a
+/// page build anywhere else is gone from the book. An absolute or root-relative address is
+/// served by something else, which the build cannot see, so it is not checked.
+pub fn missing_player(src: &Path, player: &str) -> Option<String> {
+    if player.starts_with('/') || player.contains("://") {
+        return None;
+    }
+    let folder = if player.ends_with(".html") {
+        player.rsplit_once('/').map_or("", |(folder, _)| folder)
+    } else {
+        player.trim_end_matches('/')
+    };
+    let script = src.join(folder).join(ELEMENT_SCRIPT);
+    (!script.is_file()).then(|| {
+        format!(
+            "the player is set to \"{player}\", but {} does not exist, so every player in the \
+             book will be a plain link to a missing page. mdBook empties its output folder on \
+             each build and copies the book's source folder into it: put the page build there \
+             (trunk build --release --dist {})",
+            script.display(),
+            src.join(folder).display()
+        )
+    })
 }
 
 /// The page's `index.html` under `player`: a folder gets the file name, so the link works on a

@@ -21,7 +21,7 @@ fn a_story_block_becomes_a_link_fragment_and_an_element() {
     );
     let html = embed.html("../fencelab");
     assert!(html.starts_with(
-        "<fencelab-player story=\"paused-worker\" variant=\"broken\" step=\"19\" parts=\"controls,caption\" height=\"640\" label=\"Fencelab: "
+        "<fencelab-player story=\"paused-worker\" variant=\"broken\" step=\"19\" parts=\"controls,caption\" theme=\"book\" height=\"640\" label=\"Fencelab: "
     ), "{html}");
     assert!(html.contains("src=\"../fencelab/index.html\""), "{html}");
     assert!(html.contains(
@@ -207,4 +207,29 @@ fn the_config_defaults_and_reads_the_player() {
 fn only_the_html_renderer_is_supported() {
     assert!(Fencelab.supports_renderer("html").unwrap());
     assert!(!Fencelab.supports_renderer("markdown").unwrap());
+}
+
+#[test]
+fn players_follow_the_book_theme_unless_told_otherwise() {
+    let plain = Embed::parse("story = \"paused-worker\"").unwrap();
+    assert!(plain.html("fencelab").contains(" theme=\"book\" "), "{}", plain.html("fencelab"));
+    assert!(!plain.fragment().contains("theme="), "{}", plain.fragment());
+    let auto = Embed::parse("story = \"paused-worker\"\ntheme = \"auto\"").unwrap();
+    assert!(!auto.html("fencelab").contains("theme="), "{}", auto.html("fencelab"));
+}
+
+#[test]
+fn a_player_missing_from_the_source_folder_is_warned_about() {
+    let src = std::env::temp_dir().join(format!("fencelab-book-src-{}", std::process::id()));
+    std::fs::create_dir_all(&src).unwrap();
+    let warning = missing_player(&src, "fencelab").expect("nothing is there yet");
+    assert!(warning.contains("fencelab-player.js") && warning.contains("empties"), "{warning}");
+    std::fs::create_dir_all(src.join("fencelab")).unwrap();
+    std::fs::write(src.join("fencelab").join(ELEMENT_SCRIPT), "").unwrap();
+    assert_eq!(missing_player(&src, "fencelab"), None);
+    assert_eq!(missing_player(&src, "fencelab/index.html"), None);
+    // Served from elsewhere: the build cannot look.
+    assert_eq!(missing_player(&src, "/fencelab"), None);
+    assert_eq!(missing_player(&src, "https://example.org/fencelab"), None);
+    std::fs::remove_dir_all(&src).unwrap();
 }

@@ -208,6 +208,9 @@ fn a_slow_clock_makes_a_lease_check_pass_after_the_lease_ended() {
         .find(|f| matches!(f, Fault::SkewClock { worker, by } if worker == "A" && *by < 0))
         .expect("a slower clock for A is offered");
     let Fault::SkewClock { by, .. } = fault else { unreachable!() };
+    // The opposite jump is offered too, so a front never has to make one up.
+    let ahead = Fault::SkewClock { worker: "A".into(), by: -by };
+    assert!(engine.possible_faults().contains(&ahead), "a faster clock for A is offered");
     let record = engine.inject(fault).unwrap().clone();
     assert_eq!(record.event, Event::ClockSkewed { worker: "A".into(), by, offset: by });
     assert!(record.caption.contains("slow"), "{}", record.caption);

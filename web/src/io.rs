@@ -115,6 +115,22 @@ pub fn report_height(height: u32) {
     let _ = parent.post_message(&message, "*");
 }
 
+/// The `type` of the message an embed sends the page around it with what it shows, for the
+/// frame's accessible name.
+pub const TITLE_MESSAGE: &str = "fencelab:title";
+
+/// Tells the page that embeds this one what it shows: `{type: "fencelab:title", title}`. The
+/// `<fencelab-player>` element names its frame by it unless its author gave a label.
+pub fn report_title(title: &str) {
+    let Some(parent) = web_sys::window().and_then(|w| w.parent().ok().flatten()) else {
+        return;
+    };
+    let message = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&message, &"type".into(), &TITLE_MESSAGE.into());
+    let _ = js_sys::Reflect::set(&message, &"title".into(), &title.into());
+    let _ = parent.post_message(&message, "*");
+}
+
 /// Offers `text` as a file download called `name`.
 pub fn download(name: &str, mime: &str, text: &str) -> Result<(), String> {
     let parts = js_sys::Array::of1(&JsValue::from_str(text));

@@ -474,10 +474,17 @@ impl Builder {
                 );
             }
             Event::MessageLost { worker, message } => {
-                if let Some(arrow) = self.arrow(*message) {
+                // Named by what it carried, as its arrow is: the engine's number is not shown.
+                let carried = self.arrow(*message).map(|arrow| {
                     arrow.lost_step = Some(step);
-                }
-                let label = format!("message {message} lost");
+                    arrow.kind
+                });
+                let label = match carried {
+                    Some(ArrowKind::Grant) => "grant lost".to_string(),
+                    Some(ArrowKind::Write) => "write lost".to_string(),
+                    Some(ArrowKind::Effect) => "effect lost".to_string(),
+                    None => format!("message {message} lost"),
+                };
                 self.mark(step, self.worker(worker), at, MarkKind::Lost, label);
             }
             Event::LossIgnored { .. } => {}

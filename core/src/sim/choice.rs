@@ -106,9 +106,10 @@ impl Simulator {
 
     /// The faults a reader can inject into `state`, each with a suggested size: pauses and
     /// delays one tick longer than a lease, so that they outlast it, which is the case fencing
-    /// is for, and a clock that slows by as much, so its owner believes in its lease for that
-    /// long after it ended. A front may change the sizes. Pauses, delays and clock jumps are
-    /// offered for workers that have not stopped; losing a message, for each one in flight.
+    /// is for, and a clock set back by as much, so its owner believes in its lease for that
+    /// long after it ended, or ahead by as much, so it gives its lease up early. A front may
+    /// change the sizes. Pauses, delays and clock jumps are offered for workers that have not
+    /// stopped; losing a message, for each one in flight.
     pub fn possible_faults(&self, state: &SimState) -> Vec<Fault> {
         // A run that has ended takes no more steps, so nothing can be injected into it.
         if state.finished {
@@ -130,6 +131,7 @@ impl Simulator {
                     },
                     Fault::DelayMessages { worker: w.name.clone(), ticks, count: 1 },
                     Fault::SkewClock { worker: w.name.clone(), by: slower },
+                    Fault::SkewClock { worker: w.name.clone(), by: -slower },
                 ]
             })
             .collect();

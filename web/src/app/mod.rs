@@ -24,7 +24,7 @@ use crate::components::transcript::Transcript;
 use crate::hooks::{
     remembered, use_address, use_autoplay, use_document_title, use_drop_history, use_fetch_history,
     use_focus_title, use_follow_step, use_keep_custom, use_keys, use_learn, use_pane_width,
-    use_show_chosen, use_theme, use_undo_key, use_window, FollowRefs, HEADS,
+    use_report_title, use_show_chosen, use_theme, use_undo_key, use_window, FollowRefs, HEADS,
 };
 use crate::io;
 use crate::share::{Embed, ShareLink};
@@ -54,6 +54,10 @@ pub fn App() -> Html {
     use_undo_key(state.dispatcher(), state.decide.is_some() && state.tab == Tab::Visualizer);
     use_theme(state.theme);
     use_document_title(state.document_title());
+    use_report_title(
+        (state.embed.is_some() && state.broken_embed().is_none() && state.fetching.is_none())
+            .then(|| state.frame_name()),
+    );
     use_autoplay(state.dispatcher(), state.playing, state.interval_ms());
     let refs = use_memo((), |_| FollowRefs::default());
     let pane_width = use_pane_width(refs.diagram.clone(), state.embed.is_some());
@@ -113,7 +117,7 @@ pub fn App() -> Html {
         </header>
     };
     let view = match state.broken_embed() {
-        Some(error) => embed_error(error),
+        Some(error) => embed_error(error, state.element),
         None => visualizer(&state, &share, &on, &on_seek, &refs, pane_width, views),
     };
     if state.embed.is_some() {
@@ -137,10 +141,11 @@ pub fn App() -> Html {
 
 /// What an embed shows when its link cannot be opened: what is wrong, in its frame, rather than
 /// another story in the story's place.
-fn embed_error(error: &str) -> Html {
+fn embed_error(error: &str, element: bool) -> Html {
+    let fix = if element { "fix that attribute of its <fencelab-player>" } else { "fix its link" };
     html! {
         <p id="link-error" class="error" role="alert">
-            { format!("This embedded view could not be opened: {error}. The page that embeds it needs to fix its link.") }
+            { format!("This embedded view could not be opened: {error}. The page that embeds it needs to {fix}.") }
         </p>
     }
 }
@@ -296,6 +301,8 @@ fn visualizer(
             } else {
                 <h1 id="story-title" class="embed-title">{ title.clone() }
                     { run_badge(&badge) }</h1>
+                // What the embedding page asked for and did not get (a step past the end).
+                { link_note(state.link_note.as_deref(), on) }
             }
             // The player and the diagram: on a phone the player sticks while the diagram and its
             // panels are on screen, and no further (style.css).
@@ -311,7 +318,7 @@ fn visualizer(
                 }
                 if !compare_on && state.shows("caption") {
                     { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption",
-                        if state.opened.is_some() { "history" } else { "story" }) }
+                        if state.opened.is_some() { "history" } else if decide.is_some() { "decide" } else { "story" }) }
                 }
                 { quiz_status(state) }
                 { quiz_card(state, on) }

@@ -9,10 +9,10 @@ use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlElement};
 use yew::prelude::*;
 
-use crate::components::controls::{click, event_number, when};
+use crate::components::controls::{click, when};
 use crate::components::icons::icon;
 use crate::viz::decide::{
-    acts_on, choice_label, deliver_choice, fault_label, fault_ticks, replaces, with_ticks, Options,
+    acts_on, choice_label, count, deliver_choice, fault_ticks, replaces, with_ticks, Options,
 };
 use crate::viz::state::{Action, Decide};
 
@@ -31,6 +31,10 @@ pub struct DecideView {
     pub options: Rc<Options>,
     /// The length the reader asked for, or the engine's suggestion.
     pub ticks: Option<u64>,
+    /// Whether the field holds no length the page can use (empty, 0 or negative).
+    pub refused: bool,
+    /// What the field holds as typed, once the reader has typed in it.
+    pub typed: Option<String>,
     pub on: Callback<Action>,
 }
 
@@ -41,6 +45,8 @@ impl DecideView {
         DecideView {
             options: decide.options.clone(),
             ticks: decide.ticks.or(suggested),
+            refused: decide.refused,
+            typed: decide.typed.clone(),
             on: on.clone(),
         }
     }
@@ -49,7 +55,7 @@ impl DecideView {
     fn faults(&self) -> impl Iterator<Item = (String, Action)> + '_ {
         self.options.faults.iter().map(|f| {
             let fault = with_ticks(f, self.ticks);
-            (fault_label(&fault), Action::Inject(fault))
+            (self.options.fault_label(&fault), Action::Inject(fault))
         })
     }
 
@@ -82,12 +88,22 @@ pub fn decide_panel(view: &DecideView, position: usize, steps: usize) -> Html {
     let on = &view.on;
     let options = &view.options;
     let note = replaces(options.later);
-    let on_ticks = when(on, |e: Event| Some(Action::Ticks(event_number(&e).map(|n| n as u64))));
+    // Every keystroke counts, so the labels follow the field as it is typed and nothing is
+    // left to the field's change on blur, which would cost the click that caused the blur.
+    let on_ticks = when(on, |e: InputEvent| {
+        let input = e.target_dyn_into::<web_sys::HtmlInputElement>()?;
+        Some(Action::Ticks(input.value()))
+    });
     let described = note.is_some().then_some("decide-later");
+    let decided = match (position, steps) {
+        (0, _) => "Nothing has happened yet.".to_string(),
+        (p, s) if p == s => format!("After step {p}, the last you have decided."),
+        (p, s) => format!("After step {p} of the {s} you have decided."),
+    };
     html! {
         <section id="decide" class="card decide" aria-labelledby="decide-title">
             <h2 id="decide-title">{ "You decide what happens next" }</h2>
-            <p class="muted">{ format!("After step {position} of the {steps} you have decided. The engine lists what can happen; pick one, or break something.") }</p>
+            <p id="decide-at" class="muted">{ format!("{decided} The engine lists what can happen; pick one, or break something.") }</p>
             if let Some(note) = note {
                 <p id="decide-later" class="notice">{ note }</p>
             }
@@ -100,9 +116,15 @@ pub fn decide_panel(view: &DecideView, position: usize, steps: usize) -> Html {
             }
             if !options.faults.is_empty() {
                 <h3>{ "Inject a fault" }</h3>
-                <label class="ticks">{ "Pauses and delays last " }
-                    <input id="fault-ticks" type="number" min="1" max="100000" value={view.ticks.unwrap_or(1).to_string()}
-                        onchange={on_ticks} />{ " ticks" }</label>
+                <label class="ticks">{ "Pauses, delays and clock jumps last " }
+                    <input id="fault-ticks" type="number" min="1" max="100000" value={view.typed.clone().unwrap_or_else(|| view.ticks.unwrap_or(1).to_string())}
+                        aria-invalid={view.refused.then_some("true")}
+                        aria-describedby={view.refused.then_some("fault-ticks-refused")}
+                        oninput={on_ticks} />{ " ticks" }</label>
+                if view.refused {
+                    <p id="fault-ticks-refused" class="error">{ format!(
+                        "A fault lasts at least 1 tick: the buttons below keep {}.", count(view.ticks.unwrap_or(1), "tick")) }</p>
+                }
                 { list("decide-faults".into(), view.faults(), on, described, None) }
             }
             <button id="undo" type="button" class="chip" disabled={steps == 0}

@@ -31,18 +31,26 @@ pub fn learn_modes(state: &Viz, on: &Callback<Action>) -> Html {
     let (quiz, contents) = (state.learn.quiz, state.learn.contents);
     let new_here = state.learn.progress.done.is_empty();
     let (answered, questions) = state.answered_count();
+    // Inside the course its bar has the contents; the invitation is for readers outside it.
+    let in_course = state.in_course().is_some();
+    // A story played to its end counts as done before its questions are answered.
+    let watched = in_course
+        && answered < questions
+        && state.learn.progress.is_done((state.case.as_str(), state.variant.as_str()));
     html! {
         <>
-            <button id="course-toggle" type="button" class={chip(contents)} aria-pressed={contents.to_string()}
-                onclick={learn(on, LearnAction::Contents(!contents))}>
-                { icon("list") }{ if new_here { "New here? Start the course" } else { "The course" } }
-            </button>
+            if !in_course {
+                <button id="course-toggle" type="button" class={chip(contents)} aria-pressed={contents.to_string()}
+                    onclick={learn(on, LearnAction::Contents(!contents))}>
+                    { icon("list") }{ if new_here { "New here? Start the course" } else { "The course" } }
+                </button>
+            }
             <button id="quiz-toggle" type="button" class={chip(quiz)} aria-pressed={quiz.to_string()}
                 onclick={learn(on, LearnAction::Quiz(!quiz))}>
                 { icon("unknown") }{ "Predict the outcome" }
             </button>
             if quiz && questions > 0 {
-                <span class="muted quiz-count">{ format!("{answered} of {questions} answered") }</span>
+                <span class="muted quiz-count">{ format!("{}{answered} of {questions} answered", if watched { "watched, " } else { "" }) }</span>
                 if answered > 0 {
                     <button id="quiz-reset" type="button" class="chip" onclick={learn(on, LearnAction::ResetAnswers)}>
                         { "Reset my answers" }
@@ -189,6 +197,14 @@ pub fn course_bar(state: &Viz, on: &Callback<Action>) -> Html {
                 <summary>{ "About this chapter" }</summary>
                 <p>{ chapter.intro }</p>
             </details>
+            if next.is_none() {
+                <div id="course-end" class="course-end">
+                    <p>{ "The end of the course: leases that end too soon, the fence, retries, effects, \
+                          slow messages and clocks, the fence's limits, and when it is not needed. Next: \
+                          steer a story yourself with “You decide”, pick any story from the Story menu, \
+                          or read the README to write scenarios and embed players." }</p>
+                </div>
+            }
             <p class="modes">
                 { link("course-previous", "Previous", previous) }
                 { link("course-next", "Next", next) }

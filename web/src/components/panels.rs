@@ -12,7 +12,8 @@ use crate::viz::words::count;
 
 /// The core's caption of the steps shown (the current one; in compare mode, every step of the
 /// current tick), announced to screen readers as it changes. `kind` picks the glyph: the most
-/// telling mark of the step, e.g. `rejected`; `what` is what plays (`story` or `history`). A
+/// telling mark of the step, e.g. `rejected`; `what` is what plays (`story` or `history`), or
+/// `decide` while the reader decides what happens. A
 /// plain function rather than a component: the caption changes with every step, so a component
 /// would re-render each time anyway.
 pub fn caption(steps: &[StepRecord], kind: &str, id: &str, what: &str) -> Html {
@@ -20,7 +21,10 @@ pub fn caption(steps: &[StepRecord], kind: &str, id: &str, what: &str) -> Html {
     html! {
         <div id={id.to_string()} class={classes!("caption", kind.to_string())} data-testid="caption"
             data-kind={kind.to_string()} aria-live="polite" aria-atomic="true">
-            if steps.is_empty() {
+            if steps.is_empty() && what == "decide" {
+                // Nothing plays by itself while the reader decides: the first event is theirs.
+                <p class="muted">{ "You decide: choose the first event under “What can happen next”, or inject a fault." }</p>
+            } else if steps.is_empty() {
                 <p class="muted">{ format!("Press play, or step forward with the → key, to start the {what}.") }</p>
             } else {
                 { for steps.iter().map(|r| html! {

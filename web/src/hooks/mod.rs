@@ -34,6 +34,6 @@ pub use use_keys::use_keys;
 pub use use_learn::{remembered, use_learn};
 pub use use_pane_width::use_pane_width;
 pub use use_search::use_search;
-pub use use_theme::{use_document_title, use_theme};
+pub use use_theme::{use_document_title, use_report_title, use_theme};
 pub use use_undo_key::use_undo_key;
 pub use use_window::use_window;

@@ -35,3 +35,14 @@ pub fn use_document_title(title: Option<String>) {
         }
     });
 }
+
+/// Tells the page around an embed what the embed shows (`None`: nothing to name, e.g. outside
+/// an embed), each time that changes.
+#[hook]
+pub fn use_report_title(title: Option<String>) {
+    use_effect_with(title, |title| {
+        if let Some(title) = title {
+            crate::io::report_title(title);
+        }
+    });
+}

@@ -155,6 +155,10 @@ pub struct ShareLink {
     pub path: Option<(Vec<usize>, Vec<Injection>)>,
     /// In "You decide" mode, how many steps were decided, when more than `step`.
     pub steps: Option<usize>,
+    /// Whether a `<fencelab-player>` element wrote this link (`host=element`): what is wrong
+    /// with it is then named by the element's attributes, which its author wrote. Only the
+    /// first opening reads it, so the page does not write it back.
+    pub element: bool,
 }
 
 /// The parameters that change a simulated story, which mean nothing to a recorded history.
@@ -168,18 +172,46 @@ pub struct LinkError {
     pub param: String,
     /// What is wrong with it.
     pub problem: String,
+    /// Whether a `<fencelab-player>` element wrote the link: the parameter is then named as
+    /// the element's attribute.
+    pub element: bool,
+}
+
+impl LinkError {
+    /// The name the author wrote: the element's attribute for a parameter it writes, else the
+    /// link's parameter.
+    pub fn name(&self) -> String {
+        let attribute = match self.param.as_str() {
+            "scenario" => "story",
+            "custom" => "scenario",
+            "embed" => "parts",
+            other => other,
+        };
+        match self.element {
+            true => format!("attribute `{attribute}`"),
+            false => format!("link parameter `{}`", self.param),
+        }
+    }
 }
 
 impl fmt::Display for LinkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "link parameter `{}`: {}", self.param, self.problem)
+        write!(f, "{}: {}", self.name(), self.problem)
     }
 }
 
 impl std::error::Error for LinkError {}
 
 fn bad(param: &str, problem: impl Into<String>) -> LinkError {
-    LinkError { param: param.into(), problem: problem.into() }
+    LinkError { param: param.into(), problem: problem.into(), element: false }
+}
+
+/// The name in `names` closest to `name` when it is a likely misspelling of it (at most two
+/// edits, and fewer than half the name's letters).
+pub fn closest<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let (distance, best) =
+        names.into_iter().map(|n| (strsim::levenshtein(name, n), n)).min_by_key(|(d, _)| *d)?;
+    (distance <= 2 && distance * 2 < name.chars().count()).then_some(best)
 }
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -206,6 +238,7 @@ impl ShareLink {
             decide: false,
             path: None,
             steps: None,
+            element: false,
         }
     }
 
@@ -311,6 +344,15 @@ impl ShareLink {
     /// Reads a fragment (with or without the leading `#`).
     pub fn parse(fragment: &str) -> Result<ShareLink, LinkError> {
         let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
+        // Known before any other parameter is read, so every error can name the attribute.
+        let element = fragment.split('&').any(|p| p == "host=element");
+        let mut link =
+            ShareLink::parse_parameters(fragment).map_err(|e| LinkError { element, ..e })?;
+        link.element = element;
+        Ok(link)
+    }
+
+    fn parse_parameters(fragment: &str) -> Result<ShareLink, LinkError> {
         if fragment.len() > MAX_LINK_LEN {
             return Err(bad(
                 ".",
@@ -400,8 +442,8 @@ impl ShareLink {
                             return Err(bad(
                                 "embed",
                                 format!(
-                                    "unknown part \"{part}\" (use diagram, controls, caption, \
-                                     legend, panels, log or picker)"
+                                    "unknown part \"{part}\" (parts are: diagram, controls, \
+                                     caption, legend, panels, log and picker)"
                                 ),
                             ));
                         }
@@ -439,6 +481,10 @@ impl ShareLink {
                     link.course = Some(value.into());
                 }
                 "quiz" => link.quiz = Some(parse_flag("quiz", value)?),
+                "host" if value == "element" => {}
+                "host" => {
+                    return Err(bad("host", format!("\"{value}\" is not a host (use element)")))
+                }
                 other => return Err(bad(other, "unknown parameter")),
             }
         }
@@ -468,10 +514,12 @@ impl ShareLink {
                 LinkScenario::Builtin { name, variant: variant.unwrap_or_default() }
             }
             (None, Some(name)) => {
-                let case =
-                    library::cases().into_iter().find(|c| c.name == name).ok_or_else(|| {
-                        bad("scenario", format!("there is no built-in scenario \"{name}\""))
-                    })?;
+                let cases = library::cases();
+                let case = cases.iter().find(|c| c.name == name).ok_or_else(|| {
+                    let like = closest(&name, cases.iter().map(|c| c.name.as_str()));
+                    let guess = like.map(|n| format!(" (did you mean {n}?)")).unwrap_or_default();
+                    bad("scenario", format!("no story \"{name}\"{guess}"))
+                })?;
                 let variant = variant.unwrap_or_else(|| case.variants[0].clone());
                 if !case.variants.contains(&variant) {
                     return Err(bad(

@@ -72,13 +72,16 @@ fn policy_and_switches_apply_when_resolving() {
 #[test]
 fn broken_links_name_what_is_wrong() {
     let cases = [
-        ("scenario=nope", "link parameter `scenario`: there is no built-in scenario \"nope\""),
+        ("scenario=nope", "link parameter `scenario`: no story \"nope\""),
+        ("scenario=paused-wroker&host=element", "attribute `story`: no story \"paused-wroker\" (did you mean paused-worker?)"),
+        ("scenario=paused-worker&embed=controls,bogus&host=element", "attribute `parts`: unknown part \"bogus\" (parts are: diagram, controls, caption, legend, panels, log and picker)"),
+        ("scenario=paused-worker&host=page", "link parameter `host`: \"page\" is not a host (use element)"),
         ("scenario=paused-worker&variant=sideways", "link parameter `variant`: paused-worker has no variant \"sideways\"; it has fenced, broken"),
         ("scenario=paused-worker&step=abc", "link parameter `step`: \"abc\" is not a step number"),
         ("scenario=paused-worker&speed=90000", "link parameter `speed`: \"90000\" is not a speed from 25 to 64000 (percent)"),
         ("scenario=paused-worker&break=teleport", "link parameter `break`: unknown switch \"teleport\""),
         ("scenario=paused-worker&policy=maybe", "link parameter `policy`: \"maybe\" is not a policy (use allow-same or strict)"),
-        ("scenario=paused-worker&embed=popup", "link parameter `embed`: unknown part \"popup\" (use diagram, controls, caption, legend, panels, log or picker)"),
+        ("scenario=paused-worker&embed=popup", "link parameter `embed`: unknown part \"popup\" (parts are: diagram, controls, caption, legend, panels, log and picker)"),
         ("scenario=paused-worker&compare=fenced", "link parameter `compare`: \"fenced\" is not two enforcement modes"),
         ("scenario=paused-worker&compare=fenced,sturdy", "link parameter `compare`: \"sturdy\" is not an enforcement mode"),
         ("scenario=paused-worker&colour=red", "link parameter `colour`: unknown parameter"),

@@ -2,6 +2,7 @@
 //! engine (`Engine::choices`, `Engine::possible_faults`); this only names them and says which
 //! ones act on which lane of the diagram, and never adds one of its own.
 
+use fencelab_core::draw::{ArrowKind, Diagram};
 use fencelab_core::{Choice, Fault, Next, Way};
 
 /// What the reader can do at the position on screen, as the engine lists it.
@@ -13,10 +14,42 @@ pub struct Options {
     pub faults: Vec<Fault>,
     /// How many steps after the position a decision here replaces.
     pub later: usize,
+    /// What each message in flight carries, in words, by the engine's number: the reader never
+    /// sees that number, so a loss is offered by what it would lose.
+    pub messages: Vec<(u64, String)>,
+}
+
+impl Options {
+    /// A fault in plain words, a lost message named by what it carries.
+    pub fn fault_label(&self, fault: &Fault) -> String {
+        if let Fault::LoseMessage { message } = fault {
+            if let Some((_, name)) = self.messages.iter().find(|(m, _)| m == message) {
+                return format!("Lose {name} in flight");
+            }
+        }
+        fault_label(fault)
+    }
+}
+
+/// What message `message` of `diagram` carries, in words: `the grant to A (g2)`, `B's write
+/// ("B: total=120")`.
+pub fn message_name(diagram: &Diagram, message: u64) -> Option<String> {
+    let arrow = diagram.arrows.iter().rev().find(|a| a.message == message)?;
+    let lane = |i: usize| diagram.lanes.get(i).map_or("?", |l| l.label.as_str());
+    Some(match arrow.kind {
+        ArrowKind::Grant => format!("the grant to {} (g{})", lane(arrow.to), arrow.generation),
+        ArrowKind::Write | ArrowKind::Effect => {
+            let (what, carried) = match arrow.label.split_once(' ') {
+                Some((verb, value)) => (verb.trim_end_matches(':'), value),
+                None => ("effect", arrow.label.as_str()),
+            };
+            format!("{}'s {what} ({carried})", lane(arrow.from))
+        }
+    })
 }
 
 /// `n` of a noun, e.g. `1 tick`, `3 ticks`.
-fn count(n: u64, noun: &str) -> String {
+pub fn count(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
@@ -75,25 +108,28 @@ pub fn fault_label(fault: &Fault) -> String {
     }
 }
 
-/// How long a fault lasts, for those that have a length (pauses and delays).
+/// How many ticks a fault lasts or moves a clock, for those that have a size (pauses, delays
+/// and clock jumps).
 pub fn fault_ticks(fault: &Fault) -> Option<u64> {
     match fault {
         Fault::PauseWorker { ticks, .. } | Fault::DelayMessages { ticks, .. } => Some(*ticks),
-        Fault::RestartAuthority
-        | Fault::RestartStore { .. }
-        | Fault::SkewClock { .. }
-        | Fault::LoseMessage { .. } => None,
+        Fault::SkewClock { by, .. } => Some(by.unsigned_abs()),
+        Fault::RestartAuthority | Fault::RestartStore { .. } | Fault::LoseMessage { .. } => None,
     }
 }
 
-/// `fault` lasting `ticks` instead, when it has a length and `ticks` is given; the engine still
-/// judges the result (a fault of zero ticks is refused there).
+/// `fault` sized `ticks` instead, when it has a size and `ticks` is given: a clock jump keeps
+/// its direction. The engine still judges the result (a fault of zero ticks is refused there).
 pub fn with_ticks(fault: &Fault, ticks: Option<u64>) -> Fault {
     let mut fault = fault.clone();
-    if let (Fault::PauseWorker { ticks: t, .. } | Fault::DelayMessages { ticks: t, .. }, Some(n)) =
-        (&mut fault, ticks)
-    {
-        *t = n;
+    let Some(n) = ticks else { return fault };
+    match &mut fault {
+        Fault::PauseWorker { ticks: t, .. } | Fault::DelayMessages { ticks: t, .. } => *t = n,
+        Fault::SkewClock { by, .. } => {
+            let n = i64::try_from(n).unwrap_or(i64::MAX);
+            *by = if *by > 0 { n } else { -n };
+        }
+        Fault::RestartAuthority | Fault::RestartStore { .. } | Fault::LoseMessage { .. } => {}
     }
     fault
 }
@@ -209,6 +245,10 @@ mod tests {
         assert_eq!(with_ticks(&pause("A", 9), Some(3)), pause("A", 3));
         assert_eq!(with_ticks(&pause("A", 9), None), pause("A", 9));
         assert_eq!(with_ticks(&Fault::RestartAuthority, Some(3)), Fault::RestartAuthority);
+        let skew = |by| Fault::SkewClock { worker: "A".into(), by };
+        assert_eq!(with_ticks(&skew(-11), Some(5)), skew(-5));
+        assert_eq!(with_ticks(&skew(11), Some(5)), skew(5));
+        assert_eq!(fault_ticks(&skew(-11)), Some(11));
         assert_eq!(fault_ticks(&with_ticks(&pause("A", 9), Some(4))), Some(4));
         assert_eq!(fault_ticks(&Fault::RestartAuthority), None);
     }

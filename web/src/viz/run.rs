@@ -9,7 +9,7 @@ use fencelab_core::draw::{diagram, Diagram};
 use fencelab_core::record::export::{rust_test, RunExport};
 use fencelab_core::{Engine, Fault, Scenario, ScheduleMode, StepRecord, Violation};
 
-use crate::viz::decide::Options;
+use crate::viz::decide::{message_name, Options};
 use crate::viz::frame::Frame;
 use crate::viz::layout::Layout;
 
@@ -189,7 +189,17 @@ impl Run {
         if engine.seek(position).is_err() || engine.is_finished() {
             return Options { later, ..Options::default() };
         }
-        Options { choices: engine.choices(), faults: engine.possible_faults(), later }
+        let faults = engine.possible_faults();
+        let messages = faults
+            .iter()
+            .filter_map(|f| match f {
+                Fault::LoseMessage { message } => {
+                    Some((*message, message_name(&self.track.diagram, *message)?))
+                }
+                _ => None,
+            })
+            .collect();
+        Options { choices: engine.choices(), faults, later, messages }
     }
 
     /// The run up to `position` as an exported file (JSON that replays identically).

@@ -41,6 +41,7 @@ impl Viz {
         // A link that asked to be an embed stays one, even when it cannot be opened.
         if state.link_error.is_some() {
             state.embed = ShareLink::embed_in(fragment);
+            state.element = fragment.split('&').any(|p| p == "host=element");
         }
         state
     }
@@ -74,6 +75,7 @@ impl Viz {
             state.fetching = Some(Fetch { address, step, play, failed: false });
             state.speed = speed_index(link.speed);
             state.embed = link.embed;
+            state.element = link.element;
             state.theme = link.theme;
             state.title = link.title.clone();
             if !link.ignored.is_empty() {
@@ -124,6 +126,9 @@ impl Viz {
         for action in actions.drain(..) {
             state = state.reduce(action);
         }
+        if matches!(link.scenario, LinkScenario::Custom(_)) {
+            Rc::make_mut(&mut state).authored = true;
+        }
         if let Some((schedule, injected)) = link.path {
             Rc::make_mut(&mut state).follow(schedule, injected);
         }
@@ -146,7 +151,8 @@ impl Viz {
         }
         let mut state = Rc::unwrap_or_clone(state);
         let (unit, end) = (if state.compare.is_some() { "tick" } else { "step" }, state.cursor().1);
-        state.link_note = past_end(link.step, end, unit, "story");
+        state.element = link.element;
+        state.link_note = past_end(link.step, end, unit, "story", state.element);
         state.link_error = state.error.take();
         if state.link_error.is_none() {
             state.embed = link.embed;
@@ -239,11 +245,13 @@ impl Viz {
 }
 
 /// What to tell the reader when a link's `step` is past the end (`end`, counted in `unit`s) of
-/// the story or history it opens: the page shows the last one instead, and says so.
-pub fn past_end(step: usize, end: usize, unit: &str, what: &str) -> Option<String> {
+/// the story or history it opens: the page shows the last one instead, and says so, naming the
+/// `<fencelab-player>` element's attribute when an `element` wrote the link.
+pub fn past_end(step: usize, end: usize, unit: &str, what: &str, element: bool) -> Option<String> {
+    let asked = if element { "attribute `step`" } else { "the link's `step`" };
     (step > end).then(|| {
         format!(
-            "the link's `step` {} is past the end of this {what} ({} {unit}{}), so the page shows its last {unit}",
+            "{asked} {} is past the end of this {what} ({} {unit}{}), so the page shows its last {unit}",
             count(step),
             count(end),
             if end == 1 { "" } else { "s" }

@@ -18,6 +18,12 @@ pub struct Decide {
     pub options: Rc<Options>,
     /// How long a pause or delay the reader asks for (`None`: the engine's suggestion).
     pub ticks: Option<u64>,
+    /// Whether the last length typed was refused (no whole number of at least 1 tick): the
+    /// previous one stays in use.
+    pub refused: bool,
+    /// The field's text as typed: the field shows it, even when refused, rather than the
+    /// length in use.
+    pub typed: Option<String>,
     /// How many steps have been decided: the run on screen goes this far and no further.
     pub steps: usize,
 }
@@ -190,7 +196,7 @@ mod tests {
             .cloned()
             .expect("a worker can be paused");
         let sized = crate::viz::decide::with_ticks(&pause, Some(3));
-        let paused = apply(state.clone(), [Action::Ticks(Some(3)), Action::Inject(sized)]);
+        let paused = apply(state.clone(), [Action::Ticks("3".into()), Action::Inject(sized)]);
         let Fault::PauseWorker { ticks, reason, .. } = &paused.base.injected[0].fault else {
             panic!("not a pause: {:?}", paused.base.injected);
         };

@@ -51,6 +51,7 @@ impl Viz {
                 self.editor.error = None;
                 self.base = Rc::new(scenario);
                 self.edited = true;
+                self.authored = false;
                 self.replay();
                 if let Some(e) = self.error.take() {
                     self.editor.error = Some(ScenarioError { path: ".".into(), problem: e });
@@ -65,6 +66,7 @@ impl Viz {
     pub(super) fn load(&mut self, scenario: Scenario) {
         self.base = Rc::new(scenario);
         self.edited = true;
+        self.authored = false;
         self.steered = false;
         // A scenario from elsewhere (a counterexample, a run file) is shown whole.
         self.decide = None;

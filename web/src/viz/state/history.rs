@@ -47,7 +47,9 @@ impl Viz {
                     if opened.track.len() == 1 { "entry" } else { "entries" },
                     opened.findings_summary()
                 ));
-                if let Some(past) = past_end(step, opened.track.len(), "step", "history") {
+                if let Some(past) =
+                    past_end(step, opened.track.len(), "step", "history", self.element)
+                {
                     self.link_note = Some(match self.link_note.take() {
                         Some(note) => format!("{note}; {past}"),
                         None => past,

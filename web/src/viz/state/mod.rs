@@ -117,8 +117,10 @@ pub enum Action {
     Inject(Fault),
     /// Forget the last step of the path decided so far.
     Undo,
-    /// How long the pauses and delays the reader injects last (`None`: the engine's suggestion).
-    Ticks(Option<u64>),
+    /// How long the pauses and delays the reader injects last, and how far clocks jump, as
+    /// typed in the field: text that is no whole number of at least 1 is refused and the last
+    /// length stays.
+    Ticks(String),
     /// Filter the history's lane chips by this text.
     LaneFilter(String),
     /// Show every lane of the history (`true`), or only those the filter lists.
@@ -142,6 +144,12 @@ pub struct Viz {
     pub policy: PolicyChoice,
     /// Whether the scenario on screen came from the editor.
     pub edited: bool,
+    /// Whether a `<fencelab-player>` element opened this view (`host=element`): problems with
+    /// its link are the element's attributes.
+    pub element: bool,
+    /// Whether that scenario is a link's own (`custom=`, e.g. a book's inline scenario), shown as
+    /// its author wrote it: it is then no reader's edit.
+    pub authored: bool,
     /// The scenario before the policy choice is applied.
     pub base: Rc<Scenario>,
     /// The run on screen.
@@ -227,6 +235,8 @@ impl Viz {
             variant: base.variant.clone(),
             policy: PolicyChoice::AsWritten,
             edited: false,
+            authored: false,
+            element: false,
             base: Rc::new(base),
             run,
             position: 0,
@@ -287,6 +297,15 @@ impl Viz {
             (Some(title), _) => title.clone(),
             (None, Some(opened)) => format!("History: {}", opened.name),
             (None, None) => self.run.scenario.title.clone(),
+        }
+    }
+
+    /// What an embed tells the page around it it shows, for its frame's name: a story's title
+    /// with its variant, else [`Viz::embed_title`].
+    pub fn frame_name(&self) -> String {
+        match (&self.title, &self.opened, self.edited) {
+            (None, None, false) => format!("{} ({})", self.run.scenario.title, self.variant),
+            _ => self.embed_title(),
         }
     }
 
@@ -461,7 +480,10 @@ impl Reducible for Viz {
             Action::Undo => next.undo(),
             Action::Ticks(ticks) => {
                 if let Some(decide) = &mut next.decide {
-                    decide.ticks = ticks;
+                    let length = ticks.trim().parse::<u64>().ok().filter(|n| *n >= 1);
+                    decide.refused = length.is_none();
+                    decide.ticks = length.or(decide.ticks);
+                    decide.typed = Some(ticks);
                 }
             }
             Action::LaneFilter(text) => {

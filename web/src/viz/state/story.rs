@@ -87,8 +87,8 @@ impl Tone {
     }
 }
 
-/// The title's badge: what runs now (the variant, or `edited`, and any switches on) and how it
-/// fares.
+/// The title's badge: what runs now (the variant, `edited` or `custom scenario`, any switches on
+/// and the reader's injected faults) and how it fares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Badge {
     /// E.g. `fenced + unfenced store`.
@@ -117,10 +117,21 @@ impl Viz {
             };
             return Badge { label: label.into(), tone };
         }
-        let mut label = if self.edited { "edited".to_string() } else { self.variant.clone() };
+        let mut label = match (self.edited, self.authored) {
+            (true, true) => "custom scenario".to_string(),
+            (true, false) => "edited".to_string(),
+            (false, _) => self.variant.clone(),
+        };
         for switch in &self.switches {
             label.push_str(" + ");
             label.push_str(switch.label());
+        }
+        // The reader's own faults change the run, so the badge says so rather than the plain
+        // variant's name.
+        match self.run.scenario.injected.len() {
+            0 => {}
+            1 => label.push_str(" + 1 injected fault"),
+            n => label.push_str(&format!(" + {n} injected faults")),
         }
         let tone = if self.run.track.only_possible {
             label.push_str(" · possibly broken");

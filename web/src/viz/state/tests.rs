@@ -200,10 +200,25 @@ fn the_badge_says_what_runs_and_how_it_fares() {
     assert!(!strict.run.breaks);
     assert_eq!(badge(&strict), ("fenced + strictly newer generations only".into(), Tone::Weakened));
     let edited = apply(
-        fenced,
+        Rc::clone(&fenced),
         [Action::Edit(library::scenario("paused-worker", Some("broken")).unwrap().to_json())],
     );
     assert_eq!(badge(&edited), ("edited".into(), Tone::Breaks));
+    // A link's own scenario is its author's, not an edit, until the reader edits it.
+    let custom = crate::share::ShareLink {
+        scenario: crate::share::LinkScenario::Custom(Box::new(
+            library::scenario("paused-worker", Some("fenced")).unwrap(),
+        )),
+        ..crate::share::ShareLink::builtin("", "")
+    };
+    let authored = Rc::new(Viz::open(&custom.to_fragment()));
+    assert_eq!(badge(&authored), ("custom scenario".into(), Tone::Holds));
+    let text = authored.base.to_json();
+    assert_eq!(badge(&apply(authored, [Action::Edit(text)])).0, "edited");
+    // A fault the reader injected is named beside the variant.
+    let decided =
+        apply(Rc::clone(&fenced), [Action::Decide(true), Action::Inject(Fault::RestartAuthority)]);
+    assert_eq!(badge(&decided).0, "fenced + 1 injected fault");
     // Each tone has its own glyph and words, not only its colour.
     let tones = [Tone::Holds, Tone::Weakened, Tone::Breaks];
     for (i, a) in tones.iter().enumerate() {
