@@ -2,14 +2,14 @@
 # The transfer size of the release build: everything a session can download (index.html, the
 # wasm module, its JS glue and the CSS), raw, gzipped (gzip -9, what a static host typically
 # serves) and brotli-compressed (quality 11; the `brotli` CLI if present, else node's zlib).
-# Budget: 520 KB gzipped (SIZE_BUDGET overrides); fails when the build is over it.
+# Budget: 530 KB gzipped (SIZE_BUDGET overrides); fails when the build is over it.
 # KB here means 1,000 bytes (KiB = 1,024 bytes is printed beside it).
 # Usage: bash scripts/size.sh [dist-dir]    (run `trunk build --release --offline` first)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 DIST="${1:-dist}"
-BUDGET="${SIZE_BUDGET:-520000}"
+BUDGET="${SIZE_BUDGET:-530000}"
 
 shopt -s nullglob
 files=("$DIST"/*.html "$DIST"/*.wasm "$DIST"/*.js "$DIST"/*.css)

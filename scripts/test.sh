@@ -26,7 +26,7 @@ section "cargo test --workspace"
 cargo test --workspace
 
 section "cargo doc (broken doc links are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p fencelab-core -p fencelab-sqlite -p fencelab-postgres -p fencelab-etcd -p fencelab-interop
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p fencelab-core -p fencelab-sqlite -p fencelab-postgres -p fencelab-etcd -p fencelab-kit -p fencelab-interop
 
 section "trunk build --release --offline"
 trunk build --release --offline
@@ -35,7 +35,7 @@ section "the example book (scripts/book.sh: mdbook with mdbook-fencelab)"
 bash scripts/book.sh dist-book
 
 section "release transfer size (scripts/size.sh)"
-# The page must stay within its budget (520 KB gzipped); an overrun fails the run after the
+# The page must stay within its budget (530 KB gzipped); an overrun fails the run after the
 # browser tests have run too.
 size_ok=1
 bash scripts/size.sh || size_ok=0
