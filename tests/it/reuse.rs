@@ -44,7 +44,7 @@ fn assert_met_sets_the_expectations_beside_each_violation_and_its_step() {
   not expected:    stale_write_accepted, final_value_not_from_latest_owner, write_outside_lease
   not broken:      operation_applied_twice
   step 19: stale_write_accepted: totals in db accepted A's write from an older lease after B presented a newer one
-  step 19: write_outside_lease: totals in db accepted A's write, sent when its lease was no longer valid
+  step 19: write_outside_lease: totals in db accepted A's write, sent when its lease was no longer valid (no fencing here)
   step 20: final_value_not_from_latest_owner: totals in db ends with A's value, though a write under B's newer lease reached it too"
     );
 }
@@ -72,7 +72,7 @@ fn assert_no_violation_counts_the_violations_and_lists_them() {
   expected broken: stale_write_accepted, final_value_not_from_latest_owner, write_outside_lease
   broken:          stale_write_accepted, final_value_not_from_latest_owner, write_outside_lease
   step 19: stale_write_accepted: totals in db accepted A's write from an older lease after B presented a newer one
-  step 19: write_outside_lease: totals in db accepted A's write, sent when its lease was no longer valid
+  step 19: write_outside_lease: totals in db accepted A's write, sent when its lease was no longer valid (no fencing here)
   step 20: final_value_not_from_latest_owner: totals in db ends with A's value, though a write under B's newer lease reached it too"
     );
 }

@@ -20,7 +20,9 @@ pub fn caption(steps: &[StepRecord], kind: &str, id: &str, what: &str) -> Html {
     let kind = if kind.is_empty() { "plain" } else { kind };
     html! {
         <div id={id.to_string()} class={classes!("caption", kind.to_string())} data-testid="caption"
-            data-kind={kind.to_string()} aria-live="polite" aria-atomic="true">
+            data-kind={kind.to_string()} aria-live="polite" aria-atomic="true"
+            // On a phone a long caption scrolls in its box, which keys reach by focusing it.
+            tabindex="0">
             if steps.is_empty() && what == "decide" {
                 // Nothing plays by itself while the reader decides: the first event is theirs.
                 <p class="muted">{ "You decide: choose the first event under “What can happen next”, or inject a fault." }</p>
