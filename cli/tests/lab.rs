@@ -359,6 +359,13 @@ fn a_killed_postmaster_ends_the_lab_with_an_incomplete_history() {
     let history = read_history(&out);
     let why = history.setup.incomplete.clone().expect("marked incomplete");
     assert!(why.starts_with("worker B failed"), "{why}");
+    // B's connection broke before it sent anything: its look at the store before its write
+    // failed, so no write of B's is in the history, neither sent nor of unknown outcome.
+    assert!(stderr.contains("worker B failed: before its write, reading ledger failed"), "{stderr}");
+    assert!(!history.entries.iter().any(|e| matches!(
+        &e.event,
+        Event::WriteSent { worker, .. } | Event::WriteUnknown { worker, .. } if worker == "B"
+    )));
     // What the recording left out may hold a finding: the audit is inconclusive, not clean.
     let audit = fencelab(&["audit", out.to_str().unwrap()]);
     assert_eq!(audit.status.code(), Some(3));

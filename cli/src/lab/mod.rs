@@ -1049,3 +1049,69 @@ impl Recorder {
         History { setup, entries: self.entries.clone() }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fencelab_core::{Checker, OperationId, WriteRequest};
+
+    /// A write whose connection broke is in the history as sent and of unknown outcome, and
+    /// the checker weighs both outcomes: a stale one is a possible finding, not a certain one.
+    #[test]
+    fn a_write_of_unknown_outcome_is_recorded_as_such() {
+        let mut lab = Lab::new(&LabArgs {
+            authority: AuthorityKind::Builtin,
+            store: store::Kind::Postgres,
+            fenced: false,
+            unfenced: true,
+            workers: 2,
+            ttl_ms: Some(300),
+            pause_ms: None,
+            out: None,
+        });
+        let recorder = &mut lab.recorder;
+        let ms = |t: u64| recorder_ns(t);
+        let generation = |g: u64| Generation::new(g).unwrap();
+        let write = |worker: &str, g: u64| {
+            let resource = ResourceId::new(RESOURCE).unwrap();
+            let operation = OperationId::new(format!("{worker}-{g}")).unwrap();
+            WriteRequest::new(resource, generation(g), operation, None, format!("{worker} {g}"))
+        };
+        let granted = |g: u64, until: u64| Report::Granted {
+            generation: generation(g),
+            valid_until: Tick(until),
+        };
+        recorder.start_ns = 0;
+        recorder.report("A", ms(1), granted(1, 301));
+        recorder.report("B", ms(400), granted(2, 700));
+        recorder.report("B", ms(401), Report::Sending { request: write("B", 2) });
+        let revision = fencelab_core::Revision(1);
+        let applied = WriteOutcome::Applied(fencelab_core::Applied { generation: generation(2), revision });
+        let wrote = |outcome| Report::Wrote {
+            outcome,
+            value_after: None,
+            highest_before: None,
+            highest_after: None,
+        };
+        recorder.report("B", ms(402), wrote(applied.clone()));
+        // A's stale write: the connection broke, so nobody knows whether it landed.
+        recorder.report("A", ms(500), Report::Sending { request: write("A", 1) });
+        recorder.report("A", ms(501), Report::WriteUnknown);
+        let history = recorder.history(Some("worker A failed".into()));
+        let last = &history.entries.last().unwrap().event;
+        let sent = history.entries.iter().find_map(|e| match &e.event {
+            Event::WriteSent { worker, message, .. } if worker == "A" => Some(*message),
+            _ => None,
+        });
+        assert!(
+            matches!(last, Event::WriteUnknown { worker, message, .. } if worker == "A" && Some(*message) == sent),
+            "{last:?}"
+        );
+        let found = Checker::judge(&history);
+        assert!(!found.is_empty() && found.iter().all(|v| v.possible), "{found:?}");
+    }
+
+    fn recorder_ns(ms: u64) -> u64 {
+        ms * 1_000_000
+    }
+}
