@@ -352,6 +352,8 @@ fn a_killed_postmaster_ends_the_lab_with_an_incomplete_history() {
     assert_eq!(code, Some(4), "{stderr}");
     assert!(stderr.contains("worker B failed: "), "{stderr}");
     assert!(stderr.contains("the connection to PostgreSQL was lost"), "{stderr}");
+    // The server's own words, not the client's bare "db error".
+    assert!(stderr.contains("FATAL 57P01 terminating connection"), "{stderr}");
     for pid in pids {
         assert!(!is_lab_worker(pid), "worker {pid} is still there");
     }
