@@ -363,7 +363,10 @@ fn a_killed_postmaster_ends_the_lab_with_an_incomplete_history() {
     assert!(why.starts_with("worker B failed"), "{why}");
     // B's connection broke before it sent anything: its look at the store before its write
     // failed, so no write of B's is in the history, neither sent nor of unknown outcome.
-    assert!(stderr.contains("worker B failed: before its write, reading ledger failed"), "{stderr}");
+    assert!(
+        stderr.contains("worker B failed: before its write, reading ledger failed"),
+        "{stderr}"
+    );
     assert!(!history.entries.iter().any(|e| matches!(
         &e.event,
         Event::WriteSent { worker, .. } | Event::WriteUnknown { worker, .. } if worker == "B"

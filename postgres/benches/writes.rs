@@ -178,6 +178,10 @@ fn main() {
         );
     }
     if wanted("fsync-off") {
-        run(Settings { durable: false, own_process_group: false }, "fsync-off (commits do not wait for the disk)", timed);
+        run(
+            Settings { durable: false, own_process_group: false },
+            "fsync-off (commits do not wait for the disk)",
+            timed,
+        );
     }
 }

@@ -123,12 +123,14 @@ fn free_port() -> Result<u16, StartError> {
 impl TestServer {
     /// Starts a server for tests (commits do not wait for the disk), or panics with its log.
     pub fn start() -> TestServer {
-        Self::try_start(Settings { durable: false, own_process_group: false }).unwrap_or_else(|e| panic!("{e}"))
+        Self::try_start(Settings { durable: false, own_process_group: false })
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Starts a server with PostgreSQL's default durability, for figures, or panics with its log.
     pub fn start_durable() -> TestServer {
-        Self::try_start(Settings { durable: true, own_process_group: false }).unwrap_or_else(|e| panic!("{e}"))
+        Self::try_start(Settings { durable: true, own_process_group: false })
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Starts a server with `settings`.

@@ -323,13 +323,11 @@ pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
         say!("temporary folder: {}", server.folder().display());
         let etcd = match args.authority {
             AuthorityKind::Builtin => None,
-            AuthorityKind::Etcd => {
-                match EtcdServer::start() {
-                    _ if interrupted() => return Err(LabError::Interrupted),
-                    Ok(etcd) => Some(etcd),
-                    Err(e) => return Err(LabError::Store(format!("etcd: {e}"))),
-                }
-            }
+            AuthorityKind::Etcd => match EtcdServer::start() {
+                _ if interrupted() => return Err(LabError::Interrupted),
+                Ok(etcd) => Some(etcd),
+                Err(e) => return Err(LabError::Store(format!("etcd: {e}"))),
+            },
         };
         if let Some(etcd) = &etcd {
             let folder = etcd.log_path().parent().map(PathBuf::from).unwrap_or_default();
@@ -1086,7 +1084,8 @@ mod tests {
         recorder.report("B", ms(400), granted(2, 700));
         recorder.report("B", ms(401), Report::Sending { request: write("B", 2) });
         let revision = fencelab_core::Revision(1);
-        let applied = WriteOutcome::Applied(fencelab_core::Applied { generation: generation(2), revision });
+        let applied =
+            WriteOutcome::Applied(fencelab_core::Applied { generation: generation(2), revision });
         let wrote = |outcome| Report::Wrote {
             outcome,
             value_after: None,

@@ -157,7 +157,10 @@ impl Db {
             (Db::Postgres(store), true) => store.write(request, now).map_err(pg),
             (Db::Postgres(store), false) => store.write_unfenced(request).map_err(pg),
         };
-        outcome.map_err(|(e, unknown)| WriteFailed { error: format!("the store failed: {e}"), unknown })
+        outcome.map_err(|(e, unknown)| WriteFailed {
+            error: format!("the store failed: {e}"),
+            unknown,
+        })
     }
 
     /// What the store holds for `resource`.
