@@ -16,7 +16,8 @@ const MAX_LINE: u64 = 16 * 1024 * 1024;
 /// Files smaller than this get no progress bar: they are read before one would show.
 const PROGRESS_FROM: u64 = 64 * 1024 * 1024;
 
-/// The exit code when the only findings depend on outcomes nobody learned.
+/// The exit code when the only findings depend on outcomes nobody learned, or a recording
+/// stopped early.
 const INCONCLUSIVE: u8 = 3;
 
 /// A finding, with the line of the entry that showed it and the lines of its witness.
@@ -62,7 +63,8 @@ impl LineMap {
 }
 
 /// Audits every file (`-` is standard input): exit 0 when none shows a finding, 1 when one shows
-/// a certain finding, 3 when the only findings depend on outcomes nobody learned. With
+/// a certain finding, 3 when the only findings depend on outcomes nobody learned or a recording
+/// stopped early (what it left out may hold a finding). With
 /// `witnesses`, each finding's witness is written there as a history of its own. A file in
 /// another tool's format (see [`crate::import`]) is read whole, and its history judged as JSON
 /// Lines; its findings' lines are the lines of that history, as `export --to jsonl` writes it.
@@ -108,6 +110,7 @@ pub fn audit(
     let all = || audited.iter().flat_map(|a| &a.findings);
     let certain = all().any(|f| !f.violation.possible);
     let possible = all().any(|f| f.violation.possible);
+    let incomplete = audited.iter().any(|a| a.incomplete.is_some());
     if json {
         say!("{}", serde_json::to_string_pretty(&report(&audited, &failed)).unwrap_or_default());
     } else {
@@ -139,7 +142,7 @@ pub fn audit(
         ExitCode::from(2)
     } else if certain {
         ExitCode::FAILURE
-    } else if possible {
+    } else if possible || incomplete {
         ExitCode::from(INCONCLUSIVE)
     } else {
         ExitCode::SUCCESS
@@ -229,7 +232,8 @@ fn report(audited: &[Audited], failed: &[(String, String)]) -> serde_json::Value
         .collect();
     let findings = || audited.iter().flat_map(|a| &a.findings);
     serde_json::json!({
-        "clean": findings().next().is_none(),
+        // A recording that stopped early is never clean: what it left out may hold a finding.
+        "clean": findings().next().is_none() && audited.iter().all(|a| a.incomplete.is_none()),
         "certain": findings().filter(|f| !f.violation.possible).count(),
         "possible": findings().filter(|f| f.violation.possible).count(),
         "files": files,

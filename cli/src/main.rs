@@ -44,7 +44,8 @@ Exit codes:
   1  a history shows a certain one (each printed with its line, its step, what it proves and
      the lines of its witness)
   2  bad input: an unreadable file, or a line that is not a history's (named with its line)
-  3  inconclusive: every finding depends on a write or effect whose outcome nobody learned";
+  3  inconclusive: every finding depends on a write or effect whose outcome nobody learned,
+     or a history is marked incomplete (its recording stopped early) and shows no certain one";
 
 const NEW_ABOUT: &str = "\
 Print a commented starting scenario to write your own from: two workers, a fenced store, a

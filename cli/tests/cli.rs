@@ -479,6 +479,36 @@ fn audit_writes_each_finding_s_witness_as_a_history_that_shows_it_again() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `history` with its header marked incomplete, as a recording that stopped early writes it.
+fn marked_incomplete(history: &str) -> String {
+    let mut lines: Vec<String> = history.lines().map(String::from).collect();
+    let mut head: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    head["setup"]["incomplete"] = "worker B failed: the store failed".into();
+    lines[0] = head.to_string();
+    lines.join("\n")
+}
+
+#[test]
+fn an_incomplete_history_is_never_clean() {
+    let history = |name: &str| stdout(&fencelab(&["run", name, "--format", "jsonl"]));
+    let fenced = marked_incomplete(&history("paused-worker/fenced"));
+    let text = fencelab_with_stdin(&["audit", "-"], &fenced);
+    assert_eq!(text.status.code(), Some(3), "{}", stderr(&text));
+    assert!(stdout(&text).contains("incomplete: the recording stopped before the run ended"));
+    let json = fencelab_with_stdin(&["audit", "-", "--json"], &fenced);
+    assert_eq!(json.status.code(), Some(3), "{}", stderr(&json));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(report["clean"], false);
+    assert_eq!(report["certain"], 0);
+    assert_eq!(report["files"][0]["incomplete"], "worker B failed: the store failed");
+    // A certain finding in what was recorded is still certain.
+    let broken = marked_incomplete(&history("paused-worker/broken"));
+    let found = fencelab_with_stdin(&["audit", "-"], &broken);
+    assert_eq!(found.status.code(), Some(1), "{}", stderr(&found));
+    let help = stdout(&fencelab(&["audit", "--help"]));
+    assert!(help.contains("or a history is marked incomplete"), "{help}");
+}
+
 #[test]
 fn audit_is_inconclusive_when_every_finding_depends_on_an_unknown_outcome() {
     let broken = stdout(&fencelab(&["run", "paused-worker/broken", "--format", "jsonl"]));

@@ -173,6 +173,30 @@ fn etcd_authority_fenced_and_unfenced() {
     assert!(text(&output.stderr).contains("whole number of seconds"));
 }
 
+#[test]
+fn default_history_names_keep_authorities_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_fencelab"))
+            .args(["lab", "--unfenced"])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("the binary runs");
+        assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+        text(&output.stdout)
+    };
+    let builtin = run(&["--ttl-ms", "300", "--pause-ms", "900"]);
+    assert!(builtin.contains("history: lab-sqlite-unfenced.jsonl ("), "{builtin}");
+    let etcd = run(&["--authority", "etcd", "--ttl-ms", "1000", "--pause-ms", "1200"]);
+    assert!(etcd.contains("history: lab-sqlite-etcd-unfenced.jsonl ("), "{etcd}");
+    // The second run left the first one's history alone.
+    let first = read_history(&dir.path().join("lab-sqlite-unfenced.jsonl"));
+    assert!(first.entries.iter().any(|e| matches!(&e.event, Event::Resumed { .. })));
+    let second = read_history(&dir.path().join("lab-sqlite-etcd-unfenced.jsonl"));
+    assert_ne!(first, second);
+}
+
 /// The text after `prefix` on the first line that starts with it.
 fn value_after(stdout: &str, prefix: &str) -> String {
     stdout
@@ -267,6 +291,46 @@ fn ctrl_c_mid_run_stops_every_worker_and_deletes_the_temporary_folder() {
 }
 
 #[test]
+fn ctrl_c_while_postgresql_starts_is_an_interrupt_and_leaves_no_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    // The server's folder goes here; as root the server runs as `postgres`, who must enter it.
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = dir.path().join("lab.jsonl");
+    // Its own process group, as a terminal runs it: a Ctrl-C there signals the whole group.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fencelab"))
+        .args(["lab", "--store", "postgres", "--ttl-ms", "300", "--out", out.to_str().unwrap()])
+        .env("TMPDIR", &tmp)
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap();
+    assert!(first.starts_with("fencelab lab: "), "{first}");
+    // initdb is running now: it takes longer than this.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    signal(-i64::from(child.id()), libc::SIGINT);
+    let mut stdout = first;
+    std::io::Read::read_to_string(&mut reader, &mut stdout).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(stderr.contains("error: interrupted by Ctrl-C"), "{stderr}");
+    assert!(!stderr.contains("initdb"), "{stderr}");
+    assert!(!stdout.contains("worker A: pid"), "interrupted before any worker: {stdout}");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let history = read_history(&out);
+    assert_eq!(history.setup.incomplete.as_deref(), Some("interrupted by Ctrl-C"));
+}
+
+#[test]
 fn a_killed_postmaster_ends_the_lab_with_an_incomplete_history() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("lab.jsonl");
@@ -288,6 +352,8 @@ fn a_killed_postmaster_ends_the_lab_with_an_incomplete_history() {
     assert_eq!(code, Some(4), "{stderr}");
     assert!(stderr.contains("worker B failed: "), "{stderr}");
     assert!(stderr.contains("the connection to PostgreSQL was lost"), "{stderr}");
+    // The server's own words, not the client's bare "db error".
+    assert!(stderr.contains("FATAL 57P01 terminating connection"), "{stderr}");
     for pid in pids {
         assert!(!is_lab_worker(pid), "worker {pid} is still there");
     }
@@ -295,8 +361,19 @@ fn a_killed_postmaster_ends_the_lab_with_an_incomplete_history() {
     let history = read_history(&out);
     let why = history.setup.incomplete.clone().expect("marked incomplete");
     assert!(why.starts_with("worker B failed"), "{why}");
+    // B's connection broke before it sent anything: its look at the store before its write
+    // failed, so no write of B's is in the history, neither sent nor of unknown outcome.
+    assert!(
+        stderr.contains("worker B failed: before its write, reading ledger failed"),
+        "{stderr}"
+    );
+    assert!(!history.entries.iter().any(|e| matches!(
+        &e.event,
+        Event::WriteSent { worker, .. } | Event::WriteUnknown { worker, .. } if worker == "B"
+    )));
+    // What the recording left out may hold a finding: the audit is inconclusive, not clean.
     let audit = fencelab(&["audit", out.to_str().unwrap()]);
-    assert_eq!(audit.status.code(), Some(0));
+    assert_eq!(audit.status.code(), Some(3));
     assert!(text(&audit.stdout).contains("incomplete: the recording stopped before the run ended"));
 }
 
@@ -309,6 +386,13 @@ fn bad_options_are_refused_with_exit_code_2() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
     assert!(stderr.contains("--pause-ms (300) must be longer than --ttl-ms (300)"), "{stderr}");
+    assert!(!path.exists());
+    // A lease this short runs out before A can be frozen: refused at once, not a 20 s stall.
+    let output =
+        fencelab(&["lab", "--ttl-ms", "5", "--pause-ms", "20", "--out", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("--ttl-ms (5) must be at least 100"), "{stderr}");
     assert!(!path.exists());
     let output = fencelab(&["lab", "--workers", "1"]);
     assert_eq!(output.status.code(), Some(2));

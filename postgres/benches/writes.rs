@@ -172,12 +172,16 @@ fn main() {
         |name: &str| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()));
     if wanted("durable") {
         run(
-            Settings { durable: true },
+            Settings { durable: true, own_process_group: false },
             "durable (PostgreSQL's defaults: fsync=on, synchronous_commit=on)",
             timed,
         );
     }
     if wanted("fsync-off") {
-        run(Settings { durable: false }, "fsync-off (commits do not wait for the disk)", timed);
+        run(
+            Settings { durable: false, own_process_group: false },
+            "fsync-off (commits do not wait for the disk)",
+            timed,
+        );
     }
 }

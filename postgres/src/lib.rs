@@ -163,7 +163,7 @@ pub enum StoreError {
     /// The connection broke (the server stopped or was killed, the backend was terminated, the
     /// network failed). The write was not committed, unless the break came during the commit
     /// itself; this store's connection is closed, so connect a new one.
-    #[error("the connection to PostgreSQL was lost; the write was rolled back unless the break came during its commit (read the resource back to tell), and this store must be connected again: {source}")]
+    #[error("the connection to PostgreSQL was lost; the write was rolled back unless the break came during its commit (read the resource back to tell), and this store must be connected again: {}", server_says(.source))]
     ConnectionLost {
         /// The client's error.
         #[source]
@@ -335,6 +335,16 @@ impl StoreError {
                 | StoreError::ConnectionLost { .. }
                 | StoreError::Serialization { .. }
         )
+    }
+}
+
+/// The server's own words when it sent an error (`FATAL 57P01 terminating connection due to
+/// unexpected postmaster exit`), which the client's error only shows as `db error`; otherwise
+/// the client's error.
+fn server_says(source: &postgres::Error) -> String {
+    match source.as_db_error() {
+        Some(db) => format!("{} {} {}", db.severity(), db.code().code(), db.message()),
+        None => source.to_string(),
     }
 }
 

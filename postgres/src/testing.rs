@@ -56,6 +56,10 @@ pub struct Settings {
     /// commit is still in the write-ahead log the moment it returns (a killed server recovers
     /// it) but only an operating system crash could lose it: fine for tests, not for figures.
     pub durable: bool,
+    /// Whether PostgreSQL's programs (and so the server) run in a process group of their own,
+    /// out of reach of a Ctrl-C at the terminal: for a program that handles Ctrl-C itself and
+    /// stops the server on its way out. Off, a Ctrl-C stops a test run's servers with it.
+    pub own_process_group: bool,
 }
 
 /// A PostgreSQL server in a temporary folder, stopped and deleted on drop.
@@ -79,15 +83,19 @@ fn is_root() -> bool {
 }
 
 /// Runs one of PostgreSQL's programs, as `postgres` when this process is root.
-fn pg_command(program: &str) -> Command {
+fn pg_command(program: &str, settings: Settings) -> Command {
     let path = bin().join(program);
-    if is_root() {
+    let mut command = if is_root() {
         let mut command = Command::new("runuser");
         command.args(["-u", "postgres", "--"]).arg(path);
         command
     } else {
         Command::new(path)
+    };
+    if settings.own_process_group {
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
     }
+    command
 }
 
 fn run(step: &str, mut command: Command, log: Option<&Path>) -> Result<Output, StartError> {
@@ -115,12 +123,14 @@ fn free_port() -> Result<u16, StartError> {
 impl TestServer {
     /// Starts a server for tests (commits do not wait for the disk), or panics with its log.
     pub fn start() -> TestServer {
-        Self::try_start(Settings { durable: false }).unwrap_or_else(|e| panic!("{e}"))
+        Self::try_start(Settings { durable: false, own_process_group: false })
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Starts a server with PostgreSQL's default durability, for figures, or panics with its log.
     pub fn start_durable() -> TestServer {
-        Self::try_start(Settings { durable: true }).unwrap_or_else(|e| panic!("{e}"))
+        Self::try_start(Settings { durable: true, own_process_group: false })
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Starts a server with `settings`.
@@ -155,7 +165,7 @@ impl TestServer {
             stopped: Mutex::new(true),
             databases: AtomicUsize::new(0),
         };
-        let mut initdb = pg_command("initdb");
+        let mut initdb = pg_command("initdb", settings);
         initdb.arg("-D").arg(server.data()).args([
             "-A",
             "trust",
@@ -207,7 +217,7 @@ impl TestServer {
             if !self.settings.durable {
                 server_options.push_str(" -c fsync=off");
             }
-            let mut start = pg_command("pg_ctl");
+            let mut start = pg_command("pg_ctl", self.settings);
             start
                 .arg("-D")
                 .arg(self.data())
@@ -297,7 +307,7 @@ impl TestServer {
     pub fn stop(&self) {
         let mut stopped = self.stopped.lock().unwrap_or_else(|e| e.into_inner());
         if !*stopped {
-            let mut stop = pg_command("pg_ctl");
+            let mut stop = pg_command("pg_ctl", self.settings);
             stop.arg("-D").arg(self.data()).args(["-m", "immediate", "-w", "stop"]);
             // A server that is already gone has nothing to stop; the folder goes either way.
             let _ = stop.output();

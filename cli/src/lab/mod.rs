@@ -82,12 +82,16 @@ pub const LAB_FAILED: u8 = 4;
 pub const INTERRUPTED: u8 = 130;
 /// How long the lab waits without hearing from any worker before it gives up, beyond the pause.
 const STALL: Duration = Duration::from_secs(20);
+/// The shortest lease the lab accepts, in milliseconds. A must connect, write and renew within
+/// one lease before it can be frozen; on a loaded machine that takes tens of milliseconds.
+pub const MIN_TTL_MS: u64 = 100;
 
 pub const LAB_EXIT_CODES: &str = "\
 Exit codes:
   0    the recorded history audits clean (as `fencelab audit` on it)
   1    the audit shows a certain finding (the unfenced lab: the stale write landed)
-  2    bad options (a pause not longer than the TTL, fewer than 2 workers, ...)
+  2    bad options (a TTL under 100 ms, a pause not longer than the TTL, fewer than 2
+       workers, ...)
   3    the audit is inconclusive: every finding depends on an outcome nobody learned
   4    the lab failed: the store, its server or a worker failed or could not start; the
        history recorded so far is written, marked incomplete
@@ -132,8 +136,8 @@ pub struct LabArgs {
     #[arg(long, value_name = "N", default_value_t = 2,
           value_parser = clap::value_parser!(u8).range(2..=26))]
     pub workers: u8,
-    /// How long a lease lasts, in milliseconds [default: 300; with etcd 1000, as etcd's leases
-    /// count whole seconds].
+    /// How long a lease lasts, in milliseconds, at least 100 [default: 300; with etcd 1000, as
+    /// etcd's leases count whole seconds].
     #[arg(long, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub ttl_ms: Option<u64>,
@@ -142,7 +146,8 @@ pub struct LabArgs {
     #[arg(long, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub pause_ms: Option<u64>,
-    /// Where to write the history (JSON Lines); by default lab-STORE-MODE.jsonl here.
+    /// Where to write the history (JSON Lines); by default lab-STORE-MODE.jsonl here, or
+    /// lab-STORE-etcd-MODE.jsonl with --authority etcd.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
@@ -226,6 +231,14 @@ pub enum LabError {
     /// The built-in authority failed for a reason other than a held lease.
     #[error("the lease authority failed: {0}")]
     Authority(#[from] LeaseError),
+    /// A's lease ran out before the lab could freeze it, so there is no stale write to show.
+    #[error("A's lease ran out before A could be frozen between its check and its write (it {how}), so there is no stale write to show; run again with a longer --ttl-ms than {ttl_ms}")]
+    LeaseLostBeforeFreeze {
+        /// What A learned: that its renewal was refused, or that its check failed.
+        how: &'static str,
+        /// The TTL asked for.
+        ttl_ms: u64,
+    },
     /// No worker said anything for too long.
     #[error("no worker reported anything for {0:?}; the lab gave up")]
     Stalled(Duration),
@@ -258,6 +271,12 @@ enum Input {
 
 /// Runs the lab, prints its timeline and audits its history.
 pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
+    if args.ttl() < MIN_TTL_MS {
+        return Err(BadInput(format!(
+            "--ttl-ms ({}) must be at least {MIN_TTL_MS}: A must write and renew within one lease before it can be frozen, and a shorter lease can run out first on a loaded machine",
+            args.ttl()
+        )));
+    }
     if args.pause() <= args.ttl() {
         return Err(BadInput(format!(
             "--pause-ms ({}) must be longer than --ttl-ms ({}): A must stay frozen past the end of its lease, or nobody can take the lease over and there is no stale write to show",
@@ -270,9 +289,7 @@ pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
             args.ttl()
         )));
     }
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from(format!("lab-{}-{}.jsonl", args.store.name(), args.mode()))
-    });
+    let out = args.out.clone().unwrap_or_else(|| default_out(&args));
     // Created now, so a history that cannot be written is refused before anything starts.
     let mut file = std::fs::File::create(&out)
         .map_err(|e| BadInput(format!("cannot write the history to {}: {e}", out.display())))?;
@@ -293,15 +310,24 @@ pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
     );
     let mut lab = Lab::new(&args);
     // Workers are killed before the server stops, so none of them sees it go.
-    let started = store::Server::start(args.store).map_err(LabError::Store);
+    // A Ctrl-C while a server starts is acted on once the start is over (the servers run out
+    // of the terminal's reach), whatever became of it; before the workers, only it can be
+    // waiting.
+    let interrupted = || matches!(rx.try_recv(), Ok(Input::Interrupted));
+    let started = match store::Server::start(args.store).map_err(LabError::Store) {
+        _ if interrupted() => Err(LabError::Interrupted),
+        started => started,
+    };
     let result = started.and_then(|server| {
         say!("store: {}", server.describe());
         say!("temporary folder: {}", server.folder().display());
         let etcd = match args.authority {
             AuthorityKind::Builtin => None,
-            AuthorityKind::Etcd => {
-                Some(EtcdServer::start().map_err(|e| LabError::Store(format!("etcd: {e}")))?)
-            }
+            AuthorityKind::Etcd => match EtcdServer::start() {
+                _ if interrupted() => return Err(LabError::Interrupted),
+                Ok(etcd) => Some(etcd),
+                Err(e) => return Err(LabError::Store(format!("etcd: {e}"))),
+            },
         };
         if let Some(etcd) = &etcd {
             let folder = etcd.log_path().parent().map(PathBuf::from).unwrap_or_default();
@@ -348,6 +374,16 @@ pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
         out.display()
     );
     Ok(code)
+}
+
+/// The history's default file: `lab-STORE-MODE.jsonl`, with the authority before the mode
+/// unless it is the built-in one, so runs against different authorities keep their own files.
+fn default_out(args: &LabArgs) -> PathBuf {
+    let authority = match args.authority {
+        AuthorityKind::Builtin => String::new(),
+        other => format!("-{}", other.name()),
+    };
+    PathBuf::from(format!("lab-{}{authority}-{}.jsonl", args.store.name(), args.mode()))
 }
 
 /// One worker process.
@@ -633,6 +669,12 @@ impl Lab {
             Report::Failed { error } => {
                 return Err(LabError::Worker { name, error: error.clone() });
             }
+            // A stopped before it was frozen: nothing else would start the others.
+            Report::Finished { stopped: true } if index == 0 && self.freeze.is_none() => {
+                self.recorder.report(&name, wall_ns, what);
+                let how = "was refused its renewal";
+                return Err(LabError::LeaseLostBeforeFreeze { how, ttl_ms: self.args.ttl() });
+            }
             Report::Finished { .. } => {
                 self.workers[index].finished = true;
             }
@@ -659,7 +701,10 @@ impl Lab {
             }
             Some(true) => self.workers[index].send(&ToWorker::Proceed)?,
             // A found its lease over already (a very slow machine): nothing to freeze.
-            Some(false) if index == 0 => self.start_next()?,
+            Some(false) if index == 0 => {
+                let how = "found it over when it checked";
+                return Err(LabError::LeaseLostBeforeFreeze { how, ttl_ms: self.args.ttl() });
+            }
             _ => {}
         }
         if finished && index > 0 {
@@ -974,6 +1019,17 @@ impl Recorder {
                     misfenced: None,
                 }
             }
+            Report::WriteUnknown => {
+                let Some((message, request)) = self.sent.remove(&name) else { return };
+                Event::WriteUnknown {
+                    worker: name,
+                    message,
+                    store: self.store().into(),
+                    path: PRIMARY.into(),
+                    data: PRIMARY.into(),
+                    request,
+                }
+            }
             Report::Finished { stopped: false } => Event::WorkerFinished { worker: name },
             Report::Ready | Report::Finished { stopped: true } | Report::Failed { .. } => return,
         };
@@ -989,5 +1045,72 @@ impl Recorder {
         let mut setup = self.setup.clone();
         setup.incomplete = incomplete;
         History { setup, entries: self.entries.clone() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fencelab_core::{Checker, OperationId, WriteRequest};
+
+    /// A write whose connection broke is in the history as sent and of unknown outcome, and
+    /// the checker weighs both outcomes: a stale one is a possible finding, not a certain one.
+    #[test]
+    fn a_write_of_unknown_outcome_is_recorded_as_such() {
+        let mut lab = Lab::new(&LabArgs {
+            authority: AuthorityKind::Builtin,
+            store: store::Kind::Postgres,
+            fenced: false,
+            unfenced: true,
+            workers: 2,
+            ttl_ms: Some(300),
+            pause_ms: None,
+            out: None,
+        });
+        let recorder = &mut lab.recorder;
+        let ms = |t: u64| recorder_ns(t);
+        let generation = |g: u64| Generation::new(g).unwrap();
+        let write = |worker: &str, g: u64| {
+            let resource = ResourceId::new(RESOURCE).unwrap();
+            let operation = OperationId::new(format!("{worker}-{g}")).unwrap();
+            WriteRequest::new(resource, generation(g), operation, None, format!("{worker} {g}"))
+        };
+        let granted = |g: u64, until: u64| Report::Granted {
+            generation: generation(g),
+            valid_until: Tick(until),
+        };
+        recorder.start_ns = 0;
+        recorder.report("A", ms(1), granted(1, 301));
+        recorder.report("B", ms(400), granted(2, 700));
+        recorder.report("B", ms(401), Report::Sending { request: write("B", 2) });
+        let revision = fencelab_core::Revision(1);
+        let applied =
+            WriteOutcome::Applied(fencelab_core::Applied { generation: generation(2), revision });
+        let wrote = |outcome| Report::Wrote {
+            outcome,
+            value_after: None,
+            highest_before: None,
+            highest_after: None,
+        };
+        recorder.report("B", ms(402), wrote(applied.clone()));
+        // A's stale write: the connection broke, so nobody knows whether it landed.
+        recorder.report("A", ms(500), Report::Sending { request: write("A", 1) });
+        recorder.report("A", ms(501), Report::WriteUnknown);
+        let history = recorder.history(Some("worker A failed".into()));
+        let last = &history.entries.last().unwrap().event;
+        let sent = history.entries.iter().find_map(|e| match &e.event {
+            Event::WriteSent { worker, message, .. } if worker == "A" => Some(*message),
+            _ => None,
+        });
+        assert!(
+            matches!(last, Event::WriteUnknown { worker, message, .. } if worker == "A" && Some(*message) == sent),
+            "{last:?}"
+        );
+        let found = Checker::judge(&history);
+        assert!(!found.is_empty() && found.iter().all(|v| v.possible), "{found:?}");
+    }
+
+    fn recorder_ns(ms: u64) -> u64 {
+        ms * 1_000_000
     }
 }

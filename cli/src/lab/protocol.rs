@@ -133,6 +133,9 @@ pub enum Report {
         /// The highest generation afterwards.
         highest_after: Option<Generation>,
     },
+    /// The write the worker sent last failed with an error that leaves its outcome unknown
+    /// (the connection broke, perhaps during the commit). The worker fails next.
+    WriteUnknown,
     /// The worker is done: at the end of its script, or stopped because it learned it lost its
     /// lease (`stopped`). It exits next.
     Finished {

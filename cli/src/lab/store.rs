@@ -56,7 +56,9 @@ impl Server {
                 Server::Sqlite { folder, path }
             }
             Kind::Postgres => Server::Postgres(
-                TestServer::try_start(Settings { durable: false })
+                // Out of reach of a Ctrl-C at the terminal, which the lab handles itself by
+                // stopping the server and deleting its folder.
+                TestServer::try_start(Settings { durable: false, own_process_group: true })
                     .map_err(|e| format!("cannot start PostgreSQL: {e}"))?,
             ),
         };
@@ -99,6 +101,16 @@ impl Server {
     }
 }
 
+/// A write that failed: the store's error, and whether the write may have been applied.
+#[derive(Debug)]
+pub struct WriteFailed {
+    /// The store's error.
+    pub error: String,
+    /// Whether the error leaves the write's outcome unknown (the connection broke, perhaps
+    /// during the commit), rather than certainly not applied.
+    pub unknown: bool,
+}
+
 /// One worker's connection to the store.
 pub enum Db {
     /// A connection to the SQLite file.
@@ -131,16 +143,24 @@ impl Db {
         request: &WriteRequest,
         fenced: bool,
         now: Tick,
-    ) -> Result<WriteOutcome, String> {
-        let outcome = match (self, fenced) {
-            (Db::Sqlite(store), true) => store.write(request, now).map_err(|e| e.to_string()),
-            (Db::Sqlite(store), false) => store.write_unfenced(request).map_err(|e| e.to_string()),
-            (Db::Postgres(store), true) => store.write(request, now).map_err(|e| e.to_string()),
-            (Db::Postgres(store), false) => {
-                store.write_unfenced(request).map_err(|e| e.to_string())
-            }
+    ) -> Result<WriteOutcome, WriteFailed> {
+        let known = |e: fencelab_sqlite::StoreError| (e.to_string(), false);
+        // Only a broken connection leaves the outcome open: it may have broken during the
+        // commit. Every other error of the store's is raised before anything is committed.
+        let pg = |e: fencelab_postgres::StoreError| {
+            let unknown = matches!(e, fencelab_postgres::StoreError::ConnectionLost { .. });
+            (e.to_string(), unknown)
         };
-        outcome.map_err(|e| format!("the store failed: {e}"))
+        let outcome = match (self, fenced) {
+            (Db::Sqlite(store), true) => store.write(request, now).map_err(known),
+            (Db::Sqlite(store), false) => store.write_unfenced(request).map_err(known),
+            (Db::Postgres(store), true) => store.write(request, now).map_err(pg),
+            (Db::Postgres(store), false) => store.write_unfenced(request).map_err(pg),
+        };
+        outcome.map_err(|(e, unknown)| WriteFailed {
+            error: format!("the store failed: {e}"),
+            unknown,
+        })
     }
 
     /// What the store holds for `resource`.

@@ -187,9 +187,21 @@ impl Worker {
         let value = format!("{} write {} (generation {})", self.name, self.writes, held.generation);
         let request =
             WriteRequest::new(self.resource.clone(), held.generation, operation, None, value);
-        let before = self.db.read(&self.resource)?;
+        // The lab's own look at the store, before anything is sent: if it fails, no write left.
+        let before = self
+            .db
+            .read(&self.resource)
+            .map_err(|e| format!("before its write, reading {} failed: {e}", self.resource))?;
         report(Report::Sending { request: request.clone() })?;
-        let outcome = self.db.write(&request, self.fenced, self.now())?;
+        let outcome = match self.db.write(&request, self.fenced, self.now()) {
+            Ok(outcome) => outcome,
+            Err(failed) => {
+                if failed.unknown {
+                    report(Report::WriteUnknown)?;
+                }
+                return Err(failed.error);
+            }
+        };
         let after = self.db.read(&self.resource)?;
         let (value_after, highest_after) = after.map_or((None, None), |v| (v.value, v.highest));
         report(Report::Wrote {
