@@ -279,19 +279,22 @@ impl EtcdAuthority {
     /// does (a range request with a revision in its header). Keys go under
     /// [`DEFAULT_PREFIX`]; each request may take [`DEFAULT_TIMEOUT`].
     pub fn connect(endpoint: &str) -> Result<EtcdAuthority, EtcdError> {
-        let trimmed = endpoint.trim().trim_end_matches('/');
         let bad = |problem: &str| EtcdError::BadEndpoint {
             endpoint: endpoint.to_string(),
             problem: problem.to_string(),
         };
-        let Some(host) = trimmed.strip_prefix("http://") else {
+        let Some(rest) = endpoint.trim().strip_prefix("http://") else {
             return Err(bad("it must start with http:// (the client speaks plain HTTP only)"));
         };
-        if host.is_empty() || host.contains('/') {
+        let host = rest.trim_end_matches('/');
+        if host.is_empty() {
+            return Err(bad("it names no host: it must be http://host:port"));
+        }
+        if host.contains('/') {
             return Err(bad("it must be http://host:port, without a path"));
         }
         let authority = EtcdAuthority {
-            endpoint: trimmed.to_string(),
+            endpoint: format!("http://{host}"),
             prefix: DEFAULT_PREFIX.to_string(),
             agent: agent(DEFAULT_TIMEOUT),
         };

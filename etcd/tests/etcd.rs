@@ -199,6 +199,8 @@ fn an_endpoint_that_is_not_http_is_refused() {
         ("127.0.0.1:2379", "it must start with http://"),
         ("https://127.0.0.1:2379", "it must start with http://"),
         ("http://127.0.0.1:2379/v3", "without a path"),
+        ("http://", "it names no host"),
+        ("http:///", "it names no host"),
     ] {
         match EtcdAuthority::connect(endpoint) {
             Err(e @ EtcdError::BadEndpoint { .. }) => {

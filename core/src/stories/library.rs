@@ -657,7 +657,7 @@ const CASES: &[Case] = &[
         ],
         build: |v, mut s| {
             s.resources = vec!["shipment-7".into()];
-            s.gateway = Some(GatewaySpec { partner: "mail+partner".into(), enforcement: fence(v), policy: SameGenerationPolicy::AllowSame });
+            s.gateway = Some(GatewaySpec { partner: "mail/webhooks".into(), enforcement: fence(v), policy: SameGenerationPolicy::AllowSame });
             let mail = Effect::SendEmail { to: "customer@example.org".into(), subject: "Your order has shipped".into() };
             let hook = Effect::CallWebhook { endpoint: "partner/shipments".into(), payload: "{\"shipment\":7}".into() };
             s.workers = vec![
