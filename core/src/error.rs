@@ -38,7 +38,7 @@ use std::convert::Infallible;
 /// assert!(matches!(unknown, Err(fencelab_core::Error::UnknownStory(_))));
 /// # Ok::<(), fencelab_core::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A story name or variant the library does not have
@@ -86,5 +86,13 @@ pub enum Error {
 impl From<Infallible> for Error {
     fn from(never: Infallible) -> Error {
         match never {}
+    }
+}
+
+/// The message, as `Display` gives it: a test that returns `Result<_, Error>` prints its error
+/// with `Debug`, and the message is what says what went wrong.
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }

@@ -22,13 +22,13 @@ pub use crate::clock::Tick;
 pub use crate::fence::authority::{Lease, LeaseAuthority};
 pub use crate::fence::gateway::{EffectRequest, GatewayOutcome, SideEffectGateway};
 pub use crate::fence::generation::Generation;
-pub use crate::fence::idempotency::{FencedResource, Retention, WriteOutcome};
+pub use crate::fence::idempotency::{FencedResource, Retention, StoredResult, WriteOutcome};
 pub use crate::fence::register::{
     FencedRegister, RejectionReason, Revision, SameGenerationPolicy, WriteRejection, WriteRequest,
 };
-pub use crate::fence::store::{FencedStore, MemoryStore};
+pub use crate::fence::store::{FencedStore, MemoryStore, StoredValue};
 pub use crate::format::error::ScenarioError;
-pub use crate::format::model::{Fault, Scenario};
+pub use crate::format::model::{Fault, Scenario, StoreSpec};
 pub use crate::history::History;
 pub use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
 pub use crate::record::{Engine, EngineError, Verdict};

@@ -173,3 +173,12 @@ fn wrapped_errors_are_their_wrappers_sources() {
     let source = rejection.source().expect("the token error is the source");
     assert_eq!(source.to_string(), zero.to_string());
 }
+
+#[test]
+fn the_joined_error_debugs_as_its_message_so_a_failing_test_prints_it() {
+    let error = fencelab_core::Error::from(
+        fencelab_core::stories::library::scenario("paused-wroker", None).unwrap_err(),
+    );
+    assert_eq!(format!("{error:?}"), error.to_string());
+    assert!(format!("{error:?}").starts_with("there is no story \"paused-wroker\""), "{error:?}");
+}

@@ -12,6 +12,11 @@
 //! - [`find_divergences`] goes on past the first divergence: the first of every case.
 //! - [`explore_store`] plays the writes of every schedule of each scenario, within bounds.
 //!
+//! All of these play writes one at a time, so they cannot see a store whose `write` is not
+//! atomic (a check, then the write, with a gap between). The `fencelab-kit` crate's
+//! `check_concurrent` races several handles to one store for that; a store that passes here
+//! and has not been through it is only known to be right one writer at a time.
+//!
 //! ```
 //! use fencelab_core::check::conformance::{check_store, Conformance};
 //! use fencelab_core::store::MemoryStore;
@@ -30,6 +35,8 @@
 mod cases;
 mod schedules;
 
+/// The store's part of a scenario, which every factory is given.
+pub use crate::format::model::StoreSpec;
 pub use cases::rule_cases;
 pub use schedules::{explore_store, Exploration, ScheduleOptions};
 
@@ -38,7 +45,7 @@ use crate::fence::generation::Generation;
 use crate::fence::idempotency::{StoredResult, WriteOutcome};
 use crate::fence::register::{WriteRejection, WriteRequest};
 use crate::fence::store::{FencedStore, MemoryStore, StoredValue};
-use crate::format::model::{Scenario, StoreSpec};
+use crate::format::model::Scenario;
 use crate::history::event::Event;
 use crate::ids::{OperationId, ResourceId};
 use crate::record::Engine;
