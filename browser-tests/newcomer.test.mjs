@@ -64,7 +64,8 @@ test('the fault length follows the field as typed, the next click acts, clocks g
   await page.keyboard.type('3');
   await page.locator('#decide-faults button', { hasText: 'Pause B for 3 ticks' }).click();
   await page.waitForFunction(() => document.querySelector('[data-testid="position"] .mono')?.textContent.startsWith('11/'));
-  assert.match(await page.evaluate(() => location.hash), /inject=[^&]*pause_worker\.B\.3/);
+  // The address follows the run a moment after the step shows.
+  await page.waitForFunction(() => /inject=[^&]*pause_worker\.B\.3/.test(location.hash), null, { timeout: 5000 });
   // 0 and -3 are refused next to the field; the buttons keep the last good length.
   for (const bad of ['0', '-3']) {
     await field.click();
