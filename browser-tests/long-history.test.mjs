@@ -135,6 +135,8 @@ test("a long history's findings are marked under the scrubber, and a mark goes t
   await open(page, files[100_000]);
   const findings = await page.locator('[data-testid="findings-panel"] .finding').count();
   const marks = page.locator('.scrub-marks .scrub-mark');
+  // The marks are laid out once the scrubber's width is measured, a render after the findings.
+  await marks.first().waitFor({ timeout: 5000 }).catch(() => {});
   const count = await marks.count();
   assert.ok(count > 0 && count <= findings, `${count} marks for ${findings} findings`);
   // Described to screen readers, and each mark named by its step and what broke.
