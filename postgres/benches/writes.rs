@@ -5,10 +5,11 @@
 //! middle half of the ratios of each fenced sample to the unconditional one beside it, to show
 //! how much the machine's load moved the figure. Asserts nothing about time.
 //!
-//! Run with `cargo bench -p fencelab-postgres --bench writes`. It starts two throwaway servers
-//! in turn: one with PostgreSQL's default durability (every commit waits for the disk), the
-//! figure that matters, and one with `fsync=off`, where the statements' own cost is not hidden
-//! behind the disk. Arguments after `--` pick one: `durable` or `fsync-off`.
+//! Run with `cargo bench -p fencelab-postgres --bench writes`. It starts a throwaway server with
+//! PostgreSQL's default durability (every commit waits for the disk): the store refuses a server
+//! with `fsync=off`, so there is no faster configuration to measure. The fenced write also makes
+//! its commit durable when the session's `synchronous_commit` is off, one statement more than
+//! the baseline's.
 //!
 //! The samples alternate, fenced then unconditional then the other way round, so both see the
 //! same machine: this project's machines are shared, and a figure measured minutes apart from
@@ -18,7 +19,7 @@
 
 use fencelab_core::{FencedStore, Generation, OperationId, ResourceId, Tick, WriteRequest};
 use fencelab_postgres::postgres::{Client, Config, NoTls, Statement};
-use fencelab_postgres::testing::{Settings, TestServer};
+use fencelab_postgres::testing::TestServer;
 use fencelab_postgres::{Options, PgStore};
 use std::sync::{Arc, Barrier};
 use std::thread;
@@ -119,8 +120,8 @@ fn micros(d: Duration) -> String {
     format!("{:.0} µs", d.as_secs_f64() * 1e6)
 }
 
-fn run(settings: Settings, name: &str, timed: bool) {
-    let server = TestServer::try_start(settings).unwrap_or_else(|e| panic!("{e}"));
+fn run(name: &str, timed: bool) {
+    let server = TestServer::start();
     let config = server.database();
     // Creates the tables that both kinds of writer use.
     drop(PgStore::connect(&config, Options::default()).expect("creates the tables"));
@@ -167,21 +168,5 @@ fn run(settings: Settings, name: &str, timed: bool) {
 
 fn main() {
     let timed = is_bench_run();
-    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
-    let wanted =
-        |name: &str| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()));
-    if wanted("durable") {
-        run(
-            Settings { durable: true, own_process_group: false },
-            "durable (PostgreSQL's defaults: fsync=on, synchronous_commit=on)",
-            timed,
-        );
-    }
-    if wanted("fsync-off") {
-        run(
-            Settings { durable: false, own_process_group: false },
-            "fsync-off (commits do not wait for the disk)",
-            timed,
-        );
-    }
+    run("durable (PostgreSQL's defaults: fsync=on, synchronous_commit=on)", timed);
 }

@@ -55,6 +55,29 @@
 //! correct, but a write that waited for another one on the same resource fails with
 //! [`StoreError::Serialization`] and must be retried.
 //!
+//! # Durability
+//!
+//! A fence record that the server loses in a crash re-admits every generation it had fenced out,
+//! so the store answers a write only once its commit is on disk, whatever the server, the
+//! database or the role says:
+//!
+//! - `synchronous_commit = off` (a common speed setting, at any level) lets a commit return
+//!   before its write-ahead log is flushed, and a crash soon after loses it. Every transaction
+//!   that commits a write raises it to `on` for itself (`set_config(..., true)`, as
+//!   `SET LOCAL` does) just before `COMMIT`, after the caller's own statements. Stronger values
+//!   (`local`, `remote_write`, `on`, `remote_apply`) all flush the local log and are kept.
+//! - `fsync = off` and `full_page_writes = off` cannot be changed from a session: the first lets
+//!   an operating system crash lose a commit, the second lets one leave a torn page that recovery
+//!   cannot repair. [`PgStore::connect`] reads both and refuses the server with
+//!   [`StoreError::UnsafeSetting`], naming the setting.
+//! - The isolation level comes from [`Options::isolation`] at every `BEGIN`, so the server's
+//!   `default_transaction_isolation` does not matter.
+//!
+//! A crash can still lose a commit whose acknowledgement never reached the caller; such a write
+//! has an unknown outcome ([`StoreError::ConnectionLost`]) and is read back. Failover to a standby
+//! keeps a commit only if the standby is synchronous (`synchronous_standby_names`): that is the
+//! server's replication setting, which `synchronous_commit = on` then waits for.
+//!
 //! # Failures
 //!
 //! Every failure is a [`StoreError`] variant with the client's error as its `source()`: an
@@ -185,6 +208,20 @@ pub enum StoreError {
         /// The server's error.
         #[source]
         source: postgres::Error,
+    },
+    /// The server is set so that it can lose or tear a commit it has acknowledged, and a
+    /// session cannot override the setting. Nothing was written.
+    #[error(
+        "PostgreSQL's {setting} is {value}: {why}, and a lost fence record re-admits the \
+         generations it fenced out; set {setting} = on in postgresql.conf and reload the server"
+    )]
+    UnsafeSetting {
+        /// The setting's name (`fsync`, `full_page_writes`).
+        setting: &'static str,
+        /// Its value on the server.
+        value: String,
+        /// What the value risks.
+        why: &'static str,
     },
     /// A table the store needs does not exist.
     #[error("table {table} is missing; connect with `create: true` or restore the schema")]
@@ -526,8 +563,45 @@ INSERT INTO fenced_forgotten
     FROM gone
     ORDER BY seq";
 
+/// Makes the transaction's commit wait for its write-ahead log to be flushed, if the session
+/// would not (`synchronous_commit = off`, from the server, the database or the role). Every other
+/// value flushes the local log, and a stronger one is kept. `true` scopes it to the transaction.
+const DURABLE_COMMIT: &str = "
+SELECT set_config('synchronous_commit', 'on', true) WHERE current_setting('synchronous_commit') = 'off'";
+
+/// The server settings that a session cannot override and that must be on for an acknowledged
+/// commit to survive a crash, each with what turning it off risks.
+const REQUIRED_SETTINGS: &[(&str, &str)] = &[
+    ("fsync", "an operating system crash or a power loss can lose commits it acknowledged"),
+    (
+        "full_page_writes",
+        "a crash can leave a torn page that recovery cannot repair, losing commits it acknowledged",
+    ),
+];
+
+/// Refuses a server on which an acknowledged commit can be lost ([`REQUIRED_SETTINGS`]).
+fn check_durability(client: &mut Client) -> Result<(), StoreError> {
+    let names: Vec<&str> = REQUIRED_SETTINGS.iter().map(|(name, _)| *name).collect();
+    let rows = client
+        .query("SELECT name, current_setting(name) FROM unnest($1::text[]) AS name", &[&names])
+        .map_err(StoreError::from_postgres)?;
+    for row in rows {
+        let (name, value): (String, String) = (row.get(0), row.get(1));
+        if value != "on" {
+            let (setting, why) = REQUIRED_SETTINGS
+                .iter()
+                .find(|(n, _)| *n == name)
+                .copied()
+                .ok_or_else(|| StoreError::InvalidData(format!("unasked setting {name}")))?;
+            return Err(StoreError::UnsafeSetting { setting, value, why });
+        }
+    }
+    Ok(())
+}
+
 /// The statements of a write, prepared once per connection.
 struct Statements {
+    durable_commit: Statement,
     raise_fence: Statement,
     fence_of: Statement,
     apply: Statement,
@@ -540,6 +614,7 @@ struct Statements {
 impl Statements {
     fn prepare(client: &mut Client) -> Result<Statements, postgres::Error> {
         Ok(Statements {
+            durable_commit: client.prepare(DURABLE_COMMIT)?,
             raise_fence: client.prepare(RAISE_FENCE)?,
             fence_of: client.prepare(FENCE_OF)?,
             apply: client.prepare(APPLY)?,
@@ -599,9 +674,10 @@ fn disagreement(step: &str) -> StoreError {
 }
 
 impl PgStore {
-    /// Connects, creates the tables if they are missing (with `create`), and checks that they
-    /// have this build's schema version and shape and that the stored policy and retention are
-    /// the ones in `options`.
+    /// Connects, refuses a server that can lose an acknowledged commit
+    /// ([`StoreError::UnsafeSetting`]), creates the tables if they are missing (with `create`),
+    /// and checks that they have this build's schema version and shape and that the stored
+    /// policy and retention are the ones in `options`.
     pub fn connect(config: &postgres::Config, options: Options) -> Result<PgStore, StoreError> {
         let mut config = config.clone();
         config.connect_timeout(options.connect_timeout);
@@ -610,6 +686,7 @@ impl PgStore {
             .connect(NoTls)
             .map_err(|source| StoreError::Unreachable { target: target_of(&config), source })?;
         let err = StoreError::from_postgres;
+        check_durability(&mut client)?;
         if options.create {
             create_schema(&mut client, sql).map_err(err)?;
         }
@@ -657,6 +734,9 @@ impl PgStore {
                 if let WriteOutcome::Applied(applied) = &outcome {
                     also(&mut tx, applied).map_err(err)?;
                 }
+                // Last before the commit, so that neither the server's settings nor the
+                // caller's statements can make this commit return before it is on disk.
+                tx.execute(&statements.durable_commit, &[]).map_err(err)?;
                 tx.commit().map_err(err)?;
                 Ok(outcome)
             }

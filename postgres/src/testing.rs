@@ -49,13 +49,11 @@ pub enum StartError {
     Folder(#[source] std::io::Error),
 }
 
-/// How the server runs.
-#[derive(Debug, Clone, Copy)]
+/// How the server runs. Its durability is always PostgreSQL's default (`fsync`,
+/// `full_page_writes` and `synchronous_commit` on), because the store refuses a server that can
+/// lose an acknowledged commit.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Settings {
-    /// Whether commits wait for the disk (`fsync`), as PostgreSQL does by default. Off, a
-    /// commit is still in the write-ahead log the moment it returns (a killed server recovers
-    /// it) but only an operating system crash could lose it: fine for tests, not for figures.
-    pub durable: bool,
     /// Whether PostgreSQL's programs (and so the server) run in a process group of their own,
     /// out of reach of a Ctrl-C at the terminal: for a program that handles Ctrl-C itself and
     /// stops the server on its way out. Off, a Ctrl-C stops a test run's servers with it.
@@ -121,16 +119,9 @@ fn free_port() -> Result<u16, StartError> {
 }
 
 impl TestServer {
-    /// Starts a server for tests (commits do not wait for the disk), or panics with its log.
+    /// Starts a server for tests, or panics with its log.
     pub fn start() -> TestServer {
-        Self::try_start(Settings { durable: false, own_process_group: false })
-            .unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    /// Starts a server with PostgreSQL's default durability, for figures, or panics with its log.
-    pub fn start_durable() -> TestServer {
-        Self::try_start(Settings { durable: true, own_process_group: false })
-            .unwrap_or_else(|e| panic!("{e}"))
+        Self::try_start(Settings::default()).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Starts a server with `settings`.
@@ -210,13 +201,10 @@ impl TestServer {
         let mut last = None;
         for _ in 0..5 {
             let port = free_port()?;
-            let mut server_options = format!(
+            let server_options = format!(
                 "-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200",
                 self.folder().display()
             );
-            if !self.settings.durable {
-                server_options.push_str(" -c fsync=off");
-            }
             let mut start = pg_command("pg_ctl", self.settings);
             start
                 .arg("-D")
@@ -270,13 +258,44 @@ impl TestServer {
         *self.stopped.lock().unwrap_or_else(|e| e.into_inner()) = true;
     }
 
-    /// Whether any process still runs from this server's data folder.
-    fn processes_alive(&self) -> bool {
+    /// Kills every process of the server at once with SIGKILL (the postmaster, the backends, the
+    /// WAL writer, the checkpointer), as the kernel's out-of-memory killer or a container's
+    /// forced stop would, and waits until they are gone. Nothing gets to flush what it held in
+    /// shared memory, so a commit whose write-ahead log was not yet written is lost.
+    pub fn crash(&self) {
+        let pids = self.processes();
+        assert!(!pids.is_empty(), "the server is not running");
+        for &pid in &pids {
+            // SAFETY: sends a signal to a process of this server; no memory involved. One that
+            // has exited meanwhile gives ESRCH, which is what the signal was for.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let postmaster = self.postmaster_pid().map(|pid| PathBuf::from(format!("/proc/{pid}")));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline && self.processes_alive() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if postmaster.is_some_and(|p| p.exists()) {
+            // A zombie left for whatever adopted it to reap: its pid file is stale.
+            let _ = fs::remove_file(self.data().join("postmaster.pid"));
+        }
+        *self.stopped.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    }
+
+    /// The processes that run from this server's data folder (a zombie has no folder).
+    fn processes(&self) -> Vec<libc::pid_t> {
         let data = self.data();
-        let Ok(entries) = fs::read_dir("/proc") else { return false };
+        let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
         entries
             .flatten()
-            .any(|entry| fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == data))
+            .filter(|entry| fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == data))
+            .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+            .collect()
+    }
+
+    /// Whether any process still runs from this server's data folder.
+    fn processes_alive(&self) -> bool {
+        !self.processes().is_empty()
     }
 
     /// A configuration for database `dbname` as user `postgres`.

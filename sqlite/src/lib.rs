@@ -76,7 +76,7 @@ use fencelab_core::{
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use std::num::NonZeroUsize;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How to open the database.
 #[derive(Debug, Clone, Copy)]
@@ -316,20 +316,29 @@ impl SqliteStore {
     /// Opens the database at `path` in WAL mode with `synchronous=FULL`. A read-write
     /// connection creates the tables (with `create`) or migrates an older schema; every
     /// connection is refused if the database stores another policy or retention than `options`.
+    ///
+    /// Several processes may open one new file at once. SQLite answers some of the set-up's
+    /// lock conflicts at once instead of waiting (switching a new file to WAL takes a read lock
+    /// and then asks for the write lock, and it gives up rather than risk a deadlock), so the
+    /// set-up is tried again until `busy_timeout` has passed.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<SqliteStore, StoreError> {
         let busy = options.busy_timeout;
         let err = |e| StoreError::from_sqlite(e, busy);
+        let deadline = Instant::now() + busy;
         let conn = Connection::open_with_flags(path, flags(&options)).map_err(err)?;
         conn.busy_timeout(busy).map_err(err)?;
         // Touch the file header now, so a corrupt file is reported at open, not at first write.
         conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())).map_err(err)?;
         if !options.read_only {
-            conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
+            retry_while_locked(deadline, || {
+                conn.pragma_update(None, "journal_mode", "WAL").map_err(Failure::Sql)
+            })
+            .map_err(|e| e.into_store(busy))?;
             // FULL syncs the WAL at every commit: an acknowledged fence record survives a
             // power loss, so a lost commit can never re-admit the generation it fenced out.
             conn.pragma_update(None, "synchronous", "FULL").map_err(err)?;
         }
-        SqliteStore::prepare(conn, options)
+        SqliteStore::prepare(conn, options, deadline)
     }
 
     /// Opens a new, private database in memory that lasts as long as the store: the same
@@ -354,13 +363,19 @@ impl SqliteStore {
         let busy = options.busy_timeout;
         let conn = Connection::open_in_memory_with_flags(flags(&options))
             .map_err(|e| StoreError::from_sqlite(e, busy))?;
-        SqliteStore::prepare(conn, options)
+        SqliteStore::prepare(conn, options, Instant::now())
     }
 
-    /// Creates or migrates the schema on a new connection and checks the stored options.
-    fn prepare(mut conn: Connection, options: Options) -> Result<SqliteStore, StoreError> {
+    /// Creates or migrates the schema on a new connection, trying again on a lock conflict
+    /// until `deadline`, and checks the stored options.
+    fn prepare(
+        mut conn: Connection,
+        options: Options,
+        deadline: Instant,
+    ) -> Result<SqliteStore, StoreError> {
         let busy = options.busy_timeout;
-        prepare_schema(&mut conn, &options).map_err(|e| e.into_store(busy))?;
+        retry_while_locked(deadline, || prepare_schema(&mut conn, &options))
+            .map_err(|e| e.into_store(busy))?;
         check_stored_options(&conn, &options).map_err(|e| e.into_store(busy))?;
         Ok(SqliteStore { conn, options })
     }
@@ -471,6 +486,28 @@ fn prepare_schema(conn: &mut Connection, options: &Options) -> Result<(), Failur
     }
     tx.commit()?;
     Ok(())
+}
+
+/// Runs `step` again while SQLite reports a lock conflict, with a short growing pause, until
+/// `deadline`; the last conflict is returned after it. For the set-up steps on which SQLite
+/// does not wait by itself.
+fn retry_while_locked<T>(
+    deadline: Instant,
+    mut step: impl FnMut() -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match step() {
+            Err(Failure::Sql(rusqlite::Error::SqliteFailure(failure, _)))
+                if matches!(failure.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+                    && Instant::now() + pause < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
 }
 
 fn schema_version(conn: &Connection) -> Result<i64, Failure> {

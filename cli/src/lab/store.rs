@@ -58,7 +58,7 @@ impl Server {
             Kind::Postgres => Server::Postgres(
                 // Out of reach of a Ctrl-C at the terminal, which the lab handles itself by
                 // stopping the server and deleting its folder.
-                TestServer::try_start(Settings { durable: false, own_process_group: true })
+                TestServer::try_start(Settings { own_process_group: true })
                     .map_err(|e| format!("cannot start PostgreSQL: {e}"))?,
             ),
         };
