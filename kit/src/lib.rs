@@ -19,6 +19,10 @@
 //! [`MemoryStore`] reference after the race's setup, gives exactly the outcomes the writers got
 //! and the final state the store holds. Every order of at most [`MAX_WRITERS`] writers is tried.
 //!
+//! Neither check crashes anything: what a store must make durable before it answers, and how to
+//! test it, is in the core's conformance documentation
+//! (`fencelab_core::check::conformance`, "What a store must make durable before it answers").
+//!
 //! This crate is separate from `fencelab-core` because it runs threads and waits with a
 //! timeout, and the core reads no clock.
 //!

@@ -166,6 +166,13 @@ impl Default for Options {
     }
 }
 
+/// What the store guarantees on a crash, in one sentence, for tools that report it (the live
+/// lab prints it). The crate documentation's Durability section says why.
+pub const DURABILITY: &str = "a write is acknowledged only once its commit is flushed to the \
+    write-ahead log on disk (synchronous_commit is raised to on for the store's commits when the \
+    server, database or role has it off), and a server with fsync or full_page_writes off is \
+    refused, so a crash of the server or the machine cannot lose an acknowledged generation";
+
 /// The schema this build writes, kept in `fenced_meta.schema_version`.
 pub const SCHEMA_VERSION: i32 = 1;
 

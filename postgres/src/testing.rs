@@ -263,16 +263,21 @@ impl TestServer {
     /// forced stop would, and waits until they are gone. Nothing gets to flush what it held in
     /// shared memory, so a commit whose write-ahead log was not yet written is lost.
     pub fn crash(&self) {
-        let pids = self.processes();
-        assert!(!pids.is_empty(), "the server is not running");
-        for &pid in &pids {
-            // SAFETY: sends a signal to a process of this server; no memory involved. One that
-            // has exited meanwhile gives ESRCH, which is what the signal was for.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
+        assert!(self.processes_alive(), "the server is not running");
         let postmaster = self.postmaster_pid().map(|pid| PathBuf::from(format!("/proc/{pid}")));
         let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline && self.processes_alive() {
+        // Again until none is left: the postmaster may have started a process after the list
+        // was read.
+        loop {
+            let pids = self.processes();
+            if pids.is_empty() || Instant::now() > deadline {
+                break;
+            }
+            for pid in pids {
+                // SAFETY: sends a signal to a process of this server; no memory involved. One
+                // that has exited meanwhile gives ESRCH, which is what the signal was for.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
             std::thread::sleep(Duration::from_millis(5));
         }
         if postmaster.is_some_and(|p| p.exists()) {

@@ -39,7 +39,13 @@
 //!
 //! The database runs in WAL mode with `synchronous=FULL`: a commit is on disk before it is
 //! acknowledged. With `NORMAL`, a commit acknowledged just before a power loss can vanish, and a
-//! lost fence record re-admits the generation it had fenced out.
+//! lost fence record re-admits the generation it had fenced out. A killed writer process loses
+//! nothing it was told about and leaves no half-written write: the commit is in the WAL before
+//! the answer, and recovery drops an unfinished transaction whole.
+//!
+//! Several processes may open one file at once, a new one included: the first opens' set-up
+//! (the journal mode, the tables, the options row) waits for the others up to
+//! [`Options::busy_timeout`] instead of failing on a lock conflict.
 //!
 //! The same-generation policy and the retention are stored in `fenced_meta` when the tables are
 //! created, and a connection asking for different ones is refused
@@ -107,6 +113,13 @@ impl Default for Options {
         }
     }
 }
+
+/// What the store guarantees on a crash, in one sentence, for tools that report it (the live
+/// lab prints it). The crate documentation's Durability section says why.
+pub const DURABILITY: &str = "a write is acknowledged only once its commit is synced to the \
+    write-ahead log on disk (WAL with synchronous=FULL), and the fence record commits in the same \
+    transaction as the value, so a killed writer or a power loss cannot lose an acknowledged \
+    generation or leave half a write";
 
 /// The schema this build writes, kept in SQLite's `user_version` header field.
 pub const SCHEMA_VERSION: i64 = 2;

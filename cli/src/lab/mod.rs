@@ -320,6 +320,7 @@ pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
     };
     let result = started.and_then(|server| {
         say!("store: {}", server.describe());
+        say!("durability: {}", server.durability());
         say!("temporary folder: {}", server.folder().display());
         let etcd = match args.authority {
             AuthorityKind::Builtin => None,

@@ -87,6 +87,14 @@ impl Server {
         }
     }
 
+    /// What the store guarantees before it acknowledges a write, in the store crate's words.
+    pub fn durability(&self) -> &'static str {
+        match self {
+            Server::Sqlite { .. } => fencelab_sqlite::DURABILITY,
+            Server::Postgres(_) => fencelab_postgres::DURABILITY,
+        }
+    }
+
     /// A line saying what runs where, with the server's process id.
     pub fn describe(&self) -> String {
         match self {

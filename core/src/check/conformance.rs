@@ -17,6 +17,18 @@
 //! `check_concurrent` races several handles to one store for that; a store that passes here
 //! and has not been through it is only known to be right one writer at a time.
 //!
+//! # What a store must make durable before it answers
+//!
+//! A store may acknowledge a write, or a refusal that raised the fence, only once the fence
+//! record and the value are durable together: a crash that loses an acknowledged generation
+//! re-admits every older owner it had fenced out, and nothing in the protocol can notice. So the
+//! fence record commits in the same transaction as the value, and the commit is flushed to
+//! stable storage before the answer (SQLite: WAL with `synchronous=FULL`; PostgreSQL:
+//! `synchronous_commit` on for the commit, `fsync` and `full_page_writes` on for the server).
+//! The reopen check ([`Rule::Durability`]) sees a store that keeps its fence in memory; only a
+//! real crash shows a store that answers before its commit is on disk, so the SQLite and
+//! PostgreSQL stores' own tests kill the writer or the server right after an acknowledgement.
+//!
 //! ```
 //! use fencelab_core::check::conformance::{check_store, Conformance};
 //! use fencelab_core::store::MemoryStore;
