@@ -95,13 +95,14 @@ pub use check::{Checker, Judgement};
 pub use clock::Tick;
 pub use error::Error;
 pub use fence::authority::{Lease, LeaseAuthority, LeaseError, ResourceRecord};
+pub use fence::boundary;
+pub use fence::boundary::FencedResource;
 pub use fence::gateway::{
     Delivery, DropReason, Effect, EffectRequest, GatewayOutcome, SideEffectGateway,
 };
 pub use fence::generation::{Generation, TokenError};
 pub use fence::idempotency::{
-    FencedResource, ForgetReason, Forgotten, IdempotencyStore, Retention, StoredResult,
-    WriteOutcome,
+    ForgetReason, Forgotten, IdempotencyStore, Retention, StoredResult, WriteOutcome,
 };
 pub use fence::log::{
     rejections_by_reason, Attempt, LogEntry, LogError, LoggedOutcome, OperationLog,

@@ -20,9 +20,10 @@ use crate::check::{
     CellCheck, CheckState, Checker, Done, Live, Rank, Reached, Recent, Sender, Sent, Steps,
 };
 use crate::fence::authority::LeaseAuthority;
+use crate::fence::boundary::FencedResource;
 use crate::fence::gateway::{Delivery, DropReason, Effect, EffectRequest, SideEffectGateway};
 use crate::fence::generation::TokenError;
-use crate::fence::idempotency::{FencedResource, Forgotten, IdempotencyStore, WriteOutcome};
+use crate::fence::idempotency::{Forgotten, IdempotencyStore, WriteOutcome};
 use crate::fence::log::{Attempt, LogEntry, LoggedOutcome};
 use crate::fence::register::{FencedRegister, WriteRejection, WriteRequest};
 use crate::format::model::{Checkpoint, Fault, Scenario, Step, StoreSpec, WorkerSpec};

@@ -20,9 +20,10 @@ pub use crate::check::explore::{ExploreConfig, ExploreResult, Explorer};
 pub use crate::check::invariant::{InvariantKind, Violation};
 pub use crate::clock::Tick;
 pub use crate::fence::authority::{Lease, LeaseAuthority};
+pub use crate::fence::boundary::FencedResource;
 pub use crate::fence::gateway::{EffectRequest, GatewayOutcome, SideEffectGateway};
 pub use crate::fence::generation::Generation;
-pub use crate::fence::idempotency::{FencedResource, Retention, StoredResult, WriteOutcome};
+pub use crate::fence::idempotency::{Retention, StoredResult, WriteOutcome};
 pub use crate::fence::register::{
     FencedRegister, RejectionReason, Revision, SameGenerationPolicy, WriteRejection, WriteRequest,
 };

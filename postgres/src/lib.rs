@@ -10,45 +10,37 @@
 //!
 //! # One write
 //!
-//! Every write is one `READ COMMITTED` transaction that checks in the order of the reference,
-//! [`FencedResource::write`](fencelab_core::FencedResource::write):
+//! Every write is one `READ COMMITTED` transaction that takes its decision from the core's
+//! write boundary, [`boundary::decide`], the same function the in-memory reference
+//! ([`FencedResource`](fencelab_core::FencedResource)) uses, so the order of checks (the
+//! generation, the fence raised, expired ids forgotten, the operation id, the expected
+//! revision, apply) is written once, in the core:
 //!
-//! 1. **The generation**, in one `INSERT ... ON CONFLICT (resource) DO UPDATE ... WHERE` whose
-//!    `WHERE` clause is the fencing rule ([`SameGenerationPolicy::admits`]): a new resource's
-//!    row is inserted, an existing one is raised to the presented generation (and a newer
-//!    highest has not acted yet). A request the rule refuses updates no row and is answered as
-//!    stale, and the transaction is rolled back: it changes nothing, not even expired operation
-//!    ids. The one exception is the strict policy's own retry (the highest generation, with an
-//!    operation id remembered under it), which gets its stored result back.
-//! 2. **The fence is raised** by that same statement, and committed even if the next steps
-//!    answer from the replay record or refuse a revision conflict: the newer owner has shown its
-//!    generation, so every older one is superseded from then on.
-//! 3. Operation ids past the retention are forgotten (and recorded as forgotten).
-//! 4. A remembered operation id returns its stored result.
-//! 5. and 6. Otherwise one conditional `UPDATE ... WHERE` carries the fencing rule and the
-//!    expected revision and applies the write (value, revision + 1, the fence marked as acted),
-//!    and the operation id is recorded. If it updates no row, the revision did not match and the
-//!    answer is a revision conflict. Steps 4 to 6 are one statement, so a write that applies
-//!    takes four round trips (begin, the fence, the write, commit), as many as an unconditional
-//!    upsert with its operation id recorded.
+//! 1. `SELECT ... FOR UPDATE` locks the resource's row and reads its fence record and revision
+//!    (a resource never written gets its row created, locked, by `INSERT ... ON CONFLICT DO
+//!    NOTHING`; if another writer created it first, the lock is taken on that row);
+//! 2. the operation id's stored result is read;
+//! 3. [`boundary::decide`] says what happens;
+//! 4. a refusal by the fence rolls back, so it changes nothing; anything else stores what the
+//!    decision says, with absolute values (the fence record, the value and revision, the expired
+//!    and the new operation ids, the capacity), and commits.
+//!
+//! A write that applies takes six round trips (begin, the lock, the operation id, the write,
+//! the durable commit's setting, commit).
 //!
 //! # Why this is safe under READ COMMITTED
 //!
 //! Under `READ COMMITTED` each statement sees the rows committed when it started, so a check
-//! made by one `SELECT` and acted on by a later `UPDATE` can be overtaken by another writer in
-//! between: that is the lost update a read-then-write implementation suffers (its tests show it,
-//! and show that `SERIALIZABLE` turns it into a serialization failure instead). This store never
-//! acts on a row it read earlier. Its first statement updates the resource's row, which takes
-//! the row lock: if another transaction holds it, the statement waits for that transaction to
-//! end and then, as PostgreSQL does for every `UPDATE` and `ON CONFLICT DO UPDATE` that finds its
-//! row changed by a transaction that committed meanwhile, evaluates its `WHERE` clause again
-//! against the newest version of the row. An older owner whose write waited behind a newer
-//! owner's therefore sees the newer generation and is refused. The row lock is taken even when
-//! the fencing rule refuses the request, and it is held until the transaction ends, so every
-//! later statement of the write (each with a fresh snapshot, taken after the lock was granted)
-//! sees everything the previous holder committed, including its operation ids, and nothing can
-//! change the row before this write commits. The writes of one resource are serial; writes of
-//! different resources never wait for each other.
+//! made by a plain `SELECT` and acted on by a later `UPDATE` can be overtaken by another writer
+//! in between: that is the lost update a read-then-write implementation suffers (its tests show
+//! it, and show that `SERIALIZABLE` turns it into a serialization failure instead). This store
+//! reads under the row lock. `SELECT ... FOR UPDATE` waits for any transaction that holds the
+//! lock to end and then returns the newest committed version of the row, so an older owner whose
+//! write waited behind a newer owner's sees the newer generation and is refused. The lock is
+//! held until the transaction ends, so every later statement of the write (each with a fresh
+//! snapshot, taken after the lock was granted) sees everything the previous holder committed,
+//! including its operation ids, and nothing can change the row before this write commits. The
+//! writes of one resource are serial; writes of different resources never wait for each other.
 //!
 //! The store asks for `READ COMMITTED` explicitly ([`Options::isolation`]), whatever the
 //! server's default. Under `REPEATABLE READ` or `SERIALIZABLE` the same statements are still
@@ -122,10 +114,11 @@ pub mod testing;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+use fencelab_core::boundary::{self, Decision, Expiry, Held, Pass, PassEffect, Rules};
 use fencelab_core::{
-    Applied, FencedStore, ForgetReason, Forgotten, Generation, Named, OperationId, ResourceId,
-    Retention, Revision, SameGenerationPolicy, StoredResult, StoredValue, Tick, WriteOutcome,
-    WriteRejection, WriteRequest,
+    Applied, Fence, FencedStore, ForgetReason, Forgotten, Generation, Named, OperationId,
+    ResourceId, Retention, Revision, SameGenerationPolicy, StoredResult, StoredValue, Tick,
+    WriteOutcome, WriteRequest,
 };
 use postgres::error::{DbError, SqlState};
 use postgres::{Client, GenericClient, NoTls, Statement, Transaction};
@@ -501,50 +494,41 @@ const COLUMNS: &[(&str, &[(&str, &str)])] = &[
     ),
 ];
 
-/// Raises the fence: a missing row is created with no value, a lower highest is replaced (and
-/// its `acted` cleared). The `WHERE` clause is the fencing rule: a request it refuses updates
-/// no row and returns nothing, but the row is locked all the same. Returns the row's revision.
-const RAISE_FENCE: &str = "
-INSERT INTO fenced AS f (resource, highest, acted, value, revision) VALUES ($1, $2, false, NULL, 0)
-ON CONFLICT (resource) DO UPDATE
-    SET highest = excluded.highest, acted = f.acted AND f.highest = excluded.highest
-    WHERE f.highest < excluded.highest
-       OR (f.highest = excluded.highest AND (NOT $3 OR NOT f.acted))
+/// The fence record of the resource, locked until the transaction ends (`FOR UPDATE`): under
+/// `READ COMMITTED` a locked row is read in its newest committed version, after waiting for
+/// any transaction that holds it.
+const LOCK: &str = "SELECT highest, acted, revision FROM fenced WHERE resource = $1 FOR UPDATE";
+
+/// Creates the row of a resource never written, locked by this transaction, if no other
+/// transaction created it first (then nothing is returned, and [`LOCK`] waits for it). The
+/// placeholder holds the presented generation, not acted, no value, revision 0; the decision is
+/// taken on the empty fence and always passes, so it is overwritten before the commit.
+const CREATE: &str = "
+INSERT INTO fenced (resource, highest, acted, value, revision) VALUES ($1, $2, false, NULL, 0)
+ON CONFLICT (resource) DO NOTHING
 RETURNING revision";
 
-/// The fence record of a row this transaction has locked.
-const FENCE_OF: &str = "SELECT highest, acted FROM fenced WHERE resource = $1";
-
-/// Steps 4 to 6 of a write whose request passed the fence, in one statement: the operation
-/// id's stored result, if remembered; otherwise one conditional `UPDATE` whose `WHERE` clause
-/// carries the fencing rule and the expected revision applies the write, and the operation id
-/// is recorded with the new revision. Returns one row: the stored result (or nulls) and the
-/// applied revision (or null). Its snapshot is taken after the fence statement locked the row,
-/// so it sees every operation id the previous holder of the lock committed.
-const APPLY: &str = "
-WITH prior AS (
-    SELECT generation, revision, recorded_at FROM fenced_ops WHERE resource = $1 AND operation = $6
-), applied AS (
-    UPDATE fenced SET highest = $2, value = $3, revision = revision + 1, acted = true
+/// Stores the fence record of a request that passed the fence, with the value and its revision
+/// when the write applies (`$5` not null) and records the operation id (`$6`, at `$7`); every
+/// value comes from the decision.
+const STORE: &str = "
+WITH stored AS (
+    UPDATE fenced SET highest = $2, acted = $3,
+        value = CASE WHEN $5::bigint IS NULL THEN value ELSE $4 END,
+        revision = COALESCE($5::bigint, revision)
     WHERE resource = $1
-      AND NOT EXISTS (SELECT 1 FROM prior)
-      AND (highest < $2 OR (highest = $2 AND (NOT $4 OR NOT acted)))
-      AND ($5::bigint IS NULL OR revision = $5)
-    RETURNING revision
-), recorded AS (
-    INSERT INTO fenced_ops (resource, operation, generation, revision, recorded_at)
-        SELECT $1::text, $6::text, $2::bigint, revision, $7::bigint FROM applied
     RETURNING revision
 )
-SELECT prior.generation, prior.revision, prior.recorded_at, (SELECT revision FROM recorded)
-FROM (VALUES (1)) AS one LEFT JOIN prior ON true";
+INSERT INTO fenced_ops (resource, operation, generation, revision, recorded_at)
+    SELECT $1::text, $6::text, $2::bigint, revision, $7::bigint FROM stored
+    WHERE $5::bigint IS NOT NULL";
 
 /// The stored result of one operation id.
 const STORED_RESULT: &str =
     "SELECT generation, revision, recorded_at FROM fenced_ops WHERE resource = $1 AND operation = $2";
 
-/// Forgets, and records as forgotten, the resource's operation ids recorded at or before the
-/// cutoff `$2`, at time `$3`, for the maximum age `$4`.
+/// Forgets, and records as forgotten, the resource's operation ids recorded at or before `$2`,
+/// at time `$3`, for the maximum age `$4`.
 const FORGET_EXPIRED: &str = "
 WITH gone AS (
     DELETE FROM fenced_ops WHERE resource = $1 AND recorded_at <= $2
@@ -609,9 +593,9 @@ fn check_durability(client: &mut Client) -> Result<(), StoreError> {
 /// The statements of a write, prepared once per connection.
 struct Statements {
     durable_commit: Statement,
-    raise_fence: Statement,
-    fence_of: Statement,
-    apply: Statement,
+    lock: Statement,
+    create: Statement,
+    store: Statement,
     stored_result: Statement,
     forget_expired: Statement,
     forget_over_capacity: Statement,
@@ -622,9 +606,9 @@ impl Statements {
     fn prepare(client: &mut Client) -> Result<Statements, postgres::Error> {
         Ok(Statements {
             durable_commit: client.prepare(DURABLE_COMMIT)?,
-            raise_fence: client.prepare(RAISE_FENCE)?,
-            fence_of: client.prepare(FENCE_OF)?,
-            apply: client.prepare(APPLY)?,
+            lock: client.prepare(LOCK)?,
+            create: client.prepare(CREATE)?,
+            store: client.prepare(STORE)?,
             stored_result: client.prepare(STORED_RESULT)?,
             forget_expired: client.prepare(FORGET_EXPIRED)?,
             forget_over_capacity: client.prepare(FORGET_OVER_CAPACITY)?,
@@ -673,13 +657,6 @@ fn tick_from_sql(value: i64) -> Result<Tick, StoreError> {
         .map_err(|_| StoreError::InvalidData(format!("stored time {value} is negative")))
 }
 
-/// The SQL and the fencing rule disagreed about a write: a bug, or a hand-edited row.
-fn disagreement(step: &str) -> StoreError {
-    StoreError::InvalidData(format!(
-        "the {step} changed nothing although the fencing rule admitted the write"
-    ))
-}
-
 impl PgStore {
     /// Connects, refuses a server that can lose an acknowledged commit
     /// ([`StoreError::UnsafeSetting`]), creates the tables if they are missing (with `create`),
@@ -719,25 +696,21 @@ impl PgStore {
         also: impl FnOnce(&mut Transaction<'_>, &Applied) -> Result<(), postgres::Error>,
     ) -> Result<WriteOutcome, StoreError> {
         // Every number is checked before the transaction starts, so a refusal sends nothing.
-        let generation = sql_integer("generation", request.generation.get())?;
-        let now_sql = sql_integer("time", now.0)?;
-        let expected =
-            request.expected_revision.map(|r| sql_integer("expected revision", r.0)).transpose()?;
+        sql_integer("generation", request.generation.get())?;
+        sql_integer("time", now.0)?;
+        request.expected_revision.map(|r| sql_integer("expected revision", r.0)).transpose()?;
         let err = StoreError::from_postgres;
         let PgStore { client, statements, options } = self;
         // Dropping the transaction on an error rolls it back; if the connection is gone, the
         // server discards the uncommitted transaction itself.
         let mut tx =
             client.build_transaction().isolation_level(options.isolation).start().map_err(err)?;
-        let write = Write { request, generation, now: now_sql, expected, now_tick: now };
-        let decision = decide(&mut tx, statements, options, &write)?;
+        let decision = decide(&mut tx, statements, options, request, now)?;
+        let outcome = decision.outcome();
         match decision {
-            Decision::Refused(outcome) => {
-                // A request refused by the fence leaves the database exactly as it was.
-                tx.rollback().map_err(err)?;
-                Ok(outcome)
-            }
-            Decision::Passed(outcome) => {
+            // A request refused by the fence leaves the database exactly as it was.
+            Decision::Refuse(_) => tx.rollback().map_err(err)?,
+            Decision::Pass(_) => {
                 if let WriteOutcome::Applied(applied) = &outcome {
                     also(&mut tx, applied).map_err(err)?;
                 }
@@ -745,9 +718,9 @@ impl PgStore {
                 // caller's statements can make this commit return before it is on disk.
                 tx.execute(&statements.durable_commit, &[]).map_err(err)?;
                 tx.commit().map_err(err)?;
-                Ok(outcome)
             }
         }
+        Ok(outcome)
     }
 
     /// Writes `request` without the fence, as a client that trusts its lease would: one
@@ -949,21 +922,6 @@ fn check_stored_options(client: &mut Client, options: &Options) -> Result<(), St
     Ok(())
 }
 
-/// One write's request with its numbers already converted to `bigint`.
-struct Write<'a> {
-    request: &'a WriteRequest,
-    generation: i64,
-    now: i64,
-    expected: Option<i64>,
-    now_tick: Tick,
-}
-
-/// What one write decided: refused by the fence (roll back) or passed it (commit).
-enum Decision {
-    Refused(WriteOutcome),
-    Passed(WriteOutcome),
-}
-
 /// The stored result of an operation on a resource, if remembered.
 fn stored_result(
     client: &mut impl GenericClient,
@@ -980,96 +938,84 @@ fn stored_result(
     Ok(Some(StoredResult { generation, applied, recorded_at: tick_from_sql(row.get(2))? }))
 }
 
-/// Everything one write does, inside its transaction, in the reference's order of checks (see
-/// the crate documentation).
+/// One write inside its transaction: locks the resource's row (creating it for a resource never
+/// written), reads what the boundary holds, takes the decision from [`boundary::decide`], and
+/// stores what a passing decision says. Every statement after the lock sees what the lock's
+/// previous holder committed, and nothing changes the row until this transaction ends.
 fn decide(
     tx: &mut Transaction<'_>,
     statements: &Statements,
     options: &Options,
-    write: &Write<'_>,
+    request: &WriteRequest,
+    now: Tick,
 ) -> Result<Decision, StoreError> {
     let err = StoreError::from_postgres;
-    let request = write.request;
-    let (resource, operation) = (request.resource.as_str(), request.operation.as_str());
-    let presented = request.generation;
-    let strict = options.policy == SameGenerationPolicy::StrictlyNewer;
-
-    let raised = tx
-        .query_opt(&statements.raise_fence, &[&resource, &write.generation, &strict])
-        .map_err(err)?;
-    let Some(raised) = raised else {
-        // The rule refused the request; the statement still locked the row, so this read sees
-        // the fence that refused it.
-        let row = tx.query_one(&statements.fence_of, &[&resource]).map_err(err)?;
-        let highest = generation_from_sql(row.get(0))?;
-        let acted: bool = row.get(1);
-        if options.policy.admits(fencelab_core::Fence { highest: Some(highest), acted }, presented)
-        {
-            return Err(disagreement("fence update"));
+    let resource = request.resource.as_str();
+    let generation = sql_integer("generation", request.generation.get())?;
+    let (fence, revision) = loop {
+        if let Some(row) = tx.query_opt(&statements.lock, &[&resource]).map_err(err)? {
+            let fence =
+                Fence { highest: Some(generation_from_sql(row.get(0))?), acted: row.get(1) };
+            break (fence, revision_from_sql(row.get(2))?);
         }
-        // Under the strict policy the owner's own retry presents the generation that has
-        // already written. It is a retry, not a second write: return what the first one got.
-        // An id past its retention is not answered, as the reference does not answer it; it is
-        // not deleted either, because a refused request changes nothing.
-        let own_retry = if presented == highest {
-            stored_result(tx, statements, resource, operation)?.filter(|s| {
-                s.generation == presented && !options.retention.expired(s, write.now_tick)
-            })
-        } else {
-            None
-        };
-        return Ok(Decision::Refused(match own_retry {
-            Some(stored) => WriteOutcome::Replayed(stored),
-            None => WriteOutcome::Rejected(WriteRejection::Stale { presented, highest }),
-        }));
+        if tx.query_opt(&statements.create, &[&resource, &generation]).map_err(err)?.is_some() {
+            break (Fence::default(), Revision(0));
+        }
+        // Another transaction created the row meanwhile: lock it now.
     };
-    let revision = revision_from_sql(raised.get(0))?;
+    let remembered = stored_result(tx, statements, resource, request.operation.as_str())?;
+    let rules = Rules { policy: options.policy, retention: options.retention };
+    let decision = boundary::decide(&Held { fence, revision, remembered }, request, rules, now);
+    if let Decision::Pass(pass) = &decision {
+        store(tx, statements, request, pass, now)?;
+    }
+    Ok(decision)
+}
 
-    if let Some(max_age) = options.retention.max_age {
+/// Stores what a request that passed the fence does, in the decision's order: the fence record
+/// (with the value when the write applies), the expired operation ids, the new one, the
+/// capacity.
+fn store(
+    tx: &mut Transaction<'_>,
+    statements: &Statements,
+    request: &WriteRequest,
+    pass: &Pass,
+    now: Tick,
+) -> Result<(), StoreError> {
+    let err = StoreError::from_postgres;
+    let resource = request.resource.as_str();
+    let highest = sql_integer("generation", pass.highest.get())?;
+    let now = sql_integer("time", now.0)?;
+    if let Some(Expiry { up_to, reason }) = pass.expire {
+        let up_to = sql_integer("time", up_to.0)?;
+        let ForgetReason::Age { max_age } = reason else {
+            return Err(StoreError::InvalidData(format!("an expiry for {reason:?}")));
+        };
         let max_age = sql_integer("retention max_age", max_age)?;
-        // Ids recorded "after" now (a caller whose clock went back) are kept, as in the
-        // reference.
-        if let Some(cutoff) = write.now.checked_sub(max_age).filter(|c| *c >= 0) {
-            tx.execute(&statements.forget_expired, &[&resource, &cutoff, &write.now, &max_age])
-                .map_err(err)?;
-        }
-    }
-
-    let params: [&(dyn postgres::types::ToSql + Sync); 7] = [
-        &resource,
-        &write.generation,
-        &request.value,
-        &strict,
-        &write.expected,
-        &operation,
-        &write.now,
-    ];
-    let row = tx.query_one(&statements.apply, &params).map_err(err)?;
-    let (prior, applied): (Option<i64>, Option<i64>) = (row.get(0), row.get(3));
-    if let Some(generation) = prior {
-        let generation = generation_from_sql(generation)?;
-        let applied = Applied { generation, revision: revision_from_sql(row.get(1))? };
-        let stored = StoredResult { generation, applied, recorded_at: tick_from_sql(row.get(2))? };
-        return Ok(Decision::Passed(WriteOutcome::Replayed(stored)));
-    }
-    let Some(applied) = applied else {
-        return match request.expected_revision.filter(|&e| e != revision) {
-            Some(expected) => {
-                Ok(Decision::Passed(WriteOutcome::Rejected(WriteRejection::RevisionConflict {
-                    expected,
-                    actual: revision,
-                })))
-            }
-            None => Err(disagreement("conditional write")),
-        };
-    };
-    let revision = revision_from_sql(applied)?;
-    if let Some(max) = options.retention.max_entries {
-        let keep = sql_integer("retention max_entries", max.get() as u64)?;
-        tx.execute(&statements.forget_over_capacity, &[&resource, &keep, &write.now])
+        tx.execute(&statements.forget_expired, &[&resource, &up_to, &now, &max_age])
             .map_err(err)?;
     }
-    Ok(Decision::Passed(WriteOutcome::Applied(Applied { generation: presented, revision })))
+    let (revision, recorded_at) = match &pass.effect {
+        PassEffect::Apply { revision, record, .. } => {
+            (Some(sql_integer("revision", revision.0)?), sql_integer("time", record.recorded_at.0)?)
+        }
+        PassEffect::Replay(_) | PassEffect::Reject(_) => (None, now),
+    };
+    let params: [&(dyn postgres::types::ToSql + Sync); 7] = [
+        &resource,
+        &highest,
+        &pass.acted,
+        &request.value,
+        &revision,
+        &request.operation.as_str(),
+        &recorded_at,
+    ];
+    tx.execute(&statements.store, &params).map_err(err)?;
+    if let PassEffect::Apply { trim: Some(keep), .. } = &pass.effect {
+        let keep = sql_integer("retention max_entries", keep.get() as u64)?;
+        tx.execute(&statements.forget_over_capacity, &[&resource, &keep, &now]).map_err(err)?;
+    }
+    Ok(())
 }
 
 impl FencedStore for PgStore {

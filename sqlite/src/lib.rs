@@ -12,28 +12,14 @@
 //!
 //! # One write
 //!
-//! Every write is one `IMMEDIATE` transaction that checks in the order of the reference,
-//! [`FencedResource::write`](fencelab_core::FencedResource::write):
-//!
-//! 1. **The generation.** A request the policy does not admit
-//!    ([`SameGenerationPolicy::admits`]) is refused as stale. The one exception is the strict
-//!    policy's own retry (the highest generation, with an operation id remembered under it),
-//!    which gets its stored result back. Either way the transaction is rolled back: a request
-//!    refused by the fence changes nothing, not even expired operation ids.
-//! 2. **The fence is raised.** The row's highest becomes the larger of it and the presented
-//!    generation, and a newer highest has not acted yet. This is committed even if the next
-//!    steps answer from the replay record or refuse a revision conflict: the newer owner has
-//!    shown its generation, so every older one is superseded from then on.
-//! 3. Operation ids past the retention are forgotten.
-//! 4. A remembered operation id returns its stored result.
-//! 5. An expected revision that does not match is a revision conflict.
-//! 6. Otherwise the write applies: value, revision + 1, the fence marked as acted, and the
-//!    operation id recorded.
-//!
-//! Value and revision change only in step 6. The fence (steps 2 and 6) is written by
-//! conditional statements whose `WHERE` clauses carry the generation rule and the expected
-//! revision, so each statement is safe on its own; the transaction makes the whole write one
-//! serial step.
+//! Every write is one `IMMEDIATE` transaction, which takes the database's write lock before it
+//! reads: it reads the resource's fence record, revision and the operation id's stored result,
+//! takes its decision from the core's write boundary, [`boundary::decide`] (the function the
+//! in-memory reference [`FencedResource`](fencelab_core::FencedResource) uses, so the order of
+//! checks is written once, in the core), and stores what the decision says with absolute values.
+//! A request refused by the fence rolls back and changes nothing, not even expired operation
+//! ids; any other outcome commits, so a newer owner's replay or revision conflict still raises
+//! the fence.
 //!
 //! # Durability and configuration
 //!
@@ -74,10 +60,11 @@ pub mod record;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+use fencelab_core::boundary::{self, Decision, Held, Pass, PassEffect, Rules};
 use fencelab_core::{
     Applied, Fence, FencedStore, ForgetReason, Generation, Named, OperationId, ResourceId,
     Retention, Revision, SameGenerationPolicy, StoredResult, StoredValue, Tick, WriteOutcome,
-    WriteRejection, WriteRequest,
+    WriteRequest,
 };
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use std::num::NonZeroUsize;
@@ -434,13 +421,12 @@ impl SqliteStore {
             Failure::Sql(e) => err(e),
             Failure::Store(e) => e,
         })?;
-        if decision.passed_fence {
-            tx.commit().map_err(&err)?;
-        } else {
+        match decision {
+            Decision::Pass(_) => tx.commit().map_err(&err)?,
             // A request refused by the fence leaves the database exactly as it was.
-            tx.rollback().map_err(&err)?;
+            Decision::Refuse(_) => tx.rollback().map_err(&err)?,
         }
-        Ok(decision.outcome)
+        Ok(decision.outcome())
     }
 
     /// How many operation ids have been forgotten, and why, oldest first.
@@ -657,34 +643,17 @@ impl From<StoreError> for Failure {
     }
 }
 
-/// What one write decided, and whether it passed the fence (and so must be committed).
-struct Decision {
-    outcome: WriteOutcome,
-    passed_fence: bool,
-}
-
-/// The SQL and the reference rule disagreed about a write: a bug, or a hand-edited row.
-fn disagreement(step: &str) -> Failure {
-    let why = format!("the {step} changed nothing although the fencing rule admitted the write");
-    Failure::Store(StoreError::InvalidData(why))
-}
-
-/// Raises the fence: a missing row is created with no value, a lower highest is replaced (and
-/// its `acted` cleared). The `WHERE` clause is the fencing rule, so a request the rule refuses
-/// affects zero rows even without the transaction's lock.
-const RAISE_FENCE: &str = "
+/// Stores the fence record of a request that passed the fence, creating the row of a resource
+/// never written (no value, revision 0, and so not acted). The values come from the decision.
+const STORE_FENCE: &str = "
 INSERT INTO fenced (resource, highest, acted, value, revision) VALUES (?1, ?2, 0, NULL, 0)
-ON CONFLICT (resource) DO UPDATE
-    SET highest = excluded.highest, acted = acted AND highest = excluded.highest
-    WHERE highest < excluded.highest OR (highest = excluded.highest AND (NOT ?3 OR NOT acted))";
+ON CONFLICT (resource) DO UPDATE SET highest = excluded.highest, acted = ?3";
 
-/// Applies a write whose request passed every check, carrying the same rule and the expected
-/// revision in its `WHERE` clause.
-const APPLY: &str = "
-UPDATE fenced SET highest = ?2, value = ?3, revision = revision + 1, acted = 1
-    WHERE resource = ?1
-      AND (highest < ?2 OR (highest = ?2 AND (NOT ?4 OR NOT acted)))
-      AND (?5 IS NULL OR revision = ?5)";
+/// Stores an applied write: the fence record, the value and its revision, from the decision.
+const STORE_WRITE: &str = "
+INSERT INTO fenced (resource, highest, acted, value, revision) VALUES (?1, ?2, ?3, ?4, ?5)
+ON CONFLICT (resource) DO UPDATE SET highest = excluded.highest, acted = excluded.acted,
+    value = excluded.value, revision = excluded.revision";
 
 /// Remembers an applied operation id with its result.
 const RECORD: &str = "
@@ -701,15 +670,16 @@ const DELETE_OVER_CAPACITY: &str = "
 DELETE FROM fenced_ops WHERE resource = ?1 AND seq NOT IN
     (SELECT seq FROM fenced_ops WHERE resource = ?1 ORDER BY seq DESC LIMIT ?2)";
 
-/// Records, then deletes, the resource's operation ids recorded at or before the cutoff `?2`.
+/// Records, then deletes, the resource's operation ids recorded at or before `?2`.
 const FORGET_EXPIRED: &str = "
 INSERT INTO fenced_forgotten
     SELECT resource, operation, generation, revision, recorded_at, ?3, 'age' FROM fenced_ops
     WHERE resource = ?1 AND recorded_at <= ?2 ORDER BY seq";
 const DELETE_EXPIRED: &str = "DELETE FROM fenced_ops WHERE resource = ?1 AND recorded_at <= ?2";
 
-/// Everything one write does, inside its transaction, in the reference's order of checks (see
-/// the crate documentation).
+/// One write inside its transaction: reads what the boundary holds for the resource, takes the
+/// decision from [`boundary::decide`], and stores what a passing decision says. The
+/// transaction's write lock, taken before the read, makes the three one step.
 fn decide(
     tx: &rusqlite::Transaction<'_>,
     options: Options,
@@ -717,12 +687,6 @@ fn decide(
     now: Tick,
 ) -> Result<Decision, Failure> {
     let resource = request.resource.as_str();
-    let operation = request.operation.as_str();
-    let presented = request.generation;
-    let generation = sql_generation(presented)?;
-    let now_sql = sql_integer("time", now.0)?;
-    let strict = options.policy == SameGenerationPolicy::StrictlyNewer;
-
     let row: Option<(i64, bool, i64)> = tx
         .prepare_cached("SELECT highest, acted, revision FROM fenced WHERE resource = ?1")?
         .query_row([resource], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
@@ -734,71 +698,60 @@ fn decide(
         ),
         None => (Fence::default(), Revision(0)),
     };
-
-    if let Some(highest) = fence.highest.filter(|_| !options.policy.admits(fence, presented)) {
-        // Under the strict policy the owner's own retry presents the generation that has
-        // already written. It is a retry, not a second write: return what the first one got.
-        let own_retry = if presented == highest {
-            // An id past its retention is not answered, as the reference does not answer it;
-            // it is not deleted either, because a refused request changes nothing.
-            stored_result(tx, resource, operation)?
-                .filter(|s| s.generation == presented && !options.retention.expired(s, now))
-        } else {
-            None
-        };
-        let outcome = match own_retry {
-            Some(stored) => WriteOutcome::Replayed(stored),
-            None => WriteOutcome::Rejected(WriteRejection::Stale { presented, highest }),
-        };
-        return Ok(Decision { outcome, passed_fence: false });
+    let remembered = stored_result(tx, resource, request.operation.as_str())?;
+    let rules = Rules { policy: options.policy, retention: options.retention };
+    let decision = boundary::decide(&Held { fence, revision, remembered }, request, rules, now);
+    if let Decision::Pass(pass) = &decision {
+        store(tx, request, pass, now)?;
     }
-
-    if run(tx, RAISE_FENCE, params![resource, generation, strict])? != 1 {
-        return Err(disagreement("fence update"));
-    }
-    let passed = |outcome| Ok(Decision { outcome, passed_fence: true });
-
-    expire(tx, options.retention, resource, now_sql)?;
-
-    if let Some(stored) = stored_result(tx, resource, operation)? {
-        return passed(WriteOutcome::Replayed(stored));
-    }
-    if let Some(expected) = request.expected_revision.filter(|&e| e != revision) {
-        let conflict = WriteRejection::RevisionConflict { expected, actual: revision };
-        return passed(WriteOutcome::Rejected(conflict));
-    }
-
-    let expected = request.expected_revision.map(|r| sql_integer("revision", r.0)).transpose()?;
-    let params = params![resource, generation, request.value, strict, expected];
-    if run(tx, APPLY, params)? != 1 {
-        return Err(disagreement("conditional write"));
-    }
-    let revision = Revision(revision.0 + 1);
-    let revision_sql = sql_integer("revision", revision.0)?;
-    run(tx, RECORD, params![resource, operation, generation, revision_sql, now_sql])?;
-    if let Some(max) = options.retention.max_entries {
-        let keep = i64::try_from(max.get()).unwrap_or(i64::MAX);
-        let reason = format!("capacity {max}");
-        run(tx, FORGET_OVER_CAPACITY, params![resource, keep, now_sql, reason])?;
-        run(tx, DELETE_OVER_CAPACITY, params![resource, keep])?;
-    }
-    passed(WriteOutcome::Applied(Applied { generation: presented, revision }))
+    Ok(decision)
 }
 
-/// Forgets the resource's operation ids that are at least `max_age` old at `now`, recording
-/// each one. Ids recorded "after" `now` (a caller whose clock went back) are kept, as in the
-/// reference.
-fn expire(
+/// Stores what a request that passed the fence does, in the decision's order: the fence record
+/// (with the value when the write applies), the expired operation ids, the new one, the
+/// capacity.
+fn store(
     tx: &rusqlite::Transaction<'_>,
-    retention: Retention,
-    resource: &str,
-    now: i64,
+    request: &WriteRequest,
+    pass: &Pass,
+    now: Tick,
 ) -> Result<(), Failure> {
-    let Some(max_age) = retention.max_age else { return Ok(()) };
-    let max_age = sql_integer("retention max_age", max_age)?;
-    let Some(cutoff) = now.checked_sub(max_age).filter(|c| *c >= 0) else { return Ok(()) };
-    run(tx, FORGET_EXPIRED, params![resource, cutoff, now])?;
-    run(tx, DELETE_EXPIRED, params![resource, cutoff])?;
+    let resource = request.resource.as_str();
+    let highest = sql_generation(pass.highest)?;
+    let now = sql_integer("time", now.0)?;
+    match &pass.effect {
+        PassEffect::Apply { revision, .. } => {
+            let revision = sql_integer("revision", revision.0)?;
+            let params = params![resource, highest, pass.acted, request.value, revision];
+            run(tx, STORE_WRITE, params)?;
+        }
+        PassEffect::Replay(_) | PassEffect::Reject(_) => {
+            run(tx, STORE_FENCE, params![resource, highest, pass.acted])?;
+        }
+    }
+    if let Some(expiry) = pass.expire {
+        let up_to = sql_integer("time", expiry.up_to.0)?;
+        run(tx, FORGET_EXPIRED, params![resource, up_to, now])?;
+        run(tx, DELETE_EXPIRED, params![resource, up_to])?;
+    }
+    if let PassEffect::Apply { record, trim, .. } = &pass.effect {
+        let (generation, revision) = (record.generation, record.applied.revision);
+        let operation = request.operation.as_str();
+        let params = params![
+            resource,
+            operation,
+            sql_generation(generation)?,
+            sql_integer("revision", revision.0)?,
+            sql_integer("time", record.recorded_at.0)?
+        ];
+        run(tx, RECORD, params)?;
+        if let Some(keep) = trim {
+            let reason = format!("capacity {keep}");
+            let keep = sql_integer("retention max_entries", keep.get() as u64)?;
+            run(tx, FORGET_OVER_CAPACITY, params![resource, keep, now, reason])?;
+            run(tx, DELETE_OVER_CAPACITY, params![resource, keep])?;
+        }
+    }
     Ok(())
 }
 

@@ -2,7 +2,7 @@
 
 use crate::clock::Tick;
 use crate::fence::generation::Generation;
-use crate::fence::register::{Applied, FencedRegister, WriteRejection, WriteRequest};
+use crate::fence::register::{Applied, WriteRejection};
 use crate::ids::OperationId;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -29,9 +29,14 @@ impl Retention {
     /// Whether `result` has outlived the maximum age at `now`. Results recorded "after" `now`
     /// (a caller whose clock went back) have not.
     pub fn expired(&self, result: &StoredResult, now: Tick) -> bool {
-        self.max_age.is_some_and(|max_age| {
-            now.0.checked_sub(result.recorded_at.0).is_some_and(|age| age >= max_age)
-        })
+        self.cutoff(now).is_some_and(|cutoff| result.recorded_at <= cutoff)
+    }
+
+    /// The newest recording time that has expired at `now` (`now - max_age`), if any: an id
+    /// recorded at or before it has outlived the maximum age. Stores that keep ids in a table
+    /// forget them with one `recorded_at <= cutoff` condition.
+    pub fn cutoff(&self, now: Tick) -> Option<Tick> {
+        self.max_age.and_then(|max_age| now.0.checked_sub(max_age)).map(Tick)
     }
 }
 
@@ -103,11 +108,22 @@ impl IdempotencyStore {
 
     /// Remembers an applied operation, forgetting the oldest entries if that exceeds the capacity.
     pub fn record(&mut self, operation: OperationId, result: StoredResult) -> Vec<Forgotten> {
+        self.record_keeping(operation, result, self.retention.max_entries)
+    }
+
+    /// Remembers an applied operation and then keeps at most `keep` entries, forgetting the
+    /// oldest for the store's capacity.
+    pub(crate) fn record_keeping(
+        &mut self,
+        operation: OperationId,
+        result: StoredResult,
+        keep: Option<NonZeroUsize>,
+    ) -> Vec<Forgotten> {
         if self.entries.insert(operation.clone(), result).is_none() {
             self.order.push_back(operation);
         }
         let mut forgotten = Vec::new();
-        if let Some(max) = self.retention.max_entries {
+        if let Some(max) = keep {
             while self.entries.len() > max.get() {
                 let reason = ForgetReason::Capacity { max_entries: max };
                 forgotten.extend(self.forget_oldest(result.recorded_at, reason));
@@ -122,9 +138,22 @@ impl IdempotencyStore {
     /// recorded "after" `now` (a caller whose clock went back) are kept. Every entry is looked
     /// at, so the rule holds even when calls do not come in time order.
     pub fn expire(&mut self, now: Tick) -> Vec<Forgotten> {
-        let Some(max_age) = self.retention.max_age else { return Vec::new() };
-        let retention = self.retention;
-        let expired = |r: &StoredResult| retention.expired(r, now);
+        let (Some(max_age), Some(cutoff)) = (self.retention.max_age, self.retention.cutoff(now))
+        else {
+            return Vec::new();
+        };
+        self.forget_up_to(cutoff, ForgetReason::Age { max_age }, now)
+    }
+
+    /// Forgets every entry recorded at or before `up_to`, for `reason`, at `now`, and returns
+    /// what was forgotten, oldest first.
+    pub(crate) fn forget_up_to(
+        &mut self,
+        up_to: Tick,
+        reason: ForgetReason,
+        now: Tick,
+    ) -> Vec<Forgotten> {
+        let expired = |r: &StoredResult| r.recorded_at <= up_to;
         if !self.entries.values().any(expired) {
             return Vec::new();
         }
@@ -134,12 +163,7 @@ impl IdempotencyStore {
             match self.entries.get(&operation).copied() {
                 Some(result) if expired(&result) => {
                     self.entries.remove(&operation);
-                    let record = Forgotten {
-                        operation,
-                        result,
-                        at: now,
-                        reason: ForgetReason::Age { max_age },
-                    };
+                    let record = Forgotten { operation, result, at: now, reason };
                     self.forgotten.push(record.clone());
                     forgotten.push(record);
                 }
@@ -217,96 +241,6 @@ impl WriteOutcome {
     /// Whether the register changed.
     pub fn is_applied(&self) -> bool {
         matches!(self, WriteOutcome::Applied(_))
-    }
-}
-
-/// A fenced register with an idempotency store in front of it: the complete write boundary.
-///
-/// Checks run in this order, all inside one call:
-/// 1. the resource and the generation: a stale owner is refused even when its operation id is
-///    new or remembered, and the refusal changes nothing at all. The one exception is the strict
-///    policy's own retry, which presents the generation that has already written and gets its
-///    stored result back;
-/// 2. the request has now passed the fence, so the fence is raised to its generation (see
-///    [`Fence`](crate::Fence)), whatever happens next: a newer owner's replay or refused write
-///    still supersedes every older generation;
-/// 3. operation ids past their retention are forgotten;
-/// 4. the operation id: a remembered operation returns its stored result and applies nothing;
-/// 5. the expected revision, if given;
-/// 6. then the write applies and its result is remembered.
-///
-/// The generation comes before the operation id so that a stale owner cannot use a remembered
-/// id to learn anything or to slip past the fence, and the fence is raised before the replay so
-/// that a newer owner's retry of an old operation still fences the old owner out.
-///
-/// A retry that arrives after its operation id was forgotten is indistinguishable from a new
-/// operation. With an expected revision it fails with a revision conflict (the first attempt moved
-/// the revision on); without one it applies a second time. That double application is the price of
-/// bounded retention, and why conditional writes matter.
-///
-/// ```
-/// use fencelab_core::prelude::*;
-///
-/// let ledger: ResourceId = "ledger".parse()?;
-/// let register = FencedRegister::new(ledger.clone(), SameGenerationPolicy::AllowSame);
-/// let mut resource = FencedResource::new(register, Retention::FOREVER);
-/// let request = WriteRequest::new(ledger, Generation::new(3)?, "deposit-1".parse()?, None, "100");
-/// assert!(resource.write(&request, Tick(0)).is_applied());
-/// // The retry of the same operation gets its stored result back and applies nothing.
-/// assert!(matches!(resource.write(&request, Tick(1)), WriteOutcome::Replayed(_)));
-/// assert_eq!(resource.register.revision(), Revision(1));
-/// # Ok::<(), fencelab_core::Error>(())
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Hash)]
-pub struct FencedResource {
-    /// The fenced register.
-    pub register: FencedRegister,
-    /// The operation ids it has applied.
-    pub idempotency: IdempotencyStore,
-}
-
-impl FencedResource {
-    /// Combines a register with an empty idempotency store.
-    pub fn new(register: FencedRegister, retention: Retention) -> Self {
-        FencedResource { register, idempotency: IdempotencyStore::new(retention) }
-    }
-
-    /// Runs every check and applies the write if all pass; see the type's documentation.
-    pub fn write(&mut self, request: &WriteRequest, now: Tick) -> WriteOutcome {
-        let fence = self.register.check_resource(&request.resource);
-        if let Err(rejection) =
-            fence.and_then(|()| self.register.check_generation(request.generation))
-        {
-            // Under the strict policy the owner's own retry presents the generation that has
-            // already written. It is a retry, not a second write: return what the first one got.
-            // A refusal changes nothing, so an id past its retention is not forgotten here; it is
-            // only not answered, as it would not be after the expiry a passing request runs.
-            let own_retry = matches!(rejection, WriteRejection::Stale { presented, highest } if presented == highest);
-            match self.idempotency.lookup(&request.operation) {
-                Some(stored)
-                    if own_retry
-                        && stored.generation == request.generation
-                        && !self.idempotency.retention().expired(stored, now) =>
-                {
-                    return WriteOutcome::Replayed(*stored)
-                }
-                _ => return WriteOutcome::Rejected(rejection),
-            }
-        }
-        self.register.pass_fence(request.generation);
-        self.idempotency.expire(now);
-        if let Some(stored) = self.idempotency.lookup(&request.operation) {
-            return WriteOutcome::Replayed(*stored);
-        }
-        match self.register.check_revision(request).and_then(|()| self.register.apply(request)) {
-            Ok(applied) => {
-                let stored =
-                    StoredResult { generation: request.generation, applied, recorded_at: now };
-                self.idempotency.record(request.operation.clone(), stored);
-                WriteOutcome::Applied(applied)
-            }
-            Err(rejection) => WriteOutcome::Rejected(rejection),
-        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! Each is a plain value with pure methods; every front drives them the same way.
 
 pub(crate) mod authority;
+pub mod boundary;
 pub(crate) mod gateway;
 pub(crate) mod generation;
 pub(crate) mod idempotency;

@@ -339,30 +339,15 @@ impl FencedRegister {
         }
     }
 
-    /// Checks the generation and the expected revision and, only if both pass, applies the write,
-    /// all in one step. A request that passes the generation check raises the fence even when its
-    /// expected revision is then refused.
-    pub fn write(&mut self, request: &WriteRequest) -> Result<Applied, WriteRejection> {
-        self.check_resource(&request.resource)?;
-        self.check_generation(request.generation)?;
-        self.fence.pass(request.generation);
-        self.check_revision(request)?;
-        self.apply(request)
-    }
-
-    /// Applies a write that has passed every check: the value, the next revision, and the fence
-    /// marked as acted.
-    pub(crate) fn apply(&mut self, request: &WriteRequest) -> Result<Applied, WriteRejection> {
-        let revision = Revision(
-            self.revision
-                .0
-                .checked_add(1)
-                .ok_or(WriteRejection::RevisionExhausted { revision: self.revision })?,
-        );
-        self.fence.act(request.generation);
-        self.value = Some(request.value.clone());
-        self.revision = revision;
-        Ok(Applied { generation: request.generation, revision })
+    /// Stores what a decision of the write boundary says: the fence record and, when the write
+    /// applied, the value and its revision. The decision ([`crate::boundary::decide`]) has
+    /// checked everything; this only writes it down.
+    pub(crate) fn settle(&mut self, fence: Fence, write: Option<(&str, Revision)>) {
+        self.fence = fence;
+        if let Some((value, revision)) = write {
+            self.value = Some(value.to_string());
+            self.revision = revision;
+        }
     }
 
     /// Records that a request passed the generation check, without applying it (see [`Fence`]).

@@ -1,8 +1,9 @@
 //! A thread-safe wrapper for native use, so check and mutation stay one step across threads.
 
 use crate::clock::Tick;
+use crate::fence::boundary::FencedResource;
 use crate::fence::gateway::{EffectRequest, GatewayOutcome, SideEffectGateway};
-use crate::fence::idempotency::{FencedResource, WriteOutcome};
+use crate::fence::idempotency::WriteOutcome;
 use crate::fence::register::{Applied, FencedRegister, WriteRejection, WriteRequest};
 use std::sync::{Arc, Mutex, MutexGuard};
 

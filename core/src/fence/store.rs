@@ -2,8 +2,9 @@
 //! checked against the in-memory reference with the same stories.
 
 use crate::clock::Tick;
+use crate::fence::boundary::FencedResource;
 use crate::fence::generation::Generation;
-use crate::fence::idempotency::{FencedResource, Retention, StoredResult, WriteOutcome};
+use crate::fence::idempotency::{Retention, StoredResult, WriteOutcome};
 use crate::fence::register::{FencedRegister, Revision, SameGenerationPolicy, WriteRequest};
 use crate::ids::{OperationId, ResourceId};
 use serde::{Deserialize, Serialize};

@@ -639,8 +639,8 @@ fn log_entry(log: &mut OperationLog, entry: &Entry) {
 mod tests {
     use super::*;
     use crate::clock::Tick;
+    use crate::fence::boundary::FencedResource;
     use crate::fence::gateway::SideEffectGateway;
-    use crate::fence::idempotency::FencedResource;
     use crate::stories::library;
     use std::sync::Arc;
 

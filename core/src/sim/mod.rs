@@ -12,11 +12,12 @@ pub use choice::{Choice, Next, Way};
 
 use crate::clock::Tick;
 use crate::fence::authority::{LeaseAuthority, LeaseError};
+use crate::fence::boundary::FencedResource;
 use crate::fence::gateway::{
     Delivery, DropReason, EffectRequest, GatewayOutcome, SideEffectGateway,
 };
 use crate::fence::generation::{Generation, TokenError};
-use crate::fence::idempotency::{FencedResource, WriteOutcome};
+use crate::fence::idempotency::WriteOutcome;
 use crate::fence::register::{FencedRegister, Revision, WriteRejection, WriteRequest};
 use crate::format::error::ScenarioError;
 use crate::format::model::{Enforcement, ExpectedRevision, Scenario, TokenSource};

@@ -2,9 +2,9 @@
 
 use crate::clock::Tick;
 use crate::fence::authority::LeaseAuthority;
+use crate::fence::boundary::FencedResource;
 use crate::fence::gateway::{Delivery, EffectRequest, SideEffectGateway};
 use crate::fence::generation::Generation;
-use crate::fence::idempotency::FencedResource;
 use crate::fence::register::{Revision, WriteRequest};
 use crate::format::model::{Enforcement, PauseReason};
 use crate::history::event::TokenKind;
