@@ -10,6 +10,9 @@
 //! `cat` (what making and piping it costs), and parsing its lines into `serde_json::Value`s
 //! in this process (reading JSON at all).
 
+// The bench reads a child's peak memory with `wait4` from the C library.
+#![allow(unsafe_code)]
+
 use std::io::{BufWriter, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -2,6 +2,9 @@
 //! Leases last 300 ms and the pause 900 ms, so each run takes about a second plus the store's
 //! start-up.
 
+// The tests signal the lab and its workers through the C library.
+#![allow(unsafe_code)]
+
 use fencelab_core::{Checker, Event, History, InvariantKind, WriteOutcome};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

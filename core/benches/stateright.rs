@@ -16,6 +16,9 @@
 //! a bound. Each search runs once with a counting allocator switched on (its peak heap and peak
 //! resident memory), then several times with it off, in a rotating order, for the timings.
 
+// The bench counts allocations with a global allocator, which is an unsafe trait.
+#![allow(unsafe_code)]
+
 mod common;
 
 use common::{is_bench_run, mib, peak_rss, reset_peak, rss};

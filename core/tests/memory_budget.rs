@@ -2,6 +2,9 @@
 //! and the heap it really allocated stays within the budget. A counting allocator measures the
 //! heap per thread, so tests running side by side do not disturb each other's figures.
 
+// The test counts allocations with a global allocator, which is an unsafe trait.
+#![allow(unsafe_code)]
+
 use fencelab_core::memory::{Bytes, MIB};
 use fencelab_core::stories::library;
 use fencelab_core::{Bound, Engine, EngineError, ExploreConfig, ExploreResult, Explorer};

@@ -7,6 +7,9 @@
 //! when a test panics. If the server cannot start, the error carries etcd's own log (its output
 //! goes to a file in the folder).
 
+// The throwaway servers are stopped with a signal through the C library.
+#![allow(unsafe_code)]
+
 use std::fs;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -22,9 +22,6 @@
 //! (and the op's index where the format numbers its ops), the field and the problem; they refuse
 //! input larger than [`MAX_INPUT`] and any line or single operation larger than [`MAX_LINE`].
 
-#![forbid(unsafe_code)]
-#![warn(missing_docs)]
-
 mod builder;
 mod edn;
 mod error;

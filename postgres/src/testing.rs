@@ -9,6 +9,10 @@
 //! [`shared`] is one server per process, for tests that only need a database of their own
 //! ([`TestServer::database`]); it is stopped and deleted when the process exits.
 
+// The throwaway servers run as another user and are killed as a crash would kill them, through
+// the C library (`geteuid`, `kill`, `atexit`); each call says why it is sound.
+#![allow(unsafe_code)]
+
 use std::fs;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -47,6 +47,9 @@
 //! as it does when it ends or fails. A failure (a worker, the store or the server dies) or a
 //! Ctrl-C still writes the history recorded so far, with `setup.incomplete` saying why.
 
+// The lab freezes and resumes its workers with signals through the C library.
+#![allow(unsafe_code)]
+
 pub mod authority;
 pub mod etcd;
 pub mod protocol;

@@ -2,6 +2,9 @@
 //! writes under it, with the bug the lab exists to show: it checks its lease, and writes some
 //! time later without checking again.
 
+// A worker sets its signal handling through the C library.
+#![allow(unsafe_code)]
+
 use super::authority::{Acquired, Authority, Builtin, Held};
 use super::etcd::Etcd;
 use super::protocol::{self, Report, ToLab, ToWorker};
