@@ -92,7 +92,7 @@
 //!
 //! // Your server's address, for example "host=127.0.0.1 user=app dbname=app".parse().unwrap();
 //! // here a throwaway server from the `testing` feature.
-//! let config: postgres::Config = fencelab_postgres::testing::shared().database();
+//! let config: fencelab_postgres::postgres::Config = fencelab_postgres::testing::shared().database();
 //! let mut store = PgStore::connect(&config, Options::default()).unwrap();
 //! let ledger = ResourceId::new("ledger").unwrap();
 //! let write = |g, op: &str, v: &str| WriteRequest::new(ledger.clone(), Generation::new(g).unwrap(), OperationId::new(op).unwrap(), None, v);
@@ -114,14 +114,14 @@ pub mod testing;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-use fencelab_core::boundary::{self, Decision, Expiry, Held, Pass, PassEffect, Rules};
+use fencelab_core::boundary::{self, Commit, CommitEffect, Decision, Expiry, Held, Rules};
 use fencelab_core::{
     Applied, Fence, FencedStore, ForgetReason, Forgotten, Generation, Named, OperationId,
     ResourceId, Retention, Revision, SameGenerationPolicy, StoredResult, StoredValue, Tick,
     WriteOutcome, WriteRequest,
 };
 use postgres::error::{DbError, SqlState};
-use postgres::{Client, GenericClient, NoTls, Statement, Transaction};
+use postgres::{Client, GenericClient, NoTls, Row, Statement, Transaction};
 use std::num::NonZeroUsize;
 use std::time::Duration;
 
@@ -161,10 +161,9 @@ impl Default for Options {
 
 /// What the store guarantees on a crash, in one sentence, for tools that report it (the live
 /// lab prints it). The crate documentation's Durability section says why.
-pub const DURABILITY: &str = "a write is acknowledged only once its commit is flushed to the \
-    write-ahead log on disk (synchronous_commit is raised to on for the store's commits when the \
-    server, database or role has it off), and a server with fsync or full_page_writes off is \
-    refused, so a crash of the server or the machine cannot lose an acknowledged generation";
+pub const DURABILITY: &str = "each fenced commit is flushed to disk before the write is \
+    acknowledged, whatever synchronous_commit says, and fsync and full_page_writes are checked \
+    on connect and before every commit";
 
 /// The schema this build writes, kept in `fenced_meta.schema_version`.
 pub const SCHEMA_VERSION: i32 = 1;
@@ -173,13 +172,25 @@ pub const SCHEMA_VERSION: i32 = 1;
 /// one transaction, and an error before its commit leaves it uncommitted.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// No connection could be made: the server is down, the address or port is wrong, or it
-    /// refused this user or database.
+    /// No connection could be made: the server is down or not listening there, the address or
+    /// port is wrong, or the network failed. Retrying may succeed.
     #[error("cannot connect to PostgreSQL at {target}: {source}")]
     Unreachable {
         /// The host and port tried.
         target: String,
         /// The client's error.
+        #[source]
+        source: postgres::Error,
+    },
+    /// The server answered and refused the connection: the database or the role does not
+    /// exist, the password or the authentication method is wrong, too many connections. The
+    /// message carries the server's own words; retrying the same settings will not help (unless
+    /// the server is only starting up or full).
+    #[error("PostgreSQL at {target} refused the connection: {}", server_says(.source))]
+    ConnectRefused {
+        /// The host and port tried.
+        target: String,
+        /// The server's error.
         #[source]
         source: postgres::Error,
     },
@@ -210,10 +221,12 @@ pub enum StoreError {
         source: postgres::Error,
     },
     /// The server is set so that it can lose or tear a commit it has acknowledged, and a
-    /// session cannot override the setting. Nothing was written.
+    /// session cannot override the setting. It is checked when the store connects and again
+    /// before every commit, so a setting changed under a connected store is caught too. Nothing
+    /// was written.
     #[error(
-        "PostgreSQL's {setting} is {value}: {why}, and a lost fence record re-admits the \
-         generations it fenced out; set {setting} = on in postgresql.conf and reload the server"
+        "PostgreSQL's {setting} is {value} ({origin}): {why}, and a lost fence record re-admits \
+         the generations it fenced out, so nothing was written; {remedy}"
     )]
     UnsafeSetting {
         /// The setting's name (`fsync`, `full_page_writes`).
@@ -222,6 +235,10 @@ pub enum StoreError {
         value: String,
         /// What the value risks.
         why: &'static str,
+        /// Where the value comes from, as `pg_settings` says (a file, the command line).
+        origin: String,
+        /// How to turn it back on, for where it was set.
+        remedy: String,
     },
     /// A table the store needs does not exist.
     #[error("table {table} is missing; connect with `create: true` or restore the schema")]
@@ -371,7 +388,11 @@ impl StoreError {
             StoreError::Unreachable { .. }
                 | StoreError::ConnectionLost { .. }
                 | StoreError::Serialization { .. }
-        )
+        ) || matches!(self, StoreError::ConnectRefused { source, .. }
+        if source.as_db_error().is_some_and(|db| {
+            // Too many connections, or the server is starting up or shutting down.
+            [SqlState::TOO_MANY_CONNECTIONS, SqlState::CANNOT_CONNECT_NOW].contains(db.code())
+        }))
     }
 }
 
@@ -554,15 +575,24 @@ INSERT INTO fenced_forgotten
     FROM gone
     ORDER BY seq";
 
-/// Makes the transaction's commit wait for its write-ahead log to be flushed, if the session
-/// would not (`synchronous_commit = off`, from the server, the database or the role). Every other
-/// value flushes the local log, and a stronger one is kept. `true` scopes it to the transaction.
+/// Run last before every commit. Reads `fsync` and `full_page_writes`, which a session cannot
+/// change (a reload may have turned them off since the store connected), and makes the commit
+/// wait for its write-ahead log to be flushed if the session would not (`synchronous_commit =
+/// off`, from the server, the database or the role): every other value flushes the local log,
+/// and a stronger one is kept. `true` scopes the change to the transaction.
 const DURABLE_COMMIT: &str = "
-SELECT set_config('synchronous_commit', 'on', true) WHERE current_setting('synchronous_commit') = 'off'";
+SELECT current_setting('fsync'), current_setting('full_page_writes'),
+    CASE WHEN current_setting('synchronous_commit') = 'off'
+        THEN set_config('synchronous_commit', 'on', true) END";
+
+/// The same settings, read when the store connects.
+const SERVER_SETTINGS: &str =
+    "SELECT current_setting('fsync'), current_setting('full_page_writes')";
 
 /// The server settings that a session cannot override and that must be on for an acknowledged
-/// commit to survive a crash, each with what turning it off risks.
-const REQUIRED_SETTINGS: &[(&str, &str)] = &[
+/// commit to survive a crash, in the order [`DURABLE_COMMIT`] and [`SERVER_SETTINGS`] read them,
+/// each with what turning it off risks.
+const REQUIRED_SETTINGS: [(&str, &str); 2] = [
     ("fsync", "an operating system crash or a power loss can lose commits it acknowledged"),
     (
         "full_page_writes",
@@ -570,22 +600,42 @@ const REQUIRED_SETTINGS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Refuses a server on which an acknowledged commit can be lost ([`REQUIRED_SETTINGS`]).
-fn check_durability(client: &mut Client) -> Result<(), StoreError> {
-    let names: Vec<&str> = REQUIRED_SETTINGS.iter().map(|(name, _)| *name).collect();
-    let rows = client
-        .query("SELECT name, current_setting(name) FROM unnest($1::text[]) AS name", &[&names])
-        .map_err(StoreError::from_postgres)?;
-    for row in rows {
-        let (name, value): (String, String) = (row.get(0), row.get(1));
-        if value != "on" {
-            let (setting, why) = REQUIRED_SETTINGS
-                .iter()
-                .find(|(n, _)| *n == name)
-                .copied()
-                .ok_or_else(|| StoreError::InvalidData(format!("unasked setting {name}")))?;
-            return Err(StoreError::UnsafeSetting { setting, value, why });
+/// Refuses a server on which an acknowledged commit can be lost: `row` holds the values of
+/// [`REQUIRED_SETTINGS`] in their order. For one that is off, asks `pg_settings` where it was set,
+/// to say how to turn it on.
+fn check_durability(client: &mut impl GenericClient, row: &Row) -> Result<(), StoreError> {
+    for (i, (setting, why)) in REQUIRED_SETTINGS.into_iter().enumerate() {
+        let value: String = row.get(i);
+        if value == "on" {
+            continue;
         }
+        let (origin, file): (String, Option<String>) = client
+            .query_opt("SELECT source, sourcefile FROM pg_settings WHERE name = $1", &[&setting])
+            .map_err(StoreError::from_postgres)?
+            .map_or(("unknown".into(), None), |r| (r.get(0), r.get(1)));
+        let remedy = match (origin.as_str(), file.as_deref()) {
+            (_, Some(file)) if file.ends_with("postgresql.auto.conf") => format!(
+                "it was set by ALTER SYSTEM: run ALTER SYSTEM RESET {setting} and then SELECT \
+                 pg_reload_conf()"
+            ),
+            (_, Some(file)) => {
+                format!(
+                    "set {setting} = on in {file} and reload the server (SELECT pg_reload_conf())"
+                )
+            }
+            ("command line", _) => {
+                format!("restart the server without -c {setting}={value} on its command line")
+            }
+            _ => format!(
+                "set {setting} = on where it was set (ALTER SYSTEM RESET {setting}, or the \
+                 configuration file) and reload the server (SELECT pg_reload_conf())"
+            ),
+        };
+        let origin = match file {
+            Some(file) => format!("set in {file}"),
+            None => format!("set by: {origin}"),
+        };
+        return Err(StoreError::UnsafeSetting { setting, value, why, origin, remedy });
     }
     Ok(())
 }
@@ -666,11 +716,16 @@ impl PgStore {
         let mut config = config.clone();
         config.connect_timeout(options.connect_timeout);
         let sql = sql_options(&options)?;
-        let mut client = config
-            .connect(NoTls)
-            .map_err(|source| StoreError::Unreachable { target: target_of(&config), source })?;
+        let mut client = config.connect(NoTls).map_err(|source| {
+            let target = target_of(&config);
+            match source.as_db_error() {
+                Some(_) => StoreError::ConnectRefused { target, source },
+                None => StoreError::Unreachable { target, source },
+            }
+        })?;
         let err = StoreError::from_postgres;
-        check_durability(&mut client)?;
+        let settings = client.query_one(SERVER_SETTINGS, &[]).map_err(err)?;
+        check_durability(&mut client, &settings)?;
         if options.create {
             create_schema(&mut client, sql).map_err(err)?;
         }
@@ -709,14 +764,15 @@ impl PgStore {
         let outcome = decision.outcome();
         match decision {
             // A request refused by the fence leaves the database exactly as it was.
-            Decision::Refuse(_) => tx.rollback().map_err(err)?,
-            Decision::Pass(_) => {
+            Decision::Unchanged(_) => tx.rollback().map_err(err)?,
+            Decision::Commit(_) => {
                 if let WriteOutcome::Applied(applied) = &outcome {
                     also(&mut tx, applied).map_err(err)?;
                 }
                 // Last before the commit, so that neither the server's settings nor the
                 // caller's statements can make this commit return before it is on disk.
-                tx.execute(&statements.durable_commit, &[]).map_err(err)?;
+                let settings = tx.query_one(&statements.durable_commit, &[]).map_err(err)?;
+                check_durability(&mut tx, &settings)?;
                 tx.commit().map_err(err)?;
             }
         }
@@ -966,27 +1022,27 @@ fn decide(
     let remembered = stored_result(tx, statements, resource, request.operation.as_str())?;
     let rules = Rules { policy: options.policy, retention: options.retention };
     let decision = boundary::decide(&Held { fence, revision, remembered }, request, rules, now);
-    if let Decision::Pass(pass) = &decision {
-        store(tx, statements, request, pass, now)?;
+    if let Decision::Commit(commit) = &decision {
+        store(tx, statements, request, commit, now)?;
     }
     Ok(decision)
 }
 
-/// Stores what a request that passed the fence does, in the decision's order: the fence record
-/// (with the value when the write applies), the expired operation ids, the new one, the
-/// capacity.
+/// Stores what a request that passed the fence does, in the decision's order: the expired
+/// operation ids, the fence record (with the value when the write applies) and the new id in
+/// one statement, the capacity.
 fn store(
     tx: &mut Transaction<'_>,
     statements: &Statements,
     request: &WriteRequest,
-    pass: &Pass,
+    commit: &Commit,
     now: Tick,
 ) -> Result<(), StoreError> {
     let err = StoreError::from_postgres;
     let resource = request.resource.as_str();
-    let highest = sql_integer("generation", pass.highest.get())?;
+    let highest = sql_integer("generation", commit.highest.get())?;
     let now = sql_integer("time", now.0)?;
-    if let Some(Expiry { up_to, reason }) = pass.expire {
+    if let Some(Expiry { up_to, reason }) = commit.expire {
         let up_to = sql_integer("time", up_to.0)?;
         let ForgetReason::Age { max_age } = reason else {
             return Err(StoreError::InvalidData(format!("an expiry for {reason:?}")));
@@ -995,23 +1051,23 @@ fn store(
         tx.execute(&statements.forget_expired, &[&resource, &up_to, &now, &max_age])
             .map_err(err)?;
     }
-    let (revision, recorded_at) = match &pass.effect {
-        PassEffect::Apply { revision, record, .. } => {
+    let (revision, recorded_at) = match &commit.effect {
+        CommitEffect::Apply { revision, record, .. } => {
             (Some(sql_integer("revision", revision.0)?), sql_integer("time", record.recorded_at.0)?)
         }
-        PassEffect::Replay(_) | PassEffect::Reject(_) => (None, now),
+        CommitEffect::Replay(_) | CommitEffect::Reject(_) => (None, now),
     };
     let params: [&(dyn postgres::types::ToSql + Sync); 7] = [
         &resource,
         &highest,
-        &pass.acted,
+        &commit.acted,
         &request.value,
         &revision,
         &request.operation.as_str(),
         &recorded_at,
     ];
     tx.execute(&statements.store, &params).map_err(err)?;
-    if let PassEffect::Apply { trim: Some(keep), .. } = &pass.effect {
+    if let CommitEffect::Apply { trim: Some(keep), .. } = &commit.effect {
         let keep = sql_integer("retention max_entries", keep.get() as u64)?;
         tx.execute(&statements.forget_over_capacity, &[&resource, &keep, &now]).map_err(err)?;
     }

@@ -149,8 +149,8 @@ fn a_server_that_can_lose_an_acknowledged_commit_is_refused() {
             "{error:?}"
         );
         let message = error.to_string();
-        assert!(message.contains(&format!("{name} is off")), "{message}");
-        assert!(message.contains(&format!("set {name} = on")), "{message}");
+        assert!(message.contains(&format!("{name} is off (set in ")), "{message}");
+        assert!(message.contains(&format!("run ALTER SYSTEM RESET {name}")), "{message}");
 
         admin.batch_execute(&format!("ALTER SYSTEM RESET {name}")).unwrap();
         admin.batch_execute("SELECT pg_reload_conf()").unwrap();
@@ -186,4 +186,44 @@ fn a_callers_statements_cannot_make_the_fenced_commit_asynchronous() {
     let mut store = connect(&server.config(&name));
     let state = store.read(&resource).unwrap().expect("the write survived the crash");
     assert_eq!(state.value.as_deref(), Some("B's write"));
+}
+
+/// A setting turned off after the store connected is caught before the next commit: the write
+/// is refused, and the resource keeps its earlier state.
+#[test]
+fn a_setting_turned_off_under_a_connected_store_refuses_its_next_write() {
+    let server = TestServer::start();
+    let config = server.database();
+    let resource = ResourceId::new("ledger").unwrap();
+    let mut store = connect(&config);
+    assert!(store.write(&request(&resource, 1, "a-1", "before"), Tick(1)).unwrap().is_applied());
+    let mut admin = server.admin();
+    admin.batch_execute("ALTER SYSTEM SET fsync = off").unwrap();
+    admin.batch_execute("SELECT pg_reload_conf()").unwrap();
+    // A reload reaches a session between statements; wait until the store's sees it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while setting(store.client(), "fsync") != "off" {
+        assert!(std::time::Instant::now() < deadline, "fsync never turned off");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let error = store.write(&request(&resource, 2, "b-1", "after"), Tick(2)).expect_err("refused");
+    assert!(matches!(&error, StoreError::UnsafeSetting { setting: "fsync", .. }), "{error:?}");
+    admin.batch_execute("ALTER SYSTEM RESET fsync").unwrap();
+    admin.batch_execute("SELECT pg_reload_conf()").unwrap();
+    let state = connect_when_safe(&config);
+    assert_eq!(state.as_ref().and_then(|s| s.value.as_deref()), Some("before"));
+}
+
+/// Reads `ledger` once a new store is accepted again.
+fn connect_when_safe(config: &Config) -> Option<fencelab_core::StoredValue> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match PgStore::connect(config, Options::default()) {
+            Ok(mut store) => return store.read(&ResourceId::new("ledger").unwrap()).unwrap(),
+            Err(StoreError::UnsafeSetting { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            Err(error) => panic!("{error}"),
+        }
+    }
 }

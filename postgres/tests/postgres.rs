@@ -305,6 +305,20 @@ fn a_connection_lost_mid_write_is_typed_and_writes_nothing() {
     unchanged(&config);
 }
 
+/// A database or role that does not exist is the server's refusal, in its own words, and no
+/// retry will help; a port nobody listens on is unreachable.
+#[test]
+fn a_refused_connection_says_why_and_is_not_transient() {
+    let mut config = shared().config("no_such_database");
+    let error = PgStore::connect(&config, Options::default()).err().unwrap();
+    assert!(matches!(error, StoreError::ConnectRefused { .. }), "{error:?}");
+    assert!(error.to_string().contains("database \"no_such_database\" does not exist"), "{error}");
+    assert!(!error.is_transient());
+    config.dbname("postgres").user("no_such_role");
+    let error = PgStore::connect(&config, Options::default()).err().unwrap();
+    assert!(error.to_string().contains("role \"no_such_role\" does not exist"), "{error}");
+}
+
 #[test]
 fn an_unreachable_server_is_a_typed_error() {
     // A port nobody listens on: bound, then released.

@@ -60,7 +60,7 @@ pub mod record;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-use fencelab_core::boundary::{self, Decision, Held, Pass, PassEffect, Rules};
+use fencelab_core::boundary::{self, Commit, CommitEffect, Decision, Held, Rules};
 use fencelab_core::{
     Applied, Fence, FencedStore, ForgetReason, Generation, Named, OperationId, ResourceId,
     Retention, Revision, SameGenerationPolicy, StoredResult, StoredValue, Tick, WriteOutcome,
@@ -103,10 +103,9 @@ impl Default for Options {
 
 /// What the store guarantees on a crash, in one sentence, for tools that report it (the live
 /// lab prints it). The crate documentation's Durability section says why.
-pub const DURABILITY: &str = "a write is acknowledged only once its commit is synced to the \
-    write-ahead log on disk (WAL with synchronous=FULL), and the fence record commits in the same \
-    transaction as the value, so a killed writer or a power loss cannot lose an acknowledged \
-    generation or leave half a write";
+pub const DURABILITY: &str = "each commit is synced to disk before the write is \
+    acknowledged (WAL, synchronous=FULL), with the fence record in the same transaction as the \
+    value";
 
 /// The schema this build writes, kept in SQLite's `user_version` header field.
 pub const SCHEMA_VERSION: i64 = 2;
@@ -170,6 +169,18 @@ pub enum StoreError {
         /// The retention in this connection's options.
         requested: Retention,
     },
+    /// A number does not fit SQLite's INTEGER (at most 2^63 - 1). Refused before anything is
+    /// written, so that order in SQL always matches the order of the numbers.
+    #[error(
+        "{what} {value} is larger than SQLite's INTEGER allows ({}); nothing was written",
+        i64::MAX
+    )]
+    OutOfRange {
+        /// What the number is (a generation, a revision, a time).
+        what: &'static str,
+        /// The number.
+        value: u64,
+    },
     /// A stored value is outside what the store ever writes (edited by hand?).
     #[error("stored data is invalid: {0}")]
     InvalidData(String),
@@ -183,6 +194,13 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// Whether the same write may succeed if tried again: another connection held the write
+    /// lock for longer than the busy timeout. Writers in several processes that write back to
+    /// back should retry on it.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, StoreError::Locked(_))
+    }
+
     fn from_sqlite(error: rusqlite::Error, busy: Duration) -> StoreError {
         if let rusqlite::Error::SqliteFailure(failure, message) = &error {
             match failure.code {
@@ -279,9 +297,7 @@ pub struct SqliteStore {
 /// SQLite stores integers as signed 64-bit; generations above `i64::MAX` are refused rather
 /// than wrapped, so ordering in SQL always matches ordering of generations.
 fn sql_generation(generation: Generation) -> Result<i64, StoreError> {
-    i64::try_from(generation.get()).map_err(|_| {
-        StoreError::InvalidData(format!("generation {generation} does not fit SQLite's INTEGER"))
-    })
+    sql_integer("generation", generation.get())
 }
 
 fn generation_from_sql(value: i64) -> Result<Generation, StoreError> {
@@ -297,10 +313,8 @@ fn revision_from_sql(value: i64) -> Result<Revision, StoreError> {
 }
 
 /// A count or age from the options as SQLite's INTEGER, refused rather than wrapped.
-fn sql_integer(what: &str, value: u64) -> Result<i64, StoreError> {
-    i64::try_from(value).map_err(|_| {
-        StoreError::InvalidData(format!("{what} {value} does not fit SQLite's INTEGER"))
-    })
+fn sql_integer(what: &'static str, value: u64) -> Result<i64, StoreError> {
+    i64::try_from(value).map_err(|_| StoreError::OutOfRange { what, value })
 }
 
 /// How to open a connection with `options`.
@@ -422,9 +436,9 @@ impl SqliteStore {
             Failure::Store(e) => e,
         })?;
         match decision {
-            Decision::Pass(_) => tx.commit().map_err(&err)?,
+            Decision::Commit(_) => tx.commit().map_err(&err)?,
             // A request refused by the fence leaves the database exactly as it was.
-            Decision::Refuse(_) => tx.rollback().map_err(&err)?,
+            Decision::Unchanged(_) => tx.rollback().map_err(&err)?,
         }
         Ok(decision.outcome())
     }
@@ -701,40 +715,40 @@ fn decide(
     let remembered = stored_result(tx, resource, request.operation.as_str())?;
     let rules = Rules { policy: options.policy, retention: options.retention };
     let decision = boundary::decide(&Held { fence, revision, remembered }, request, rules, now);
-    if let Decision::Pass(pass) = &decision {
-        store(tx, request, pass, now)?;
+    if let Decision::Commit(commit) = &decision {
+        store(tx, request, commit, now)?;
     }
     Ok(decision)
 }
 
-/// Stores what a request that passed the fence does, in the decision's order: the fence record
-/// (with the value when the write applies), the expired operation ids, the new one, the
+/// Stores what a request that passed the fence does, in the decision's order: the expired
+/// operation ids, the fence record (with the value when the write applies), the new id, the
 /// capacity.
 fn store(
     tx: &rusqlite::Transaction<'_>,
     request: &WriteRequest,
-    pass: &Pass,
+    commit: &Commit,
     now: Tick,
 ) -> Result<(), Failure> {
     let resource = request.resource.as_str();
-    let highest = sql_generation(pass.highest)?;
+    let highest = sql_generation(commit.highest)?;
     let now = sql_integer("time", now.0)?;
-    match &pass.effect {
-        PassEffect::Apply { revision, .. } => {
-            let revision = sql_integer("revision", revision.0)?;
-            let params = params![resource, highest, pass.acted, request.value, revision];
-            run(tx, STORE_WRITE, params)?;
-        }
-        PassEffect::Replay(_) | PassEffect::Reject(_) => {
-            run(tx, STORE_FENCE, params![resource, highest, pass.acted])?;
-        }
-    }
-    if let Some(expiry) = pass.expire {
+    if let Some(expiry) = commit.expire {
         let up_to = sql_integer("time", expiry.up_to.0)?;
         run(tx, FORGET_EXPIRED, params![resource, up_to, now])?;
         run(tx, DELETE_EXPIRED, params![resource, up_to])?;
     }
-    if let PassEffect::Apply { record, trim, .. } = &pass.effect {
+    match &commit.effect {
+        CommitEffect::Apply { revision, .. } => {
+            let revision = sql_integer("revision", revision.0)?;
+            let params = params![resource, highest, commit.acted, request.value, revision];
+            run(tx, STORE_WRITE, params)?;
+        }
+        CommitEffect::Replay(_) | CommitEffect::Reject(_) => {
+            run(tx, STORE_FENCE, params![resource, highest, commit.acted])?;
+        }
+    }
+    if let CommitEffect::Apply { record, trim, .. } = &commit.effect {
         let (generation, revision) = (record.generation, record.applied.revision);
         let operation = request.operation.as_str();
         let params = params![

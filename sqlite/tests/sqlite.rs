@@ -366,7 +366,8 @@ fn a_generation_beyond_sqlite_integers_is_refused_not_wrapped() {
     let path = seeded(dir.path());
     let mut store = open(&path);
     let err = store.write(&write(u64::MAX, "w", "huge"), Tick(1)).unwrap_err();
-    assert!(matches!(err, StoreError::InvalidData(_)), "{err}");
+    assert!(matches!(err, StoreError::OutOfRange { what: "generation", .. }), "{err}");
+    assert!(err.to_string().ends_with("nothing was written"), "{err}");
     drop(store);
     unchanged(&path);
 }

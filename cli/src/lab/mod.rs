@@ -323,7 +323,11 @@ pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
     };
     let result = started.and_then(|server| {
         say!("store: {}", server.describe());
-        say!("durability: {}", server.durability());
+        if args.unfenced {
+            say!("durability: not relied on: --unfenced writes around the store's fence");
+        } else {
+            say!("durability: {}", server.durability());
+        }
         say!("temporary folder: {}", server.folder().display());
         let etcd = match args.authority {
             AuthorityKind::Builtin => None,

@@ -6,6 +6,29 @@
 //! the PostgreSQL store read what they hold (under their lock), call [`decide`], and apply the
 //! [`Decision`] with absolute values. None of them restates the order of checks; each keeps
 //! its own atomicity.
+//!
+//! # Writing a store of your own with it
+//!
+//! For each write, in one transaction of your database:
+//!
+//! 1. Take a lock that covers the resource's fence record and its operation ids, and that every
+//!    other writer of the resource takes too (a row lock on the resource's row, the database's
+//!    write lock). Operation ids are per resource.
+//! 2. Read [`Held`] under it: the fence record (highest generation and `acted`), the revision,
+//!    and the stored result of the request's operation id, expired or not.
+//! 3. Call [`decide`] with the store's [`Rules`] and the time `now`.
+//! 4. [`Decision::Unchanged`]: roll back and answer its outcome. [`Decision::Commit`]: in this
+//!    order, forget the ids [`Commit::expire`] names (recording each as forgotten if you keep
+//!    such a record; an expired `remembered` id is among them, so it is gone before the same id
+//!    is recorded again); store the fence record ([`Commit::highest`], [`Commit::acted`]), and
+//!    the value and revision when the effect is [`CommitEffect::Apply`]; record the operation id
+//!    with [`CommitEffect::Apply`]'s `record`; keep only the newest `trim` ids (forgotten for
+//!    [`ForgetReason::Capacity`]); commit; answer [`Decision::outcome`]. The commit must be
+//!    durable before the answer (see the conformance kit's documentation).
+//!
+//! `now` is the caller's logical time ([`Tick`]): any unit that every writer of the store
+//! shares and that does not go backwards for one writer (milliseconds since the epoch from the
+//! writers' clocks is common). Only the retention's maximum age reads it.
 
 use crate::clock::Tick;
 use crate::fence::generation::Generation;
@@ -19,15 +42,17 @@ use serde::{Deserialize, Serialize};
 use std::num::NonZeroUsize;
 
 /// What a boundary holds for one resource when a write arrives, read under the lock that
-/// makes the write one step.
+/// makes the write one step (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Held {
     /// The fence record: the highest generation that has passed, and whether it has acted.
     pub fence: Fence,
     /// The resource's revision (0 before any write applied).
     pub revision: Revision,
-    /// The stored result of the request's operation id, if one is recorded, expired or not:
-    /// the decision applies the retention.
+    /// The stored result of the request's operation id on this resource, if one is recorded,
+    /// expired or not: the decision applies the retention. (An expired id that no write has
+    /// forgotten yet is still returned by [`FencedStore::lookup`](crate::FencedStore::lookup),
+    /// as the reference returns it.)
     pub remembered: Option<StoredResult>,
 }
 
@@ -41,20 +66,21 @@ pub struct Rules {
     pub retention: Retention,
 }
 
-/// What a write does.
+/// What a write does, in the terms a store acts on: roll back or commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
-    /// The fence refused the request: change nothing at all (roll back) and answer this: a
+    /// The fence did not admit the request: change nothing at all (roll back) and answer this: a
     /// stale refusal, or the strict policy's own retry answered from its stored result.
-    Refuse(WriteOutcome),
-    /// The request passed the fence: store what [`Pass`] says and commit, whatever its effect.
-    Pass(Pass),
+    Unchanged(WriteOutcome),
+    /// The request passed the fence: store what [`Commit`] says and commit, whatever its effect
+    /// (a replay or a refusal after the fence still commits the raised fence).
+    Commit(Commit),
 }
 
 /// A request that passed the fence. A newer owner has shown its generation, so the raised fence
 /// is kept even when the write is then answered from the replay record or refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pass {
+pub struct Commit {
     /// The fence record's highest generation to store: the larger of the stored one and the
     /// presented one.
     pub highest: Generation,
@@ -63,7 +89,7 @@ pub struct Pass {
     /// Operation ids to forget for their age, before the operation id is looked at.
     pub expire: Option<Expiry>,
     /// What the write does past the fence.
-    pub effect: PassEffect,
+    pub effect: CommitEffect,
 }
 
 /// Forget every operation id of the resource recorded at or before `up_to`, for `reason`.
@@ -77,7 +103,7 @@ pub struct Expiry {
 
 /// What a write that passed the fence does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PassEffect {
+pub enum CommitEffect {
     /// The operation id is remembered: answer its stored result and apply nothing.
     Replay(StoredResult),
     /// Refused after the fence (a revision conflict, an exhausted revision counter): the value
@@ -90,12 +116,13 @@ pub enum PassEffect {
         revision: Revision,
         /// The stored result to record under the request's operation id.
         record: StoredResult,
-        /// How many of the resource's operation ids to keep, newest first, after recording.
+        /// How many of the resource's operation ids to keep, newest first, after recording;
+        /// the older ones are forgotten for [`ForgetReason::Capacity`] with this maximum.
         trim: Option<NonZeroUsize>,
     },
 }
 
-impl Pass {
+impl Commit {
     /// The fence record to store.
     pub fn fence(&self) -> Fence {
         Fence { highest: Some(self.highest), acted: self.acted }
@@ -106,11 +133,11 @@ impl Decision {
     /// What the writer is answered.
     pub fn outcome(&self) -> WriteOutcome {
         match self {
-            Decision::Refuse(outcome) => outcome.clone(),
-            Decision::Pass(pass) => match &pass.effect {
-                PassEffect::Replay(stored) => WriteOutcome::Replayed(*stored),
-                PassEffect::Reject(rejection) => WriteOutcome::Rejected(rejection.clone()),
-                PassEffect::Apply { record, .. } => WriteOutcome::Applied(record.applied),
+            Decision::Unchanged(outcome) => outcome.clone(),
+            Decision::Commit(commit) => match &commit.effect {
+                CommitEffect::Replay(stored) => WriteOutcome::Replayed(*stored),
+                CommitEffect::Reject(rejection) => WriteOutcome::Rejected(rejection.clone()),
+                CommitEffect::Apply { record, .. } => WriteOutcome::Applied(record.applied),
             },
         }
     }
@@ -141,7 +168,7 @@ pub fn decide(held: &Held, request: &WriteRequest, rules: Rules, now: Tick) -> D
     let remembered = held.remembered.filter(|stored| !retention.expired(stored, now));
     if let Some(highest) = held.fence.highest.filter(|_| !policy.admits(held.fence, presented)) {
         let own_retry = remembered.filter(|s| presented == highest && s.generation == presented);
-        return Decision::Refuse(match own_retry {
+        return Decision::Unchanged(match own_retry {
             Some(stored) => WriteOutcome::Replayed(stored),
             None => WriteOutcome::Rejected(WriteRejection::Stale { presented, highest }),
         });
@@ -152,20 +179,20 @@ pub fn decide(held: &Held, request: &WriteRequest, rules: Rules, now: Tick) -> D
         Some(Expiry { up_to: retention.cutoff(now)?, reason: ForgetReason::Age { max_age } })
     });
     let effect = if let Some(stored) = remembered {
-        PassEffect::Replay(stored)
+        CommitEffect::Replay(stored)
     } else if let Some(expected) = request.expected_revision.filter(|&e| e != held.revision) {
-        PassEffect::Reject(WriteRejection::RevisionConflict { expected, actual: held.revision })
+        CommitEffect::Reject(WriteRejection::RevisionConflict { expected, actual: held.revision })
     } else if let Some(next) = held.revision.0.checked_add(1) {
         fence.act(presented);
         let applied = Applied { generation: presented, revision: Revision(next) };
         let record = StoredResult { generation: presented, applied, recorded_at: now };
-        PassEffect::Apply { revision: applied.revision, record, trim: retention.max_entries }
+        CommitEffect::Apply { revision: applied.revision, record, trim: retention.max_entries }
     } else {
-        PassEffect::Reject(WriteRejection::RevisionExhausted { revision: held.revision })
+        CommitEffect::Reject(WriteRejection::RevisionExhausted { revision: held.revision })
     };
     // `Fence::pass` has set the highest, so the fallback is never taken.
     let highest = fence.highest.unwrap_or(presented);
-    Decision::Pass(Pass { highest, acted: fence.acted, expire, effect })
+    Decision::Commit(Commit { highest, acted: fence.acted, expire, effect })
 }
 
 /// A fenced register with an idempotency store in front of it: the complete write boundary in
@@ -218,17 +245,17 @@ impl FencedResource {
         let rules =
             Rules { policy: self.register.policy(), retention: self.idempotency.retention() };
         let decision = decide(&held, request, rules, now);
-        if let Decision::Pass(pass) = &decision {
-            if let Some(Expiry { up_to, reason }) = pass.expire {
+        if let Decision::Commit(commit) = &decision {
+            if let Some(Expiry { up_to, reason }) = commit.expire {
                 self.idempotency.forget_up_to(up_to, reason, now);
             }
-            match &pass.effect {
-                PassEffect::Apply { revision, record, trim } => {
-                    self.register.settle(pass.fence(), Some((&request.value, *revision)));
+            match &commit.effect {
+                CommitEffect::Apply { revision, record, trim } => {
+                    self.register.settle(commit.fence(), Some((&request.value, *revision)));
                     self.idempotency.record_keeping(request.operation.clone(), *record, *trim);
                 }
-                PassEffect::Replay(_) | PassEffect::Reject(_) => {
-                    self.register.settle(pass.fence(), None)
+                CommitEffect::Replay(_) | CommitEffect::Reject(_) => {
+                    self.register.settle(commit.fence(), None)
                 }
             }
         }
@@ -246,12 +273,12 @@ impl FencedRegister {
         let rules = Rules { policy: self.policy(), retention: Retention::FOREVER };
         // No operation id is remembered and nothing expires, so the time does not matter.
         let decision = decide(&held, request, rules, Tick(0));
-        if let Decision::Pass(pass) = &decision {
-            let write = match &pass.effect {
-                PassEffect::Apply { revision, .. } => Some((request.value.as_str(), *revision)),
-                PassEffect::Replay(_) | PassEffect::Reject(_) => None,
+        if let Decision::Commit(commit) = &decision {
+            let write = match &commit.effect {
+                CommitEffect::Apply { revision, .. } => Some((request.value.as_str(), *revision)),
+                CommitEffect::Replay(_) | CommitEffect::Reject(_) => None,
             };
-            self.settle(pass.fence(), write);
+            self.settle(commit.fence(), write);
         }
         match decision.outcome() {
             WriteOutcome::Applied(applied) => Ok(applied),
@@ -299,48 +326,48 @@ mod tests {
         let decision =
             decide(&held(8, true, 3, None), &request(7, None), Rules::default(), Tick(1));
         let stale = WriteRejection::Stale { presented: g(7), highest: g(8) };
-        assert_eq!(decision, Decision::Refuse(WriteOutcome::Rejected(stale)));
+        assert_eq!(decision, Decision::Unchanged(WriteOutcome::Rejected(stale)));
     }
 
     #[test]
     fn the_strict_policys_own_retry_is_answered_until_its_id_expires() {
         let own = held(8, true, 3, Some(stored(8, 3, 10)));
         let retry = decide(&own, &request(8, None), STRICT, Tick(14));
-        assert_eq!(retry, Decision::Refuse(WriteOutcome::Replayed(stored(8, 3, 10))));
+        assert_eq!(retry, Decision::Unchanged(WriteOutcome::Replayed(stored(8, 3, 10))));
         // At age 5 the id has expired: the retry is refused, and nothing is forgotten.
         let late = decide(&own, &request(8, None), STRICT, Tick(15));
         let stale = WriteRejection::Stale { presented: g(8), highest: g(8) };
-        assert_eq!(late, Decision::Refuse(WriteOutcome::Rejected(stale)));
+        assert_eq!(late, Decision::Unchanged(WriteOutcome::Rejected(stale)));
     }
 
     #[test]
     fn a_newer_owners_replay_raises_the_fence_and_expires_old_ids_first() {
         let decision =
             decide(&held(7, true, 3, Some(stored(7, 3, 10))), &request(8, None), STRICT, Tick(12));
-        let Decision::Pass(pass) = decision else { panic!("{decision:?}") };
-        assert_eq!((pass.highest, pass.acted), (g(8), false));
+        let Decision::Commit(commit) = decision else { panic!("{decision:?}") };
+        assert_eq!((commit.highest, commit.acted), (g(8), false));
         assert_eq!(
-            pass.expire,
+            commit.expire,
             Some(Expiry { up_to: Tick(7), reason: ForgetReason::Age { max_age: 5 } })
         );
-        assert_eq!(pass.effect, PassEffect::Replay(stored(7, 3, 10)));
+        assert_eq!(commit.effect, CommitEffect::Replay(stored(7, 3, 10)));
     }
 
     #[test]
     fn a_revision_conflict_and_an_exhausted_counter_raise_the_fence_and_write_nothing() {
         let conflict =
             decide(&held(7, true, 3, None), &request(8, Some(2)), Rules::default(), Tick(1));
-        let Decision::Pass(pass) = conflict else { panic!("{conflict:?}") };
-        assert_eq!((pass.highest, pass.acted), (g(8), false));
+        let Decision::Commit(commit) = conflict else { panic!("{conflict:?}") };
+        assert_eq!((commit.highest, commit.acted), (g(8), false));
         let expected =
             WriteRejection::RevisionConflict { expected: Revision(2), actual: Revision(3) };
-        assert_eq!(pass.effect, PassEffect::Reject(expected));
+        assert_eq!(commit.effect, CommitEffect::Reject(expected));
 
         let full =
             decide(&held(7, true, u64::MAX, None), &request(8, None), Rules::default(), Tick(1));
-        let Decision::Pass(pass) = full else { panic!("{full:?}") };
+        let Decision::Commit(commit) = full else { panic!("{full:?}") };
         let exhausted = WriteRejection::RevisionExhausted { revision: Revision(u64::MAX) };
-        assert_eq!((pass.acted, pass.effect), (false, PassEffect::Reject(exhausted)));
+        assert_eq!((commit.acted, commit.effect), (false, CommitEffect::Reject(exhausted)));
     }
 
     #[test]
@@ -350,11 +377,12 @@ mod tests {
             retention: Retention { max_entries: NonZeroUsize::new(2), max_age: None },
         };
         let decision = decide(&Held::default(), &request(1, Some(0)), rules, Tick(4));
-        let Decision::Pass(pass) = decision else { panic!("{decision:?}") };
-        assert_eq!((pass.highest, pass.acted, pass.expire), (g(1), true, None));
+        let Decision::Commit(commit) = decision else { panic!("{decision:?}") };
+        assert_eq!((commit.highest, commit.acted, commit.expire), (g(1), true, None));
         let record = stored(1, 1, 4);
-        let apply = PassEffect::Apply { revision: Revision(1), record, trim: NonZeroUsize::new(2) };
-        assert_eq!(pass.effect, apply);
-        assert_eq!(Decision::Pass(pass).outcome(), WriteOutcome::Applied(record.applied));
+        let apply =
+            CommitEffect::Apply { revision: Revision(1), record, trim: NonZeroUsize::new(2) };
+        assert_eq!(commit.effect, apply);
+        assert_eq!(Decision::Commit(commit).outcome(), WriteOutcome::Applied(record.applied));
     }
 }
