@@ -15,7 +15,6 @@
 //! that its parent does not", which snapshots and the explorer's frontier need; they would also
 //! put a derive on every model type and a proc-macro in the page's build.
 
-use crate::check::invariant::{Place, Violation};
 use crate::check::{
     CellCheck, CheckState, Checker, Done, Live, Rank, Reached, Recent, Sender, Sent, Steps,
 };
@@ -28,6 +27,7 @@ use crate::fence::register::{FencedRegister, WriteRejection, WriteRequest};
 use crate::format::model::{Checkpoint, Fault, Scenario, Step, StoreSpec, WorkerSpec};
 use crate::history::event::Event;
 use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
+use crate::invariant::{Place, Violation};
 use crate::sim::compiled::{Compiled, CompiledFault, EffectOp, Op, Route, Worker, WriteOp};
 use crate::sim::state::*;
 use litemap::LiteMap;
@@ -237,7 +237,7 @@ no_heap!(
     crate::fence::register::Fence,
     crate::fence::register::RejectionReason,
     crate::fence::idempotency::StoredResult,
-    crate::check::invariant::InvariantKind,
+    crate::invariant::InvariantKind,
     HeldLease,
     AgendaKey,
     Pending,

@@ -25,7 +25,6 @@
 //! assert_eq!(found[0].invariant, InvariantKind::StaleWriteAccepted);
 //! ```
 
-use crate::check::invariant::{InvariantKind, Place, Violation};
 use crate::clock::Tick;
 use crate::fence::gateway::EffectRequest;
 use crate::fence::generation::Generation;
@@ -34,6 +33,7 @@ use crate::fence::register::{WriteRejection, WriteRequest};
 use crate::format::model::Enforcement;
 use crate::history::event::{Event, TokenKind};
 use crate::history::{place_name, Entry, Setup};
+use crate::invariant::{InvariantKind, Place, Violation};
 use litemap::LiteMap;
 use rustc_hash::FxBuildHasher;
 use std::collections::{BTreeMap, HashMap};

@@ -6,11 +6,11 @@
 //! one description: names, defaults, and which fields a file may leave out. Objects refuse fields
 //! they do not know, so a misspelt field is an error rather than a silent default.
 
-use crate::check::invariant::InvariantKind;
 use crate::fence::gateway::Effect;
 use crate::fence::generation::Generation;
 use crate::fence::idempotency::Retention;
 use crate::fence::register::{RejectionReason, SameGenerationPolicy};
+use crate::invariant::InvariantKind;
 use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
@@ -257,7 +257,7 @@ pub struct NetworkSpec {
     #[cfg_attr(
         feature = "schema",
         schemars(
-            range(max = crate::format::validate::MAX_JITTER),
+            range(max = crate::format::limits::MAX_JITTER),
             extend("examples" = [2], "default" = 0)
         )
     )]
@@ -634,11 +634,21 @@ pub struct Expectations {
     pub violations: Vec<InvariantKind>,
     /// Exact rejection counts by reason, when the story is about monitoring them.
     #[serde(default, deserialize_with = "counts", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "schema",
-        schemars(schema_with = "crate::format::schema::rejection_counts")
-    )]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "rejection_counts"))]
     pub rejections: Option<BTreeMap<RejectionReason, u64>>,
+}
+
+/// The schema of `expect.rejections`: counts keyed by rejection reason. The model reads the keys
+/// through a helper of its own ([`counts`]), so the derive cannot see that they are reasons.
+#[cfg(feature = "schema")]
+fn rejection_counts(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let reason = generator.subschema_for::<RejectionReason>();
+    let count = generator.subschema_for::<u64>();
+    schemars::json_schema!({
+        "type": ["object", "null"],
+        "propertyNames": reason,
+        "additionalProperties": count,
+    })
 }
 
 /// Reads rejection counts with each key read as text before it is read as a reason, so an error

@@ -289,7 +289,7 @@ impl SimState {
     /// [`Simulator`](crate::Simulator) can count states the same way. The same on every run.
     pub fn fingerprint(&self) -> u64 {
         use std::hash::{BuildHasher, Hash, Hasher};
-        let mut h = crate::check::FINGERPRINTS.build_hasher();
+        let mut h = crate::fingerprint::FINGERPRINTS.build_hasher();
         self.now.hash(&mut h);
         self.authority.hash(&mut h);
         self.workers.hash(&mut h);

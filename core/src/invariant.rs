@@ -1,4 +1,6 @@
-//! The properties a run is checked against after every step.
+//! The properties a run is checked against after every step, and what a broken one is reported
+//! as. They are shared vocabulary: the scenario format names them in its expectations, the
+//! checker finds them, and the recorder and the diagram show them.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -156,7 +158,7 @@ pub fn narrate(caption: String, broken: &[Violation]) -> String {
 
 impl fmt::Display for InvariantKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(crate::Named::name(*self))
+        f.write_str(crate::names::Named::name(*self))
     }
 }
 
