@@ -2,6 +2,7 @@
 //! as. They are shared vocabulary: the scenario format names them in its expectations, the
 //! checker finds them, and the recorder and the diagram show them.
 
+use crate::memory::{no_heap, HeapSize};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -222,4 +223,23 @@ pub enum Place {
         /// The resource.
         resource: String,
     },
+}
+
+no_heap!(InvariantKind);
+
+impl HeapSize for Violation {
+    fn heap_bytes(&self) -> usize {
+        self.detail.heap_bytes() + self.place.heap_bytes() + self.witness.heap_bytes()
+    }
+}
+
+impl HeapSize for Place {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Place::Authority | Place::Partner => 0,
+            Place::Store { store, path, data, resource } => {
+                store.heap_bytes() + path.heap_bytes() + data.heap_bytes() + resource.heap_bytes()
+            }
+        }
+    }
 }

@@ -6,7 +6,4 @@
 mod checker;
 pub mod checkpoint;
 
-pub(crate) use checker::{
-    CellCheck, CheckState, Done, Live, Rank, Reached, Recent, Sender, Sent, Steps,
-};
 pub use checker::{Checker, Judgement, OPS_REMEMBERED, SENDS_REMEMBERED};
