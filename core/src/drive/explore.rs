@@ -220,7 +220,7 @@ impl<Seen: Fn(u64) -> bool> Successors<'_, Seen> {
         // The child starts as a copy of the node, sharing every worker and cell with it, and is
         // moved, not copied again, into the frontier when it is kept.
         let (mut state, mut checker) = (node.state.clone(), node.checker.clone());
-        let (enabled, at, event) = advance(&self.sim, &mut state, choice)?;
+        let (enabled, at, event) = advance(self.sim, &mut state, choice)?;
         let mut broken = checker.feed(depth, &Entry { at, wall_ns: None, event }).violations;
         if state.finished {
             broken.extend(checker.finish(depth));

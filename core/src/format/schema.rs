@@ -76,7 +76,7 @@ pub fn reference(examples: &[Scenario]) -> String {
     let schema = scenario_schema();
     let mut samples = Samples::default();
     for scenario in examples {
-        let value = serde_json::to_value(&scenario).expect("a scenario serializes");
+        let value = serde_json::to_value(scenario).expect("a scenario serializes");
         samples.walk(&schema, &schema, &value);
     }
     let mut out = String::from(REFERENCE_INTRO);
