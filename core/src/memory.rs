@@ -10,7 +10,7 @@
 //! cells, the checker's cells) are charged to the state that allocated them and never twice;
 //! `SimState::heap_bytes_beyond` says what one state holds that another does not share.
 //!
-//! This module holds the [`HeapSize`] trait and its walks of the standard containers; each of
+//! This module holds the `HeapSize` trait and its walks of the standard containers; each of
 //! the crate's own types has its impl beside it, so this module, below all of them, uses none.
 //!
 //! Why not a crate: `deepsize` and `get-size2` derive this walk, but support neither `litemap`
