@@ -744,4 +744,17 @@ mod tests {
         });
         assert!(broken(&verdict).contains(&InvariantKind::StaleWriteAccepted), "{verdict:?}");
     }
+
+    /// The simulator's reasons are written as they were before they had an enum of their own,
+    /// so a saved result still reads.
+    #[test]
+    fn a_simulator_error_is_written_without_a_wrapper() {
+        let error = EngineError::from(SimError::Finished { steps: 3 });
+        let json = serde_json::to_value(&error).unwrap();
+        assert_eq!(json, serde_json::json!({ "Finished": { "steps": 3 } }));
+        assert_eq!(serde_json::from_value::<EngineError>(json).unwrap(), error);
+        assert_eq!(error.to_string(), "the run has ended after 3 steps: no event is left to run");
+        let own = serde_json::to_value(EngineError::TooLong).unwrap();
+        assert_eq!(serde_json::from_value::<EngineError>(own).unwrap(), EngineError::TooLong);
+    }
 }
