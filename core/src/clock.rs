@@ -1,5 +1,6 @@
 //! Logical time. The core never reads a wall clock: every caller says what time it is.
 
+use crate::memory::no_heap;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -34,3 +35,5 @@ impl fmt::Display for Tick {
         write!(f, "t={}", self.0)
     }
 }
+
+no_heap!(Tick);

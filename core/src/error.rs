@@ -10,7 +10,7 @@ use crate::format::error::ScenarioError;
 use crate::history::HistoryError;
 use crate::ids::IdError;
 use crate::record::export::RunError;
-use crate::sim::EngineError;
+use crate::record::EngineError;
 use crate::stories::library::UnknownStory;
 use std::convert::Infallible;
 

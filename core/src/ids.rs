@@ -3,6 +3,7 @@
 //! Each name is its own type so that a resource id can never be passed where an operation id is
 //! expected; keeping those fields distinct is half of getting fencing right.
 
+use crate::memory::{block, HeapSize};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -116,6 +117,19 @@ string_id!(
     WorkflowKey,
     "workflow key"
 );
+
+/// A name owns its text on the heap.
+macro_rules! string_ids {
+    ($($ty:ty),+) => {$(
+        impl HeapSize for $ty {
+            fn heap_bytes(&self) -> usize {
+                block(self.as_str().len())
+            }
+        }
+    )+};
+}
+
+string_ids!(ResourceId, WorkerId, OperationId, WorkflowKey);
 
 #[cfg(test)]
 mod tests {

@@ -37,7 +37,7 @@
 //! a scenario's state on one event at a time, the [`Checker`] judges each event against what the
 //! system cannot see, the [`Engine`] records the run (captions, the operation log, seeking), and
 //! [`draw::diagram`] turns a history into a swimlane diagram. The built-in stories are in
-//! [`stories::library`]; [`check::explore`] searches every schedule of a scenario.
+//! [`stories::library`]; [`drive::explore`] searches every schedule of a scenario.
 //!
 //! A history recorded from your own system is judged the same way, and each finding names its
 //! witness, the few entries that prove it, which replay on their own:
@@ -64,7 +64,7 @@
 //! - [`Engine`]: plays a scenario step by step or to the end; its [`Verdict`] has assertions
 //!   for tests ([`Verdict::assert_met`], [`Verdict::assert_violation`]).
 //! - [`stories::library`]: the built-in stories, each in its variants, ready to run.
-//! - [`check::conformance`]: the conformance kit, which holds your own [`FencedStore`] (a
+//! - [`drive::conformance`]: the conformance kit, which holds your own [`FencedStore`] (a
 //!   database table, an object store) to the in-memory reference over every story.
 //!
 //! Nothing here reads a clock, performs I/O or draws random numbers: callers pass logical time
@@ -73,11 +73,14 @@
 pub mod check;
 mod clock;
 pub mod draw;
+pub mod drive;
 mod error;
 mod fence;
+mod fingerprint;
 pub mod format;
 pub mod history;
 mod ids;
+pub mod invariant;
 mod maps;
 pub mod memory;
 mod names;
@@ -86,10 +89,9 @@ pub mod record;
 pub mod sim;
 pub mod stories;
 
-pub use check::explore::{Bound, ExploreConfig, ExploreResult, ExploreStats, Explorer};
-pub use check::invariant::{InvariantKind, Place, Violation};
 pub use check::{Checker, Judgement};
 pub use clock::Tick;
+pub use drive::explore::{Bound, ExploreConfig, ExploreResult, ExploreStats, Explorer};
 pub use error::Error;
 pub use fence::authority::{Lease, LeaseAuthority, LeaseError, ResourceRecord};
 pub use fence::boundary;
@@ -116,6 +118,7 @@ pub use format::model::{Checkpoint, Fault, Injection, PauseReason, Scenario};
 pub use history::event::{Event, TokenKind};
 pub use history::{Entry, History, HistoryError, JsonlParser, Setup};
 pub use ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey, MAX_ID_LEN};
+pub use invariant::{InvariantKind, Place, Violation};
 pub use names::Named;
 pub use record::{Engine, EngineError, ScheduleMode, StepRecord, Verdict};
 pub use sim::{Choice, Next, Simulator, Way};

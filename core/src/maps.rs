@@ -1,5 +1,6 @@
 //! Serde support for the sorted-vector maps (`LiteMap`) that hold a handful of entries.
 
+use crate::memory::HeapSize;
 use litemap::LiteMap;
 use serde::{Serialize, Serializer};
 
@@ -58,6 +59,12 @@ impl<'de> serde::Deserialize<'de> for StringSet {
         names.sort_unstable();
         names.dedup();
         Ok(StringSet(names))
+    }
+}
+
+impl HeapSize for crate::maps::StringSet {
+    fn heap_bytes(&self) -> usize {
+        self.0.heap_bytes()
     }
 }
 

@@ -15,10 +15,9 @@
 //! [`fencelab_core::Error`](crate::Error), is left out so that it does not shadow a caller's own
 //! `Error`.
 
-pub use crate::check::conformance;
-pub use crate::check::explore::{ExploreConfig, ExploreResult, Explorer};
-pub use crate::check::invariant::{InvariantKind, Violation};
 pub use crate::clock::Tick;
+pub use crate::drive::conformance;
+pub use crate::drive::explore::{ExploreConfig, ExploreResult, Explorer};
 pub use crate::fence::authority::{Lease, LeaseAuthority};
 pub use crate::fence::boundary::FencedResource;
 pub use crate::fence::gateway::{EffectRequest, GatewayOutcome, SideEffectGateway};
@@ -32,5 +31,6 @@ pub use crate::format::error::ScenarioError;
 pub use crate::format::model::{Fault, Scenario, StoreSpec};
 pub use crate::history::History;
 pub use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
+pub use crate::invariant::{InvariantKind, Violation};
 pub use crate::record::{Engine, EngineError, Verdict};
 pub use crate::stories::library::{self, UnknownStory};

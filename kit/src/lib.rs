@@ -21,7 +21,7 @@
 //!
 //! Neither check crashes anything: what a store must make durable before it answers, and how to
 //! test it, is in the core's conformance documentation
-//! (`fencelab_core::check::conformance`, "What a store must make durable before it answers").
+//! (`fencelab_core::drive::conformance`, "What a store must make durable before it answers").
 //!
 //! This crate is separate from `fencelab-core` because it runs threads and waits with a
 //! timeout, and the core reads no clock.
@@ -60,7 +60,7 @@ mod races;
 pub use gap::gap;
 pub use races::{articles_race, races, random_races, Race, Write, MAX_WRITERS};
 
-use fencelab_core::check::conformance::{show_outcome, show_value, Rule};
+use fencelab_core::drive::conformance::{show_outcome, show_value, Rule};
 use fencelab_core::format::model::StoreSpec;
 use fencelab_core::store::MemoryStore;
 use fencelab_core::{FencedStore, ResourceId, StoredValue, Tick, WriteOutcome, WriteRequest};

@@ -1,7 +1,7 @@
 //! The PostgreSQL store against real servers: most tests get a database of their own on the
 //! process's shared server (`testing::shared`); the ones that kill a server start their own.
 
-use fencelab_core::check::conformance::{
+use fencelab_core::drive::conformance::{
     check_cases, check_store, explore_store, factory, rule_cases, Divergence, ScheduleOptions,
 };
 use fencelab_core::format::model::Enforcement;

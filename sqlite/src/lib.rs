@@ -362,7 +362,7 @@ impl SqliteStore {
     /// fail with [`StoreError::MissingTable`], as they would on an empty file.
     ///
     /// ```
-    /// use fencelab_core::check::conformance::check_store;
+    /// use fencelab_core::drive::conformance::check_store;
     /// use fencelab_core::stories::library;
     /// use fencelab_sqlite::{Options, SqliteStore};
     ///

@@ -1,6 +1,6 @@
 //! The SQLite store against real database files in a temporary folder.
 
-use fencelab_core::check::conformance::{
+use fencelab_core::drive::conformance::{
     check_cases, check_store, explore_store, factory, rule_cases, Divergence, ScheduleOptions,
 };
 use fencelab_core::format::model::Enforcement;

@@ -1,6 +1,6 @@
 //! The conformance kit over every schedule of a story, and what its reports count.
 
-use fencelab_core::check::conformance::{
+use fencelab_core::drive::conformance::{
     check_cases, check_store, explore_store, factory, rule_cases, writes_of, Divergence, Rule,
     ScheduleOptions,
 };

@@ -106,7 +106,7 @@ fn a_tampered_or_foreign_file_is_refused_with_a_reason() {
     let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
     value["scenario"]["authority"]["ttl"] = 10.into();
     value["scenario"]["intro"] =
-        "x".repeat(fencelab_core::format::validate::MAX_SCENARIO_BYTES).into();
+        "x".repeat(fencelab_core::format::limits::MAX_SCENARIO_BYTES).into();
     let err = RunExport::import(&value.to_string()).unwrap_err();
     assert!(err.to_string().contains("the limit is"), "{err}");
 }

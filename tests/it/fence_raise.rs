@@ -3,7 +3,7 @@
 //! operation ids are scoped per workflow.
 
 use crate::support::*;
-use fencelab_core::check::conformance::{check_store, Rule};
+use fencelab_core::drive::conformance::{check_store, Rule};
 use fencelab_core::stories::library;
 use fencelab_core::*;
 use std::convert::Infallible;

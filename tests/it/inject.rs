@@ -2,6 +2,7 @@
 //! undo, and the replay of the path taken from the scenario alone.
 
 use fencelab_core::format::model::{Enforcement, Step};
+use fencelab_core::sim::SimError;
 use fencelab_core::stories::library;
 use fencelab_core::{
     Engine, EngineError, Event, ExploreConfig, ExploreResult, Explorer, Fault, Injection, Next,
@@ -344,7 +345,10 @@ fn bad_injections_are_refused_naming_the_field() {
 
     let mut finished = Engine::new(scenario.clone()).unwrap();
     finished.run().unwrap();
-    assert!(matches!(finished.inject(Fault::RestartAuthority), Err(EngineError::Finished { .. })));
+    assert!(matches!(
+        finished.inject(Fault::RestartAuthority),
+        Err(EngineError::Sim(SimError::Finished { .. }))
+    ));
 
     // Out of order in a file.
     let mut file: Scenario = scenario.clone();
@@ -360,7 +364,10 @@ fn bad_injections_are_refused_naming_the_field() {
     file.injected = vec![Injection { after: 10_000, fault: Fault::RestartAuthority }];
     let mut engine = Engine::new(file).unwrap();
     let err = engine.run().unwrap_err();
-    assert!(matches!(err, EngineError::InjectionNotReached { index: 0, after: 10_000, .. }));
+    assert!(matches!(
+        err,
+        EngineError::Sim(SimError::InjectionNotReached { index: 0, after: 10_000, .. })
+    ));
     assert!(
         err.to_string().starts_with("injected[0].after: is 10000, but the run ends after "),
         "{err}"
@@ -372,7 +379,10 @@ fn bad_injections_are_refused_naming_the_field() {
     assert!(
         matches!(
             searched,
-            ExploreResult::Error { error: EngineError::InjectionNotReached { .. }, .. }
+            ExploreResult::Error {
+                error: EngineError::Sim(SimError::InjectionNotReached { .. }),
+                ..
+            }
         ),
         "{searched:?}"
     );

@@ -152,7 +152,7 @@ fn conformance_names_resources_by_index_so_long_names_are_not_skipped() {
             .unwrap();
         }
     }
-    assert_eq!(fencelab_core::check::conformance::writes_of(&s).len(), 3);
+    assert_eq!(fencelab_core::drive::conformance::writes_of(&s).len(), 3);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Bad scenario files get an error naming the field and the problem, never a panic.
 
+use fencelab_core::sim::SimError;
 use fencelab_core::stories::library;
 use fencelab_core::*;
 use serde_json::{json, Value};
@@ -185,7 +186,7 @@ fn size_limits_are_enforced_with_a_clear_message() {
         "workers",
         "the limit is 10000",
     );
-    let huge = " ".repeat(fencelab_core::format::validate::MAX_SCENARIO_BYTES + 1);
+    let huge = " ".repeat(fencelab_core::format::limits::MAX_SCENARIO_BYTES + 1);
     assert!(Scenario::from_json(&huge).unwrap_err().problem.contains("limit"));
 }
 
@@ -203,7 +204,13 @@ fn a_schedule_index_with_no_such_choice_is_an_error_at_its_step() {
     scenario.schedule = vec![7];
     let mut engine = Engine::new(scenario).unwrap();
     let err = engine.run().unwrap_err();
-    assert!(matches!(err, EngineError::BadChoice { index: 0, choice: 7, enabled: 2, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            EngineError::Sim(SimError::BadChoice { index: 0, choice: 7, enabled: 2, .. })
+        ),
+        "{err}"
+    );
     assert!(
         err.to_string().starts_with("schedule[0]: choice 7, but only 2 events were enabled"),
         "{err}"

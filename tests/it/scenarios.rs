@@ -1,6 +1,7 @@
 //! The built-in library, pinned: every scenario's violations (with the step that caused each)
 //! and rejection counts. A change to the engine or a story that moves any of these shows up here.
 
+use fencelab_core::sim::SimError;
 use fencelab_core::stories::library;
 use fencelab_core::InvariantKind::{self, *};
 use fencelab_core::RejectionReason::{self, *};
@@ -369,7 +370,7 @@ fn a_lenient_schedule_replays_on_another_variant() {
     fenced.schedule = vec![9; 12];
     assert!(matches!(
         Engine::new(fenced.clone()).unwrap().run(),
-        Err(EngineError::BadChoice { index: 0, choice: 9, .. })
+        Err(EngineError::Sim(SimError::BadChoice { index: 0, choice: 9, .. }))
     ));
     let mut lenient = Engine::new(fenced).unwrap().with_schedule_mode(ScheduleMode::Lenient);
     assert!(lenient.run().unwrap().finished);

@@ -2,7 +2,7 @@
 //! it breaks named. A test here fails if the kit stops catching its store, or names another
 //! rule.
 
-use fencelab_core::check::conformance::{
+use fencelab_core::drive::conformance::{
     check_cases, factory, find_divergences, rule_cases, Case, Divergence, Rule, StoreFactory,
 };
 use fencelab_core::format::model::StoreSpec;

@@ -25,7 +25,6 @@
 //! assert_eq!(found[0].invariant, InvariantKind::StaleWriteAccepted);
 //! ```
 
-use crate::check::invariant::{InvariantKind, Place, Violation};
 use crate::clock::Tick;
 use crate::fence::gateway::EffectRequest;
 use crate::fence::generation::Generation;
@@ -34,6 +33,7 @@ use crate::fence::register::{WriteRejection, WriteRequest};
 use crate::format::model::Enforcement;
 use crate::history::event::{Event, TokenKind};
 use crate::history::{place_name, Entry, Setup};
+use crate::invariant::{InvariantKind, Place, Violation};
 use litemap::LiteMap;
 use rustc_hash::FxBuildHasher;
 use std::collections::{BTreeMap, HashMap};
@@ -41,6 +41,7 @@ use std::hash::BuildHasher;
 
 /// Names to indices. The hasher has no random keys, so the core draws no random numbers.
 type Index = HashMap<String, usize, FxBuildHasher>;
+use crate::memory::{block, buffer, freed, no_heap, shared_map, HeapSize};
 use std::sync::Arc;
 
 /// What the checker concluded from one entry.
@@ -1173,4 +1174,105 @@ fn store_place(store: &str, path: &str, data: &str, resource: &str) -> Place {
 /// How a store's data is named in a violation: "ledger in db", "ledger in db/cache".
 fn place_text(store: &str, path: &str, resource: &str) -> String {
     format!("{resource} in {}", place_name(store, path))
+}
+
+no_heap!(Sent, Steps, Rank, Reached, Live, Done);
+
+impl<V: HeapSize, const CAP: usize> HeapSize for Recent<V, CAP> {
+    fn heap_bytes(&self) -> usize {
+        // The hash table: a slot per bucket (with a control byte), buckets a power of two with
+        // room to spare; each id once, shared by the table and the order it was seen in (its
+        // two reference counts beside it).
+        let slots = self.seen.capacity().next_power_of_two();
+        let ids: usize = self.order().iter().map(|op| block(16 + op.len())).sum();
+        block(slots * (size_of::<(std::sync::Arc<str>, V)>() + 1))
+            + self.seen.values().map(HeapSize::heap_bytes).sum::<usize>()
+            + buffer::<std::sync::Arc<str>>(self.order().capacity())
+            + ids
+    }
+}
+
+impl HeapSize for CellCheck {
+    fn heap_bytes(&self) -> usize {
+        // Naming every field makes a new one a compile error here rather than a silent gap.
+        let CellCheck {
+            max_presented,
+            maybe_presented,
+            last,
+            maybe_last,
+            applied_ops,
+            max_attempted,
+            last_seq,
+            highest_token: _,
+        } = self;
+        max_presented.heap_bytes()
+            + maybe_presented.heap_bytes()
+            + last.heap_bytes()
+            + maybe_last.heap_bytes()
+            + applied_ops.heap_bytes()
+            + max_attempted.heap_bytes()
+            + last_seq.heap_bytes()
+    }
+}
+
+impl HeapSize for Sender {
+    fn heap_bytes(&self) -> usize {
+        self.ops.heap_bytes()
+    }
+}
+
+impl Checker {
+    /// What this checker holds that `base` (the checker it was cloned from, if any) does not
+    /// share, in estimated bytes; like [`SimState::heap_bytes_beyond`].
+    pub(crate) fn heap_bytes_beyond(&self, base: Option<&Checker>) -> usize {
+        // Naming every field makes a new one a compile error here rather than a silent gap.
+        let CheckState {
+            epochs,
+            max_issued,
+            live,
+            live_why,
+            grants,
+            held,
+            let_go,
+            senders,
+            messages,
+            cells,
+            partner_ops,
+            effect_presented,
+            effect_maybe,
+            broken: _,
+        } = self.state();
+        epochs.heap_bytes()
+            + max_issued.heap_bytes()
+            + live.heap_bytes()
+            + live_why.heap_bytes()
+            + grants.heap_bytes()
+            + held.heap_bytes()
+            + let_go.0.heap_bytes()
+            + buffer::<Arc<Sender>>(senders.len())
+            + senders
+                .iter()
+                .enumerate()
+                .filter(|(i, sender)| {
+                    let theirs = base.and_then(|b| b.state().senders.get(*i));
+                    !theirs.is_some_and(|b| Arc::ptr_eq(b, sender))
+                })
+                .map(|(_, sender)| sender.heap_bytes())
+                .sum::<usize>()
+            + messages.heap_bytes()
+            + shared_map(cells, base.map(|b| &b.state().cells))
+            + partner_ops.heap_bytes()
+            + effect_presented.heap_bytes()
+            + effect_maybe.heap_bytes()
+    }
+}
+
+impl Checker {
+    /// Drops the checker and returns the heap bytes of the shared per-worker and per-cell
+    /// records that it was the last to hold (those [`Checker::heap_bytes_beyond`] counts apart).
+    pub(crate) fn drop_shared(self) -> usize {
+        let CheckState { senders, cells, .. } = self.into_state();
+        let senders: usize = senders.into_iter().map(freed).sum();
+        senders + cells.into_iter().map(|(_, cell)| freed(cell)).sum::<usize>()
+    }
 }

@@ -2,10 +2,10 @@
 //! render from a code block: one participant per lane, one message per request and answer, a
 //! note for each pause and fault and for each broken invariant.
 
-use crate::check::invariant::{Place, Violation};
 use crate::fence::idempotency::WriteOutcome;
 use crate::history::event::Event;
 use crate::history::History;
+use crate::invariant::{Place, Violation};
 use std::fmt::Write as _;
 
 /// Writes `history` as a Mermaid sequence diagram, with `violations` (the checker's findings on

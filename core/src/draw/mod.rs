@@ -6,7 +6,6 @@ mod mermaid;
 
 pub use mermaid::mermaid;
 
-use crate::check::invariant::{Place, Violation};
 use crate::clock::Tick;
 use crate::fence::generation::Generation;
 use crate::fence::idempotency::WriteOutcome;
@@ -14,6 +13,7 @@ use crate::fence::register::WriteRejection;
 use crate::format::model::PauseReason;
 use crate::history::event::{Event, TokenKind};
 use crate::history::{Entry, History, StoreSetup};
+use crate::invariant::{Place, Violation};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 

@@ -3,6 +3,7 @@
 use crate::clock::Tick;
 use crate::fence::generation::{Generation, TokenError};
 use crate::ids::{ResourceId, WorkerId};
+use crate::memory::{buffer, HeapSize};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::num::NonZeroU64;
@@ -269,5 +270,19 @@ impl LeaseAuthority {
             return Err(not_holder());
         }
         Ok(lease)
+    }
+}
+
+impl HeapSize for LeaseAuthority {
+    fn heap_bytes(&self) -> usize {
+        let mut len = 0;
+        let mut owned = 0;
+        for (resource, record) in self.records() {
+            len += 1;
+            let lease = record.lease.as_ref();
+            owned += resource.heap_bytes()
+                + lease.map_or(0, |l| l.resource.heap_bytes() + l.holder.heap_bytes());
+        }
+        buffer::<(ResourceId, crate::fence::authority::ResourceRecord)>(len) + owned
     }
 }

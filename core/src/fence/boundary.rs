@@ -38,6 +38,7 @@ use crate::fence::idempotency::{
 use crate::fence::register::{
     Applied, Fence, FencedRegister, Revision, SameGenerationPolicy, WriteRejection, WriteRequest,
 };
+use crate::memory::HeapSize;
 use serde::{Deserialize, Serialize};
 use std::num::NonZeroUsize;
 
@@ -285,6 +286,12 @@ impl FencedRegister {
             WriteOutcome::Rejected(rejection) => Err(rejection),
             WriteOutcome::Replayed(stored) => Ok(stored.applied),
         }
+    }
+}
+
+impl HeapSize for FencedResource {
+    fn heap_bytes(&self) -> usize {
+        self.register.heap_bytes() + self.idempotency.heap_bytes()
     }
 }
 

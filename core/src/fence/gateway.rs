@@ -6,6 +6,7 @@ use crate::fence::register::{
     stale_message, stale_short, Fence, RejectionReason, SameGenerationPolicy,
 };
 use crate::ids::{OperationId, WorkflowKey};
+use crate::memory::{btree_nodes, buffer, HeapSize};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -233,5 +234,55 @@ impl SideEffectGateway {
     /// The same-generation policy in force.
     pub fn policy(&self) -> SameGenerationPolicy {
         self.policy
+    }
+}
+
+impl HeapSize for Effect {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Effect::CapturePayment { .. } => 0,
+            Effect::SendEmail { to, subject } => to.heap_bytes() + subject.heap_bytes(),
+            Effect::CallWebhook { endpoint, payload } => {
+                endpoint.heap_bytes() + payload.heap_bytes()
+            }
+        }
+    }
+}
+
+impl HeapSize for EffectRequest {
+    fn heap_bytes(&self) -> usize {
+        self.workflow.heap_bytes() + self.operation.heap_bytes() + self.effect.heap_bytes()
+    }
+}
+
+impl HeapSize for DropReason {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            DropReason::Stale { .. } => 0,
+            DropReason::InvalidToken { error } => error.heap_bytes(),
+            DropReason::Duplicate { operation, .. } => operation.heap_bytes(),
+        }
+    }
+}
+
+impl HeapSize for Delivery {
+    fn heap_bytes(&self) -> usize {
+        self.request.heap_bytes()
+    }
+}
+
+impl HeapSize for SideEffectGateway {
+    fn heap_bytes(&self) -> usize {
+        // The gateway keeps each delivery and an index of delivered operations by workflow; its
+        // per-workflow fences are a handful and left out.
+        let delivered = self.delivered();
+        let ids: usize = delivered
+            .iter()
+            .map(|d| d.request.workflow.heap_bytes() + d.request.operation.heap_bytes())
+            .sum();
+        buffer::<Delivery>(delivered.len())
+            + delivered.iter().map(Delivery::heap_bytes).sum::<usize>()
+            + btree_nodes::<(WorkflowKey, OperationId), crate::clock::Tick>(delivered.len())
+            + ids
     }
 }

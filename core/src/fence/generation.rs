@@ -1,5 +1,6 @@
 //! Fencing tokens: the generation numbers a lease authority issues, one per grant.
 
+use crate::memory::{no_heap, HeapSize};
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
@@ -156,6 +157,17 @@ impl<'de> Visitor<'de> for GenerationVisitor {
 
     fn visit_unit<E: de::Error>(self) -> Result<Generation, E> {
         Err(E::custom(TokenError::NotPositive { got: "null".into() }))
+    }
+}
+
+no_heap!(Generation);
+
+impl HeapSize for TokenError {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            TokenError::NotPositive { got } | TokenError::TooLarge { got } => got.heap_bytes(),
+            TokenError::Forged { .. } | TokenError::Exhausted => 0,
+        }
     }
 }
 

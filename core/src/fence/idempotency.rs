@@ -4,6 +4,7 @@ use crate::clock::Tick;
 use crate::fence::generation::Generation;
 use crate::fence::register::{Applied, WriteRejection};
 use crate::ids::OperationId;
+use crate::memory::{block, btree_nodes, buffer, no_heap, HeapSize};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 use std::num::NonZeroUsize;
@@ -247,5 +248,37 @@ impl WriteOutcome {
 impl From<WriteRejection> for WriteOutcome {
     fn from(rejection: WriteRejection) -> Self {
         WriteOutcome::Rejected(rejection)
+    }
+}
+
+no_heap!(StoredResult);
+
+impl HeapSize for WriteOutcome {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            WriteOutcome::Rejected(rejection) => rejection.heap_bytes(),
+            WriteOutcome::Applied(_) | WriteOutcome::Replayed(_) => 0,
+        }
+    }
+}
+
+impl HeapSize for Forgotten {
+    fn heap_bytes(&self) -> usize {
+        self.operation.heap_bytes()
+    }
+}
+
+impl HeapSize for IdempotencyStore {
+    fn heap_bytes(&self) -> usize {
+        // Each remembered id is held twice: in the map of results and in the queue that orders
+        // them for forgetting.
+        let ids: usize = self.remembered().map(|(id, _)| id.heap_bytes()).sum();
+        let queue = self.len().max(1).next_power_of_two() * size_of::<OperationId>();
+        let forgotten = self.forgotten();
+        btree_nodes::<OperationId, crate::fence::idempotency::StoredResult>(self.len())
+            + if self.is_empty() { 0 } else { block(queue) }
+            + 2 * ids
+            + buffer::<Forgotten>(forgotten.len())
+            + forgotten.iter().map(Forgotten::heap_bytes).sum::<usize>()
     }
 }

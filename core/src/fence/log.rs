@@ -5,6 +5,7 @@ use crate::fence::gateway::{DropReason, EffectRequest, GatewayOutcome};
 use crate::fence::idempotency::{StoredResult, WriteOutcome};
 use crate::fence::register::{Applied, RejectionReason, WriteRejection, WriteRequest};
 use crate::ids::WorkerId;
+use crate::memory::HeapSize;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -186,4 +187,24 @@ pub enum LogError {
         /// The seq it carries.
         seq: u64,
     },
+}
+
+impl HeapSize for LoggedOutcome {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            LoggedOutcome::Rejected(rejection) => rejection.heap_bytes(),
+            LoggedOutcome::Dropped(reason) => reason.heap_bytes(),
+            LoggedOutcome::Applied(_) | LoggedOutcome::Replayed(_) | LoggedOutcome::Delivered => 0,
+        }
+    }
+}
+
+impl HeapSize for LogEntry {
+    fn heap_bytes(&self) -> usize {
+        let attempt = match &self.attempt {
+            Attempt::Write(request) => request.heap_bytes(),
+            Attempt::Effect(request) => request.heap_bytes(),
+        };
+        self.actor.heap_bytes() + attempt + self.outcome.heap_bytes()
+    }
 }

@@ -2,6 +2,7 @@
 
 use crate::fence::generation::{Generation, TokenError};
 use crate::ids::{OperationId, ResourceId};
+use crate::memory::{block, no_heap, HeapSize};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -446,5 +447,33 @@ impl FencedRegister {
     /// until a newer generation writes again. A failure to demonstrate, not a feature.
     pub fn forget_highest(&mut self) {
         self.fence = Fence::default();
+    }
+}
+
+no_heap!(Revision, Fence, RejectionReason);
+
+impl HeapSize for WriteRequest {
+    fn heap_bytes(&self) -> usize {
+        self.resource.heap_bytes() + self.operation.heap_bytes() + self.value.heap_bytes()
+    }
+}
+
+impl HeapSize for WriteRejection {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            WriteRejection::InvalidToken(error) => error.heap_bytes(),
+            WriteRejection::WrongResource { expected, got } => {
+                expected.heap_bytes() + got.heap_bytes()
+            }
+            WriteRejection::Stale { .. }
+            | WriteRejection::RevisionConflict { .. }
+            | WriteRejection::RevisionExhausted { .. } => 0,
+        }
+    }
+}
+
+impl HeapSize for FencedRegister {
+    fn heap_bytes(&self) -> usize {
+        self.resource().heap_bytes() + self.value().map_or(0, |v| block(v.len()))
     }
 }

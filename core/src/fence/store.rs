@@ -28,7 +28,7 @@ pub struct StoredValue {
 ///
 /// Implementations must make each `write` atomic: the comparison and the mutation happen in one
 /// step that no other writer can interleave with (a conditional update in one transaction).
-/// The conformance kit ([`check::conformance`](crate::check::conformance)) checks the rules one
+/// The conformance kit ([`drive::conformance`](crate::drive::conformance)) checks the rules one
 /// writer at a time; `fencelab_kit::check_concurrent` races writers to check atomicity.
 pub trait FencedStore {
     /// What can go wrong besides a rejection (I/O, a locked database).

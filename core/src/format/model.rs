@@ -6,11 +6,12 @@
 //! one description: names, defaults, and which fields a file may leave out. Objects refuse fields
 //! they do not know, so a misspelt field is an error rather than a silent default.
 
-use crate::check::invariant::InvariantKind;
 use crate::fence::gateway::Effect;
 use crate::fence::generation::Generation;
 use crate::fence::idempotency::Retention;
 use crate::fence::register::{RejectionReason, SameGenerationPolicy};
+use crate::invariant::InvariantKind;
+use crate::memory::{buffer, HeapSize};
 use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
@@ -257,7 +258,7 @@ pub struct NetworkSpec {
     #[cfg_attr(
         feature = "schema",
         schemars(
-            range(max = crate::format::validate::MAX_JITTER),
+            range(max = crate::format::limits::MAX_JITTER),
             extend("examples" = [2], "default" = 0)
         )
     )]
@@ -634,11 +635,21 @@ pub struct Expectations {
     pub violations: Vec<InvariantKind>,
     /// Exact rejection counts by reason, when the story is about monitoring them.
     #[serde(default, deserialize_with = "counts", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "schema",
-        schemars(schema_with = "crate::format::schema::rejection_counts")
-    )]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "rejection_counts"))]
     pub rejections: Option<BTreeMap<RejectionReason, u64>>,
+}
+
+/// The schema of `expect.rejections`: counts keyed by rejection reason. The model reads the keys
+/// through a helper of its own ([`counts`]), so the derive cannot see that they are reasons.
+#[cfg(feature = "schema")]
+fn rejection_counts(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let reason = generator.subschema_for::<RejectionReason>();
+    let count = generator.subschema_for::<u64>();
+    schemars::json_schema!({
+        "type": ["object", "null"],
+        "propertyNames": reason,
+        "additionalProperties": count,
+    })
 }
 
 /// Reads rejection counts with each key read as text before it is read as a reason, so an error
@@ -672,5 +683,92 @@ impl<T: DeserializeOwned> Visitor<'_> for KeyText<T> {
 
     fn visit_str<E: de::Error>(self, name: &str) -> Result<Key<T>, E> {
         T::deserialize(name.into_deserializer()).map(Key)
+    }
+}
+
+impl HeapSize for Step {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Step::Acquire { resource }
+            | Step::Renew { resource }
+            | Step::Release { resource }
+            | Step::CheckLease { resource } => resource.heap_bytes(),
+            Step::Retry { operation } => operation.heap_bytes(),
+            Step::Read { resource, store, path } => {
+                resource.heap_bytes() + store.heap_bytes() + path.heap_bytes()
+            }
+            Step::Compute { .. } | Step::Pause { .. } => 0,
+            Step::Write(write) => {
+                write.resource.heap_bytes()
+                    + write.value.heap_bytes()
+                    + write.operation.heap_bytes()
+                    + write.store.heap_bytes()
+                    + write.path.heap_bytes()
+            }
+            Step::Effect(effect) => {
+                effect.resource.heap_bytes()
+                    + effect.workflow.heap_bytes()
+                    + effect.effect.heap_bytes()
+                    + effect.operation.heap_bytes()
+            }
+        }
+    }
+}
+
+impl HeapSize for WorkerSpec {
+    fn heap_bytes(&self) -> usize {
+        self.name.heap_bytes() + self.script.heap_bytes()
+    }
+}
+
+impl HeapSize for StoreSpec {
+    fn heap_bytes(&self) -> usize {
+        let paths: usize =
+            self.paths.iter().map(|p| p.name.heap_bytes() + p.data.heap_bytes()).sum();
+        self.name.heap_bytes() + buffer::<crate::format::model::PathSpec>(self.paths.len()) + paths
+    }
+}
+
+impl HeapSize for Fault {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Fault::PauseWorker { worker, .. }
+            | Fault::DelayMessages { worker, .. }
+            | Fault::SkewClock { worker, .. } => worker.heap_bytes(),
+            Fault::RestartStore { store } => store.heap_bytes(),
+            Fault::RestartAuthority | Fault::LoseMessage { .. } => 0,
+        }
+    }
+}
+
+impl HeapSize for Scenario {
+    fn heap_bytes(&self) -> usize {
+        let faults: usize = self.faults.iter().map(|f| f.fault.heap_bytes()).sum();
+        let injected: usize = self.injected.iter().map(|f| f.fault.heap_bytes()).sum();
+        let checkpoints: usize = (self.checkpoints.iter())
+            .map(|c| match c {
+                Checkpoint::WriteAccepted { worker, .. }
+                | Checkpoint::EffectDelivered { worker, .. } => worker.heap_bytes(),
+                Checkpoint::FinalValue { store, data } => store.heap_bytes() + data.heap_bytes(),
+            })
+            .sum();
+        self.name.heap_bytes()
+            + self.variant.heap_bytes()
+            + self.title.heap_bytes()
+            + self.intro.heap_bytes()
+            + self.outcome.heap_bytes()
+            + self.resources.heap_bytes()
+            + self.stores.heap_bytes()
+            + self.gateway.as_ref().map_or(0, |g| g.partner.heap_bytes())
+            + self.workers.heap_bytes()
+            + buffer::<crate::format::model::FaultSpec>(self.faults.len())
+            + faults
+            + buffer::<crate::format::model::Injection>(self.injected.len())
+            + injected
+            + buffer::<Checkpoint>(self.checkpoints.len())
+            + checkpoints
+            + self.expect.violations.heap_bytes()
+            + self.expect.rejections.heap_bytes()
+            + self.schedule.heap_bytes()
     }
 }

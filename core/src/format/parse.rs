@@ -7,8 +7,8 @@
 //! value, and `serde_path_to_error` says where it stopped.
 
 use crate::format::error::ScenarioError;
+use crate::format::limits::MAX_SCENARIO_BYTES;
 use crate::format::model::Scenario;
-use crate::format::validate::MAX_SCENARIO_BYTES;
 use json_comments::CommentSettings;
 use serde_json::{Map, Value};
 use std::borrow::Cow;

@@ -3,28 +3,15 @@
 //! objects that refuse unknown fields say `additionalProperties: false`. Built only with the
 //! `schema` feature, so the page's wasm does not carry it.
 
-use crate::fence::register::RejectionReason;
 use crate::format::model::Scenario;
 use schemars::transform::{transform_subschemas, Transform};
-use schemars::{json_schema, Schema, SchemaGenerator};
+use schemars::Schema;
 use serde_json::Value;
 
 /// The JSON Schema of a scenario file (draft 2020-12).
 pub fn scenario_schema() -> Value {
     let settings = schemars::generate::SchemaSettings::draft2020_12().with_transform(Prose);
     settings.into_generator().into_root_schema_for::<Scenario>().to_value()
-}
-
-/// The schema of `expect.rejections`: counts keyed by rejection reason. The model reads the keys
-/// through a helper of its own, so the derive cannot see that they are reasons.
-pub(crate) fn rejection_counts(generator: &mut SchemaGenerator) -> Schema {
-    let reason = generator.subschema_for::<RejectionReason>();
-    let count = generator.subschema_for::<u64>();
-    json_schema!({
-        "type": ["object", "null"],
-        "propertyNames": reason,
-        "additionalProperties": count,
-    })
 }
 
 /// Turns doc comments into prose for a file's reader: lines of one paragraph joined, and
@@ -82,13 +69,14 @@ mod tests {
 
 /// The scenario file reference (`docs/scenario-reference.md`): every object of the schema with
 /// its fields, whether each is required, its type, its default and an example, and every
-/// variant of the enums. Examples are values the built-in stories use, found by walking their
-/// files alongside the schema.
-pub fn reference() -> String {
+/// variant of the enums. Examples are values the `examples` use (the built-in stories, which the
+/// format does not know of, so the caller passes them in), found by walking their files
+/// alongside the schema.
+pub fn reference(examples: &[Scenario]) -> String {
     let schema = scenario_schema();
     let mut samples = Samples::default();
-    for scenario in crate::stories::library::all() {
-        let value = serde_json::to_value(&scenario).expect("a scenario serializes");
+    for scenario in examples {
+        let value = serde_json::to_value(scenario).expect("a scenario serializes");
         samples.walk(&schema, &schema, &value);
     }
     let mut out = String::from(REFERENCE_INTRO);

@@ -9,21 +9,7 @@ use crate::maps::StringSet;
 use litemap::LiteMap;
 
 use crate::format::error::ScenarioError;
-
-/// The most workers a scenario may have.
-pub const MAX_WORKERS: usize = 10_000;
-/// The most steps one worker's script may have.
-pub const MAX_SCRIPT_STEPS: usize = 10_000;
-/// The most script steps all workers together may have.
-pub const MAX_TOTAL_STEPS: usize = 200_000;
-/// The most resources, stores, paths or faults of each kind.
-pub const MAX_ITEMS: usize = 1_000;
-/// The largest tick count or time accepted anywhere, so sums of them never overflow.
-pub const MAX_TICKS: u64 = 1_000_000_000_000;
-/// The largest network jitter, in ticks: each tick of jitter multiplies the explorer's choices.
-pub const MAX_JITTER: u64 = 16;
-/// The largest scenario file accepted, in bytes.
-pub const MAX_SCENARIO_BYTES: usize = 16 * 1024 * 1024;
+use crate::format::limits::*;
 
 impl Scenario {
     /// Checks everything that the file format alone cannot: names, references, limits, orders.
@@ -89,7 +75,7 @@ impl Scenario {
                     "gateway.enforcement".into(),
                     format!(
                         "\"{}\" is a store mode; a gateway is \"fenced\" (it drops stale and repeated effects) or \"unfenced\"",
-                        crate::Named::name(gateway.enforcement)
+                        crate::names::Named::name(gateway.enforcement)
                     ),
                 );
             }
@@ -130,10 +116,10 @@ impl Scenario {
                     format!("is {}, before the injection above it (after {after} steps): injections run in list order", injection.after),
                 );
             }
-            if injection.after >= crate::sim::MAX_RUN_STEPS {
+            if injection.after >= MAX_RUN_STEPS {
                 return err(
                     format!("{at}.after"),
-                    format!("must be below {}, the longest run", crate::sim::MAX_RUN_STEPS),
+                    format!("must be below {}, the longest run", MAX_RUN_STEPS),
                 );
             }
             after = injection.after;

@@ -6,6 +6,7 @@ use crate::fence::generation::Generation;
 use crate::fence::idempotency::WriteOutcome;
 use crate::fence::register::{Revision, WriteRequest};
 use crate::format::model::{Enforcement, PauseReason};
+use crate::memory::HeapSize;
 use serde::{Deserialize, Serialize};
 
 /// How the token on a request came about.
@@ -413,6 +414,102 @@ impl Event {
             Event::AuthorityRestarted { .. } => "authority",
             Event::LossIgnored { .. } => "network",
             Event::StoreRestarted { store, .. } => store,
+        }
+    }
+}
+
+impl HeapSize for Event {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Event::LeaseGranted { worker, resource, .. }
+            | Event::GrantReceived { worker, resource, .. }
+            | Event::Renewed { worker, resource, .. }
+            | Event::Released { worker, resource, .. }
+            | Event::LeaseExpired { worker, resource, .. }
+            | Event::LeaseChecked { worker, resource, .. } => {
+                worker.heap_bytes() + resource.heap_bytes()
+            }
+            Event::LeaseBusy { worker, resource, holder, .. } => {
+                worker.heap_bytes() + resource.heap_bytes() + holder.heap_bytes()
+            }
+            Event::RenewFailed { worker, resource, reason } => {
+                worker.heap_bytes() + resource.heap_bytes() + reason.heap_bytes()
+            }
+            Event::Paused { worker, .. }
+            | Event::PauseIgnored { worker, .. }
+            | Event::PauseSkipped { worker, .. }
+            | Event::Computing { worker, .. }
+            | Event::MessagesDelayed { worker, .. }
+            | Event::MessageLost { worker, .. }
+            | Event::ClockSkewed { worker, .. }
+            | Event::WorkerFinished { worker } => worker.heap_bytes(),
+            Event::LossIgnored { .. } => 0,
+            Event::Resumed { worker, resource, .. } => worker.heap_bytes() + resource.heap_bytes(),
+            Event::ReadValue { worker, store, path, resource, value, .. } => {
+                worker.heap_bytes()
+                    + store.heap_bytes()
+                    + path.heap_bytes()
+                    + resource.heap_bytes()
+                    + value.heap_bytes()
+            }
+            Event::WriteSent { worker, store, path, request, .. } => {
+                worker.heap_bytes() + store.heap_bytes() + path.heap_bytes() + request.heap_bytes()
+            }
+            Event::CheckPassed { worker, store, path, data, request, .. } => {
+                worker.heap_bytes()
+                    + store.heap_bytes()
+                    + path.heap_bytes()
+                    + data.heap_bytes()
+                    + request.heap_bytes()
+            }
+            Event::WriteArrived {
+                worker,
+                store,
+                path,
+                data,
+                request,
+                outcome,
+                value_after,
+                ..
+            } => {
+                worker.heap_bytes()
+                    + store.heap_bytes()
+                    + path.heap_bytes()
+                    + data.heap_bytes()
+                    + request.heap_bytes()
+                    + outcome.heap_bytes()
+                    + value_after.heap_bytes()
+            }
+            Event::WriteCommitted { worker, store, path, data, request, outcome, .. } => {
+                worker.heap_bytes()
+                    + store.heap_bytes()
+                    + path.heap_bytes()
+                    + data.heap_bytes()
+                    + request.heap_bytes()
+                    + outcome.heap_bytes()
+            }
+            Event::EffectSent { worker, request, resource, .. } => {
+                worker.heap_bytes() + request.heap_bytes() + resource.heap_bytes()
+            }
+            Event::EffectArrived { worker, partner, request, dropped, .. } => {
+                worker.heap_bytes()
+                    + partner.heap_bytes()
+                    + request.heap_bytes()
+                    + dropped.heap_bytes()
+            }
+            Event::WriteUnknown { worker, store, path, data, request, .. } => {
+                worker.heap_bytes()
+                    + store.heap_bytes()
+                    + path.heap_bytes()
+                    + data.heap_bytes()
+                    + request.heap_bytes()
+            }
+            Event::EffectUnknown { worker, partner, request, .. } => {
+                worker.heap_bytes() + partner.heap_bytes() + request.heap_bytes()
+            }
+            Event::AuthorityRestarted { .. } => 0,
+            Event::StoreRestarted { store, .. } => store.heap_bytes(),
+            Event::WorkerStopped { worker, reason } => worker.heap_bytes() + reason.heap_bytes(),
         }
     }
 }

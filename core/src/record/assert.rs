@@ -2,7 +2,7 @@
 //! beside what the run did, violation by violation.
 
 use super::Verdict;
-use crate::check::invariant::{InvariantKind, Violation};
+use crate::invariant::{InvariantKind, Violation};
 use std::fmt::Write;
 
 impl Verdict {

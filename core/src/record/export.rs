@@ -3,8 +3,8 @@
 
 use crate::fence::log::LogEntry;
 use crate::format::error::ScenarioError;
+use crate::format::limits::MAX_SCENARIO_BYTES;
 use crate::format::model::Scenario;
-use crate::format::validate::MAX_SCENARIO_BYTES;
 use crate::record::StepRecord;
 use crate::record::{Engine, EngineError, Verdict};
 use serde::{Deserialize, Serialize};

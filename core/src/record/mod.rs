@@ -6,23 +6,82 @@ mod assert;
 mod caption;
 pub mod export;
 
-use crate::check::invariant::{InvariantKind, Violation};
 use crate::check::Checker;
 use crate::clock::Tick;
 use crate::fence::log::{Attempt, LogEntry, LoggedOutcome, OperationLog};
 use crate::fence::register::RejectionReason;
 use crate::format::error::ScenarioError;
+use crate::format::limits::MAX_RUN_STEPS;
 use crate::format::model::{Fault, Injection, Scenario};
 use crate::history::event::Event;
 use crate::history::{Entry, History, Setup};
 use crate::ids::WorkerId;
-use crate::memory::{buffer, HeapSize, DEFAULT_MEMORY_BUDGET};
+use crate::invariant::{InvariantKind, Violation};
+use crate::memory::{buffer, Bytes, HeapSize, DEFAULT_MEMORY_BUDGET};
 use crate::sim::state::SimState;
-use crate::sim::{next_time, Choice, Simulator};
-pub use crate::sim::{EngineError, MAX_RUN_STEPS};
+use crate::sim::{next_time, Choice, SimError, Simulator};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::mem::size_of;
+
+/// Why the engine could not go on: the simulator's reasons, and the recorder's own.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+pub enum EngineError {
+    /// A choice was asked for that the step does not offer (see
+    /// [`Engine::choices`](crate::Engine::choices)).
+    #[error("step {}: there is no choice {choice}; the choices there are 0 to {}", step + 1, enabled - 1)]
+    NoSuchChoice {
+        /// The choice asked for.
+        choice: usize,
+        /// How many choices the step offers.
+        enabled: usize,
+        /// The step about to run.
+        step: usize,
+    },
+    /// A fault to inject does not fit the scenario: it names a worker or store the scenario
+    /// does not have, or a size out of range.
+    #[error("cannot inject the fault: {0}")]
+    BadFault(#[source] ScenarioError),
+    /// The run went on for longer than [`MAX_RUN_STEPS`].
+    #[error("the run exceeded {MAX_RUN_STEPS} steps")]
+    TooLong,
+    /// The next step would take the run's records, operation log and snapshots past the memory
+    /// budget (see [`Engine::with_memory_budget`](crate::Engine::with_memory_budget)). The engine
+    /// stays at the last step that fit.
+    #[error(
+        "stopped before step {}: the run's records, operation log and snapshots would take about {}, more than its memory budget of {}",
+        step + 1,
+        Bytes(*estimate),
+        Bytes(*budget)
+    )]
+    MemoryBudget {
+        /// The budget, in bytes.
+        budget: usize,
+        /// The estimate the next step would have reached, in bytes.
+        estimate: usize,
+        /// The step that did not run.
+        step: usize,
+    },
+    /// The simulator could not run the step: the schedule's choice does not exist, or the run
+    /// has ended. Written as the simulator's error, without a wrapper.
+    #[error(transparent)]
+    #[serde(untagged)]
+    Sim(#[from] SimError),
+}
+
+/// Runs the `choice`-th enabled event of `state`, as [`Simulator::advance`] does, stopping a run
+/// that reaches [`MAX_RUN_STEPS`]. Every driver of the simulator (the engine, the explorer, the
+/// conformance kit's search) steps through here, so none runs on forever.
+pub(crate) fn advance(
+    sim: &Simulator,
+    state: &mut SimState,
+    choice: usize,
+) -> Result<(usize, Tick, Event), EngineError> {
+    if state.position >= MAX_RUN_STEPS && sim.enabled_count(state) > 0 {
+        return Err(EngineError::TooLong);
+    }
+    Ok(sim.advance(state, choice)?)
+}
 
 /// How often the engine keeps a copy of the state, in steps: seeking backwards restores the
 /// nearest copy and replays from there. When a state's own maps and lists (the agenda, the list
@@ -319,7 +378,7 @@ impl Engine {
     /// this step, and the faults injected beyond it, are dropped: the run takes a new branch.
     pub fn inject(&mut self, fault: Fault) -> Result<&StepRecord, EngineError> {
         if self.state.finished {
-            return Err(EngineError::Finished { steps: self.state.position });
+            return Err(SimError::Finished { steps: self.state.position }.into());
         }
         let mut scenario = self.scenario().clone();
         scenario.injected.truncate(self.state.injected);
@@ -375,8 +434,8 @@ impl Engine {
         let enabled = self.enabled_count();
         if enabled == 0 {
             return match self.sim.ended(&self.state) {
-                EngineError::Finished { .. } => Ok(None),
-                unreached => Err(unreached),
+                SimError::Finished { .. } => Ok(None),
+                unreached => Err(unreached.into()),
             };
         }
         let choice = if enabled > 1 {
@@ -384,13 +443,13 @@ impl Engine {
             let wanted = self.scenario().schedule.get(index).copied().unwrap_or(0);
             match self.mode {
                 ScheduleMode::Strict if wanted >= enabled => {
-                    return Err(EngineError::BadChoice {
+                    return Err(EngineError::Sim(SimError::BadChoice {
                         index,
                         choice: wanted,
                         enabled,
                         step: self.state.position,
                         at: next_time(&self.state).unwrap_or(self.state.now),
-                    })
+                    }))
                 }
                 _ => wanted % enabled,
             }
@@ -405,7 +464,7 @@ impl Engine {
     pub fn step_choice(&mut self, choice: usize) -> Result<&StepRecord, EngineError> {
         let enabled = self.enabled_count();
         if enabled == 0 {
-            return Err(self.sim.ended(&self.state));
+            return Err(self.sim.ended(&self.state).into());
         }
         if choice >= enabled {
             return Err(EngineError::NoSuchChoice { choice, enabled, step: self.state.position });
@@ -422,7 +481,7 @@ impl Engine {
         };
         self.make_room()?;
         let injections = self.state.injected;
-        let (enabled, at, event) = self.sim.advance(&mut self.state, choice)?;
+        let (enabled, at, event) = advance(&self.sim, &mut self.state, choice)?;
         // A reader's own fault is told apart from the story's, which it would otherwise read as.
         let injected = self.state.injected > injections;
         let index = position;
@@ -440,7 +499,7 @@ impl Engine {
             log_entry(&mut self.log, &entry);
             let told = entry.event.caption();
             let told = if injected { format!("Injected by hand: {told}") } else { told };
-            let mut caption = crate::check::invariant::narrate(told, &broken);
+            let mut caption = crate::invariant::narrate(told, &broken);
             // Kept for the whole run, so without the spare room formatting leaves.
             caption.shrink_to_fit();
             let record =
@@ -684,5 +743,18 @@ mod tests {
             cell.resource = old;
         });
         assert!(broken(&verdict).contains(&InvariantKind::StaleWriteAccepted), "{verdict:?}");
+    }
+
+    /// The simulator's reasons are written as they were before they had an enum of their own,
+    /// so a saved result still reads.
+    #[test]
+    fn a_simulator_error_is_written_without_a_wrapper() {
+        let error = EngineError::from(SimError::Finished { steps: 3 });
+        let json = serde_json::to_value(&error).unwrap();
+        assert_eq!(json, serde_json::json!({ "Finished": { "steps": 3 } }));
+        assert_eq!(serde_json::from_value::<EngineError>(json).unwrap(), error);
+        assert_eq!(error.to_string(), "the run has ended after 3 steps: no event is left to run");
+        let own = serde_json::to_value(EngineError::TooLong).unwrap();
+        assert_eq!(serde_json::from_value::<EngineError>(own).unwrap(), EngineError::TooLong);
     }
 }

@@ -8,6 +8,7 @@ use crate::format::model::{
     Enforcement, ExpectedRevision, Fault, PauseReason, Scenario, Step, StoreSpec,
 };
 use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
+use crate::memory::{block, buffer, HeapSize};
 
 /// The compiled scenario.
 #[derive(Debug, Clone)]
@@ -253,4 +254,48 @@ fn routes(store: &StoreSpec) -> Vec<Route> {
 
 fn id<T, E: std::fmt::Display>(made: Result<T, E>, at: String) -> Result<T, ScenarioError> {
     made.map_err(|e| ScenarioError::new(at, e.to_string()))
+}
+
+impl HeapSize for Compiled {
+    fn heap_bytes(&self) -> usize {
+        // Naming every field makes a new one a compile error here rather than a silent gap.
+        let Compiled { resources, workers, stores, faults, injected, branching: _ } = self;
+        let ops = |script: &Vec<Op>| -> usize {
+            buffer::<Op>(script.len())
+                + script
+                    .iter()
+                    .map(|op| match op {
+                        Op::Write(w) => {
+                            block(size_of::<WriteOp>())
+                                + w.operation.heap_bytes()
+                                + w.value.heap_bytes()
+                        }
+                        Op::Effect(e) => {
+                            block(size_of::<EffectOp>())
+                                + e.workflow.heap_bytes()
+                                + e.operation.heap_bytes()
+                                + e.effect.heap_bytes()
+                        }
+                        Op::Retry(operation) => operation.heap_bytes(),
+                        _ => 0,
+                    })
+                    .sum::<usize>()
+        };
+        resources.heap_bytes()
+            + buffer::<Worker>(workers.len())
+            + workers.iter().map(|w| w.id.heap_bytes() + ops(&w.script)).sum::<usize>()
+            + buffer::<Vec<Route>>(stores.len())
+            + stores
+                .iter()
+                .map(|routes| {
+                    buffer::<Route>(routes.len())
+                        + routes
+                            .iter()
+                            .map(|r| r.name.heap_bytes() + r.data.heap_bytes())
+                            .sum::<usize>()
+                })
+                .sum::<usize>()
+            + buffer::<CompiledFault>(faults.len())
+            + buffer::<(usize, CompiledFault)>(injected.len())
+    }
 }

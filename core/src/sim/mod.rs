@@ -22,7 +22,6 @@ use crate::fence::register::{FencedRegister, Revision, WriteRejection, WriteRequ
 use crate::format::error::ScenarioError;
 use crate::format::model::{Enforcement, ExpectedRevision, Scenario, TokenSource};
 use crate::history::event::{Event, TokenKind};
-use crate::memory::Bytes;
 use crate::sim::state::*;
 use compiled::{Compiled, CompiledFault, Op, Route, Target};
 use litemap::LiteMap;
@@ -31,12 +30,11 @@ use std::collections::BTreeMap;
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
-/// The most steps one run may take; a guard against scenarios that never settle.
-pub const MAX_RUN_STEPS: usize = 5_000_000;
-
-/// Why the engine could not go on.
+/// Why the simulator cannot run the step asked for. The recorder adds its own reasons (its
+/// memory budget, the longest run, a fault that does not fit) in
+/// [`EngineError`](crate::record::EngineError).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
-pub enum EngineError {
+pub enum SimError {
     /// The schedule names a choice that does not exist at that point of the run.
     #[error("schedule[{index}]: choice {choice}, but only {enabled} events were enabled at step {} ({at})", step + 1)]
     BadChoice {
@@ -50,17 +48,6 @@ pub enum EngineError {
         step: usize,
         /// Its time.
         at: Tick,
-    },
-    /// A choice was asked for that the step does not offer (see
-    /// [`Engine::choices`](crate::Engine::choices)).
-    #[error("step {}: there is no choice {choice}; the choices there are 0 to {}", step + 1, enabled - 1)]
-    NoSuchChoice {
-        /// The choice asked for.
-        choice: usize,
-        /// How many choices the step offers.
-        enabled: usize,
-        /// The step about to run.
-        step: usize,
     },
     /// A step was asked for after the run had ended: no event is left to run.
     #[error("the run has ended after {steps} steps: no event is left to run")]
@@ -78,30 +65,6 @@ pub enum EngineError {
         after: usize,
         /// How many steps the run took.
         steps: usize,
-    },
-    /// A fault to inject does not fit the scenario: it names a worker or store the scenario
-    /// does not have, or a size out of range.
-    #[error("cannot inject the fault: {0}")]
-    BadFault(#[source] ScenarioError),
-    /// The run went on for longer than [`MAX_RUN_STEPS`].
-    #[error("the run exceeded {MAX_RUN_STEPS} steps")]
-    TooLong,
-    /// The next step would take the run's records, operation log and snapshots past the memory
-    /// budget (see [`Engine::with_memory_budget`](crate::Engine::with_memory_budget)). The engine
-    /// stays at the last step that fit.
-    #[error(
-        "stopped before step {}: the run's records, operation log and snapshots would take about {}, more than its memory budget of {}",
-        step + 1,
-        Bytes(*estimate),
-        Bytes(*budget)
-    )]
-    MemoryBudget {
-        /// The budget, in bytes.
-        budget: usize,
-        /// The estimate the next step would have reached, in bytes.
-        estimate: usize,
-        /// The step that did not run.
-        step: usize,
     },
 }
 
@@ -159,13 +122,10 @@ impl Simulator {
         &self,
         state: &mut SimState,
         choice: usize,
-    ) -> Result<(usize, Tick, Event), EngineError> {
+    ) -> Result<(usize, Tick, Event), SimError> {
         let enabled = self.enabled_count(state);
         if enabled == 0 {
             return Err(self.ended(state));
-        }
-        if state.position >= MAX_RUN_STEPS {
-            return Err(EngineError::TooLong);
         }
         let event = if let Some(fault) = self.injection_due(state) {
             if choice != 0 {
@@ -206,29 +166,29 @@ impl Simulator {
 
     /// Why nothing can run in `state`: the run has ended, or it ended before an injected fault
     /// was due.
-    pub(crate) fn ended(&self, state: &SimState) -> EngineError {
+    pub(crate) fn ended(&self, state: &SimState) -> SimError {
         match self.compiled.injected.get(state.injected) {
-            Some((after, _)) => EngineError::InjectionNotReached {
+            Some((after, _)) => SimError::InjectionNotReached {
                 index: state.injected,
                 after: *after,
                 steps: state.position,
             },
-            None => EngineError::Finished { steps: state.position },
+            None => SimError::Finished { steps: state.position },
         }
     }
 
     /// The pure form of [`Simulator::advance`]: the state after the `choice`-th enabled event,
     /// and that event, leaving `state` as it was. Workers and cells the event does not touch are
     /// shared with `state` (they sit behind `Arc`), so the copy is cheap.
-    pub fn step(&self, state: &SimState, choice: usize) -> Result<(SimState, Event), EngineError> {
+    pub fn step(&self, state: &SimState, choice: usize) -> Result<(SimState, Event), SimError> {
         let mut next = state.clone();
         let (_, _, event) = self.advance(&mut next, choice)?;
         Ok((next, event))
     }
 
     /// The error for a choice that is not enabled in `state`.
-    pub(crate) fn bad_choice(&self, state: &SimState, choice: usize) -> EngineError {
-        EngineError::BadChoice {
+    pub(crate) fn bad_choice(&self, state: &SimState, choice: usize) -> SimError {
+        SimError::BadChoice {
             index: state.cursor,
             choice,
             enabled: self.enabled_count(state),

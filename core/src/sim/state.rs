@@ -8,6 +8,7 @@ use crate::fence::generation::Generation;
 use crate::fence::register::{Revision, WriteRequest};
 use crate::format::model::{Enforcement, PauseReason};
 use crate::history::event::TokenKind;
+use crate::memory::{buffer, freed, no_heap, shared_map, HeapSize};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -289,7 +290,7 @@ impl SimState {
     /// [`Simulator`](crate::Simulator) can count states the same way. The same on every run.
     pub fn fingerprint(&self) -> u64 {
         use std::hash::{BuildHasher, Hash, Hasher};
-        let mut h = crate::check::FINGERPRINTS.build_hasher();
+        let mut h = crate::fingerprint::FINGERPRINTS.build_hasher();
         self.now.hash(&mut h);
         self.authority.hash(&mut h);
         self.workers.hash(&mut h);
@@ -311,6 +312,146 @@ impl SimState {
     pub fn authority_says_holds(&self, worker: &str, resource: &str) -> bool {
         let Ok(resource) = crate::ids::ResourceId::new(resource) else { return false };
         self.authority.holder(&resource, self.now).is_some_and(|h| h.as_str() == worker)
+    }
+}
+
+no_heap!(HeldLease, AgendaKey, Pending);
+
+impl HeapSize for WorkerStatus {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            WorkerStatus::WaitingForLease { resource, .. }
+            | WorkerStatus::AwaitingGrant { resource } => resource.heap_bytes(),
+            WorkerStatus::Stopped { reason } => reason.heap_bytes(),
+            WorkerStatus::NotStarted
+            | WorkerStatus::Running
+            | WorkerStatus::Busy { .. }
+            | WorkerStatus::Paused { .. }
+            | WorkerStatus::Finished => 0,
+        }
+    }
+}
+
+impl HeapSize for MessageBody {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            MessageBody::Grant { resource, .. } => resource.heap_bytes(),
+            MessageBody::Write { path, request, .. } => path.heap_bytes() + request.heap_bytes(),
+            MessageBody::Effect { request, resource, .. } => {
+                request.heap_bytes() + resource.heap_bytes()
+            }
+        }
+    }
+}
+
+impl HeapSize for Message {
+    fn heap_bytes(&self) -> usize {
+        self.worker.heap_bytes() + self.body.heap_bytes()
+    }
+}
+
+impl HeapSize for WorkerState {
+    fn heap_bytes(&self) -> usize {
+        // Naming every field makes a new one a compile error here rather than a silent gap.
+        let WorkerState {
+            name,
+            status,
+            pc: _,
+            leases,
+            clock_offset: _,
+            last_read,
+            sent,
+            pending: _,
+            slowed: _,
+            awaiting_grant,
+        } = self;
+        name.heap_bytes()
+            + status.heap_bytes()
+            + leases.heap_bytes()
+            + last_read.heap_bytes()
+            + sent.heap_bytes()
+            + awaiting_grant.heap_bytes()
+    }
+}
+
+impl HeapSize for Cell {
+    fn heap_bytes(&self) -> usize {
+        self.resource.heap_bytes()
+    }
+}
+
+impl HeapSize for GatewayState {
+    fn heap_bytes(&self) -> usize {
+        self.partner.heap_bytes() + self.gateway.heap_bytes() + self.received.heap_bytes()
+    }
+}
+
+impl SimState {
+    /// Drops the state and returns the heap bytes of the workers and cells that it was the last
+    /// to hold (those [`SimState::heap_bytes_beyond`] counts apart).
+    pub(crate) fn drop_shared(self) -> usize {
+        let workers: usize = self.workers.into_iter().map(freed).sum();
+        let cells = self.stores.into_iter().flat_map(|store| store.cells.into_iter());
+        workers + cells.map(|(_, cell)| freed(cell)).sum::<usize>()
+    }
+}
+
+impl SimState {
+    /// The heap bytes this state holds that `base` does not share with it: its own maps and
+    /// lists in full (a clone copies them), and only those workers and cells that are not the
+    /// very same `Arc` as in `base`. With `base` a state it was cloned from (a snapshot, the
+    /// explorer's parent), that is what keeping this state costs on top of keeping `base`; with
+    /// no `base`, it is everything.
+    pub(crate) fn heap_bytes_beyond(&self, base: Option<&SimState>) -> usize {
+        // Naming every field makes a new one a compile error here rather than a silent gap.
+        let SimState {
+            now: _,
+            position: _,
+            cursor: _,
+            authority,
+            workers,
+            stores,
+            gateway,
+            in_flight,
+            checked,
+            finished: _,
+            agenda,
+            due: _,
+            expiry,
+            next_message: _,
+            injected: _,
+            next_injection: _,
+        } = self;
+        let workers_bytes: usize = workers
+            .iter()
+            .enumerate()
+            .map(|(i, worker)| {
+                let theirs = base.and_then(|b| b.workers.get(i));
+                if theirs.is_some_and(|b| Arc::ptr_eq(b, worker)) {
+                    0
+                } else {
+                    worker.heap_bytes()
+                }
+            })
+            .sum();
+        let stores_bytes: usize = stores
+            .iter()
+            .enumerate()
+            .map(|(s, store)| {
+                let theirs = base.and_then(|b| b.stores.get(s)).map(|b| &b.cells);
+                store.name.heap_bytes() + shared_map(&store.cells, theirs)
+            })
+            .sum();
+        authority.heap_bytes()
+            + buffer::<Arc<WorkerState>>(workers.len())
+            + workers_bytes
+            + buffer::<StoreState>(stores.len())
+            + stores_bytes
+            + gateway.heap_bytes()
+            + in_flight.heap_bytes()
+            + checked.heap_bytes()
+            + agenda.heap_bytes()
+            + expiry.heap_bytes()
     }
 }
 

@@ -1,11 +1,11 @@
 //! The built-in stories: every case from the source material, most in a fenced and a broken
 //! variant, ready to play, embed or check.
 
-use crate::check::invariant::InvariantKind::{self, *};
 use crate::fence::gateway::Effect;
 use crate::fence::idempotency::Retention;
 use crate::fence::register::{RejectionReason, SameGenerationPolicy};
 use crate::format::model::*;
+use crate::invariant::InvariantKind::{self, *};
 use serde::{Deserialize, Serialize};
 use Ask::{Delivered, Final, FirstWrite, Write};
 
@@ -1039,10 +1039,10 @@ const CASES: &[Case] = &[
 ];
 
 /// A large, fully fenced scenario for benchmarks and stress tests: `workers` workers share
-/// `resources` resources (at most [`MAX_ITEMS`](crate::format::validate::MAX_ITEMS)), and each
+/// `resources` resources (at most [`MAX_ITEMS`](crate::format::limits::MAX_ITEMS)), and each
 /// worker, `rounds` times over, acquires its resource, reads, writes twice and releases.
 pub fn generated(workers: usize, resources: usize, rounds: usize) -> Scenario {
-    use crate::format::validate::{MAX_ITEMS, MAX_SCRIPT_STEPS, MAX_TOTAL_STEPS, MAX_WORKERS};
+    use crate::format::limits::{MAX_ITEMS, MAX_SCRIPT_STEPS, MAX_TOTAL_STEPS, MAX_WORKERS};
     let workers = workers.clamp(1, MAX_WORKERS);
     let resources = resources.clamp(1, MAX_ITEMS);
     let rounds = rounds.clamp(1, (MAX_SCRIPT_STEPS / 6).min(MAX_TOTAL_STEPS / 6 / workers).max(1));

@@ -4,8 +4,8 @@
 
 use std::rc::Rc;
 
-use fencelab_core::check::invariant::narrate;
 use fencelab_core::draw::{diagram, Diagram, Lane};
+use fencelab_core::invariant::narrate;
 use fencelab_core::{Checker, History, StepRecord, Violation};
 
 use crate::viz::frame::{Frame, ViolationRow};

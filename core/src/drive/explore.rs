@@ -11,13 +11,13 @@
 //! The search drives the [`Simulator`] from each waiting state and feeds every event to that
 //! state's own [`Checker`], so a state is the simulated world and what the checker knows of it.
 
-use crate::check::invariant::{InvariantKind, Violation};
 use crate::check::Checker;
 use crate::format::error::ScenarioError;
 use crate::format::model::Scenario;
 use crate::history::{Entry, Setup};
+use crate::invariant::{InvariantKind, Violation};
 use crate::memory::{buffer, hash_table, HeapSize, DEFAULT_MEMORY_BUDGET};
-use crate::record::EngineError;
+use crate::record::{advance, EngineError};
 use crate::sim::state::SimState;
 use crate::sim::Simulator;
 use rustc_hash::FxHashSet;
@@ -220,7 +220,7 @@ impl<Seen: Fn(u64) -> bool> Successors<'_, Seen> {
         // The child starts as a copy of the node, sharing every worker and cell with it, and is
         // moved, not copied again, into the frontier when it is kept.
         let (mut state, mut checker) = (node.state.clone(), node.checker.clone());
-        let (enabled, at, event) = self.sim.advance(&mut state, choice)?;
+        let (enabled, at, event) = advance(self.sim, &mut state, choice)?;
         let mut broken = checker.feed(depth, &Entry { at, wall_ns: None, event }).violations;
         if state.finished {
             broken.extend(checker.finish(depth));
@@ -236,7 +236,7 @@ impl<Seen: Fn(u64) -> bool> Successors<'_, Seen> {
         if self.sim.enabled_count(&state) == 0 {
             // Nothing can happen and the run has not ended: an injected fault waits for more
             // steps than this schedule has. The engine refuses such a run, so the search does.
-            return Err(self.sim.ended(&state));
+            return Err(self.sim.ended(&state).into());
         }
         let fingerprint = fingerprint(&state, &checker);
         if (self.seen)(fingerprint) {
@@ -480,7 +480,7 @@ impl Explorer {
 /// A hash of everything that decides what can happen next and what the checker will say of
 /// it, for the "seen" set: the simulated state's fingerprint and the checker's state.
 fn fingerprint(state: &SimState, checker: &Checker) -> u64 {
-    let mut h = std::hash::BuildHasher::build_hasher(&super::FINGERPRINTS);
+    let mut h = std::hash::BuildHasher::build_hasher(&crate::fingerprint::FINGERPRINTS);
     state.fingerprint().hash(&mut h);
     checker.hash(&mut h);
     h.finish()

@@ -1,5 +1,8 @@
-//! The properties a run is checked against after every step.
+//! The properties a run is checked against after every step, and what a broken one is reported
+//! as. They are shared vocabulary: the scenario format names them in its expectations, the
+//! checker finds them, and the recorder and the diagram show them.
 
+use crate::memory::{no_heap, HeapSize};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -156,7 +159,7 @@ pub fn narrate(caption: String, broken: &[Violation]) -> String {
 
 impl fmt::Display for InvariantKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(crate::Named::name(*self))
+        f.write_str(crate::names::Named::name(*self))
     }
 }
 
@@ -220,4 +223,23 @@ pub enum Place {
         /// The resource.
         resource: String,
     },
+}
+
+no_heap!(InvariantKind);
+
+impl HeapSize for Violation {
+    fn heap_bytes(&self) -> usize {
+        self.detail.heap_bytes() + self.place.heap_bytes() + self.witness.heap_bytes()
+    }
+}
+
+impl HeapSize for Place {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Place::Authority | Place::Partner => 0,
+            Place::Store { store, path, data, resource } => {
+                store.heap_bytes() + path.heap_bytes() + data.heap_bytes() + resource.heap_bytes()
+            }
+        }
+    }
 }

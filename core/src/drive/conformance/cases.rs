@@ -18,7 +18,7 @@ type Line = (u64, u64, &'static str, Option<u64>, &'static str);
 /// the rule in its name.
 ///
 /// ```
-/// use fencelab_core::check::conformance::{check_cases, factory, rule_cases};
+/// use fencelab_core::drive::conformance::{check_cases, factory, rule_cases};
 /// use fencelab_core::store::MemoryStore;
 ///
 /// let cases = rule_cases();

@@ -9,8 +9,8 @@
 //! followed first, so the first run played is the scenario's default one.
 
 use super::{play, write_of, Case, Conformance, Divergence, StoreFactory, Stores, StoryWrite};
-use crate::check::explore::Bound;
 use crate::clock::Tick;
+use crate::drive::explore::Bound;
 use crate::fence::register::WriteRequest;
 use crate::fence::store::FencedStore;
 use crate::format::model::Scenario;
@@ -37,7 +37,7 @@ pub struct ScheduleOptions {
 
 impl Default for ScheduleOptions {
     fn default() -> Self {
-        let explorer = crate::ExploreConfig::default();
+        let explorer = crate::drive::explore::ExploreConfig::default();
         ScheduleOptions {
             max_schedules: 64,
             max_depth: explorer.max_depth,
@@ -92,7 +92,7 @@ struct Node {
 /// starts on resources nothing has written, and a database is made once per scenario.
 ///
 /// ```
-/// use fencelab_core::check::conformance::{explore_store, factory, ScheduleOptions};
+/// use fencelab_core::drive::conformance::{explore_store, factory, ScheduleOptions};
 /// use fencelab_core::stories::library;
 /// use fencelab_core::store::MemoryStore;
 ///
@@ -157,7 +157,8 @@ pub fn explore_store<S: FencedStore>(
             }
             for choice in 0..choices {
                 let mut state = node.state.clone();
-                let Ok((enabled, at, event)) = sim.advance(&mut state, choice) else {
+                let Ok((enabled, at, event)) = crate::record::advance(&sim, &mut state, choice)
+                else {
                     continue;
                 };
                 let mut writes = node.writes.clone();
@@ -201,5 +202,5 @@ fn renamed(writes: &[StoryWrite], n: usize) -> Vec<StoryWrite> {
 }
 
 fn hash(value: impl Hash) -> u64 {
-    crate::check::FINGERPRINTS.hash_one(value)
+    crate::fingerprint::FINGERPRINTS.hash_one(value)
 }

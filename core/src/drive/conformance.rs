@@ -30,7 +30,7 @@
 //! PostgreSQL stores' own tests kill the writer or the server right after an acknowledgement.
 //!
 //! ```
-//! use fencelab_core::check::conformance::{check_store, Conformance};
+//! use fencelab_core::drive::conformance::{check_store, Conformance};
 //! use fencelab_core::store::MemoryStore;
 //!
 //! // Point `make` at your own store; here the reference is checked against itself.
@@ -339,7 +339,7 @@ pub struct NoReopen;
 /// A factory from a closure that makes a fresh store for a store spec.
 ///
 /// ```
-/// use fencelab_core::check::conformance::{check_cases, factory, rule_cases};
+/// use fencelab_core::drive::conformance::{check_cases, factory, rule_cases};
 /// use fencelab_core::store::MemoryStore;
 ///
 /// let fresh = factory(|spec| Ok(MemoryStore::new(spec.policy, spec.retention)));
@@ -407,7 +407,7 @@ pub fn check_store<S: FencedStore>(
 /// does, and reopens every store at the end of a case if the factory can.
 ///
 /// ```
-/// use fencelab_core::check::conformance::{check_cases, factory, rule_cases};
+/// use fencelab_core::drive::conformance::{check_cases, factory, rule_cases};
 /// use fencelab_core::store::MemoryStore;
 ///
 /// let report =
@@ -440,7 +440,7 @@ pub struct Findings<E: std::error::Error> {
 /// (or a store error) and collects them all.
 ///
 /// ```
-/// use fencelab_core::check::conformance::{factory, find_divergences, rule_cases};
+/// use fencelab_core::drive::conformance::{factory, find_divergences, rule_cases};
 /// use fencelab_core::store::MemoryStore;
 ///
 /// let fresh = factory(|spec| Ok(MemoryStore::new(spec.policy, spec.retention)));
