@@ -617,3 +617,86 @@ fn the_document_and_an_embed_are_named_after_the_shown_title() {
     assert_eq!(titled.document_title().as_deref(), Some("Our outage · Fencelab"));
     assert_eq!(titled.embed_title(), "Our outage");
 }
+
+#[test]
+fn opening_a_history_while_comparing_or_deciding_leaves_that_mode() {
+    let text = recorded("paused-worker", "broken");
+    let open = || Action::OpenHistory("p.jsonl".into(), text.clone(), Origin::File);
+    let story = apply(Rc::new(Viz::new()), [Action::Seek(6)]);
+    let whole = story.story.run.len();
+    // Compare mode's sides go with it: going back shows the story on its own.
+    let comparing = apply(story.clone(), [Action::Compare(true)]);
+    let opened = apply(comparing, [open()]);
+    assert!(matches!(opened.mode, Mode::History(_)) && opened.compare().is_none());
+    assert_eq!(opened.cursor(), (0, opened.track().len()));
+    let back = apply(opened, [Action::CloseHistory]);
+    assert!(matches!(back.mode, Mode::Story));
+    assert_eq!((back.position, back.story.run.len()), (0, whole));
+    // "You decide" goes too, and the path decided so far plays on to the story's end beneath.
+    let deciding = apply(story, [Action::Decide(true), Action::InDecide(DecideAction::Choose(0))]);
+    assert!(deciding.story.run.len() < whole && deciding.story.steered);
+    let opened = apply(deciding.clone(), [open()]);
+    assert!(opened.decide().is_none());
+    let back = apply(opened, [Action::CloseHistory]);
+    assert!(matches!(back.mode, Mode::Story));
+    assert_eq!(back.story.run.len(), whole);
+    assert_eq!(back.story.base.schedule, deciding.story.base.schedule);
+    // The modes' own actions mean nothing once their mode is gone.
+    for action in [
+        Action::CompareMode(Side::Left, Enforcement::Fenced),
+        Action::InDecide(DecideAction::Undo),
+        Action::InHistory(HistoryAction::ToggleLane(0)),
+    ] {
+        assert!(Rc::ptr_eq(&apply(back.clone(), [action]), &back));
+    }
+}
+
+#[test]
+fn compare_mode_and_you_decide_replace_each_other() {
+    let story = apply(Rc::new(Viz::new()), [Action::Seek(8)]);
+    let deciding =
+        apply(story.clone(), [Action::Decide(true), Action::InDecide(DecideAction::Choose(0))]);
+    let comparing = apply(deciding.clone(), [Action::Compare(true)]);
+    assert!(comparing.decide().is_none() && comparing.compare().is_some());
+    // Both sides play the path decided so far, to the end.
+    let compare = comparing.compare().unwrap();
+    let side = compare.right.run.as_ref().expect("plays");
+    assert_eq!(side.scenario.schedule[..], deciding.story.base.schedule[..]);
+    assert!(side.len() > deciding.story.run.len());
+    let link = comparing.to_link();
+    assert!(!link.decide && link.compare.is_some());
+    let deciding = apply(comparing, [Action::Decide(true)]);
+    assert!(deciding.compare().is_none() && deciding.decide().is_some());
+    assert!(deciding.to_link().compare.is_none());
+}
+
+#[test]
+fn a_mode_opened_while_a_history_link_is_on_its_way_gives_the_link_up() {
+    let waiting = Rc::new(Viz::open("history=h/p.jsonl&step=3"));
+    assert!(waiting.fetch().is_some());
+    for mode in [Action::Compare(true), Action::Decide(true)] {
+        let moved = apply(waiting.clone(), [mode]);
+        assert!(moved.fetch().is_none() && moved.to_fetch().is_none());
+        assert!(moved.to_link().history.is_none(), "the address follows the story");
+        // The link's answer, when it comes, is no longer awaited.
+        let text = recorded("paused-worker", "broken");
+        let link = Origin::Link("h/p.jsonl".into());
+        let late = apply(moved, [Action::OpenHistory("h/p.jsonl".into(), text, link)]);
+        assert!(late.opened().is_none());
+    }
+    // A failed link's error goes with it too.
+    let failed = apply(waiting, [Action::HistoryFailed("h/p.jsonl".into(), "404".into())]);
+    let compared = apply(failed, [Action::Compare(true)]);
+    assert!(!compared.link_failed() && compared.history_error().is_none());
+    assert!(!compared.keeps_address());
+}
+
+#[test]
+fn a_file_that_is_no_history_is_said_over_any_mode_and_dismissed() {
+    let bad = Action::OpenHistory("notes.txt".into(), Rc::new("hello".into()), Origin::File);
+    let comparing = apply(Rc::new(Viz::new()), [Action::Compare(true), bad]);
+    assert!(comparing.compare().is_some());
+    assert!(comparing.history_error().is_some_and(|e| e.contains("notes.txt")));
+    let dismissed = apply(comparing, [Action::DismissLinkError]);
+    assert!(dismissed.history_error().is_none() && dismissed.compare().is_some());
+}
