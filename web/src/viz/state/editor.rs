@@ -34,6 +34,11 @@ impl Story {
         self.sync_editor();
     }
 
+    /// Closes the editor (a recorded history has none).
+    pub(super) fn close_editor(&mut self) {
+        self.editor.open = false;
+    }
+
     /// Puts the current scenario's JSON back into the editor.
     pub(super) fn revert_edit(&mut self) {
         self.editor.open = true;

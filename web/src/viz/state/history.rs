@@ -72,7 +72,7 @@ impl Viz {
                 self.leave_decide();
                 self.mode = Mode::History(Box::new(opened));
                 self.file_error = None;
-                self.story.editor.open = false;
+                self.story.close_editor();
                 self.playing = false;
                 self.position = 0;
                 self.seek(step);
