@@ -134,16 +134,17 @@ impl Viz {
         self.fetching().map(str::to_string)
     }
 
-    /// Leaves a recorded history or a history link, if one is on: another story or scenario
-    /// takes its place.
-    pub(super) fn leave_history(&mut self) {
-        if matches!(self.mode, Mode::History(_) | Mode::Fetching(_)) {
+    /// Back to the stories, at the start of the one picked before, from a recorded history or
+    /// a history link; `false` when neither is on.
+    pub(super) fn leave_history(&mut self) -> bool {
+        let on = matches!(self.mode, Mode::History(_) | Mode::Fetching(_));
+        if on {
             self.close_history();
         }
+        on
     }
 
-    /// Back to the stories, at the start of the one picked before.
-    pub(super) fn close_history(&mut self) {
+    fn close_history(&mut self) {
         if let Mode::History(_) = std::mem::take(&mut self.mode) {
             self.focus_title += 1;
             self.status = Some(format!("Back to the stories: {}.", self.story.run.scenario.title));

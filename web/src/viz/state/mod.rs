@@ -353,7 +353,8 @@ impl Viz {
                 self.entries += 1;
                 true
             }
-            // Another story, or a scenario from elsewhere, takes the place of a history.
+            // Another story, or a scenario from elsewhere, takes the place of a history; a
+            // link's title names the view it opened, not another story or file.
             Action::Pick(case) => {
                 self.title = None;
                 self.leave_history();
@@ -386,12 +387,11 @@ impl Viz {
             }
             Action::HistoryFailed(address, problem) => self.history_failed(&address, problem),
             Action::CloseHistory => {
-                if !matches!(self.mode, Mode::History(_) | Mode::Fetching(_)) {
-                    return false;
+                let left = self.leave_history();
+                if left {
+                    self.title = None;
                 }
-                self.title = None;
-                self.close_history();
-                true
+                left
             }
             Action::InHistory(action) => self.history_action(action),
             Action::Opening(name, bytes) => {
