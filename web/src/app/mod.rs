@@ -48,14 +48,14 @@ pub fn App() -> Html {
         ..link
     }
     .to_fragment();
-    use_keep_custom(state.edited, state.base.clone());
+    use_keep_custom(state.story.edited, state.story.base.clone());
     use_learn(&state);
     use_keys(state.dispatcher(), state.tab);
-    use_undo_key(state.dispatcher(), state.decide.is_some() && state.tab == Tab::Visualizer);
+    use_undo_key(state.dispatcher(), state.decide().is_some() && state.tab == Tab::Visualizer);
     use_theme(state.theme);
     use_document_title(state.document_title());
     use_report_title(
-        (state.embed.is_some() && state.broken_embed().is_none() && state.fetching.is_none())
+        (state.embed.is_some() && state.broken_embed().is_none() && state.fetch().is_none())
             .then(|| state.frame_name()),
     );
     use_autoplay(state.dispatcher(), state.playing, state.interval_ms());
@@ -74,7 +74,7 @@ pub fn App() -> Html {
             (track.len() > LONG_RUN).then(|| Focus::log(state.position)),
         ),
     };
-    let choices = state.opened.as_ref().map_or(0, |o| o.choices);
+    let choices = state.opened().map_or(0, |o| o.choices);
     use_show_chosen(refs.diagram.clone(), choices, track.clone(), state.highlight(), fit);
     use_focus_title(state.focus_title);
     // An embed whose link could not be opened keeps its link, so reloading it shows the same
@@ -166,31 +166,32 @@ fn visualizer(
     pane_width: f64,
     views: Views,
 ) -> Html {
-    let scenario = &state.run.scenario;
+    let story = &state.story;
+    let scenario = &story.run.scenario;
     let track = state.track();
     let (at, end) = state.cursor();
-    let (unit, now, last) = match &state.compare {
+    let (unit, now, last) = match state.compare() {
         Some(c) => ("tick", c.now(), c.ticks.last().copied().unwrap_or(0)),
         None => ("step", track.tick_at(state.position), track.tick_at(track.len())),
     };
-    let compare_on = state.compare.is_some();
+    let compare_on = state.compare().is_some();
     let kind =
         state.current().and_then(|r| track.layout.step_kinds.get(r.index)).copied().unwrap_or("");
-    let decide = state.decide.as_ref().map(|d| DecideView::new(d, on));
-    let side = match &state.opened {
+    let decide = state.decide().map(|d| DecideView::new(d, on));
+    let side = match state.opened() {
         Some(opened) => html! {
             <Findings findings={opened.findings.clone()} chosen={opened.chosen}
                 reached={opened.reached(state.position)} on={on.clone()} />
         },
         // Beside the diagram, where the reader watches what their choice does.
-        None => match (&decide, &state.decide) {
+        None => match (&decide, state.decide()) {
             (Some(view), Some(d)) => html! {
                 <>{ decide_panel(view, state.position, d.steps) }{ panels(&state.frame, !state.shows("caption")) }</>
             },
             _ => panels(&state.frame, !state.shows("caption")),
         },
     };
-    let main = match &state.compare {
+    let main = match state.compare() {
         Some(compare) => html! {
             { compare_view(&CompareProps { compare, on: on.clone(), on_seek: on_seek.clone(),
                 nodes: refs.compare.clone() }) }
@@ -215,8 +216,8 @@ fn visualizer(
     };
     let embedded = state.embed.is_some();
     let badge = state.badge();
-    let history = state.opened.as_ref();
-    let fetching = state.fetching.as_ref().filter(|f| !f.failed).map(|f| f.address.as_str());
+    let history = state.opened();
+    let fetching = state.fetching();
     let link_failed = state.link_failed();
     let title = state.title();
     // One status line for the whole view, present before anything is said in it, so screen
@@ -232,19 +233,19 @@ fn visualizer(
                 { status }
             }
             if let (Some(opened), true) = (history, state.shows("picker")) {
-                { history_card(opened, &title, &badge, state.history_error.as_deref(), state.link_note.as_deref(), on) }
+                { history_card(opened, &title, &badge, state.history_error(), state.link_note.as_deref(), on) }
             } else if state.shows("picker") {
             if state.learn.contents && !embedded {
                 { course_contents(&state.cases, &state.learn.progress, on) }
             }
             <section class="card story" aria-labelledby="story-title">
                 { course_bar(state, on) }
-                <Picker cases={state.cases.clone()} case={state.case.clone()} variant={state.variant.clone()}
-                    policy={state.policy} edited={state.edited} on={on.clone()} />
+                <Picker cases={state.cases.clone()} case={story.case.clone()} variant={story.variant.clone()}
+                    policy={story.policy} edited={story.edited} on={on.clone()} />
                 // A link that failed is said first, on a phone's first screen: the story below
                 // only stands in.
                 if link_failed {
-                    { history_status(state.history_error.as_deref(), None, true, on) }
+                    { history_status(state.history_error(), None, true, on) }
                 }
                 if let Some(error) = &state.link_error {
                     <LinkProblem error={error.clone()} on={on.clone()} />
@@ -277,8 +278,8 @@ fn visualizer(
                     </button>
                     // Embeds have no room for the editor.
                     if !embedded {
-                        <button id="editor-toggle" type="button" class={classes!("chip", state.editor.open.then_some("on"))}
-                            aria-pressed={state.editor.open.to_string()} onclick={click(on, Action::ToggleEditor)}>
+                        <button id="editor-toggle" type="button" class={classes!("chip", story.editor.open.then_some("on"))}
+                            aria-pressed={story.editor.open.to_string()} onclick={click(on, Action::ToggleEditor)}>
                             { icon("edit") }{ "Edit scenario JSON" }
                         </button>
                         { learn_modes(state, on) }
@@ -288,14 +289,14 @@ fn visualizer(
                         { open_control(on) }
                     }
                 </div>
-                if let Some(error) = &state.error {
+                if let Some(error) = &story.error {
                     <p class="error" role="alert">{ error.clone() }</p>
                 }
-                if let Some(stopped) = &state.run.stopped {
+                if let Some(stopped) = &story.run.stopped {
                     <p class="notice">{ format!("Note: {stopped}.") }</p>
                 }
                 if !link_failed {
-                    { history_status(state.history_error.as_deref(), fetching, false, on) }
+                    { history_status(state.history_error(), fetching, false, on) }
                 }
             </section>
             } else {
@@ -318,7 +319,7 @@ fn visualizer(
                 }
                 if !compare_on && state.shows("caption") {
                     { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption",
-                        if state.opened.is_some() { "history" } else if decide.is_some() { "decide" } else { "story" }) }
+                        if history.is_some() { "history" } else if decide.is_some() { "decide" } else { "story" }) }
                 }
                 { quiz_status(state) }
                 { quiz_card(state, on) }
@@ -328,13 +329,13 @@ fn visualizer(
             // A tool for the story on screen, below the diagram it changes: the first screen is
             // the diagram's.
             if !embedded && history.is_none() {
-                <Explore run={state.run.clone()} switches={state.switches.clone()}
+                <Explore run={story.run.clone()} switches={story.switches.clone()}
                     comparing={compare_on} on={on.clone()} />
             }
-            <div class={classes!("lower", state.editor.open.then_some("with-editor"))}>
-                if state.editor.open && !embedded && history.is_none() {
-                    <Editor text={state.editor.text.clone()} error={state.editor.error.clone()}
-                        edited={state.edited} on={on.clone()} />
+            <div class={classes!("lower", story.editor.open.then_some("with-editor"))}>
+                if story.editor.open && !embedded && history.is_none() {
+                    <Editor text={story.editor.text.clone()} error={story.editor.error.clone()}
+                        edited={story.edited} on={on.clone()} />
                 }
                 if !compare_on && state.shows("log") {
                     { log(&LogProps { run: track, position: state.position, on_seek: on_seek.clone(),
@@ -343,7 +344,7 @@ fn visualizer(
             </div>
             if !embedded {
                 <div class="exports">
-                    <ShareExport run={state.run.clone()} position={state.position} title={state.embed_title()}
+                    <ShareExport run={story.run.clone()} position={state.position} title={state.embed_title()}
                         finding={history.and_then(|h| h.chosen_finding()).map(AttrValue::from)}
                         fragment={share.0.clone()} embed_fragment={share.1.clone()} on={on.clone()}
                         history={history.map(|h| HistoryShare { name: h.name.clone().into(),

@@ -14,7 +14,7 @@ use crate::components::icons::icon;
 use crate::viz::decide::{
     acts_on, choice_label, count, deliver_choice, fault_ticks, replaces, with_ticks, Options,
 };
-use crate::viz::state::{Action, Decide};
+use crate::viz::state::{Action, Decide, DecideAction};
 
 /// The mode's toggle, beside the transport bar.
 pub fn decide_toggle(on: bool, cb: &Callback<Action>) -> Html {
@@ -55,7 +55,7 @@ impl DecideView {
     fn faults(&self) -> impl Iterator<Item = (String, Action)> + '_ {
         self.options.faults.iter().map(|f| {
             let fault = with_ticks(f, self.ticks);
-            (self.options.fault_label(&fault), Action::Inject(fault))
+            (self.options.fault_label(&fault), Action::InDecide(DecideAction::Inject(fault)))
         })
     }
 
@@ -92,7 +92,7 @@ pub fn decide_panel(view: &DecideView, position: usize, steps: usize) -> Html {
     // left to the field's change on blur, which would cost the click that caused the blur.
     let on_ticks = when(on, |e: InputEvent| {
         let input = e.target_dyn_into::<web_sys::HtmlInputElement>()?;
-        Some(Action::Ticks(input.value()))
+        Some(Action::InDecide(DecideAction::Ticks(input.value())))
     });
     let described = note.is_some().then_some("decide-later");
     let decided = match (position, steps) {
@@ -112,7 +112,7 @@ pub fn decide_panel(view: &DecideView, position: usize, steps: usize) -> Html {
             } else {
                 <h3>{ "What can happen next" }</h3>
                 { list("decide-choices".into(), options.choices.iter().enumerate()
-                    .map(|(i, c)| (choice_label(c), Action::Choose(i))), on, described, None) }
+                    .map(|(i, c)| (choice_label(c), Action::InDecide(DecideAction::Choose(i)))), on, described, None) }
             }
             if !options.faults.is_empty() {
                 <h3>{ "Inject a fault" }</h3>
@@ -128,7 +128,7 @@ pub fn decide_panel(view: &DecideView, position: usize, steps: usize) -> Html {
                 { list("decide-faults".into(), view.faults(), on, described, None) }
             }
             <button id="undo" type="button" class="chip" disabled={steps == 0}
-                aria-keyshortcuts="Control+Z Meta+Z" onclick={click(on, Action::Undo)}>
+                aria-keyshortcuts="Control+Z Meta+Z" onclick={click(on, Action::InDecide(DecideAction::Undo))}>
                 { "Undo the last step (Ctrl+Z)" }
             </button>
         </section>

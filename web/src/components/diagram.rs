@@ -14,7 +14,7 @@ use crate::viz::layout::{
     CHAR_W, GUTTER, LONG_RUN, MONO_W, ROW,
 };
 use crate::viz::run::{step_no, TrackRef};
-use crate::viz::state::Action;
+use crate::viz::state::{Action, DecideAction};
 use crate::viz::words::{count, diagram_summary, pill_width};
 
 /// What a diagram shows. Not a component's props: the position moves with every step, so a
@@ -390,14 +390,14 @@ fn deliverable(
     choice: usize,
     what: String,
 ) -> Html {
-    let onclick = on.reform(move |_: MouseEvent| Action::Choose(choice));
+    let onclick = on.reform(move |_: MouseEvent| Action::InDecide(DecideAction::Choose(choice)));
     let onkeydown = {
         let on = on.clone();
         Callback::from(move |event: KeyboardEvent| {
             if matches!(event.key().as_str(), "Enter" | " ") {
                 event.prevent_default();
                 event.stop_propagation();
-                on.emit(Action::Choose(choice));
+                on.emit(Action::InDecide(DecideAction::Choose(choice)));
             }
         })
     };

@@ -17,7 +17,7 @@ use crate::io;
 use crate::viz::history::{scrub_marks, Opened, Origin, FEW_LANES, THUMB_PX};
 use crate::viz::layout::{decimal, num};
 use crate::viz::run::step_no;
-use crate::viz::state::{Action, Badge};
+use crate::viz::state::{Action, Badge, HistoryAction};
 use crate::viz::words::{count, mark_label, marks_summary};
 
 /// Reads the file chosen in the `<input>` an event came from and opens it as a history.
@@ -181,7 +181,7 @@ pub fn history_card(
                 <button type="button" class={classes!("chip", "lane-toggle", shown.then_some("on"), last.then_some("last"))}
                     aria-pressed={shown.to_string()} aria-disabled={last.then_some("true")} data-lane={lane.id.clone()}
                     tabindex={(roving && n > 0).then_some("-1")}
-                    onclick={click(on, Action::ToggleLane(i))}>{ lane.label.clone() }</button>
+                    onclick={click(on, Action::InHistory(HistoryAction::ToggleLane(i)))}>{ lane.label.clone() }</button>
             }
         }) }
     };
@@ -205,7 +205,7 @@ pub fn history_card(
             Callback::from(move |e: InputEvent| {
                 if let Some(input) = e.target().and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
                 {
-                    on.emit(Action::LaneFilter(input.value()));
+                    on.emit(Action::InHistory(HistoryAction::LaneFilter(input.value())));
                 }
             })
         };
@@ -218,9 +218,9 @@ pub fn history_card(
                     </label>
                     <input id="lane-filter" type="search" placeholder="e.g. w3 w13"
                         aria-describedby="lane-filter-note" value={opened.lane_filter.clone()} oninput={on_filter} />
-                    <button id="lanes-only" type="button" class="chip" onclick={click(on, Action::ShowLanes(false))}>
+                    <button id="lanes-only" type="button" class="chip" onclick={click(on, Action::InHistory(HistoryAction::ShowLanes(false)))}>
                         { "Show only these" }</button>
-                    <button id="lanes-all" type="button" class="chip" onclick={click(on, Action::ShowLanes(true))}>
+                    <button id="lanes-all" type="button" class="chip" onclick={click(on, Action::InHistory(HistoryAction::ShowLanes(true)))}>
                         { "Show all" }</button>
                     <span id="lane-filter-note" class="muted hint">
                         { "“Show only these” keeps the authority and the stores." }</span>
@@ -348,7 +348,7 @@ pub fn Findings(props: &FindingsProps) -> Html {
                                 data-invariant={f.invariant.to_string()} data-step={f.step.to_string()}
                                 data-witness={witness.join(",")}>
                                 <button type="button" aria-pressed={chosen.to_string()}
-                                    onclick={click(&props.on, Action::ChooseFinding(i))}>
+                                    onclick={click(&props.on, Action::InHistory(HistoryAction::ChooseFinding(i)))}>
                                     <strong>{ f.invariant.to_string().replace('_', " ") }</strong>
                                     <span class="mono step-no">{ format!(" step {}", count(step_no(f.step))) }</span>
                                     if f.possible {
@@ -431,7 +431,7 @@ pub fn ScrubMarks(props: &ScrubMarksProps) -> Html {
                             <button type="button" tabindex="-1" class={classes!("scrub-mark", mark.possible.then_some("possible"))}
                                 data-step={finding.step.to_string()} data-finding={mark.finding.to_string()}
                                 data-count={mark.count.to_string()} aria-label={label.clone()} title={label}
-                                onclick={click(&props.on, Action::ChooseFinding(mark.finding))}>
+                                onclick={click(&props.on, Action::InHistory(HistoryAction::ChooseFinding(mark.finding)))}>
                                 if mark.count > 1 {
                                     <span class="mark-count" aria-hidden="true">
                                         { if mark.count > 99 { "99+".to_string() } else { mark.count.to_string() } }

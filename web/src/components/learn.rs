@@ -36,7 +36,7 @@ pub fn learn_modes(state: &Viz, on: &Callback<Action>) -> Html {
     // A story played to its end counts as done before its questions are answered.
     let watched = in_course
         && answered < questions
-        && state.learn.progress.is_done((state.case.as_str(), state.variant.as_str()));
+        && state.learn.progress.is_done((state.story.case.as_str(), state.story.variant.as_str()));
     html! {
         <>
             if !in_course {

@@ -53,8 +53,8 @@ pub fn use_follow_step(state: &Viz, refs: &FollowRefs) {
     let track = state.track();
     let short = track.len() <= LONG_RUN;
     let compared: Vec<Follow> = state
-        .compare
-        .iter()
+        .compare()
+        .into_iter()
         .flat_map(|c| [(&c.left, &refs.compare.0), (&c.right, &refs.compare.1)])
         .filter_map(|(side, node)| {
             let run = side.run.as_ref().ok()?;

@@ -5,7 +5,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{Element, KeyboardEvent};
 use yew::prelude::*;
 
-use crate::viz::state::{Action, Viz};
+use crate::viz::state::{Action, DecideAction, Viz};
 
 /// Whether a key press is an undo the page should take: not one for a text field's own undo.
 fn is_undo(event: &KeyboardEvent) -> bool {
@@ -29,7 +29,7 @@ pub fn use_undo_key(dispatcher: UseReducerDispatcher<Viz>, on: bool) {
             EventListener::new_with_options(&document, "keydown", options, move |event| {
                 if let Some(event) = event.dyn_ref::<KeyboardEvent>().filter(|e| is_undo(e)) {
                     event.prevent_default();
-                    dispatcher.dispatch(Action::Undo);
+                    dispatcher.dispatch(Action::InDecide(DecideAction::Undo));
                 }
             })
         });

@@ -10,7 +10,7 @@ use crate::share::{LinkError, LinkScenario, ShareLink};
 use fencelab_core::stories::course::course;
 
 use super::{
-    Action, Fetch, LearnAction, PolicyChoice, Progress, Side, Tab, Viz, GENERATED, SPEEDS,
+    Action, Fetch, LearnAction, Mode, PolicyChoice, Progress, Side, Tab, Viz, GENERATED, SPEEDS,
     SPEED_PERCENT,
 };
 use crate::viz::history::Origin;
@@ -72,7 +72,7 @@ impl Viz {
         if let Some(address) = &link.history {
             let mut state = fresh();
             let (address, step, play) = (address.clone(), link.step, link.autoplay);
-            state.fetching = Some(Fetch { address, step, play, failed: false });
+            state.mode = Mode::Fetching(Fetch { address, step, play, failed: None });
             state.speed = speed_index(link.speed);
             state.embed = link.embed;
             state.element = link.element;
@@ -127,7 +127,7 @@ impl Viz {
             state = state.reduce(action);
         }
         if matches!(link.scenario, LinkScenario::Custom(_)) {
-            Rc::make_mut(&mut state).authored = true;
+            Rc::make_mut(&mut state).story.authored = true;
         }
         if let Some((schedule, injected)) = link.path {
             Rc::make_mut(&mut state).follow(schedule, injected);
@@ -150,10 +150,11 @@ impl Viz {
             state = state.reduce(action);
         }
         let mut state = Rc::unwrap_or_clone(state);
-        let (unit, end) = (if state.compare.is_some() { "tick" } else { "step" }, state.cursor().1);
+        let (unit, end) =
+            (if state.compare().is_some() { "tick" } else { "step" }, state.cursor().1);
         state.element = link.element;
         state.link_note = past_end(link.step, end, unit, "story", state.element);
-        state.link_error = state.error.take();
+        state.link_error = state.story.error.take();
         if state.link_error.is_none() {
             state.embed = link.embed;
             state.theme = link.theme;
@@ -166,22 +167,21 @@ impl Viz {
     pub fn to_link(&self) -> ShareLink {
         // A history from a link keeps its link (while it is fetched, and when it failed, so the
         // reader sees what the link said).
-        let history = match (&self.opened, &self.fetching) {
-            (Some(opened), _) => match &opened.origin {
-                Origin::Link(address) => Some((address.clone(), self.position)),
+        // Until the history opens, the link keeps asking to play.
+        let history = match &self.mode {
+            Mode::History(opened) => match &opened.origin {
+                Origin::Link(address) => Some((address.clone(), self.position, false)),
                 Origin::File => None,
             },
-            (None, Some(fetch)) => Some((fetch.address.clone(), fetch.step)),
-            (None, None) => None,
+            Mode::Fetching(fetch) => Some((fetch.address.clone(), fetch.step, fetch.play)),
+            _ => None,
         };
         // A history from a file has no link: the address names the story beneath it, at its
         // start, as going back shows it, with nothing of the history's place or playback.
-        let beneath = self.opened.is_some();
-        if let Some((address, step)) = history {
+        let beneath = self.opened().is_some();
+        if let Some((address, step, waiting)) = history {
             let mut link = ShareLink::history(&address);
             link.step = step;
-            // Until the history opens, the link keeps asking to play.
-            let waiting = self.opened.is_none() && self.fetching.as_ref().is_some_and(|f| f.play);
             link.autoplay = self.playing || waiting;
             link.speed = SPEED_PERCENT.get(self.speed).copied().unwrap_or(100);
             link.embed = self.embed;
@@ -189,25 +189,26 @@ impl Viz {
             link.title = self.title.clone();
             return link;
         }
-        let mut link = if self.edited {
+        let story = &self.story;
+        let mut link = if story.edited {
             let mut link = ShareLink::builtin("", "");
-            link.scenario = LinkScenario::Custom(Box::new((*self.base).clone()));
+            link.scenario = LinkScenario::Custom(Box::new((*story.base).clone()));
             link
         } else {
-            ShareLink::builtin(&self.case, &self.variant)
+            ShareLink::builtin(&story.case, &story.variant)
         };
-        if let PolicyChoice::Force(policy) = self.policy {
+        if let PolicyChoice::Force(policy) = story.policy {
             link.policy = Some(policy);
         }
         link.step = self.cursor().0;
-        link.compare = self.compare.as_ref().map(|c| (c.left.mode, c.right.mode));
+        link.compare = self.compare().map(|c| (c.left.mode, c.right.mode));
         link.autoplay = self.playing;
         link.speed = SPEED_PERCENT.get(self.speed).copied().unwrap_or(100);
-        link.switches = self.switches.clone();
-        if self.steered && !self.edited {
-            link.path = Some((self.base.schedule.clone(), self.base.injected.clone()));
+        link.switches = story.switches.clone();
+        if story.steered && !story.edited {
+            link.path = Some((story.base.schedule.clone(), story.base.injected.clone()));
         }
-        if let Some(decide) = &self.decide {
+        if let Some(decide) = self.decide() {
             link.decide = true;
             link.steps = (decide.steps > link.step).then_some(decide.steps);
         }
@@ -227,15 +228,14 @@ impl Viz {
     /// Whether this is an embed whose link could not be opened: it shows only what was wrong,
     /// never another story in the link's place.
     pub fn broken_embed(&self) -> Option<&str> {
-        self.embed.and(self.link_error.as_deref().or(self.history_error.as_deref()))
+        self.embed.and(self.link_error.as_deref().or(self.history_error()))
     }
 
     /// Whether the address should stay as it is rather than follow the view: a history link
     /// that failed stays for the reader to see. A history opened from a file has no address of
     /// its own, so the address names the story beneath it, never a history link it replaced.
     pub fn keeps_address(&self) -> bool {
-        let failed_link = self.fetching.as_ref().is_some_and(|f| f.failed);
-        self.broken_embed().is_some() || failed_link
+        self.broken_embed().is_some() || self.link_failed()
     }
 
     /// Whether an embedded page shows `part` (the full page shows everything).

@@ -6,7 +6,7 @@ use fencelab_core::format::model::Enforcement;
 use fencelab_core::stories::switches::with_enforcement;
 use fencelab_core::{Scenario, StepRecord};
 
-use super::Viz;
+use super::{Mode, Viz};
 use crate::viz::frame::Frame;
 use crate::viz::run::{Run, RunRef};
 
@@ -111,6 +111,13 @@ impl Compare {
         self.right.seek_tick(tick);
     }
 
+    /// The same sides played from `base` (the story replayed), at the same cursor.
+    pub(super) fn replayed(&self, base: &Scenario) -> Compare {
+        let mut next = Compare::new(base, self.left.mode, self.right.mode);
+        next.seek(self.cursor);
+        next
+    }
+
     /// The cursor that shows tick `t`, or the last tick before it when neither side does
     /// anything at `t` (0 before the first tick).
     fn cursor_at_tick(&self, t: u64) -> usize {
@@ -143,48 +150,59 @@ pub(super) fn merge_ticks(a: impl Iterator<Item = u64>, b: impl Iterator<Item = 
 }
 
 impl Viz {
-    /// Turns compare mode on or off.
-    pub(super) fn set_compare(&mut self, on: bool) {
+    /// Turns compare mode on (leaving "You decide" mode or a history link on its way) or off;
+    /// `false` when it is already so, or a recorded history is on screen.
+    pub(super) fn set_compare(&mut self, on: bool) -> bool {
+        let comparing = self.compare().is_some();
+        if on == comparing || self.opened().is_some() {
+            return false;
+        }
+        if on {
+            // The path decided so far plays on, as the story's run both sides start from.
+            self.leave_decide();
+        }
         self.playing = false;
         // The reader stays at the same moment: compare mode steps by tick, so it opens
         // at the tick of the current step, and closing it at another tick shows every
         // step of that tick.
-        let tick = self.run.tick_at(self.position);
-        let was = self.compare.take();
-        if on {
-            let scenario = self.played();
-            let (left, right) =
-                was.as_ref().map_or((Enforcement::Unfenced, Enforcement::Fenced), |c| {
-                    (c.left.mode, c.right.mode)
-                });
-            let mut compare = Compare::new(&scenario, left, right);
-            let cursor = match &was {
-                Some(c) => c.cursor,
-                None if self.position == 0 => 0,
-                None => compare.cursor_at_tick(tick),
-            };
-            compare.seek(cursor);
-            self.compare = Some(compare);
-        } else {
-            let position = match &was {
-                Some(c) if c.cursor == 0 => 0,
-                Some(c) if c.now() != tick => self.run.position_at_tick(c.now()),
-                _ => self.position,
-            };
-            self.seek(position);
+        let tick = self.story.run.tick_at(self.position);
+        match std::mem::take(&mut self.mode) {
+            Mode::Compare(was) => {
+                let position = match was.cursor {
+                    0 => 0,
+                    _ if was.now() != tick => self.story.run.position_at_tick(was.now()),
+                    _ => self.position,
+                };
+                self.seek(position);
+            }
+            _ => {
+                let scenario = self.story.played();
+                let mut compare =
+                    Compare::new(&scenario, Enforcement::Unfenced, Enforcement::Fenced);
+                let cursor = match self.position {
+                    0 => 0,
+                    _ => compare.cursor_at_tick(tick),
+                };
+                compare.seek(cursor);
+                self.mode = Mode::Compare(compare);
+            }
         }
+        true
     }
 
-    /// Chooses the enforcement one side of compare mode forces.
-    pub(super) fn set_compare_mode(&mut self, side: Side, mode: Enforcement) {
-        let scenario = self.played();
-        if let Some(c) = &mut self.compare {
-            let fresh = CompareSide::new(&scenario, mode);
+    /// Chooses the enforcement one side of compare mode forces; `false` outside the mode.
+    pub(super) fn set_compare_mode(&mut self, side: Side, mode: Enforcement) -> bool {
+        if self.compare().is_none() {
+            return false;
+        }
+        let fresh = CompareSide::new(&self.story.played(), mode);
+        if let Mode::Compare(c) = &mut self.mode {
             match side {
                 Side::Left => c.left = fresh,
                 Side::Right => c.right = fresh,
             }
             c.retick();
         }
+        true
     }
 }

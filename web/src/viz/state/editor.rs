@@ -5,9 +5,8 @@ use std::rc::Rc;
 
 use fencelab_core::record::export::RunExport;
 use fencelab_core::{Scenario, ScenarioError};
-use yew::Reducible;
 
-use super::{Action, PolicyChoice, Viz};
+use super::{Action, Mode, PolicyChoice, Story, Viz};
 
 /// The scenario editor.
 #[derive(Debug, Clone, Default)]
@@ -20,7 +19,7 @@ pub struct Editor {
     pub error: Option<ScenarioError>,
 }
 
-impl Viz {
+impl Story {
     /// Puts the scenario on screen into the editor when it is open, and clears its error.
     pub(super) fn sync_editor(&mut self) {
         if self.editor.open {
@@ -35,67 +34,72 @@ impl Viz {
         self.sync_editor();
     }
 
+    /// Closes the editor (a recorded history has none).
+    pub(super) fn close_editor(&mut self) {
+        self.editor.open = false;
+    }
+
     /// Puts the current scenario's JSON back into the editor.
     pub(super) fn revert_edit(&mut self) {
         self.editor.open = true;
         self.sync_editor();
     }
+}
 
+impl Viz {
     /// The editor's text changed: a valid scenario replays, an invalid one says what is wrong and
     /// keeps the last valid run.
     pub(super) fn edit(&mut self, text: String) {
         let parsed = Scenario::from_json(&text);
-        self.editor.text = Rc::new(text);
+        let story = &mut self.story;
+        story.editor.text = Rc::new(text);
         match parsed {
             Ok(scenario) => {
-                self.editor.error = None;
-                self.base = Rc::new(scenario);
-                self.edited = true;
-                self.authored = false;
+                story.editor.error = None;
+                story.base = Rc::new(scenario);
+                story.edited = true;
+                story.authored = false;
                 self.replay();
-                if let Some(e) = self.error.take() {
-                    self.editor.error = Some(ScenarioError { path: ".".into(), problem: e });
+                if let Some(e) = self.story.error.take() {
+                    self.story.editor.error = Some(ScenarioError { path: ".".into(), problem: e });
                 }
             }
-            Err(e) => self.editor.error = Some(e),
+            Err(e) => story.editor.error = Some(e),
         }
     }
 
     /// Shows `scenario` as an edit, from the start, with no policy forced, no switch on, and
-    /// outside "You decide" mode.
+    /// outside "You decide" mode (a scenario from elsewhere, a counterexample or a run file, is
+    /// shown whole).
     pub(super) fn load(&mut self, scenario: Scenario) {
-        self.base = Rc::new(scenario);
-        self.edited = true;
-        self.authored = false;
-        self.steered = false;
-        // A scenario from elsewhere (a counterexample, a run file) is shown whole.
-        self.decide = None;
-        self.policy = PolicyChoice::AsWritten;
-        self.switches.clear();
+        let story = &mut self.story;
+        story.base = Rc::new(scenario);
+        story.edited = true;
+        story.authored = false;
+        story.steered = false;
+        story.policy = PolicyChoice::AsWritten;
+        story.switches.clear();
         self.playing = false;
         self.position = 0;
-        if let Some(c) = &mut self.compare {
-            c.cursor = 0;
+        match &mut self.mode {
+            Mode::Decide(_) => self.mode = Mode::Story,
+            Mode::Compare(c) => c.cursor = 0,
+            _ => {}
         }
         self.replay();
-        self.sync_editor();
+        self.story.sync_editor();
     }
 
     /// Replays an exported run file (JSON) to the step it was exported at, in single mode.
-    pub(super) fn import(self, json: &str) -> Rc<Viz> {
+    pub(super) fn import(&mut self, json: &str) {
         match RunExport::import(json) {
             Ok((export, _)) => {
-                let position = export.position;
-                let mut state = Rc::new(self).reduce(Action::Load(Box::new(export.scenario)));
-                if state.compare.is_some() {
-                    state = state.reduce(Action::Compare(false));
-                }
-                state.reduce(Action::Seek(position))
+                self.apply(Action::Load(Box::new(export.scenario)));
+                self.set_compare(false);
+                self.seek(export.position);
             }
             Err(e) => {
-                let mut next = self;
-                next.error = Some(format!("That file could not be imported: {e}"));
-                Rc::new(next)
+                self.story.error = Some(format!("That file could not be imported: {e}"));
             }
         }
     }

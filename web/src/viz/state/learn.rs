@@ -8,7 +8,7 @@ use std::rc::Rc;
 use fencelab_core::check::checkpoint::Asked;
 use fencelab_core::stories::course::{course, Chapter};
 
-use super::Viz;
+use super::{Mode, Viz};
 
 /// The local-storage key the shell keeps [`Progress`] under.
 pub const PROGRESS_KEY: &str = "fencelab-learn";
@@ -134,18 +134,16 @@ pub enum Shown<'a> {
 }
 
 impl Viz {
-    /// Whether the quiz applies to what is on screen: a simulated story played on its own.
+    /// Whether the quiz applies to what is on screen: a simulated story played on its own or
+    /// decided step by step, not compared, and no history (on its way or open).
     fn quizzing(&self) -> bool {
-        self.learn.quiz
-            && self.opened.is_none()
-            && self.fetching.is_none()
-            && self.compare.is_none()
+        self.learn.quiz && matches!(self.mode, Mode::Story | Mode::Decide(_))
     }
 
     /// The key an answer is remembered under: the story, what runs (variant or `edited`, and
     /// the switches) and the question.
     fn answer_key(&self, asked: &Asked) -> String {
-        format!("{}/{}/{}", self.case, self.badge().label, asked.question)
+        format!("{}/{}/{}", self.story.case, self.badge().label, asked.question)
     }
 
     /// The remembered answer to a question, as an index into its options.
@@ -159,7 +157,7 @@ impl Viz {
         if !self.quizzing() {
             return None;
         }
-        let asked = &self.run.asked;
+        let asked = &self.story.run.asked;
         (0..asked.len())
             .find(|&i| asked[i].step == position && self.remembered(&asked[i]).is_none())
     }
@@ -199,7 +197,7 @@ impl Viz {
         if !self.quizzing() {
             return None;
         }
-        let asked = &self.run.asked;
+        let asked = &self.story.run.asked;
         if let Some(a) = self.learn.asking.and_then(|i| asked.get(i)) {
             if a.step == self.position {
                 return Some(Shown::Asking(a));
@@ -216,13 +214,13 @@ impl Viz {
     pub fn shows_outcome(&self) -> bool {
         let (answered, questions) = self.answered_count();
         !self.quizzing()
-            || self.position == self.run.track.len()
+            || self.position == self.story.run.track.len()
             || questions > 0 && answered == questions
     }
 
     /// How many of the run's questions have an answer, and how many there are.
     pub fn answered_count(&self) -> (usize, usize) {
-        let asked = &self.run.asked;
+        let asked = &self.story.run.asked;
         (asked.iter().filter(|a| self.remembered(a).is_some()).count(), asked.len())
     }
 
@@ -231,12 +229,12 @@ impl Viz {
     pub fn in_course(&self) -> Option<(usize, &'static Chapter, Option<usize>)> {
         let index = self.learn.chapter?;
         let chapter = course().get(index)?;
-        let story = (!self.edited).then(|| self.story_in(chapter)).flatten();
+        let story = (!self.story.edited).then(|| self.story_in(chapter)).flatten();
         Some((index, chapter, story))
     }
 
     fn story_in(&self, chapter: &Chapter) -> Option<usize> {
-        chapter.stories.iter().position(|(c, v)| *c == self.case && *v == self.variant)
+        chapter.stories.iter().position(|(c, v)| *c == self.story.case && *v == self.story.variant)
     }
 
     /// Applies a quiz or course action.
@@ -254,7 +252,7 @@ impl Viz {
                 self.playing = self.learn.resume && at < end;
             }
             LearnAction::ResetAnswers => {
-                let prefix = format!("{}/{}/", self.case, self.badge().label);
+                let prefix = format!("{}/{}/", self.story.case, self.badge().label);
                 let progress = Rc::make_mut(&mut self.learn.progress);
                 progress.answers.retain(|(key, _)| !key.starts_with(&prefix));
                 self.learn.answered.clear();
@@ -288,7 +286,7 @@ impl Viz {
         let Some(i) = self.learn.asking.filter(|_| self.quizzing()) else {
             return;
         };
-        let Some(asked) = self.run.asked.get(i).filter(|a| a.step == self.position) else {
+        let Some(asked) = self.story.run.asked.get(i).filter(|a| a.step == self.position) else {
             return;
         };
         let Some(chosen) = asked.options.get(option) else {
@@ -310,7 +308,7 @@ impl Viz {
             return;
         };
         self.pick(case.into());
-        if self.variant != variant {
+        if self.story.variant != variant {
             self.switch_variant(variant.into());
         }
         self.learn.chapter = Some(chapter);
@@ -322,10 +320,10 @@ impl Viz {
     /// place and feedback only until the reader moves; a story off the chapter leaves it; a
     /// story played to its end, or whose questions are all answered, is finished.
     pub(super) fn settle_learning(&mut self, before: &Viz, by_learning: bool) {
-        let same_run = Rc::ptr_eq(&before.run.0, &self.run.0);
+        let same_run = Rc::ptr_eq(&before.story.run.0, &self.story.run.0);
         if !by_learning && (!same_run || before.position != self.position) {
             self.learn.answered.clear();
-            let asking = self.learn.asking.and_then(|i| self.run.asked.get(i));
+            let asking = self.learn.asking.and_then(|i| self.story.run.asked.get(i));
             if asking.is_none_or(|a| a.step != self.position || !same_run) {
                 self.learn.asking = None;
             }
@@ -334,14 +332,15 @@ impl Viz {
             self.learn.chapter = None;
         }
         let (answered, questions) = self.answered_count();
-        let finished = self.position > 0 && self.position == self.run.track.len()
+        let finished = self.position > 0 && self.position == self.story.run.track.len()
             || questions > 0 && answered == questions;
-        let story = format!("{}/{}", self.case, self.variant);
+        let story = format!("{}/{}", self.story.case, self.story.variant);
+        // Only the story as written counts, played on its own or decided.
+        let plain = matches!(self.mode, Mode::Story | Mode::Decide(_) | Mode::Fetching(_));
         if finished
-            && !self.edited
-            && self.switches.is_empty()
-            && self.opened.is_none()
-            && self.compare.is_none()
+            && plain
+            && !self.story.edited
+            && self.story.switches.is_empty()
             && !self.learn.progress.done.contains(&story)
         {
             Rc::make_mut(&mut self.learn.progress).set_done(&story);
@@ -371,7 +370,7 @@ mod tests {
 
     /// The question the story asks first.
     fn first(state: &Viz) -> Asked {
-        state.run.asked.iter().min_by_key(|a| a.step).unwrap().clone()
+        state.story.run.asked.iter().min_by_key(|a| a.step).unwrap().clone()
     }
 
     /// Answers every question waiting at this place, each rightly.
@@ -384,7 +383,7 @@ mod tests {
     }
 
     fn forward_until_asked(mut state: Rc<Viz>) -> Rc<Viz> {
-        for _ in 0..state.run.track.len() {
+        for _ in 0..state.story.run.track.len() {
             if matches!(state.shown(), Some(Shown::Asking(_))) {
                 break;
             }
@@ -511,7 +510,7 @@ mod tests {
         assert_eq!(done.position, step + 1);
         let Some(Shown::Answered(both)) = done.shown() else { panic!("no feedback") };
         assert_eq!(both.len(), 2);
-        assert_eq!(both[0].0, &done.run.asked[first]);
+        assert_eq!(both[0].0, &done.story.run.asked[first]);
         assert!(both[1].1 == both[1].0.answer);
         assert!(both.iter().all(|(a, _)| a.step == step));
         assert_eq!(done.current().map(|r| r.index), Some(step));
@@ -546,7 +545,7 @@ mod tests {
         let the_fence = course().iter().position(|c| c.id == "the-fence").unwrap();
         let chapter = chapter("the-fence").unwrap();
         let state = apply(Rc::new(Viz::new()), [learn(LearnAction::Chapter(the_fence))]);
-        assert_eq!((state.case.as_str(), state.variant.as_str()), chapter.stories[0]);
+        assert_eq!((state.story.case.as_str(), state.story.variant.as_str()), chapter.stories[0]);
         assert!(state.learn.quiz);
         assert_eq!(state.in_course().map(|c| c.2), Some(Some(0)));
         // Playing to the end finishes the story; the chapter then opens at the next one.
@@ -554,7 +553,7 @@ mod tests {
         assert!(done.learn.progress.is_done(chapter.stories[0]));
         assert_eq!(done.learn.progress.done_in(chapter), 1);
         let next = apply(done, [learn(LearnAction::Chapter(the_fence))]);
-        assert_eq!((next.case.as_str(), next.variant.as_str()), chapter.stories[1]);
+        assert_eq!((next.story.case.as_str(), next.story.variant.as_str()), chapter.stories[1]);
         // Picking a story outside the chapter leaves it.
         let left = apply(next, [Action::Pick("payment-capture".into())]);
         assert_eq!(left.learn.chapter, None);
@@ -563,7 +562,7 @@ mod tests {
     #[test]
     fn answering_every_question_finishes_a_story() {
         let mut state = quizzing();
-        for _ in 0..state.run.track.len() * 2 {
+        for _ in 0..state.story.run.track.len() * 2 {
             state = match state.shown() {
                 Some(Shown::Asking(a)) => {
                     apply(state.clone(), [learn(LearnAction::Answer(a.answer))])
@@ -574,7 +573,7 @@ mod tests {
                 break;
             }
         }
-        assert_eq!(state.answered_count().0, state.run.asked.len());
+        assert_eq!(state.answered_count().0, state.story.run.asked.len());
         assert!(state.learn.progress.is_done(("paused-worker", "fenced")));
     }
 
@@ -585,15 +584,15 @@ mod tests {
         let (case, variant) = chapter.stories[0];
         progress.set_done(&format!("{case}/{variant}"));
         let state = Viz::open_with("course=the-fence", Rc::new(progress));
-        assert_eq!((state.case.as_str(), state.variant.as_str()), chapter.stories[1]);
+        assert_eq!((state.story.case.as_str(), state.story.variant.as_str()), chapter.stories[1]);
         assert!(state.learn.quiz && state.link_error.is_none());
         let link = state.to_link();
         assert_eq!(link.course.as_deref(), Some("the-fence"));
         assert_eq!(link.quiz, None);
         let back = Viz::open_with(&link.to_fragment(), state.learn.progress.clone());
         assert_eq!(
-            (back.case.as_str(), back.learn.chapter),
-            (state.case.as_str(), state.learn.chapter)
+            (back.story.case.as_str(), back.learn.chapter),
+            (state.story.case.as_str(), state.learn.chapter)
         );
         let quiz = Viz::open("scenario=paused-worker&quiz=1");
         assert!(quiz.learn.quiz && quiz.learn.chapter.is_none());

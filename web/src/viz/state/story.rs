@@ -1,13 +1,13 @@
-//! The story on screen and the reader's place in it: picking a story, a variant, a policy and
-//! switches (each replays the run), stepping, seeking, autoplay and the title's badge.
+//! The simulated story: picking a story, a variant, a policy and switches (each replays the
+//! run, in whatever mode is on), the editor's panel over it, and the title's badge.
 
 use std::rc::Rc;
 
 use fencelab_core::stories::library;
-use fencelab_core::stories::switches;
-use fencelab_core::{SameGenerationPolicy, Scenario};
+use fencelab_core::stories::switches::{self, Switch};
+use fencelab_core::{Injection, SameGenerationPolicy, Scenario};
 
-use super::{Compare, Viz};
+use super::{Action, Editor, Mode, Viz};
 use crate::viz::run::{Run, RunRef, MAX_VIEW_STEPS};
 
 /// The picker's entry for the generated benchmark scenario (links name it the same way).
@@ -97,6 +97,35 @@ pub struct Badge {
     pub tone: Tone,
 }
 
+/// The simulated story: what a story link names, and what shows beneath a recorded history.
+#[derive(Debug, Clone)]
+pub struct Story {
+    /// The picked case's name, or [`GENERATED`].
+    pub case: String,
+    /// The picked variant.
+    pub variant: String,
+    /// The same-generation policy choice.
+    pub policy: PolicyChoice,
+    /// Protections turned off ("break the protocol"), applied on every replay.
+    pub switches: Vec<Switch>,
+    /// Whether the scenario on screen came from the editor.
+    pub edited: bool,
+    /// Whether that scenario is a link's own (`custom=`, e.g. a book's inline scenario), shown as
+    /// its author wrote it: it is then no reader's edit.
+    pub authored: bool,
+    /// The scenario before the policy choice is applied.
+    pub base: Rc<Scenario>,
+    /// Whether the base's schedule and injected faults are a path the reader took (links
+    /// carry them then).
+    pub steered: bool,
+    /// The run on screen.
+    pub run: RunRef,
+    /// Why the last replay failed, if it did (the previous run stays on screen).
+    pub error: Option<String>,
+    /// The editor, a panel beside the story in every mode but a recorded history's.
+    pub editor: Editor,
+}
+
 /// A library scenario, or the generated one.
 pub(super) fn builtin(case: &str, variant: Option<&str>) -> Option<Scenario> {
     if case == GENERATED {
@@ -106,17 +135,46 @@ pub(super) fn builtin(case: &str, variant: Option<&str>) -> Option<Scenario> {
     library::scenario(case, variant).ok()
 }
 
-impl Viz {
-    /// The title's badge for the run on screen.
-    pub fn badge(&self) -> Badge {
-        if let Some(opened) = &self.opened {
-            let (label, tone) = match (opened.track.breaks, opened.track.only_possible) {
-                (_, true) => ("recorded history · possibly broken", Tone::Possible),
-                (true, false) => ("recorded history", Tone::Breaks),
-                (false, _) => ("recorded history", Tone::Holds),
-            };
-            return Badge { label: label.into(), tone };
+impl Story {
+    /// `case`'s scenario `base` as written, played as `run`.
+    pub(super) fn new(case: String, base: Scenario, run: RunRef) -> Story {
+        Story {
+            case,
+            variant: base.variant.clone(),
+            policy: PolicyChoice::AsWritten,
+            switches: Vec::new(),
+            edited: false,
+            authored: false,
+            base: Rc::new(base),
+            steered: false,
+            run,
+            error: None,
+            editor: Editor::default(),
         }
+    }
+
+    /// The scenario as played: the base with the policy choice and the switches applied.
+    pub(super) fn played(&self) -> Scenario {
+        match self.policy {
+            PolicyChoice::AsWritten => switches::broken(&self.base, &self.switches),
+            PolicyChoice::Force(policy) => {
+                switches::broken(&switches::with_policy(&self.base, policy), &self.switches)
+            }
+        }
+    }
+
+    /// Makes `schedule` and `injected` the base's: a path the reader took, which links carry.
+    pub(super) fn steer(&mut self, schedule: Vec<usize>, injected: Vec<Injection>) {
+        let mut base = (*self.base).clone();
+        base.schedule = schedule;
+        base.injected = injected;
+        self.base = Rc::new(base);
+        self.steered = true;
+        self.sync_editor();
+    }
+
+    /// The title's badge for the story's run.
+    fn badge(&self) -> Badge {
         let mut label = match (self.edited, self.authored) {
             (true, true) => "custom scenario".to_string(),
             (true, false) => "edited".to_string(),
@@ -145,140 +203,117 @@ impl Viz {
         };
         Badge { label, tone }
     }
+}
 
-    /// Moves to `to` (steps in single mode, ticks in compare mode), clamped to the end.
-    pub(super) fn seek(&mut self, to: usize) {
-        match &mut self.compare {
-            Some(c) => c.seek(to),
-            None => {
-                self.position = to.min(self.track().len());
-                self.frame = Rc::new(match &self.opened {
-                    Some(opened) => opened.frame(self.position),
-                    None => self.run.frame(self.position),
-                });
-                self.refresh_options();
-            }
-        }
+impl Viz {
+    /// The title's badge for what is on screen: the story's run or a recorded history.
+    pub fn badge(&self) -> Badge {
+        let Some(opened) = self.opened() else { return self.story.badge() };
+        let (label, tone) = match (opened.track.breaks, opened.track.only_possible) {
+            (_, true) => ("recorded history · possibly broken", Tone::Possible),
+            (true, false) => ("recorded history", Tone::Breaks),
+            (false, _) => ("recorded history", Tone::Holds),
+        };
+        Badge { label: label.into(), tone }
     }
 
-    /// Plays the base scenario again under the policy choice; the previous run stays on screen
-    /// if that fails.
+    /// The story's own actions: each changes the story on screen, so none means anything while
+    /// a recorded history takes its place (the page hides those controls then).
+    pub(super) fn story_action(&mut self, action: Action) -> bool {
+        if self.opened().is_some() {
+            return false;
+        }
+        match action {
+            Action::Variant(variant) => self.switch_variant(variant),
+            Action::Policy(policy) => {
+                self.story.policy = policy;
+                self.replay();
+            }
+            Action::Switches(switches) => {
+                self.story.switches = switches;
+                self.replay();
+            }
+            Action::ToggleEditor => self.story.toggle_editor(),
+            Action::Edit(text) => self.edit(text),
+            Action::RevertEdit => self.story.revert_edit(),
+            Action::Import(json) => {
+                // A link's title names the view it opened, not a run from a file.
+                self.title = None;
+                self.import(&json);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Plays the story's scenario again under the policy choice (in "You decide" mode only as
+    /// far as the reader has decided, and in compare mode under both sides' enforcement); the
+    /// previous run stays on screen if that fails.
     pub(super) fn replay(&mut self) {
-        let scenario = self.played();
-        // A reader who decides sees the steps decided so far, and no more.
-        let limit = self.decide.as_ref().map_or(MAX_VIEW_STEPS, |d| d.steps);
-        match Run::play_to(scenario, limit) {
+        let limit = match &self.mode {
+            Mode::Decide(decide) => decide.steps,
+            _ => MAX_VIEW_STEPS,
+        };
+        match Run::play_to(self.story.played(), limit) {
             Ok(run) => {
-                self.run = RunRef(Rc::new(run));
-                self.error = None;
-                if let Some(c) = &self.compare {
-                    let scenario = self.played();
-                    let mut next = Compare::new(&scenario, c.left.mode, c.right.mode);
-                    next.seek(c.cursor);
-                    self.compare = Some(next);
+                self.story.run = RunRef(Rc::new(run));
+                self.story.error = None;
+                if let Mode::Compare(c) = &mut self.mode {
+                    *c = c.replayed(&self.story.played());
                 }
                 let (at, _) = self.cursor();
                 self.seek(at);
             }
-            Err(e) => self.error = Some(e),
-        }
-    }
-
-    /// The scenario as played: the base with the policy choice and the switches applied.
-    pub(super) fn played(&self) -> Scenario {
-        match self.policy {
-            PolicyChoice::AsWritten => switches::broken(&self.base, &self.switches),
-            PolicyChoice::Force(policy) => {
-                switches::broken(&switches::with_policy(&self.base, policy), &self.switches)
-            }
+            Err(e) => self.story.error = Some(e),
         }
     }
 
     /// Loads a built-in story in its default variant, at the start.
     pub(super) fn pick(&mut self, case: String) {
         let Some(scenario) = builtin(&case, None) else {
-            self.error = Some(format!("there is no built-in story called “{case}”"));
+            self.story.error = Some(format!("there is no built-in story called “{case}”"));
             return;
         };
-        self.case = case;
-        self.variant = scenario.variant.clone();
-        self.base = Rc::new(scenario);
-        self.edited = false;
-        self.steered = false;
+        let story = &mut self.story;
+        story.case = case;
+        story.variant = scenario.variant.clone();
+        story.base = Rc::new(scenario);
+        story.edited = false;
+        story.steered = false;
         self.playing = false;
-        if let Some(decide) = &mut self.decide {
-            decide.steps = 0;
-        }
-        if let Some(c) = &mut self.compare {
-            c.cursor = 0;
-        }
         self.position = 0;
+        match &mut self.mode {
+            Mode::Decide(decide) => decide.steps = 0,
+            Mode::Compare(c) => c.cursor = 0,
+            _ => {}
+        }
         self.replay();
-        self.sync_editor();
+        self.story.sync_editor();
     }
 
     /// Switches the story's variant, keeping the schedule and the position.
     pub(super) fn switch_variant(&mut self, variant: String) {
-        let Some(mut scenario) = builtin(&self.case, Some(&variant)) else {
-            self.error = Some(format!("{} has no variant “{variant}”", self.case));
+        let story = &mut self.story;
+        let Some(mut scenario) = builtin(&story.case, Some(&variant)) else {
+            story.error = Some(format!("{} has no variant “{variant}”", story.case));
             return;
         };
         // The run restarts with the schedule of the one on screen, and the reader's faults.
-        scenario.schedule = self.base.schedule.clone();
-        if self.steered {
-            scenario.injected = self.base.injected.clone();
+        scenario.schedule = story.base.schedule.clone();
+        if story.steered {
+            scenario.injected = story.base.injected.clone();
         }
-        self.variant = variant;
-        self.base = Rc::new(scenario);
-        self.edited = false;
+        story.variant = variant;
+        story.base = Rc::new(scenario);
+        story.edited = false;
         self.replay();
-        self.sync_editor();
+        self.story.sync_editor();
     }
 
     /// Follows a path through the story on screen: `schedule` picks where several events are
     /// due and `injected` adds faults (a link's path). A bad path says what is wrong.
-    pub(super) fn follow(&mut self, schedule: Vec<usize>, injected: Vec<fencelab_core::Injection>) {
-        let mut base = (*self.base).clone();
-        base.schedule = schedule;
-        base.injected = injected;
-        self.base = Rc::new(base);
-        self.steered = true;
+    pub(super) fn follow(&mut self, schedule: Vec<usize>, injected: Vec<Injection>) {
+        self.story.steer(schedule, injected);
         self.replay();
-        self.sync_editor();
-    }
-
-    /// `steps` steps (or ticks) forward or back, stopping at either end.
-    pub(super) fn step_by(&mut self, forward: bool, steps: usize) {
-        let (at, end) = self.cursor();
-        let to = if forward { at.saturating_add(steps).min(end) } else { at.saturating_sub(steps) };
-        self.seek(to);
-    }
-
-    /// Play, or pause. At the end there is nothing left to play, so it does nothing there: the
-    /// reader's place is kept, and [`replay`](Self::replay_from_start) starts over.
-    pub(super) fn toggle_play(&mut self, at: usize, end: usize) {
-        if self.playing {
-            self.playing = false;
-        } else {
-            self.playing = at < end;
-        }
-    }
-
-    /// Plays from the start again.
-    pub(super) fn replay_from_start(&mut self) {
-        self.seek(0);
-        let (_, end) = self.cursor();
-        self.playing = end > 0;
-    }
-
-    /// The autoplay timer's steps, which stop at the end, and at `stop` if given.
-    pub(super) fn tick(&mut self, stop: Option<usize>) {
-        let steps = SPEEDS.get(self.speed).map_or(1, |s| s.2);
-        let steps = stop.map_or(steps, |stop| steps.min(stop.saturating_sub(self.position)));
-        self.step_by(true, steps);
-        let (at, end) = self.cursor();
-        if at >= end {
-            self.playing = false;
-        }
     }
 }

@@ -7,7 +7,7 @@ use crate::share::ShareLink;
 use crate::viz::frame::Kept;
 use crate::viz::history::Origin;
 use fencelab_core::stories::library;
-use fencelab_core::SameGenerationPolicy;
+use fencelab_core::{Fault, SameGenerationPolicy};
 
 #[test]
 fn a_new_address_opens_its_view_whatever_was_on_screen() {
@@ -16,13 +16,19 @@ fn a_new_address_opens_its_view_whatever_was_on_screen() {
         before,
         [Action::Open("scenario=paused-worker&variant=broken&step=5&compare=1".into())],
     );
-    assert_eq!((after.case.as_str(), after.variant.as_str()), ("paused-worker", "broken"));
-    assert!(after.compare.is_some());
+    assert_eq!(
+        (after.story.case.as_str(), after.story.variant.as_str()),
+        ("paused-worker", "broken")
+    );
+    assert!(after.compare().is_some());
     assert_eq!(after.cursor().0, 5);
     let first = apply(after, [Action::Open(String::new())]);
     let fresh = Viz::new();
-    assert_eq!((&first.case, &first.variant, first.position), (&fresh.case, &fresh.variant, 0));
-    assert!(first.compare.is_none() && first.link_error.is_none());
+    assert_eq!(
+        (&first.story.case, &first.story.variant, first.position),
+        (&fresh.story.case, &fresh.story.variant, 0)
+    );
+    assert!(first.compare().is_none() && first.link_error.is_none());
     let bad = apply(first, [Action::Open("scenario=paused-worker&step=lots".into())]);
     assert!(bad.link_error.as_deref().is_some_and(|e| e.contains("step")));
 }
@@ -55,8 +61,8 @@ fn value(frame: &Frame) -> Option<String> {
 #[test]
 fn starts_on_the_paused_worker_at_the_start() {
     let state = Viz::new();
-    assert_eq!(state.case, "paused-worker");
-    assert_eq!(state.variant, "fenced");
+    assert_eq!(state.story.case, "paused-worker");
+    assert_eq!(state.story.variant, "fenced");
     assert_eq!(state.cursor(), (0, 20));
     assert!(state.current().is_none());
     assert!(!state.playing);
@@ -69,7 +75,7 @@ fn stepping_to_the_stale_write_shows_the_rejection_and_keeps_the_value() {
     let state = apply(state, [Action::Forward]);
     let current = state.current().expect("a step");
     assert!(current.caption.contains("stale owner: generation 1 < highest accepted 2"));
-    assert_eq!(state.run.layout.step_kinds[current.index], "rejected");
+    assert_eq!(state.story.run.layout.step_kinds[current.index], "rejected");
     assert_eq!(value(&state.frame), before);
     assert_eq!(value(&state.frame).as_deref(), Some("B: total=120"));
     assert_eq!(state.frame.rejections, vec![("stale generation".to_string(), 1)]);
@@ -135,7 +141,7 @@ fn manual_steps_pause_autoplay() {
 #[test]
 fn switching_variant_or_policy_replays_with_the_same_schedule() {
     let state = apply(Rc::new(Viz::new()), [Action::ToEnd, Action::Variant("broken".into())]);
-    assert_eq!(state.variant, "broken");
+    assert_eq!(state.story.variant, "broken");
     assert_eq!(state.cursor(), (20, 20));
     assert_eq!(value(&state.frame).as_deref(), Some("A: total=90 (from stale inputs)"));
     assert!(!state.frame.violations.is_empty());
@@ -147,21 +153,22 @@ fn switching_variant_or_policy_replays_with_the_same_schedule() {
         ],
     );
     assert!(strict
+        .story
         .run
         .scenario
         .stores
         .iter()
         .all(|s| s.policy == SameGenerationPolicy::StrictlyNewer));
-    assert_eq!(strict.error, None);
+    assert_eq!(strict.story.error, None);
 }
 
 #[test]
 fn compare_mode_opens_and_closes_at_the_same_moment() {
     // Step 11 (t=11): A is frozen and B holds generation 2.
     let state = apply(Rc::new(Viz::new()), [Action::Seek(11)]);
-    let tick = state.run.tick_at(11);
+    let tick = state.story.run.tick_at(11);
     let state = apply(state, [Action::Compare(true)]);
-    let compare = state.compare.as_ref().expect("compare mode");
+    let compare = state.compare().expect("compare mode");
     assert_eq!(compare.now(), tick);
     assert!(compare.cursor > 0);
     // Closing it at the same tick keeps the step.
@@ -169,10 +176,10 @@ fn compare_mode_opens_and_closes_at_the_same_moment() {
     assert_eq!(same.position, 11);
     // Moving in compare mode and closing it shows every step of the tick it was at.
     let state = apply(state, [Action::Forward]);
-    let now = state.compare.as_ref().expect("compare mode").now();
+    let now = state.compare().expect("compare mode").now();
     let state = apply(state, [Action::Compare(false)]);
-    assert_eq!(state.run.tick_at(state.position), now);
-    assert_eq!(state.position, state.run.position_at_tick(now));
+    assert_eq!(state.story.run.tick_at(state.position), now);
+    assert_eq!(state.position, state.story.run.position_at_tick(now));
     // At the start it stays at the start.
     let state = apply(state, [Action::ToStart, Action::Compare(true)]);
     assert_eq!(state.cursor().0, 0);
@@ -197,7 +204,7 @@ fn the_badge_says_what_runs_and_how_it_fares() {
         Rc::new(Viz::new()),
         [Action::Pick("paused-worker".into()), Action::Switches(vec![Switch::StrictlyNewer])],
     );
-    assert!(!strict.run.breaks);
+    assert!(!strict.story.run.breaks);
     assert_eq!(badge(&strict), ("fenced + strictly newer generations only".into(), Tone::Weakened));
     let edited = apply(
         Rc::clone(&fenced),
@@ -213,11 +220,13 @@ fn the_badge_says_what_runs_and_how_it_fares() {
     };
     let authored = Rc::new(Viz::open(&custom.to_fragment()));
     assert_eq!(badge(&authored), ("custom scenario".into(), Tone::Holds));
-    let text = authored.base.to_json();
+    let text = authored.story.base.to_json();
     assert_eq!(badge(&apply(authored, [Action::Edit(text)])).0, "edited");
     // A fault the reader injected is named beside the variant.
-    let decided =
-        apply(Rc::clone(&fenced), [Action::Decide(true), Action::Inject(Fault::RestartAuthority)]);
+    let decided = apply(
+        Rc::clone(&fenced),
+        [Action::Decide(true), Action::InDecide(DecideAction::Inject(Fault::RestartAuthority))],
+    );
     assert_eq!(badge(&decided).0, "fenced + 1 injected fault");
     // Each tone has its own glyph and words, not only its colour.
     let tones = [Tone::Holds, Tone::Weakened, Tone::Breaks];
@@ -285,7 +294,7 @@ fn a_bad_embed_link_stays_an_embed_and_says_what_is_wrong() {
 #[test]
 fn compare_mode_shows_corruption_unfenced_and_the_right_value_fenced() {
     let state = apply(Rc::new(Viz::new()), [Action::Compare(true)]);
-    let compare = state.compare.as_ref().expect("compare mode");
+    let compare = state.compare().expect("compare mode");
     assert_eq!(compare.left.mode, Enforcement::Unfenced);
     assert_eq!(compare.right.mode, Enforcement::Fenced);
     assert_eq!(value(&compare.left.last).as_deref(), Some("A: total=90 (from stale inputs)"));
@@ -293,28 +302,28 @@ fn compare_mode_shows_corruption_unfenced_and_the_right_value_fenced() {
     assert!(compare.right.last.violations.is_empty());
     // Lockstep by time: both sides are at the same tick.
     let state = apply(state, [Action::Seek(5)]);
-    let compare = state.compare.as_ref().expect("compare mode");
+    let compare = state.compare().expect("compare mode");
     let tick = |side: &CompareSide| side.steps_now().last().map(|r| r.at);
     assert_eq!(tick(&compare.left), tick(&compare.right));
     let state = apply(state, [Action::Compare(false)]);
-    assert!(state.compare.is_none());
+    assert!(state.compare().is_none());
 }
 
 #[test]
 fn an_invalid_edit_shows_the_field_and_keeps_the_last_valid_run() {
     let state = apply(Rc::new(Viz::new()), [Action::ToggleEditor, Action::Seek(3)]);
-    let json = state.editor.text.to_string();
-    let run = state.run.clone();
+    let json = state.story.editor.text.to_string();
+    let run = state.story.run.clone();
     let broken = json.replacen("\"resource\": \"totals\"", "\"resource\": \"ledgr\"", 1);
     let state = apply(state, [Action::Edit(broken)]);
-    let error = state.editor.error.as_ref().expect("an error");
+    let error = state.story.editor.error.as_ref().expect("an error");
     assert!(error.path.starts_with("workers[0].script[0]"), "{error:?}");
-    assert_eq!(state.run, run);
+    assert_eq!(state.story.run, run);
     assert_eq!(state.position, 3);
     let fixed = json.replace("B: total=120", "B: total=121");
     let state = apply(state, [Action::Edit(fixed), Action::ToEnd]);
-    assert!(state.editor.error.is_none());
-    assert!(state.edited);
+    assert!(state.story.editor.error.is_none());
+    assert!(state.story.edited);
     assert_eq!(value(&state.frame).as_deref(), Some("B: total=121"));
 }
 
@@ -325,18 +334,18 @@ fn garbage_in_the_editor_never_panics() {
         ["", "{", "null", "[]", "{\"name\": 3}", "\u{0}", "{\"name\":\"x\",\"title\":\"t\"}"]
     {
         state = state.reduce(Action::Edit(text.into()));
-        assert!(state.editor.error.is_some(), "{text:?}");
-        assert_eq!(state.run.scenario.name, "paused-worker");
+        assert!(state.story.editor.error.is_some(), "{text:?}");
+        assert_eq!(state.story.run.scenario.name, "paused-worker");
     }
 }
 
 #[test]
 fn unknown_picks_and_variants_are_errors_not_panics() {
     let state = apply(Rc::new(Viz::new()), [Action::Pick("nope".into())]);
-    assert!(state.error.is_some());
-    assert_eq!(state.case, "paused-worker");
+    assert!(state.story.error.is_some());
+    assert_eq!(state.story.case, "paused-worker");
     let state = apply(state, [Action::Variant("nope".into())]);
-    assert!(state.error.is_some());
+    assert!(state.story.error.is_some());
     let state = apply(state, [Action::Seek(usize::MAX), Action::Speed(99)]);
     assert_eq!(state.cursor(), (20, 20));
     assert_eq!(state.speed, DEFAULT_SPEED);
@@ -366,20 +375,20 @@ fn every_library_story_plays_and_every_position_has_a_frame() {
 fn links_pick_the_story_variant_and_parts_and_round_trip() {
     let link = ShareLink::parse("#scenario=paused-worker&variant=broken&embed=controls,caption");
     let state = Viz::from_link(link);
-    assert_eq!(state.variant, "broken");
+    assert_eq!(state.story.variant, "broken");
     assert!(state.shows("controls") && state.shows("caption"));
     assert!(!state.shows("log"));
     let fragment = "scenario=paused-worker&variant=fenced&policy=strict&step=9\
                     &compare=check_then_write,fenced_idempotent&play=1&speed=200";
     let state = Viz::from_link(ShareLink::parse(fragment));
-    let compare = state.compare.as_ref().expect("compare mode");
+    let compare = state.compare().expect("compare mode");
     assert_eq!(
         (compare.left.mode, compare.right.mode),
         (Enforcement::CheckThenWrite, Enforcement::FencedIdempotent)
     );
     assert_eq!(state.cursor().0, 9);
     assert!(state.playing);
-    assert_eq!(state.policy, PolicyChoice::Force(SameGenerationPolicy::StrictlyNewer));
+    assert_eq!(state.story.policy, PolicyChoice::Force(SameGenerationPolicy::StrictlyNewer));
     assert!(state.shows("log"));
     assert_eq!(state.to_link().to_fragment(), fragment);
     let edited = apply(
@@ -390,11 +399,11 @@ fn links_pick_the_story_variant_and_parts_and_round_trip() {
         ],
     );
     let back = Viz::from_link(ShareLink::parse(&edited.to_link().to_fragment()));
-    assert!(back.edited);
-    assert_eq!(back.base, edited.base);
+    assert!(back.story.edited);
+    assert_eq!(back.story.base, edited.story.base);
     for junk in ["&&&", "scenario=nope&variant=&step=x", "embed", "=="] {
         let state = Viz::from_link(ShareLink::parse(junk));
-        assert_eq!(state.case, "paused-worker", "{junk:?}");
+        assert_eq!(state.story.case, "paused-worker", "{junk:?}");
         assert!(state.link_error.is_some(), "{junk:?}");
         assert!(state.embed.is_none());
     }
@@ -403,8 +412,8 @@ fn links_pick_the_story_variant_and_parts_and_round_trip() {
 #[test]
 fn the_generated_benchmark_scenario_has_about_a_thousand_events() {
     let state = apply(Rc::new(Viz::new()), [Action::Pick(GENERATED.into())]);
-    assert!(state.run.len() >= 1_000, "{}", state.run.len());
-    assert!(state.run.stopped.is_none());
+    assert!(state.story.run.len() >= 1_000, "{}", state.story.run.len());
+    assert!(state.story.run.stopped.is_none());
     let state = apply(state, [Action::Seek(700), Action::Back, Action::Seek(10)]);
     assert_eq!(state.position, 10);
 }
@@ -421,7 +430,7 @@ fn an_opened_history_plays_in_the_player_and_story_controls_leave_it_alone() {
     let text = recorded("paused-worker", "broken");
     let open = Action::OpenHistory("p.jsonl".into(), text, Origin::File);
     let state = apply(Rc::new(Viz::new()), [Action::Seek(5), open]);
-    let opened = state.opened.as_ref().expect("a history on screen");
+    let opened = state.opened().expect("a history on screen");
     assert_eq!(state.cursor(), (0, opened.track.len()));
     assert_eq!(state.badge().label, "recorded history");
     // A file has no address: the address names the story beneath it, not a history link.
@@ -439,19 +448,22 @@ fn an_opened_history_plays_in_the_player_and_story_controls_leave_it_alone() {
         .position(|f| f.invariant == fencelab_core::InvariantKind::StaleWriteAccepted)
         .unwrap();
     let step = opened.findings[stale].step;
-    let chosen = apply(state.clone(), [Action::Forward, Action::ChooseFinding(stale)]);
+    let chosen = apply(
+        state.clone(),
+        [Action::Forward, Action::InHistory(HistoryAction::ChooseFinding(stale))],
+    );
     assert_eq!(chosen.position, step + 1);
     assert!(chosen.current().unwrap().caption.contains("Broken: a stale write was accepted"));
     assert!(chosen.frame.violations.iter().any(|v| v.step == step));
     assert!(!chosen.highlight().is_empty());
     // Back to the stories, at the start of the one before.
     let back = apply(chosen, [Action::CloseHistory]);
-    assert!(back.opened.is_none() && back.highlight().is_empty());
-    assert_eq!((back.case.as_str(), back.cursor()), ("paused-worker", (0, 20)));
+    assert!(back.opened().is_none() && back.highlight().is_empty());
+    assert_eq!((back.story.case.as_str(), back.cursor()), ("paused-worker", (0, 20)));
     // Picking a story also leaves the history.
     let picked = apply(state, [Action::Pick("check-then-write".into())]);
-    assert!(picked.opened.is_none());
-    assert_eq!(picked.case, "check-then-write");
+    assert!(picked.opened().is_none());
+    assert_eq!(picked.story.case, "check-then-write");
 }
 
 #[test]
@@ -459,9 +471,9 @@ fn a_file_that_is_no_history_leaves_the_view_and_says_why() {
     let state = apply(Rc::new(Viz::new()), [Action::Seek(4)]);
     let bad = Action::OpenHistory("notes.txt".into(), Rc::new("hello".into()), Origin::File);
     let after = apply(state, [bad]);
-    assert!(after.opened.is_none());
+    assert!(after.opened().is_none());
     assert_eq!(after.position, 4);
-    assert!(after.history_error.as_deref().is_some_and(|e| e.contains("notes.txt")));
+    assert!(after.history_error().is_some_and(|e| e.contains("notes.txt")));
 }
 
 #[test]
@@ -472,7 +484,7 @@ fn a_history_link_is_fetched_opened_at_its_step_and_kept_in_the_address() {
     // An answer for another address (a link since replaced) is dropped.
     let text = recorded("paused-worker", "broken");
     let stray = Action::OpenHistory("x".into(), text.clone(), Origin::Link("x".into()));
-    assert!(apply(state.clone(), [stray]).opened.is_none());
+    assert!(apply(state.clone(), [stray]).opened().is_none());
     let link = Origin::Link("h/p.jsonl".into());
     let opened = apply(state.clone(), [Action::OpenHistory("h/p.jsonl".into(), text, link)]);
     assert_eq!(opened.position, 3);
@@ -482,7 +494,7 @@ fn a_history_link_is_fetched_opened_at_its_step_and_kept_in_the_address() {
     // A link that cannot be fetched says why and stays in the address.
     let failed = apply(state, [Action::HistoryFailed("h/p.jsonl".into(), "404".into())]);
     assert!(failed.to_fetch().is_none() && failed.keeps_address());
-    assert_eq!(failed.history_error.as_deref(), Some("404"));
+    assert_eq!(failed.history_error(), Some("404"));
     assert_eq!(failed.to_link().to_fragment(), "history=h/p.jsonl&step=3");
 }
 
@@ -512,7 +524,7 @@ fn story_only_parameters_on_a_history_link_are_named_and_a_failed_link_can_be_di
     assert!(failed.link_failed() && failed.keeps_address());
     let dismissed = apply(failed, [Action::DismissLinkError]);
     assert!(!dismissed.link_failed() && dismissed.link_note.is_none());
-    assert!(dismissed.history_error.is_none() && !dismissed.keeps_address());
+    assert!(dismissed.history_error().is_none() && !dismissed.keeps_address());
     assert!(dismissed.to_link().history.is_none(), "the address follows the story again");
 }
 
@@ -589,7 +601,7 @@ fn a_link_step_past_the_end_is_named_not_silently_clamped() {
 fn the_document_and_an_embed_are_named_after_the_shown_title() {
     let story = Viz::new();
     assert_eq!(story.document_title(), None, "a story keeps the page's own title");
-    assert_eq!(story.embed_title(), story.run.scenario.title);
+    assert_eq!(story.embed_title(), story.story.run.scenario.title);
     let text = recorded("paused-worker", "broken");
     let link = |address: &str| Origin::Link(address.into());
     let plain = apply(
@@ -604,4 +616,87 @@ fn the_document_and_an_embed_are_named_after_the_shown_title() {
     );
     assert_eq!(titled.document_title().as_deref(), Some("Our outage · Fencelab"));
     assert_eq!(titled.embed_title(), "Our outage");
+}
+
+#[test]
+fn opening_a_history_while_comparing_or_deciding_leaves_that_mode() {
+    let text = recorded("paused-worker", "broken");
+    let open = || Action::OpenHistory("p.jsonl".into(), text.clone(), Origin::File);
+    let story = apply(Rc::new(Viz::new()), [Action::Seek(6)]);
+    let whole = story.story.run.len();
+    // Compare mode's sides go with it: going back shows the story on its own.
+    let comparing = apply(story.clone(), [Action::Compare(true)]);
+    let opened = apply(comparing, [open()]);
+    assert!(matches!(opened.mode, Mode::History(_)) && opened.compare().is_none());
+    assert_eq!(opened.cursor(), (0, opened.track().len()));
+    let back = apply(opened, [Action::CloseHistory]);
+    assert!(matches!(back.mode, Mode::Story));
+    assert_eq!((back.position, back.story.run.len()), (0, whole));
+    // "You decide" goes too, and the path decided so far plays on to the story's end beneath.
+    let deciding = apply(story, [Action::Decide(true), Action::InDecide(DecideAction::Choose(0))]);
+    assert!(deciding.story.run.len() < whole && deciding.story.steered);
+    let opened = apply(deciding.clone(), [open()]);
+    assert!(opened.decide().is_none());
+    let back = apply(opened, [Action::CloseHistory]);
+    assert!(matches!(back.mode, Mode::Story));
+    assert_eq!(back.story.run.len(), whole);
+    assert_eq!(back.story.base.schedule, deciding.story.base.schedule);
+    // The modes' own actions mean nothing once their mode is gone.
+    for action in [
+        Action::CompareMode(Side::Left, Enforcement::Fenced),
+        Action::InDecide(DecideAction::Undo),
+        Action::InHistory(HistoryAction::ToggleLane(0)),
+    ] {
+        assert!(Rc::ptr_eq(&apply(back.clone(), [action]), &back));
+    }
+}
+
+#[test]
+fn compare_mode_and_you_decide_replace_each_other() {
+    let story = apply(Rc::new(Viz::new()), [Action::Seek(8)]);
+    let deciding =
+        apply(story.clone(), [Action::Decide(true), Action::InDecide(DecideAction::Choose(0))]);
+    let comparing = apply(deciding.clone(), [Action::Compare(true)]);
+    assert!(comparing.decide().is_none() && comparing.compare().is_some());
+    // Both sides play the path decided so far, to the end.
+    let compare = comparing.compare().unwrap();
+    let side = compare.right.run.as_ref().expect("plays");
+    assert_eq!(side.scenario.schedule[..], deciding.story.base.schedule[..]);
+    assert!(side.len() > deciding.story.run.len());
+    let link = comparing.to_link();
+    assert!(!link.decide && link.compare.is_some());
+    let deciding = apply(comparing, [Action::Decide(true)]);
+    assert!(deciding.compare().is_none() && deciding.decide().is_some());
+    assert!(deciding.to_link().compare.is_none());
+}
+
+#[test]
+fn a_mode_opened_while_a_history_link_is_on_its_way_gives_the_link_up() {
+    let waiting = Rc::new(Viz::open("history=h/p.jsonl&step=3"));
+    assert!(waiting.fetch().is_some());
+    for mode in [Action::Compare(true), Action::Decide(true)] {
+        let moved = apply(waiting.clone(), [mode]);
+        assert!(moved.fetch().is_none() && moved.to_fetch().is_none());
+        assert!(moved.to_link().history.is_none(), "the address follows the story");
+        // The link's answer, when it comes, is no longer awaited.
+        let text = recorded("paused-worker", "broken");
+        let link = Origin::Link("h/p.jsonl".into());
+        let late = apply(moved, [Action::OpenHistory("h/p.jsonl".into(), text, link)]);
+        assert!(late.opened().is_none());
+    }
+    // A failed link's error goes with it too.
+    let failed = apply(waiting, [Action::HistoryFailed("h/p.jsonl".into(), "404".into())]);
+    let compared = apply(failed, [Action::Compare(true)]);
+    assert!(!compared.link_failed() && compared.history_error().is_none());
+    assert!(!compared.keeps_address());
+}
+
+#[test]
+fn a_file_that_is_no_history_is_said_over_any_mode_and_dismissed() {
+    let bad = Action::OpenHistory("notes.txt".into(), Rc::new("hello".into()), Origin::File);
+    let comparing = apply(Rc::new(Viz::new()), [Action::Compare(true), bad]);
+    assert!(comparing.compare().is_some());
+    assert!(comparing.history_error().is_some_and(|e| e.contains("notes.txt")));
+    let dismissed = apply(comparing, [Action::DismissLinkError]);
+    assert!(dismissed.history_error().is_none() && dismissed.compare().is_some());
 }
