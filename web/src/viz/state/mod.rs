@@ -23,11 +23,11 @@ use fencelab_core::stories::switches::Switch;
 use fencelab_core::{Fault, Scenario, StepRecord};
 use yew::Reducible;
 
-use crate::share::{Embed, Theme};
 use crate::viz::frame::Frame;
 use crate::viz::history::{Opened, Origin};
 use crate::viz::run::{Decision, Run, RunRef, TrackRef};
 use crate::viz::words::{big_jump, file_size};
+use fencelab_links::{Embed, Theme};
 
 pub use compare::{Compare, CompareSide, Side, MODES};
 pub use decide::Decide;
