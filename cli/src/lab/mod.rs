@@ -1032,6 +1032,46 @@ mod tests {
         assert!(!found.is_empty() && found.iter().all(|v| v.possible), "{found:?}");
     }
 
+    /// A frozen worker believes the generation it was granted; when it wakes after its lease
+    /// ran out and another was granted, it is no longer the owner and the newest generation is
+    /// the other's. The recorder says only when it froze and woke.
+    #[test]
+    fn a_frozen_worker_s_beliefs_come_from_what_it_was_granted() {
+        let setup = Setup {
+            workers: vec!["A".into(), "B".into()],
+            resources: vec![RESOURCE.into()],
+            ..Setup::default()
+        };
+        let mut recorder = Recorder::new(0, setup);
+        let g = |n: u64| Generation::new(n).unwrap();
+        let granted =
+            |n: u64, until: u64| Report::Granted { generation: g(n), valid_until: Tick(until) };
+        recorder.report("A", recorder_ns(1), granted(1, 301));
+        recorder.paused("A", recorder_ns(2), 900);
+        recorder.expire(recorder_ns(301));
+        recorder.report("B", recorder_ns(400), granted(2, 700));
+        recorder.expire(recorder_ns(701));
+        recorder.resumed("A", recorder_ns(902));
+        let history = recorder.history(None);
+        assert!(history.validate().is_ok(), "{:?}", history.validate());
+        let events: Vec<&Event> = history.entries.iter().map(|e| &e.event).collect();
+        assert!(
+            matches!(events[2], Event::Paused { worker, ticks: 900, believes: Some(b), .. } if worker == "A" && *b == g(1)),
+            "{events:?}"
+        );
+        let expired: Vec<u64> = history
+            .entries
+            .iter()
+            .filter(|e| matches!(e.event, Event::LeaseExpired { .. }))
+            .map(|e| e.at.0)
+            .collect();
+        assert_eq!(expired, [301, 701]);
+        assert!(
+            matches!(events.last(), Some(Event::Resumed { still_owner: false, believes: Some(b), current: Some(c), .. }) if *b == g(1) && *c == g(2)),
+            "{events:?}"
+        );
+    }
+
     fn recorder_ns(ms: u64) -> u64 {
         ms * 1_000_000
     }
