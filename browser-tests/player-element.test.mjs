@@ -216,7 +216,7 @@ test("a player's mistakes are named by its attributes, and a book-themed player 
   const parts = await inside('parts');
   const said = parts.locator('#link-error');
   await said.waitFor({ timeout: 20_000 });
-  assert.match(await said.textContent(), /attribute `parts`: unknown part "bogus" \(parts are: diagram, controls, caption, legend, panels, log and picker\)/);
+  assert.match(await said.textContent(), /attribute `parts`: unknown part "bogus" \(parts are: diagram, picker, controls, caption, legend, panels and log\)/);
   assert.match(await said.textContent(), /<fencelab-player>/);
   assert.doesNotMatch(await said.textContent(), /link parameter|its link/);
   const story = await inside('story');

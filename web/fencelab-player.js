@@ -13,6 +13,12 @@
   const beside = script ? new URL('index.html', script.src).href : 'index.html';
   const players = new Set();
 
+  // The link parameter each attribute writes; src, label and height are the element's own. The
+  // fencelab-links crate holds the same list (its tests read this file and name any difference).
+  const PARAMETERS = { story: 'scenario', variant: 'variant', step: 'step', parts: 'embed', theme: 'theme', scenario: 'custom', history: 'history', title: 'title' };
+  // The parts shown when the element names none.
+  const DEFAULT_PARTS = 'controls,caption';
+
   // The page's custom= parameter: the scenario's JSON, compacted, as base64url UTF-8.
   const custom = (text) => {
     let json = text;
@@ -87,19 +93,20 @@
     fragment(page, own) {
       const get = (name) => this.getAttribute(name);
       const parts = [];
-      if (get('history')) parts.push(`history=${escape(relative(new URL(get('history'), document.baseURI), page))}`);
-      else if (get('scenario')) parts.push(`custom=${custom(get('scenario'))}`);
+      const put = (attribute, value) => parts.push(`${PARAMETERS[attribute]}=${value}`);
+      if (get('history')) put('history', escape(relative(new URL(get('history'), document.baseURI), page)));
+      else if (get('scenario')) put('scenario', custom(get('scenario')));
       else if (get('story')) {
-        parts.push(`scenario=${get('story')}`);
-        if (get('variant')) parts.push(`variant=${get('variant')}`);
+        put('story', get('story'));
+        if (get('variant')) put('variant', get('variant'));
       } else if (own) parts.push(own);
       // With neither, the page says inside the frame that the link names no scenario.
-      const has = (name) => new RegExp(`(^|&)${name}=`).test(parts.join('&'));
-      if (get('step') && !has('step')) parts.push(`step=${get('step')}`);
-      if (!has('embed')) parts.push(`embed=${get('parts') ?? 'controls,caption'}`.replace(/=$/, '=diagram'));
+      const has = (attribute) => new RegExp(`(^|&)${PARAMETERS[attribute]}=`).test(parts.join('&'));
+      if (get('step') && !has('step')) put('step', get('step'));
+      if (!has('parts')) put('parts', (get('parts') ?? DEFAULT_PARTS) || 'diagram');
       const theme = get('theme') === 'book' ? bookTheme() : get('theme');
-      if (theme) parts.push(`theme=${theme}`);
-      if (get('title')) parts.push(`title=${escape(get('title'))}`);
+      if (theme) put('theme', theme);
+      if (get('title')) put('title', escape(get('title')));
       // The page then names what is wrong by these attributes rather than by link parameters.
       parts.push('host=element');
       return parts.join('&');

@@ -7,8 +7,23 @@ use std::path::{Path, PathBuf};
 
 /// Crates that do I/O, read a clock, draw random numbers or tie the core to the browser.
 const FORBIDDEN_CRATES: &[&str] = &[
-    "yew", "web-sys", "js-sys", "wasm-bindgen", "gloo", "tokio", "async-std", "rand", "getrandom",
-    "fastrand", "chrono", "time", "ureq", "reqwest", "rusqlite", "postgres", "libc",
+    "yew",
+    "web-sys",
+    "js-sys",
+    "wasm-bindgen",
+    "gloo",
+    "tokio",
+    "async-std",
+    "rand",
+    "getrandom",
+    "fastrand",
+    "chrono",
+    "time",
+    "ureq",
+    "reqwest",
+    "rusqlite",
+    "postgres",
+    "libc",
 ];
 
 /// What in a source line reaches the outside world: files, the network, processes, the

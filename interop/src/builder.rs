@@ -1,20 +1,21 @@
-//! The one place where observed operations become a history. Every reader (Jepsen, OpenTelemetry,
-//! text logs) says what it saw: a lease acquired, a write invoked and how it ended, a pause. The
-//! builder pairs each completion with its invocation, allocates message ids, fills in the fields
-//! the simulator would have filled (the store's highest generation before and after a write, the
-//! value afterwards, the revision, what a paused worker believes) from what it has seen so far,
-//! and infers the setup. So every format is judged by the same checker in the same way, and a
-//! field the source does give always wins over one the builder would infer.
+//! Where the readers' operations become a history. Every reader (Jepsen, OpenTelemetry, text
+//! logs) says what it saw: a lease acquired, a write invoked and how it ended, a pause. This
+//! builder pairs each completion with its invocation and names the source's line and field in
+//! its errors; the core's [`HistoryBuilder`] allocates message ids, fills in the fields the
+//! simulator would have filled (the store's highest generation before and after a write, the
+//! value afterwards, what a paused worker believes) from what it has seen so far, and infers the
+//! setup, as it does for the lab and the SQLite recorder. So every format is judged by the same
+//! checker in the same way, and a field the source does give always wins over one the builder
+//! would infer.
 
 use crate::error::{ImportError, Loc};
-use fencelab_core::format::model::{Enforcement, PauseReason};
-use fencelab_core::history::{GatewaySetup, PathSetup, StoreSetup};
+use fencelab_core::format::model::Enforcement;
+use fencelab_core::history::builder::{Beliefs, HistoryBuilder, Sent, WriteAnswer};
 use fencelab_core::Tick;
 use fencelab_core::{
     Applied, DropReason, EffectRequest, Entry, Event, Generation, History, Revision, Setup,
     TokenError, TokenKind, WriteOutcome, WriteRejection, WriteRequest,
 };
-use std::collections::BTreeMap;
 
 /// What kind of operation an invocation starts, for pairing it with its completion.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,67 +147,32 @@ pub(crate) struct EffectDone {
 }
 
 /// A pause or a resume, with the fields the source gives.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct PauseFields {
-    pub ticks: Option<u64>,
-    pub reason: Option<PauseReason>,
-    pub believes: Option<Option<Generation>>,
-    pub resource: Option<Option<String>>,
-    pub still_owner: Option<bool>,
-    pub current: Option<Option<Generation>>,
-}
-
-/// What the builder knows about one store's data for one resource.
-#[derive(Debug, Clone, Default)]
-struct Cell {
-    value: Option<String>,
-    revision: u64,
-    highest: Option<Generation>,
-}
+pub(crate) type PauseFields = Beliefs;
 
 /// A history being built from observed operations.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Builder {
-    setup: Setup,
-    slots: Vec<Option<Entry>>,
-    /// The wall-clock time of each slot's moment, when the source gives one.
-    walls: Vec<Option<u64>>,
-    /// The source line that filled each slot (a grant's is its completion's).
+    core: HistoryBuilder,
+    /// The source line that filled each of the core's places (a grant's is its completion's).
     lines: Vec<usize>,
     /// The source line being read.
     line: usize,
-    now: Tick,
-    wall: Option<u64>,
     open: Vec<Open>,
-    next_message: u64,
-    /// The authority's newest generation, per resource.
-    issued: BTreeMap<String, Generation>,
-    /// The lease the authority honours, per resource: holder, generation, end.
-    live: BTreeMap<String, (String, Generation, Tick)>,
-    /// The leases each worker believes it holds.
-    held: BTreeMap<String, BTreeMap<String, Generation>>,
-    cells: BTreeMap<(String, String, String), Cell>,
-    /// Per worker: the slot of its pause whose length is known only when it resumes.
-    pauses: BTreeMap<String, usize>,
-}
-
-/// The generation a worker believes it holds, as the simulator reports it: its first lease.
-fn first(held: Option<&BTreeMap<String, Generation>>) -> Option<(String, Generation)> {
-    held.and_then(|h| h.iter().next()).map(|(r, g)| (r.clone(), *g))
 }
 
 impl Builder {
     pub(crate) fn new() -> Builder {
-        Builder { next_message: 1, ..Builder::default() }
+        let core = HistoryBuilder::new(Setup::default()).first_message(1);
+        Builder { core, lines: Vec::new(), line: 0, open: Vec::new() }
     }
 
     /// Takes the setup the source declares. Names the events use that it does not list are
     /// added to it.
     pub(crate) fn declare(&mut self, loc: &Loc, setup: Setup) -> Result<(), ImportError> {
-        if !self.slots.is_empty() {
+        if !self.core.is_empty() {
             return Err(loc.whole("the setup must come before the first operation"));
         }
-        self.setup = setup;
+        self.core.set_setup(setup);
         Ok(())
     }
 
@@ -218,69 +184,58 @@ impl Builder {
         at: Tick,
         wall_ns: Option<u64>,
     ) -> Result<(), ImportError> {
-        if at < self.now {
+        if at < self.core.now() {
             return Err(loc.field(
                 field,
-                format!("time runs backwards ({} ms after {} ms)", at.0, self.now.0),
+                format!("time runs backwards ({} ms after {} ms)", at.0, self.core.now().0),
             ));
         }
-        self.now = at;
-        self.wall = wall_ns;
+        self.core.at(at, wall_ns);
         self.line = loc.line;
         Ok(())
     }
 
     pub(crate) fn now(&self) -> Tick {
-        self.now
+        self.core.now()
     }
 
     fn message(&mut self, given: Option<u64>) -> u64 {
-        match given {
-            Some(id) => {
-                self.next_message = self.next_message.max(id.saturating_add(1));
-                id
-            }
-            None => {
-                let id = self.next_message;
-                self.next_message = self.next_message.saturating_add(1);
-                id
-            }
-        }
+        self.core.message(given)
+    }
+
+    /// The places the core added since the last look were filled at the line being read.
+    fn sync(&mut self) {
+        self.lines.resize(self.core.len(), self.line);
     }
 
     fn slot(&mut self) -> usize {
-        self.slots.push(None);
-        self.walls.push(self.wall);
-        self.lines.push(self.line);
-        self.slots.len() - 1
+        let slot = self.core.reserve();
+        self.sync();
+        slot
     }
 
     /// Appends an event at the current time.
     pub(crate) fn push(&mut self, event: Event) {
-        let slot = self.slot();
-        self.fill(slot, self.now, event);
+        self.core.push(event);
+        self.sync();
     }
 
     /// Puts an event in a slot reserved earlier, at time `at`.
     fn fill(&mut self, slot: usize, at: Tick, event: Event) {
-        self.register(&event);
-        self.observe(&event);
-        let wall_ns = self.walls.get(slot).copied().flatten();
+        self.core.fill(slot, at, event);
+        self.filled(slot);
+    }
+
+    /// A slot reserved earlier was filled at the line being read.
+    fn filled(&mut self, slot: usize) {
         if let Some(line) = self.lines.get_mut(slot) {
             *line = self.line;
-        }
-        if let Some(place) = self.slots.get_mut(slot) {
-            *place = Some(Entry { at, wall_ns, event });
         }
     }
 
     /// The worker's newest lease on `resource`, or on its only resource.
     fn held(&self, worker: &str, resource: Option<&str>) -> Option<(String, Generation)> {
-        let held = self.held.get(worker)?;
-        match resource {
-            Some(r) => held.get(r).map(|g| (r.to_string(), *g)),
-            None => first(Some(held)),
-        }
+        self.core.held(worker, resource)
     }
 
     /// Starts an operation; returns the message id it was given, if it has one yet (a write's,
@@ -292,7 +247,7 @@ impl Builder {
         call: Call,
     ) -> Result<Option<u64>, ImportError> {
         let slot = self.slot();
-        let at = self.now;
+        let at = self.now();
         let (op, message) = match &call {
             Call::Acquire(a) => {
                 let ready = (
@@ -318,30 +273,29 @@ impl Builder {
                 (Op::Acquire, message)
             }
             Call::Write(w) => {
-                let id = self.message(w.message);
+                // The path's enforcement, when the source gives it, before anything registers
+                // the path as fenced.
                 let path = w.path.clone().unwrap_or_else(|| "primary".into());
-                self.path(&w.store, &path, None, w.enforcement);
-                let resource = w.request.resource.as_str();
-                let token =
-                    w.token.unwrap_or_else(|| self.token(worker, resource, w.request.generation));
-                let event = Event::WriteSent {
-                    worker: worker.to_string(),
-                    message: id,
+                self.core.path(&w.store, &path, None, w.enforcement);
+                let sent = Sent {
                     store: w.store.clone(),
-                    path,
+                    path: Some(path),
                     request: w.request.clone(),
-                    token,
-                    arrives_at: w.arrives_at.unwrap_or(at),
-                    retry: w.retry.unwrap_or(false),
+                    token: w.token,
+                    arrives_at: w.arrives_at,
+                    retry: w.retry,
+                    message: w.message,
                 };
-                self.fill(slot, at, event);
+                let id = self.core.fill_sent(slot, worker, sent);
+                self.filled(slot);
                 (Op::Write, Some(id))
             }
             Call::Effect(e) => {
                 let id = self.message(e.message);
                 let resource = match &e.resource {
                     Some(r) => r.clone(),
-                    None => match (self.held(worker, None), self.setup.resources.as_slice()) {
+                    None => match (self.held(worker, None), self.core.setup().resources.as_slice())
+                    {
                         (Some((r, _)), _) => r,
                         (None, [only]) => only.clone(),
                         _ => {
@@ -352,8 +306,9 @@ impl Builder {
                         }
                     },
                 };
-                let token =
-                    e.token.unwrap_or_else(|| self.token(worker, &resource, e.request.generation));
+                let token = e
+                    .token
+                    .unwrap_or_else(|| self.core.token(worker, &resource, e.request.generation));
                 let event = Event::EffectSent {
                     worker: worker.to_string(),
                     message: id,
@@ -377,18 +332,6 @@ impl Builder {
         }
         self.open.push(Open { worker: worker.to_string(), op, message, at, slot, call });
         Ok(message)
-    }
-
-    /// The token a write carries: the worker's lease when the generation is the one it was
-    /// granted, otherwise made up.
-    fn token(&self, worker: &str, resource: &str, generation: Generation) -> TokenKind {
-        match self.held(worker, Some(resource)) {
-            Some((_, g)) if g == generation => TokenKind::Lease,
-            // A source that records no grant for the resource cannot say where a token came
-            // from: it is taken as the authority's, not as made up.
-            _ if !self.issued.contains_key(resource) => TokenKind::Lease,
-            _ => TokenKind::Forged,
-        }
     }
 
     /// Takes the open invocation a completion answers: the one of the same worker and kind with
@@ -463,7 +406,7 @@ impl Builder {
             _ => AcquireCall::default(),
         };
         let worker = open.worker.clone();
-        let (resource, generation, message) = match &self.slots[open.slot] {
+        let (resource, generation, message) = match self.core.entry(open.slot) {
             Some(Entry {
                 event: Event::LeaseGranted { resource, generation, message, .. },
                 ..
@@ -496,7 +439,7 @@ impl Builder {
                     }
                 };
                 let message = self.message(g.message.or(call.message));
-                let arrives_at = g.arrives_at.or(call.arrives_at).unwrap_or(self.now);
+                let arrives_at = g.arrives_at.or(call.arrives_at).unwrap_or(self.now());
                 let event = Event::LeaseGranted {
                     worker: worker.clone(),
                     resource: resource.clone(),
@@ -529,16 +472,9 @@ impl Builder {
         let resource = resource.or(call_resource).ok_or_else(|| {
             loc.field("value.resource", "a refused acquire must name its resource")
         })?;
-        let live = self.live.get(&resource).cloned();
-        self.slots[open.slot] = None;
-        self.push(Event::LeaseBusy {
-            worker: open.worker,
-            holder: holder
-                .or(live.as_ref().map(|l| l.0.clone()))
-                .unwrap_or_else(|| "unknown".into()),
-            valid_until: valid_until.or(live.map(|l| l.2)).unwrap_or(self.now),
-            resource,
-        });
+        self.core.clear(open.slot);
+        self.core.busy(&open.worker, &resource, holder, valid_until);
+        self.sync();
         Ok(())
     }
 
@@ -641,9 +577,8 @@ impl Builder {
         };
         let w = w.clone();
         let path = w.path.clone().unwrap_or_else(|| "primary".into());
-        let data = data.unwrap_or_else(|| self.data(&w.store, &path));
-        let key = (w.store.clone(), data.clone(), w.request.resource.to_string());
-        let highest = self.cells.get(&key).and_then(|c| c.highest);
+        let data = data.unwrap_or_else(|| self.core.data(&w.store, &path));
+        let highest = self.core.stored(&w.store, &data, w.request.resource.as_str()).highest;
         self.push(Event::CheckPassed {
             worker: worker.to_string(),
             message: id,
@@ -652,7 +587,7 @@ impl Builder {
             data,
             request: w.request,
             highest_seen: highest_seen.unwrap_or(highest),
-            writes_at: writes_at.unwrap_or(self.now),
+            writes_at: writes_at.unwrap_or(self.core.now()),
         });
         Ok(())
     }
@@ -668,23 +603,23 @@ impl Builder {
             return Err(loc.whole("a write completion answers something that is not a write"));
         };
         let w = w.clone();
-        let now = self.now;
+        let now = self.core.now();
         // A write's arrival is known only now.
         if w.arrives_at.is_none() {
-            if let Some(Some(Entry { event: Event::WriteSent { arrives_at, .. }, .. })) =
-                self.slots.get_mut(open.slot)
+            if let Some(Entry { event: Event::WriteSent { arrives_at, .. }, .. }) =
+                self.core.entry_mut(open.slot)
             {
                 *arrives_at = now;
             }
         }
         let path = w.path.clone().unwrap_or_else(|| "primary".into());
-        let data = done.data.clone().unwrap_or_else(|| self.data(&w.store, &path));
+        let data = done.data.clone().unwrap_or_else(|| self.core.data(&w.store, &path));
         let request = w.request;
         let generation = request.generation;
-        let key = (w.store.clone(), data.clone(), request.resource.to_string());
-        let cell = self.cells.get(&key).cloned().unwrap_or_default();
+        let cell = self.core.stored(&w.store, &data, request.resource.as_str());
         let before = cell.highest;
-        let enforcement = done.enforcement.unwrap_or_else(|| self.enforcement(&w.store, &path));
+        let enforcement =
+            done.enforcement.unwrap_or_else(|| self.core.enforcement(&w.store, &path));
         let worker = open.worker;
         let store = w.store;
         if done.result == WriteResult::Unknown {
@@ -724,36 +659,17 @@ impl Builder {
             });
             return Ok(());
         }
-        let value_after = done.value_after.clone().unwrap_or_else(|| {
-            if outcome.is_applied() {
-                Some(request.value.clone())
-            } else {
-                cell.value.clone()
-            }
-        });
-        let highest_after = done.highest_after.unwrap_or_else(|| match &outcome {
-            WriteOutcome::Applied(_) if !enforcement.is_fenced() => Some(generation),
-            WriteOutcome::Applied(_)
-            | WriteOutcome::Replayed(_)
-            | WriteOutcome::Rejected(WriteRejection::RevisionConflict { .. }) => {
-                before.max(Some(generation))
-            }
-            WriteOutcome::Rejected(_) => before,
-        });
-        self.push(Event::WriteArrived {
-            worker,
-            message,
-            store,
-            path,
-            data,
-            enforcement,
-            request,
-            outcome,
-            value_after,
-            highest_before: done.highest_before.unwrap_or(before),
-            highest_after,
+        let answer = WriteAnswer {
+            outcome: Some(outcome),
+            data: Some(data),
+            enforcement: Some(enforcement),
+            value_after: done.value_after,
+            highest_before: done.highest_before,
+            highest_after: done.highest_after,
             misfenced: done.misfenced,
-        });
+        };
+        self.core.arrived(&worker, message, &store, &path, request, answer);
+        self.sync();
         Ok(())
     }
 
@@ -800,15 +716,15 @@ impl Builder {
             return Err(loc.whole("an effect completion answers something that is not an effect"));
         };
         let e = e.clone();
-        let now = self.now;
+        let now = self.core.now();
         if e.arrives_at.is_none() {
-            if let Some(Some(Entry { event: Event::EffectSent { arrives_at, .. }, .. })) =
-                self.slots.get_mut(open.slot)
+            if let Some(Entry { event: Event::EffectSent { arrives_at, .. }, .. }) =
+                self.core.entry_mut(open.slot)
             {
                 *arrives_at = now;
             }
         }
-        let gateway = self.setup.gateway.clone();
+        let gateway = self.core.setup().gateway.clone();
         let partner = done
             .partner
             .or(gateway.as_ref().map(|g| g.partner.clone()))
@@ -827,270 +743,23 @@ impl Builder {
 
     /// A worker froze.
     pub(crate) fn pause(&mut self, worker: &str, f: PauseFields) {
-        let believes = f.believes.unwrap_or_else(|| first(self.held.get(worker)).map(|h| h.1));
-        let event = Event::Paused {
-            worker: worker.to_string(),
-            ticks: f.ticks.unwrap_or(0),
-            reason: f.reason.unwrap_or_default(),
-            believes,
-        };
-        self.push(event);
-        if f.ticks.is_none() {
-            self.pauses.insert(worker.to_string(), self.slots.len() - 1);
-        }
+        self.core.paused(worker, f);
+        self.sync();
     }
 
     /// A worker woke up.
     pub(crate) fn resume(&mut self, worker: &str, f: PauseFields) {
-        let now = self.now;
-        if let Some(slot) = self.pauses.remove(worker) {
-            if let Some(Some(Entry { at, event: Event::Paused { ticks, .. }, .. })) =
-                self.slots.get_mut(slot)
-            {
-                *ticks = now.since(*at);
-            }
-        }
-        let held = first(self.held.get(worker));
-        let believes = f.believes.unwrap_or(held.as_ref().map(|h| h.1));
-        let resource = f.resource.unwrap_or(held.as_ref().map(|h| h.0.clone()));
-        let current = f
-            .current
-            .unwrap_or_else(|| resource.as_ref().and_then(|r| self.issued.get(r).copied()));
-        let still_owner = f.still_owner.unwrap_or_else(|| {
-            resource.as_ref().and_then(|r| self.live.get(r)).is_some_and(|(holder, g, until)| {
-                holder == worker && Some(*g) == believes && now < *until
-            })
-        });
-        self.push(Event::Resumed {
-            worker: worker.to_string(),
-            believes,
-            resource,
-            still_owner,
-            current,
-        });
-    }
-
-    /// The data a path writes, as the setup says, registering the path when it is new.
-    fn data(&mut self, store: &str, path: &str) -> String {
-        self.path(store, path, None, None);
-        self.setup.store(store).map_or_else(|| path.to_string(), |s| s.data(path).to_string())
-    }
-
-    fn enforcement(&self, store: &str, path: &str) -> Enforcement {
-        self.setup
-            .store(store)
-            .and_then(|s| s.paths.iter().find(|p| p.name == path))
-            .map_or(Enforcement::Fenced, |p| p.enforcement)
-    }
-
-    /// Adds a store and a path to the setup when they are new: the primary path writes the data
-    /// `primary`, any other path data of its own name; both are fenced unless the source says
-    /// otherwise. A new store gets its primary path first.
-    fn path(
-        &mut self,
-        store: &str,
-        path: &str,
-        data: Option<&str>,
-        enforcement: Option<Enforcement>,
-    ) {
-        let stores = &mut self.setup.stores;
-        let s = match stores.iter().position(|s| s.name == store) {
-            Some(s) => s,
-            None => {
-                stores.push(StoreSetup {
-                    name: store.to_string(),
-                    critical: true,
-                    paths: vec![PathSetup {
-                        name: "primary".into(),
-                        data: "primary".into(),
-                        enforcement: if path == "primary" {
-                            enforcement.unwrap_or(Enforcement::Fenced)
-                        } else {
-                            Enforcement::Fenced
-                        },
-                    }],
-                });
-                stores.len() - 1
-            }
-        };
-        let paths = &mut stores[s].paths;
-        if !paths.iter().any(|p| p.name == path) {
-            let data = data.map_or_else(|| path.to_string(), str::to_string);
-            paths.push(PathSetup {
-                name: path.to_string(),
-                data,
-                enforcement: enforcement.unwrap_or(Enforcement::Fenced),
-            });
-        }
-    }
-
-    fn worker(&mut self, name: &str) {
-        if !self.setup.workers.iter().any(|w| w == name) {
-            self.setup.workers.push(name.to_string());
-        }
-    }
-
-    fn resource(&mut self, name: &str) {
-        if !self.setup.resources.iter().any(|r| r == name) {
-            self.setup.resources.push(name.to_string());
-        }
-    }
-
-    /// Adds every name the event uses that the setup must list (the same names a history file's
-    /// reader checks).
-    fn register(&mut self, event: &Event) {
-        match event {
-            Event::LeaseGranted { worker, resource, .. }
-            | Event::GrantReceived { worker, resource, .. }
-            | Event::LeaseBusy { worker, resource, .. }
-            | Event::Renewed { worker, resource, .. }
-            | Event::RenewFailed { worker, resource, .. }
-            | Event::Released { worker, resource, .. }
-            | Event::LeaseChecked { worker, resource, .. }
-            | Event::EffectSent { worker, resource, .. } => {
-                self.worker(worker);
-                self.resource(resource);
-            }
-            Event::LeaseExpired { resource, .. } => self.resource(resource),
-            Event::ReadValue { worker, store, path, resource, .. } => {
-                self.worker(worker);
-                self.path(store, path, None, None);
-                self.resource(resource);
-            }
-            Event::WriteSent { worker, store, path, request, .. } => {
-                self.worker(worker);
-                self.path(store, path, None, None);
-                self.resource(request.resource.as_str());
-            }
-            Event::WriteArrived { worker, store, path, data, request, enforcement, .. } => {
-                self.worker(worker);
-                self.path(store, path, Some(data), Some(*enforcement));
-                self.resource(request.resource.as_str());
-            }
-            Event::CheckPassed { worker, store, path, data, request, .. }
-            | Event::WriteCommitted { worker, store, path, data, request, .. }
-            | Event::WriteUnknown { worker, store, path, data, request, .. } => {
-                self.worker(worker);
-                self.path(store, path, Some(data), None);
-                self.resource(request.resource.as_str());
-            }
-            Event::EffectArrived { worker, partner, enforcement, .. } => {
-                self.worker(worker);
-                if self.setup.gateway.is_none() {
-                    self.setup.gateway =
-                        Some(GatewaySetup { partner: partner.clone(), enforcement: *enforcement });
-                }
-            }
-            Event::EffectUnknown { worker, partner, .. } => {
-                self.worker(worker);
-                if self.setup.gateway.is_none() {
-                    self.setup.gateway = Some(GatewaySetup {
-                        partner: partner.clone(),
-                        enforcement: Enforcement::Fenced,
-                    });
-                }
-            }
-            Event::Paused { worker, .. }
-            | Event::PauseIgnored { worker, .. }
-            | Event::PauseSkipped { worker, .. }
-            | Event::Resumed { worker, .. }
-            | Event::Computing { worker, .. }
-            | Event::MessagesDelayed { worker, .. }
-            | Event::MessageLost { worker, .. }
-            | Event::ClockSkewed { worker, .. }
-            | Event::WorkerFinished { worker } => self.worker(worker),
-            Event::StoreRestarted { store, .. } => {
-                if self.setup.store(store).is_none() {
-                    self.path(store, "primary", None, None);
-                }
-            }
-            Event::WorkerStopped { .. }
-            | Event::AuthorityRestarted { .. }
-            | Event::LossIgnored { .. } => {}
-        }
-    }
-
-    /// Keeps what later inferences need: leases issued and held, each store's data.
-    fn observe(&mut self, event: &Event) {
-        match event {
-            Event::LeaseGranted { worker, resource, generation, valid_until, .. } => {
-                self.issued.insert(resource.clone(), *generation);
-                self.live.insert(resource.clone(), (worker.clone(), *generation, *valid_until));
-            }
-            Event::GrantReceived { worker, resource, generation, .. } => {
-                self.held.entry(worker.clone()).or_default().insert(resource.clone(), *generation);
-            }
-            Event::Renewed { worker, resource, generation, valid_until } => {
-                self.live.insert(resource.clone(), (worker.clone(), *generation, *valid_until));
-            }
-            Event::RenewFailed { worker, resource, .. } => {
-                if let Some(h) = self.held.get_mut(worker) {
-                    h.remove(resource);
-                }
-            }
-            Event::Released { worker, resource, generation } => {
-                if let Some(h) = self.held.get_mut(worker) {
-                    h.remove(resource);
-                }
-                if self.live.get(resource).is_some_and(|l| &l.0 == worker && l.1 == *generation) {
-                    self.live.remove(resource);
-                }
-            }
-            Event::LeaseExpired { resource, .. } => {
-                self.live.remove(resource);
-            }
-            Event::AuthorityRestarted { counter_kept: false } => self.live.clear(),
-            Event::StoreRestarted { store, highest_kept: false } => {
-                for ((s, _, _), cell) in self.cells.iter_mut() {
-                    if s == store {
-                        cell.highest = None;
-                    }
-                }
-            }
-            Event::WriteArrived {
-                store,
-                data,
-                request,
-                outcome,
-                value_after,
-                highest_after,
-                ..
-            } => {
-                let cell = self
-                    .cells
-                    .entry((store.clone(), data.clone(), request.resource.to_string()))
-                    .or_default();
-                cell.value = value_after.clone();
-                cell.highest = *highest_after;
-                if let WriteOutcome::Applied(a) = outcome {
-                    cell.revision = a.revision.0;
-                }
-            }
-            Event::WriteCommitted { store, data, request, outcome, .. } => {
-                let cell = self
-                    .cells
-                    .entry((store.clone(), data.clone(), request.resource.to_string()))
-                    .or_default();
-                cell.value = Some(request.value.clone());
-                cell.highest = Some(request.generation);
-                if let WriteOutcome::Applied(a) = outcome {
-                    cell.revision = a.revision.0;
-                }
-            }
-            _ => {}
-        }
+        self.core.resumed(worker, f);
+        self.sync();
     }
 
     /// The history: every event in order. Invocations never completed stay as they are: a
     /// write sent stays on its way; an acquire whose grant was never reported adds nothing.
     pub(crate) fn finish(self) -> (History, Vec<usize>) {
-        let (entries, lines) = self
-            .slots
-            .into_iter()
-            .zip(self.lines)
-            .filter_map(|(entry, line)| entry.map(|entry| (entry, line)))
-            .unzip();
-        (History { setup: self.setup, entries }, lines)
+        let lines = self.lines;
+        let (history, places) = self.core.finish_with_places();
+        let lines = places.into_iter().map(|p| lines.get(p).copied().unwrap_or_default()).collect();
+        (history, lines)
     }
 }
 

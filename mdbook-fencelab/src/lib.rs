@@ -19,7 +19,9 @@
 //!
 //! Each block becomes a `<fencelab-player>` element (the custom element the page build ships as
 //! `fencelab-player.js`, loaded once per chapter) with a plain link to the same view inside it,
-//! which is what a reader sees without JavaScript. The element makes the iframe and fits it to
+//! which is what a reader sees without JavaScript. The link, its embed parts and themes, and the
+//! element's attributes (which a block's keys are named after) are `fencelab-links`' spelling,
+//! the page's own. The element makes the iframe and fits it to
 //! the height the embedded page reports, which a plain iframe in Markdown could not do without a
 //! script on the page anyway.
 //!
@@ -34,9 +36,10 @@
 //! copies into the output on every build; the build warns when it is not there.
 
 use anyhow::bail;
-use base64::Engine as _;
 use fencelab_core::format::model::Scenario;
 use fencelab_core::stories::library::{self, UnknownStory};
+use fencelab_core::Named;
+use fencelab_links::{self as links, Attribute, LinkScenario, ShareLink, Theme, BOOK_THEME};
 use mdbook_preprocessor::book::{Book, Chapter};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
@@ -47,20 +50,17 @@ use std::path::{Component, Path};
 /// The code block language this preprocessor expands.
 pub const LANGUAGE: &str = "fencelab";
 
-/// The embed parts the page knows (its `embed=` link parameter), in the page's spelling.
-pub const PARTS: [&str; 7] =
-    ["diagram", "controls", "caption", "legend", "panels", "log", "picker"];
+/// The block's theme that leaves the player to the reader's system setting: the element gets
+/// no `theme` attribute.
+pub const AUTO_THEME: &str = "auto";
 
-/// The themes a block may ask for: the page forced `light` or `dark`, `book` (the default: the
-/// element follows the theme the reader picked in mdBook's menu) or `auto` (the reader's system
-/// setting).
-pub const THEMES: [&str; 4] = ["light", "dark", "book", "auto"];
-
-/// The theme a block without one gets: the book's own.
-pub const DEFAULT_THEME: &str = "book";
-
-/// The parts an embed shows when its block names none.
-pub const DEFAULT_PARTS: &str = "controls,caption";
+/// The themes a block may ask for: one the page forces (`light`, `dark`), the element's
+/// [`BOOK_THEME`] (the default: the player follows the theme the reader picked in mdBook's
+/// menu) or [`AUTO_THEME`].
+pub fn themes() -> Vec<&'static str> {
+    let forced = Theme::VARIANTS.iter().map(|t| t.name());
+    forced.chain([BOOK_THEME, AUTO_THEME]).collect()
+}
 
 /// The file the page build ships the custom element in.
 pub const ELEMENT_SCRIPT: &str = "fencelab-player.js";
@@ -165,31 +165,15 @@ struct BlockSpec {
     label: Option<String>,
 }
 
-/// What a block shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
-    /// A built-in story and one of its variants.
-    Story {
-        /// The story's name.
-        name: String,
-        /// The variant's name.
-        variant: String,
-    },
-    /// A scenario written in the block, as compact JSON.
-    Inline(String),
-}
-
 /// A checked block, ready to render.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Embed {
-    /// The story or scenario.
-    pub source: Source,
-    /// The step shown first.
-    pub step: usize,
-    /// The embed parts besides the diagram, comma-separated.
-    pub parts: String,
-    /// The theme: `light`, `dark`, `book` or `auto` (see [`THEMES`]).
-    pub theme: String,
+    /// The view the player opens: the story or scenario, the first step, the embed parts and a
+    /// theme the block forces.
+    pub link: ShareLink,
+    /// Without a forced theme, whether the player follows the book's theme ([`BOOK_THEME`],
+    /// the default) rather than the reader's system setting ([`AUTO_THEME`]).
+    pub follow_book: bool,
     /// The first height, before the page reports its own.
     pub height: u32,
     /// The accessible name of the embedded frame.
@@ -205,7 +189,7 @@ impl Embed {
         } else {
             toml::from_str::<BlockSpec>(body).map_err(|e| toml_problem(body, &e))?
         };
-        let (source, scenario) = match (&spec.scenario, &spec.story) {
+        let (shown, scenario) = match (&spec.scenario, &spec.story) {
             (Some(_), Some(_)) => {
                 return Err(field(
                     "story",
@@ -224,9 +208,7 @@ impl Embed {
                     };
                     (path, e.problem)
                 })?;
-                let compact = serde_json::to_string(&scenario)
-                    .map_err(|e| field("scenario", e.to_string()))?;
-                (Source::Inline(compact), scenario)
+                (LinkScenario::Custom(Box::new(scenario.clone())), scenario)
             }
             (None, Some(name)) => {
                 let scenario =
@@ -235,20 +217,20 @@ impl Embed {
                         UnknownStory::Variant { .. } => field("variant", e.to_string()),
                     })?;
                 let variant = scenario.variant.clone();
-                (Source::Story { name: name.clone(), variant }, scenario)
+                (LinkScenario::Builtin { name: name.clone(), variant }, scenario)
             }
             (None, None) => {
                 return Err(field(".", "name a `story` (and `variant`), or give a `scenario`"))
             }
         };
-        let parts = check_parts(spec.parts.as_deref().unwrap_or(DEFAULT_PARTS))?;
-        if let Some(theme) = &spec.theme {
-            if !THEMES.contains(&theme.as_str()) {
-                return Err(field(
-                    "theme",
-                    format!("\"{theme}\" is not a theme (use {})", THEMES.join(" or ")),
-                ));
-            }
+        let parts = match &spec.parts {
+            Some(parts) => read_parts(parts)?,
+            None => links::Embed::USUAL,
+        };
+        let theme = spec.theme.as_deref().unwrap_or(BOOK_THEME);
+        if !themes().contains(&theme) {
+            let problem = format!("\"{theme}\" is not a theme (use {})", themes().join(" or "));
+            return Err(field("theme", problem));
         }
         let title = scenario_title(&scenario);
         let step = spec.step.unwrap_or(0);
@@ -264,11 +246,16 @@ impl Embed {
         if spec.height == Some(0) {
             return Err(field("height", "use a height in CSS pixels above 0"));
         }
-        Ok(Embed {
-            source,
+        let link = ShareLink {
+            scenario: shown,
             step,
-            parts,
-            theme: spec.theme.unwrap_or_else(|| DEFAULT_THEME.into()),
+            embed: Some(parts),
+            theme: Theme::from_name(theme),
+            ..ShareLink::builtin("", "")
+        };
+        Ok(Embed {
+            link,
+            follow_book: theme == BOOK_THEME,
             height: spec.height.unwrap_or(DEFAULT_HEIGHT),
             label: spec.label.unwrap_or_else(|| format!("Fencelab: {title}")),
         })
@@ -276,50 +263,49 @@ impl Embed {
 
     /// The page's link fragment for this view, without the `#`.
     pub fn fragment(&self) -> String {
-        let mut out = match &self.source {
-            Source::Story { name, variant } => format!("scenario={name}&variant={variant}"),
-            Source::Inline(json) => {
-                let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-                format!("custom={}", engine.encode(json))
-            }
-        };
-        if self.step > 0 {
-            out.push_str(&format!("&step={}", self.step));
-        }
-        out.push_str(&format!(
-            "&embed={}",
-            if self.parts.is_empty() { "diagram" } else { &self.parts }
-        ));
-        // Only a forced theme is the page's: the book's is the element's to follow.
-        if matches!(self.theme.as_str(), "light" | "dark") {
-            out.push_str(&format!("&theme={}", self.theme));
-        }
-        out
+        self.link.to_fragment()
     }
 
     /// The element for this block, with a plain link to the same view inside it for readers
     /// without JavaScript. `player` is the page's address as seen from the chapter.
     pub fn html(&self, player: &str) -> String {
-        let mut attrs = match &self.source {
-            Source::Story { name, variant } => {
-                format!(r#"story="{}" variant="{}""#, escape(name), escape(variant))
+        let mut attributes = Vec::new();
+        match &self.link.scenario {
+            LinkScenario::Builtin { name, variant } => {
+                attributes.push((Attribute::Story, name.clone()));
+                attributes.push((Attribute::Variant, variant.clone()));
             }
-            Source::Inline(json) => format!(r#"scenario="{}""#, escape(json)),
-        };
-        if self.step > 0 {
-            attrs.push_str(&format!(r#" step="{}""#, self.step));
+            LinkScenario::Custom(scenario) => {
+                attributes.push((Attribute::Scenario, links::scenario_text(scenario)));
+            }
         }
-        attrs.push_str(&format!(r#" parts="{}""#, escape(&self.parts)));
-        if self.theme != "auto" {
-            attrs.push_str(&format!(r#" theme="{}""#, escape(&self.theme)));
+        if self.link.step > 0 {
+            attributes.push((Attribute::Step, self.link.step.to_string()));
         }
+        // What the element writes as the link's `embed=`.
+        let parts = self.link.embed.unwrap_or(links::Embed::USUAL);
+        attributes.push((Attribute::Parts, parts.value()));
+        // A forced theme is the page's; the book's is the element's to follow.
+        match (self.link.theme, self.follow_book) {
+            (Some(theme), _) => attributes.push((Attribute::Theme, theme.name().into())),
+            (None, true) => attributes.push((Attribute::Theme, BOOK_THEME.into())),
+            (None, false) => {}
+        }
+        let src = page_address(player);
+        attributes.push((Attribute::Height, self.height.to_string()));
+        attributes.push((Attribute::Label, self.label.clone()));
+        attributes.push((Attribute::Src, src.clone()));
+        let attributes: Vec<String> = attributes
+            .into_iter()
+            .map(|(attribute, value)| format!("{}=\"{}\"", attribute.name(), escape(&value)))
+            .collect();
         format!(
-            "<fencelab-player {attrs} height=\"{height}\" label=\"{label}\" src=\"{src}\">\n\
+            "<fencelab-player {attributes}>\n\
              <a href=\"{src}#{fragment}\">{label} (opens the interactive player)</a>\n\
              </fencelab-player>",
-            height = self.height,
+            attributes = attributes.join(" "),
             label = escape(&self.label),
-            src = escape(&page_address(player)),
+            src = escape(&src),
             fragment = escape(&self.fragment()),
         )
     }
@@ -343,21 +329,10 @@ fn toml_problem(body: &str, e: &toml::de::Error) -> Problem {
     field(key, format!("{message} (line {row} of the block)"))
 }
 
-fn check_parts(value: &str) -> Result<String, Problem> {
-    let mut parts = Vec::new();
-    for part in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        if !PARTS.contains(&part) {
-            return Err(field(
-                "parts",
-                format!("unknown part \"{part}\" (use {})", PARTS.join(", ")),
-            ));
-        }
-        // The diagram always shows; the page takes `diagram` alone to mean nothing else.
-        if part != "diagram" && !parts.contains(&part) {
-            parts.push(part);
-        }
-    }
-    Ok(parts.join(","))
+/// The parts a block names, as the page reads them: names around commas may carry spaces.
+fn read_parts(value: &str) -> Result<links::Embed, Problem> {
+    let names: Vec<&str> = value.split(',').map(str::trim).collect();
+    links::Embed::read(&names.join(",")).map_err(|e| field("parts", e.problem))
 }
 
 fn scenario_title(scenario: &Scenario) -> String {

@@ -1,4 +1,5 @@
 use super::*;
+use base64::Engine as _;
 use std::path::PathBuf;
 
 /// The (field, problem) a block is refused with.
@@ -12,13 +13,15 @@ const PAUSED_BROKEN: &str = "story = \"paused-worker\"\nvariant = \"broken\"\nst
 fn a_story_block_becomes_a_link_fragment_and_an_element() {
     let embed = Embed::parse(PAUSED_BROKEN).unwrap();
     assert_eq!(
-        embed.source,
-        Source::Story { name: "paused-worker".into(), variant: "broken".into() }
+        embed.link.scenario,
+        LinkScenario::Builtin { name: "paused-worker".into(), variant: "broken".into() }
     );
     assert_eq!(
         embed.fragment(),
         "scenario=paused-worker&variant=broken&step=19&embed=controls,caption"
     );
+    // The page reads what the book writes.
+    assert_eq!(ShareLink::parse(&embed.fragment()), Ok(embed.link.clone()));
     let html = embed.html("../fencelab");
     assert!(html.starts_with(
         "<fencelab-player story=\"paused-worker\" variant=\"broken\" step=\"19\" parts=\"controls,caption\" theme=\"book\" height=\"640\" label=\"Fencelab: "
@@ -35,11 +38,11 @@ fn defaults_the_first_variant_no_step_and_the_usual_parts() {
     let first =
         &library::cases().into_iter().find(|c| c.name == "paused-worker").unwrap().variants[0];
     assert_eq!(
-        embed.source,
-        Source::Story { name: "paused-worker".into(), variant: first.clone() }
+        embed.link.scenario,
+        LinkScenario::Builtin { name: "paused-worker".into(), variant: first.clone() }
     );
-    assert_eq!(embed.step, 0);
-    assert_eq!(embed.parts, DEFAULT_PARTS);
+    assert_eq!(embed.link.step, 0);
+    assert_eq!(embed.link.embed, Some(links::Embed::USUAL));
     assert!(!embed.fragment().contains("step="));
 }
 
@@ -49,8 +52,11 @@ fn parts_theme_height_and_label_pass_through() {
         "story = \"paused-worker\"\nparts = \"diagram, log,caption\"\ntheme = \"dark\"\nheight = 420\nlabel = \"A's write\"",
     )
     .unwrap();
-    assert_eq!(embed.parts, "log,caption");
-    assert!(embed.fragment().ends_with("&embed=log,caption&theme=dark"), "{}", embed.fragment());
+    let parts = links::Embed { log: true, caption: true, ..links::Embed::default() };
+    assert_eq!(embed.link.embed, Some(parts));
+    // Written in the page's order, whatever the block's.
+    assert!(embed.fragment().ends_with("&embed=caption,log&theme=dark"), "{}", embed.fragment());
+    assert!(embed.html("/fencelab/").contains(" parts=\"caption,log\" "));
     let html = embed.html("/fencelab/");
     assert!(
         html.contains(
@@ -61,6 +67,7 @@ fn parts_theme_height_and_label_pass_through() {
     // The diagram alone: the page's spelling for no other part.
     let bare = Embed::parse("story = \"paused-worker\"\nparts = \"diagram\"").unwrap();
     assert!(bare.fragment().ends_with("&embed=diagram"));
+    assert!(bare.html("fencelab").contains(" parts=\"diagram\" "));
 }
 
 #[test]
@@ -103,7 +110,9 @@ fn a_step_past_the_end_says_how_many_there_are() {
 #[test]
 fn bad_keys_parts_and_themes_are_named() {
     assert_eq!(refused("story = \"paused-worker\"\nvarient = \"broken\"").0, "varient");
-    assert_eq!(refused("story = \"paused-worker\"\nparts = \"controls,captions\"").0, "parts");
+    let (field, problem) = refused("story = \"paused-worker\"\nparts = \"controls,captions\"");
+    assert_eq!(field, "parts");
+    assert!(problem.starts_with("unknown part \"captions\" (parts are: diagram, "), "{problem}");
     assert_eq!(refused("story = \"paused-worker\"\ntheme = \"sepia\"").0, "theme");
     assert_eq!(refused("story = \"paused-worker\"\nheight = 0").0, "height");
     assert_eq!(refused("story = \"paused-worker\"\nstep = \"nine\"").0, "step");
@@ -123,8 +132,10 @@ fn an_inline_scenario_is_checked_and_carried_in_the_link() {
     let json = scenario_json();
     for body in [json.clone(), format!("parts = \"caption\"\nscenario = '''\n{json}\n'''")] {
         let embed = Embed::parse(&body).unwrap();
-        let Source::Inline(compact) = &embed.source else { panic!("not inline: {embed:?}") };
-        assert!(!compact.contains('\n'));
+        let LinkScenario::Custom(scenario) = &embed.link.scenario else {
+            panic!("not inline: {embed:?}")
+        };
+        assert!(!links::scenario_text(scenario).contains('\n'));
         let encoded = embed.fragment();
         let encoded = encoded.strip_prefix("custom=").unwrap().split('&').next().unwrap();
         let decoded = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(encoded).unwrap();

@@ -15,7 +15,8 @@
 //!
 //! # How the history is kept honest
 //!
-//! One lock orders everything the run records. Every authority decision and every write is made
+//! The entries are built by the core's [`HistoryBuilder`], from what the threads observe, as the
+//! lab's and the interop readers' are. One lock orders everything the run records. Every authority decision and every write is made
 //! while holding it, and its entries are timestamped and appended under the same lock, so the
 //! history's order is the order in which things happened and time never runs backwards. A
 //! write's `highest_before` and `highest_after` are read on the writer's connection just before
@@ -40,9 +41,10 @@
 
 use crate::{Options, SqliteStore, StoreError};
 use fencelab_core::format::model::{Enforcement, PauseReason};
+use fencelab_core::history::builder::{Beliefs, HistoryBuilder, Sent, WriteAnswer};
 use fencelab_core::history::{PathSetup, StoreSetup};
 use fencelab_core::{
-    Entry, Event, FencedStore, Generation, History, IdError, Lease, LeaseAuthority, LeaseError,
+    Event, FencedStore, Generation, History, IdError, Lease, LeaseAuthority, LeaseError,
     OperationId, ResourceId, Setup, Tick, TokenKind, WorkerId, WriteOutcome, WriteRequest,
 };
 use std::fmt;
@@ -171,13 +173,27 @@ pub fn record_run(mode: Mode, timings: Timings) -> Result<History, RecordError> 
     let store_a = SqliteStore::open(&path, options)?;
     let store_b = SqliteStore::open(&path, options)?;
     let resource = ResourceId::new(RESOURCE)?;
+    let store = StoreSetup {
+        name: STORE.into(),
+        critical: true,
+        paths: vec![PathSetup {
+            name: PRIMARY.into(),
+            data: PRIMARY.into(),
+            enforcement: mode.enforcement(),
+        }],
+    };
+    let setup = Setup {
+        workers: vec!["A".into(), "B".into()],
+        resources: vec![RESOURCE.into()],
+        stores: vec![store],
+        gateway: None,
+        incomplete: None,
+    };
     let shared = Shared {
         start: Instant::now(),
         state: Mutex::new(State {
-            last: Tick::ZERO,
-            next_message: 0,
             authority: LeaseAuthority::new(ttl),
-            entries: Vec::new(),
+            builder: HistoryBuilder::new(setup),
         }),
     };
     let a = Worker::new("A", &shared, store_a, mode, resource.clone())?;
@@ -200,24 +216,8 @@ pub fn record_run(mode: Mode, timings: Timings) -> Result<History, RecordError> 
         authority??;
         Ok::<(), RecordError>(())
     })?;
-    let entries = std::mem::take(&mut shared.lock().entries);
-    let store = StoreSetup {
-        name: STORE.into(),
-        critical: true,
-        paths: vec![PathSetup {
-            name: PRIMARY.into(),
-            data: PRIMARY.into(),
-            enforcement: mode.enforcement(),
-        }],
-    };
-    let setup = Setup {
-        workers: vec!["A".into(), "B".into()],
-        resources: vec![RESOURCE.into()],
-        stores: vec![store],
-        gateway: None,
-        incomplete: None,
-    };
-    Ok(History { setup, entries })
+    let builder = std::mem::take(&mut shared.lock().builder);
+    Ok(builder.finish())
 }
 
 /// What the threads share: the start of the run, and behind one lock everything they decide
@@ -228,11 +228,10 @@ struct Shared {
 }
 
 struct State {
-    /// The latest tick handed out, so a timestamp never goes backwards.
-    last: Tick,
-    next_message: u64,
     authority: LeaseAuthority,
-    entries: Vec<Entry>,
+    /// The history so far; its clock is the latest tick handed out, so a timestamp never goes
+    /// backwards.
+    builder: HistoryBuilder,
 }
 
 impl Shared {
@@ -251,32 +250,22 @@ impl Shared {
 }
 
 impl State {
-    /// The current tick: whole milliseconds since the run started. Called under the lock, so
-    /// entries appended in order get non-decreasing times.
+    /// The current tick: whole milliseconds since the run started, which the history's next
+    /// entries are recorded at, with the wall-clock time. Called under the lock, so entries
+    /// appended in order get non-decreasing times.
     fn now(&mut self, start: Instant) -> Tick {
         let elapsed = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last = self.last.max(Tick(elapsed));
-        self.last
-    }
-
-    fn message(&mut self) -> u64 {
-        let id = self.next_message;
-        self.next_message += 1;
-        id
-    }
-
-    fn push(&mut self, at: Tick, event: Event) {
-        self.entries.push(Entry { at, wall_ns: wall_ns(), event });
+        self.builder.at(Tick(elapsed), wall_ns());
+        self.builder.now()
     }
 
     /// The authority drops a lease that has run out, and the history says so.
-    fn expired(&mut self, at: Tick, lease: Lease) {
-        let event = Event::LeaseExpired {
+    fn expired(&mut self, lease: Lease) {
+        self.builder.push(Event::LeaseExpired {
             worker: lease.holder.to_string(),
             resource: lease.resource.to_string(),
             generation: lease.generation,
-        };
-        self.push(at, event);
+        });
     }
 }
 
@@ -298,7 +287,7 @@ fn watch_expiries(shared: &Shared, stop: Receiver<()>) -> Result<(), RecordError
             let mut state = shared.lock();
             let now = state.now(shared.start);
             for lease in state.authority.expire(now) {
-                state.expired(now, lease);
+                state.expired(lease);
             }
             let next = state
                 .authority
@@ -347,38 +336,18 @@ impl<'a> Worker<'a> {
                 let now = state.now(self.shared.start);
                 // The authority may see the old lease's end here before its watcher does.
                 if let Some(lease) = state.authority.expire_resource(&self.resource, now) {
-                    state.expired(now, lease);
+                    state.expired(lease);
                 }
                 match state.authority.acquire(&self.resource, &self.id, now) {
                     Ok(lease) => {
                         // The grant reaches the worker in the same call: it arrives at once.
-                        let message = state.message();
-                        let (worker, resource) = (self.name.to_string(), RESOURCE.to_string());
-                        let generation = lease.generation;
-                        state.push(
-                            now,
-                            Event::LeaseGranted {
-                                worker: worker.clone(),
-                                resource: resource.clone(),
-                                generation,
-                                valid_until: lease.valid_until,
-                                arrives_at: now,
-                                message,
-                            },
-                        );
-                        let received =
-                            Event::GrantReceived { worker, resource, generation, message };
-                        state.push(now, received);
+                        let until = lease.valid_until;
+                        state.builder.granted(self.name, RESOURCE, lease.generation, until);
                         return Ok(lease);
                     }
                     Err(LeaseError::Held { holder, valid_until, .. }) => {
-                        let busy = Event::LeaseBusy {
-                            worker: self.name.into(),
-                            resource: RESOURCE.into(),
-                            holder: holder.to_string(),
-                            valid_until,
-                        };
-                        state.push(now, busy);
+                        let holder = Some(holder.to_string());
+                        state.builder.busy(self.name, RESOURCE, holder, Some(valid_until));
                         valid_until
                     }
                     Err(source) => return Err(RecordError::Lease { worker: self.name, source }),
@@ -398,59 +367,40 @@ impl<'a> Worker<'a> {
         let request = WriteRequest::new(self.resource.clone(), generation, operation, None, value);
         let mut state = self.shared.lock();
         let sent_at = state.now(self.shared.start);
-        let message = state.message();
-        state.push(
-            sent_at,
-            Event::WriteSent {
-                worker: self.name.into(),
-                message,
-                store: STORE.into(),
-                path: PRIMARY.into(),
-                request: request.clone(),
-                token: TokenKind::Lease,
-                arrives_at: sent_at,
-                retry: false,
-            },
-        );
+        // Each worker writes under the token its lease gave it.
+        let sent = Sent { token: Some(TokenKind::Lease), ..Sent::new(STORE, request.clone()) };
+        let message = state.builder.write_sent(self.name, sent);
         let before = self.store.read(&self.resource)?;
         let outcome = match self.mode {
             Mode::Fenced => self.store.write(&request, sent_at)?,
             Mode::Unfenced => self.store.write_unfenced(&request)?,
         };
         let after = self.store.read(&self.resource)?;
-        let at = state.now(self.shared.start);
+        state.now(self.shared.start);
         let (value_after, highest_after) = after.map_or((None, None), |v| (v.value, v.highest));
-        state.push(
-            at,
-            Event::WriteArrived {
-                worker: self.name.into(),
-                message,
-                store: STORE.into(),
-                path: PRIMARY.into(),
-                data: PRIMARY.into(),
-                enforcement: self.mode.enforcement(),
-                request,
-                outcome: outcome.clone(),
-                value_after,
-                highest_before: before.and_then(|v| v.highest),
-                highest_after,
-                misfenced: None,
-            },
-        );
+        // Read on the writer's connection around the decision: nothing is inferred.
+        let answer = WriteAnswer {
+            value_after: Some(value_after),
+            highest_before: Some(before.and_then(|v| v.highest)),
+            highest_after: Some(highest_after),
+            ..WriteAnswer::new(outcome.clone())
+        };
+        state.builder.write_answered(self.name, message, answer);
         Ok(outcome)
     }
 
-    /// Records an event of this worker's own at the current time.
-    fn record(&self, event: impl FnOnce(&mut State, Tick) -> Event) -> Result<(), RecordError> {
+    /// Records something of this worker's own at the current time.
+    fn record(&self, record: impl FnOnce(&mut State, Tick)) -> Result<(), RecordError> {
         let mut state = self.shared.lock();
         let now = state.now(self.shared.start);
-        let event = event(&mut state, now);
-        state.push(now, event);
+        record(&mut state, now);
         Ok(())
     }
 
     fn finish(&self) -> Result<(), RecordError> {
-        self.record(|_, _| Event::WorkerFinished { worker: self.name.into() })
+        self.record(|state, _| {
+            state.builder.push(Event::WorkerFinished { worker: self.name.into() })
+        })
     }
 }
 
@@ -468,22 +418,31 @@ fn run_a(
     let generation = lease.generation;
     a.write(generation, "A: balance=100")?;
     let ticks = u64::try_from(pause.as_millis()).unwrap_or(u64::MAX);
-    let reason = PauseReason::GcPause;
-    let believes = Some(generation);
-    a.record(|_, _| Event::Paused { worker: a.name.into(), ticks, reason, believes })?;
+    let believes = Some(Some(generation));
+    let paused = Beliefs {
+        ticks: Some(ticks),
+        reason: Some(PauseReason::GcPause),
+        believes,
+        ..Beliefs::default()
+    };
+    a.record(|state, _| state.builder.paused(a.name, paused))?;
     thread::sleep(pause);
     // On a slow machine the pause lasts until B's write has been decided, so the late write is
     // always the one after the new owner's. An error means B has failed, and the run with it.
     let _ = b_wrote.recv();
     a.record(|state, now| {
+        // What the authority says, rather than what the history has seen of it.
         let owner = state.authority.lease(&a.resource, now);
-        Event::Resumed {
-            worker: a.name.into(),
-            believes: Some(generation),
-            resource: Some(RESOURCE.into()),
-            still_owner: owner.is_some_and(|l| l.holder == a.id && l.generation == generation),
-            current: state.authority.generation(&a.resource),
-        }
+        let resumed = Beliefs {
+            believes: Some(Some(generation)),
+            resource: Some(Some(RESOURCE.into())),
+            still_owner: Some(
+                owner.is_some_and(|l| l.holder == a.id && l.generation == generation),
+            ),
+            current: Some(state.authority.generation(&a.resource)),
+            ..Beliefs::default()
+        };
+        state.builder.resumed(a.name, resumed);
     })?;
     a.write(generation, "A: balance=90 (computed before the pause)")?;
     a.finish()

@@ -10,7 +10,6 @@ mod components;
 mod hooks;
 mod io;
 mod playground;
-mod share;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;
 mod viz;

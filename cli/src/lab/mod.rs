@@ -58,10 +58,11 @@ pub mod worker;
 
 use crate::{say, BadInput};
 use fencelab_core::format::model::{Enforcement, PauseReason};
+use fencelab_core::history::builder::{Beliefs, HistoryBuilder, Sent, WriteAnswer};
 use fencelab_core::history::{PathSetup, StoreSetup};
 use fencelab_core::{
-    Entry, Event, Generation, History, HistoryError, LeaseAuthority, LeaseError, ResourceId, Setup,
-    Tick, TokenKind, WorkerId, WriteOutcome,
+    Event, History, HistoryError, LeaseAuthority, LeaseError, ResourceId, Setup, Tick, TokenKind,
+    WorkerId, WriteOutcome,
 };
 use fencelab_etcd::testing::EtcdServer;
 use protocol::{Answer, Ask, Report, ToLab, ToWorker};
@@ -479,7 +480,7 @@ impl Lab {
             authority: LeaseAuthority::new(ttl),
             // The name is a valid id, so this never falls back.
             resource: ResourceId::new(RESOURCE).unwrap_or_else(|_| unreachable!()),
-            recorder: Recorder::new(start_ns, setup, enforcement),
+            recorder: Recorder::new(start_ns, setup),
             workers: Vec::new(),
             next: 1,
             freeze: None,
@@ -498,7 +499,7 @@ impl Lab {
         self.recorder.start_ns = self.start_ns;
         let exe = std::env::current_exe()
             .map_err(|source| LabError::Spawn { name: "A".into(), source })?;
-        for (index, name) in self.recorder.setup.workers.clone().into_iter().enumerate() {
+        for (index, name) in self.recorder.builder.setup().workers.clone().into_iter().enumerate() {
             let mut command = Command::new(&exe);
             command
                 .arg("lab-worker")
@@ -590,7 +591,7 @@ impl Lab {
     /// How long the loop may wait for a line: until the next lease ends or A's pause is over.
     fn wait(&self) -> Duration {
         let mut wait = Duration::from_millis(100);
-        if let Some(until) = self.recorder.lease.as_ref().map(|l| l.valid_until) {
+        if let Some(until) = self.recorder.lease_ends() {
             let now = self.tick(self.now_ns());
             wait = wait.min(Duration::from_millis(until.0.saturating_sub(now.0).max(1)));
         }
@@ -737,14 +738,7 @@ impl Lab {
         say!("froze A (pid {}) with SIGSTOP at t={} ms", a.pid(), self.tick(now_ns).0);
         self.freeze = Some(Freeze { stopped, resumed: None });
         let name = a.name.clone();
-        let believes = self.recorder.held_by(&name);
-        let event = Event::Paused {
-            worker: name,
-            ticks: self.args.pause(),
-            reason: PauseReason::Descheduled,
-            believes,
-        };
-        self.recorder.push(now_ns, event);
+        self.recorder.paused(&name, now_ns, self.args.pause());
         Ok(())
     }
 
@@ -766,17 +760,7 @@ impl Lab {
             (resumed - stopped).as_millis()
         );
         let name = self.workers[0].name.clone();
-        let believes = self.recorder.held_by(&name);
-        let still_owner =
-            believes.is_some_and(|g| self.recorder.owner(now_ns) == Some((name.as_str(), g)));
-        let event = Event::Resumed {
-            worker: name,
-            believes,
-            resource: believes.map(|_| RESOURCE.into()),
-            still_owner,
-            current: self.recorder.highest,
-        };
-        self.recorder.push(now_ns, event);
+        self.recorder.resumed(&name, now_ns);
         self.workers[0].send(&ToWorker::Proceed)
     }
 
@@ -866,84 +850,56 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// The lease the history says someone holds.
-#[derive(Debug, Clone)]
-struct HeldLease {
-    worker: String,
-    generation: Generation,
-    valid_until: Tick,
-}
-
 /// Turns what the authority decided and the workers reported into the history's entries, in
-/// the order the lab learns them, each at its tick (never before the previous entry's).
+/// the order the lab learns them, each at its tick (never before the previous entry's), through
+/// the core's [`HistoryBuilder`], which also says what a frozen worker believes.
 struct Recorder {
     start_ns: u64,
-    setup: Setup,
-    enforcement: Enforcement,
-    entries: Vec<Entry>,
-    last: Tick,
-    next_message: u64,
-    /// Each worker's write on its way: its message and request.
-    sent: BTreeMap<String, (u64, fencelab_core::WriteRequest)>,
-    /// The lease the history says is held, until it ends.
-    lease: Option<HeldLease>,
-    /// The generation each worker last held.
-    held: BTreeMap<String, Generation>,
-    /// The newest generation granted.
-    highest: Option<Generation>,
+    builder: HistoryBuilder,
+    /// Each worker's write on its way: its message.
+    sent: BTreeMap<String, u64>,
 }
 
 impl Recorder {
-    fn new(start_ns: u64, setup: Setup, enforcement: Enforcement) -> Recorder {
-        Recorder {
-            start_ns,
-            setup,
-            enforcement,
-            entries: Vec::new(),
-            last: Tick::ZERO,
-            next_message: 0,
-            sent: BTreeMap::new(),
-            lease: None,
-            held: BTreeMap::new(),
-            highest: None,
-        }
+    fn new(start_ns: u64, setup: Setup) -> Recorder {
+        Recorder { start_ns, builder: HistoryBuilder::new(setup), sent: BTreeMap::new() }
+    }
+
+    /// Moves the history's clock to `wall_ns`, for an entry recorded now.
+    fn at(&mut self, wall_ns: u64) {
+        self.builder.at(protocol::tick_at(self.start_ns, wall_ns), Some(wall_ns));
     }
 
     fn push(&mut self, wall_ns: u64, event: Event) {
-        self.last = self.last.max(protocol::tick_at(self.start_ns, wall_ns));
-        self.entries.push(Entry { at: self.last, wall_ns: Some(wall_ns), event });
+        self.at(wall_ns);
+        self.builder.push(event);
     }
 
-    fn message(&mut self) -> u64 {
-        self.next_message += 1;
-        self.next_message - 1
-    }
-
-    /// The generation `worker` believes it holds.
-    fn held_by(&self, worker: &str) -> Option<Generation> {
-        self.held.get(worker).copied()
-    }
-
-    /// Who holds a valid lease at `wall_ns`, and under which generation.
-    fn owner(&self, wall_ns: u64) -> Option<(&str, Generation)> {
-        let now = protocol::tick_at(self.start_ns, wall_ns);
-        self.lease
-            .as_ref()
-            .filter(|l| now < l.valid_until)
-            .map(|l| (l.worker.as_str(), l.generation))
+    /// The end of the lease the history says is held, if one is.
+    fn lease_ends(&self) -> Option<Tick> {
+        self.builder.live(RESOURCE).map(|(_, _, until)| until)
     }
 
     /// Records the end of a lease that has run out by `wall_ns`.
     fn expire(&mut self, wall_ns: u64) {
         let now = protocol::tick_at(self.start_ns, wall_ns);
-        if let Some(lease) = self.lease.take_if(|l| l.valid_until <= now) {
-            let event = Event::LeaseExpired {
-                worker: lease.worker,
-                resource: RESOURCE.into(),
-                generation: lease.generation,
-            };
-            self.push(wall_ns, event);
+        if self.lease_ends().is_some_and(|until| until <= now) {
+            self.at(wall_ns);
+            self.builder.expire_due();
         }
+    }
+
+    /// `worker` froze at `wall_ns`, believing what it last heard.
+    fn paused(&mut self, worker: &str, wall_ns: u64, ticks: u64) {
+        self.at(wall_ns);
+        let reason = Some(PauseReason::Descheduled);
+        self.builder.paused(worker, Beliefs { ticks: Some(ticks), reason, ..Beliefs::default() });
+    }
+
+    /// `worker` woke up at `wall_ns`, with the beliefs it had.
+    fn resumed(&mut self, worker: &str, wall_ns: u64) {
+        self.at(wall_ns);
+        self.builder.resumed(worker, Beliefs::default());
     }
 
     fn report(&mut self, worker: &str, wall_ns: u64, report: Report) {
@@ -952,40 +908,22 @@ impl Recorder {
         let event = match report {
             Report::Granted { generation, valid_until } => {
                 self.expire(wall_ns);
-                let message = self.message();
-                self.lease = Some(HeldLease { worker: name.clone(), generation, valid_until });
-                self.held.insert(name.clone(), generation);
-                self.highest = self.highest.max(Some(generation));
-                let at = protocol::tick_at(self.start_ns, wall_ns).max(self.last);
-                self.push(
-                    wall_ns,
-                    Event::LeaseGranted {
-                        worker: name.clone(),
-                        resource: resource(),
-                        generation,
-                        valid_until,
-                        arrives_at: at,
-                        message,
-                    },
-                );
-                Event::GrantReceived { worker: name, resource: resource(), generation, message }
+                self.at(wall_ns);
+                self.builder.granted(worker, RESOURCE, generation, valid_until);
+                return;
             }
             Report::Busy { holder, valid_until } => {
-                let held = self.lease.as_ref().map(|l| l.valid_until);
-                let valid_until = valid_until.or(held).unwrap_or(self.last);
-                Event::LeaseBusy { worker: name, resource: resource(), holder, valid_until }
+                self.at(wall_ns);
+                self.builder.busy(worker, RESOURCE, Some(holder), valid_until);
+                return;
             }
             Report::Renewed { generation, valid_until } => {
-                if let Some(lease) = self.lease.as_mut().filter(|l| l.worker == name) {
-                    lease.valid_until = valid_until;
-                }
                 Event::Renewed { worker: name, resource: resource(), generation, valid_until }
             }
             Report::RenewFailed { reason } => {
                 Event::RenewFailed { worker: name, resource: resource(), reason }
             }
             Report::Released { generation } => {
-                self.lease.take_if(|l| l.worker == name && l.generation == generation);
                 Event::Released { worker: name, resource: resource(), generation }
             }
             Report::Checked { local_time, valid_until, believes_valid } => Event::LeaseChecked {
@@ -996,47 +934,32 @@ impl Recorder {
                 believes_valid,
             },
             Report::Sending { request } => {
-                let message = self.message();
-                self.sent.insert(name.clone(), (message, request.clone()));
-                let at = protocol::tick_at(self.start_ns, wall_ns).max(self.last);
-                Event::WriteSent {
-                    worker: name,
-                    message,
-                    store: self.store().into(),
-                    path: PRIMARY.into(),
-                    request,
-                    token: TokenKind::Lease,
-                    arrives_at: at,
-                    retry: false,
-                }
+                self.at(wall_ns);
+                let store = self.store().to_string();
+                // Every worker writes under the token its lease gave it.
+                let sent = Sent { token: Some(TokenKind::Lease), ..Sent::new(store, request) };
+                let message = self.builder.write_sent(worker, sent);
+                self.sent.insert(name, message);
+                return;
             }
             Report::Wrote { outcome, value_after, highest_before, highest_after } => {
-                let Some((message, request)) = self.sent.remove(&name) else { return };
-                Event::WriteArrived {
-                    worker: name,
-                    message,
-                    store: self.store().into(),
-                    path: PRIMARY.into(),
-                    data: PRIMARY.into(),
-                    enforcement: self.enforcement,
-                    request,
-                    outcome,
-                    value_after,
-                    highest_before,
-                    highest_after,
-                    misfenced: None,
-                }
+                let Some(message) = self.sent.remove(&name) else { return };
+                self.at(wall_ns);
+                // The worker read the store's record around its write: nothing is inferred.
+                let answer = WriteAnswer {
+                    value_after: Some(value_after),
+                    highest_before: Some(highest_before),
+                    highest_after: Some(highest_after),
+                    ..WriteAnswer::new(outcome)
+                };
+                self.builder.write_answered(worker, message, answer);
+                return;
             }
             Report::WriteUnknown => {
-                let Some((message, request)) = self.sent.remove(&name) else { return };
-                Event::WriteUnknown {
-                    worker: name,
-                    message,
-                    store: self.store().into(),
-                    path: PRIMARY.into(),
-                    data: PRIMARY.into(),
-                    request,
-                }
+                let Some(message) = self.sent.remove(&name) else { return };
+                self.at(wall_ns);
+                self.builder.write_unknown(worker, message);
+                return;
             }
             Report::Finished { stopped: false } => Event::WorkerFinished { worker: name },
             Report::Ready | Report::Finished { stopped: true } | Report::Failed { .. } => return,
@@ -1045,21 +968,19 @@ impl Recorder {
     }
 
     fn store(&self) -> &str {
-        self.setup.stores.first().map_or("store", |s| s.name.as_str())
+        self.builder.setup().stores.first().map_or("store", |s| s.name.as_str())
     }
 
     /// The history so far; `incomplete` says why it stops early, if it does.
     fn history(&self, incomplete: Option<String>) -> History {
-        let mut setup = self.setup.clone();
-        setup.incomplete = incomplete;
-        History { setup, entries: self.entries.clone() }
+        self.builder.history(incomplete)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fencelab_core::{Checker, OperationId, WriteRequest};
+    use fencelab_core::{Checker, Generation, OperationId, WriteRequest};
 
     /// A write whose connection broke is in the history as sent and of unknown outcome, and
     /// the checker weighs both outcomes: a stale one is a possible finding, not a certain one.
@@ -1116,6 +1037,46 @@ mod tests {
         );
         let found = Checker::judge(&history);
         assert!(!found.is_empty() && found.iter().all(|v| v.possible), "{found:?}");
+    }
+
+    /// A frozen worker believes the generation it was granted; when it wakes after its lease
+    /// ran out and another was granted, it is no longer the owner and the newest generation is
+    /// the other's. The recorder says only when it froze and woke.
+    #[test]
+    fn a_frozen_worker_s_beliefs_come_from_what_it_was_granted() {
+        let setup = Setup {
+            workers: vec!["A".into(), "B".into()],
+            resources: vec![RESOURCE.into()],
+            ..Setup::default()
+        };
+        let mut recorder = Recorder::new(0, setup);
+        let g = |n: u64| Generation::new(n).unwrap();
+        let granted =
+            |n: u64, until: u64| Report::Granted { generation: g(n), valid_until: Tick(until) };
+        recorder.report("A", recorder_ns(1), granted(1, 301));
+        recorder.paused("A", recorder_ns(2), 900);
+        recorder.expire(recorder_ns(301));
+        recorder.report("B", recorder_ns(400), granted(2, 700));
+        recorder.expire(recorder_ns(701));
+        recorder.resumed("A", recorder_ns(902));
+        let history = recorder.history(None);
+        assert!(history.validate().is_ok(), "{:?}", history.validate());
+        let events: Vec<&Event> = history.entries.iter().map(|e| &e.event).collect();
+        assert!(
+            matches!(events[2], Event::Paused { worker, ticks: 900, believes: Some(b), .. } if worker == "A" && *b == g(1)),
+            "{events:?}"
+        );
+        let expired: Vec<u64> = history
+            .entries
+            .iter()
+            .filter(|e| matches!(e.event, Event::LeaseExpired { .. }))
+            .map(|e| e.at.0)
+            .collect();
+        assert_eq!(expired, [301, 701]);
+        assert!(
+            matches!(events.last(), Some(Event::Resumed { still_owner: false, believes: Some(b), current: Some(c), .. }) if *b == g(1) && *c == g(2)),
+            "{events:?}"
+        );
     }
 
     fn recorder_ns(ms: u64) -> u64 {

@@ -144,6 +144,24 @@ impl Decision {
     }
 }
 
+impl WriteOutcome {
+    /// Whether the request behind this outcome got past the generation check, so that the
+    /// boundary raised its fence to the request's generation ([`decide`]'s
+    /// [`Decision::Commit`]): an applied write, a replay, and a refusal after the fence (a
+    /// revision conflict, an exhausted revision counter). For readers of a history that only see
+    /// outcomes. The strict policy's own retry is answered as a replay without passing, but it
+    /// presents the highest generation, so raising the fence to it changes nothing.
+    pub fn passed_fence(&self) -> bool {
+        match self {
+            WriteOutcome::Applied(_) | WriteOutcome::Replayed(_) => true,
+            WriteOutcome::Rejected(rejection) => matches!(
+                rejection,
+                WriteRejection::RevisionConflict { .. } | WriteRejection::RevisionExhausted { .. }
+            ),
+        }
+    }
+}
+
 /// Decides what `request` does at a boundary that holds `held`, at logical time `now`.
 ///
 /// The checks run in this order:
@@ -327,6 +345,25 @@ mod tests {
         policy: SameGenerationPolicy::StrictlyNewer,
         retention: Retention { max_entries: None, max_age: Some(5) },
     };
+
+    /// What a history's reader infers from an outcome agrees with the decision that gave it.
+    #[test]
+    fn an_outcome_passed_the_fence_exactly_when_its_decision_commits() {
+        let cases = [
+            (held(8, true, 3, None), request(7, None), Rules::default()),
+            (held(8, true, 3, Some(stored(8, 3, 10))), request(8, None), STRICT),
+            (held(7, true, 3, Some(stored(7, 3, 10))), request(8, None), STRICT),
+            (held(7, true, 3, None), request(8, Some(2)), Rules::default()),
+            (held(7, true, u64::MAX, None), request(8, None), Rules::default()),
+            (Held::default(), request(1, None), Rules::default()),
+        ];
+        for (held, request, rules) in cases {
+            let decision = decide(&held, &request, rules, Tick(12));
+            let own_retry = matches!(decision, Decision::Unchanged(WriteOutcome::Replayed(_)));
+            let commits = matches!(decision, Decision::Commit(_));
+            assert_eq!(decision.outcome().passed_fence(), commits || own_retry, "{decision:?}");
+        }
+    }
 
     #[test]
     fn a_stale_request_is_refused_and_changes_nothing() {

@@ -6,6 +6,7 @@
 //! [`Event`] at a logical time. It is written as JSON Lines ([`History::to_jsonl`]): one line
 //! holding the format version and the setup, then one line per entry.
 
+pub mod builder;
 pub mod event;
 mod links;
 

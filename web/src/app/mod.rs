@@ -27,12 +27,12 @@ use crate::hooks::{
     use_report_title, use_show_chosen, use_theme, use_undo_key, use_window, FollowRefs, HEADS,
 };
 use crate::io;
-use crate::share::{Embed, ShareLink};
 use crate::viz::history::Origin;
 use crate::viz::layout::{Fit, LONG_RUN};
 use crate::viz::state::{Action, Tab, Viz};
 use crate::viz::window::{export_crop, Focus};
 use explore::Explore;
+use fencelab_links::{Embed, ShareLink};
 use playground::Playground;
 
 #[component]
@@ -42,12 +42,8 @@ pub fn App() -> Html {
     // The address follows the view, replacing the current history entry (no flood of entries).
     let link = state.to_link();
     let fragment = link.to_fragment();
-    let embed_fragment = ShareLink {
-        embed: Some(Embed { controls: true, caption: true, ..Embed::default() }),
-        autoplay: false,
-        ..link
-    }
-    .to_fragment();
+    let embed_fragment =
+        ShareLink { embed: Some(Embed::USUAL), autoplay: false, ..link }.to_fragment();
     use_keep_custom(state.story.edited, state.story.base.clone());
     use_learn(&state);
     use_keys(state.dispatcher(), state.tab);

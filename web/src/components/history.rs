@@ -8,7 +8,8 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use fencelab_core::Violation;
+use fencelab_core::{Named, Violation};
+use fencelab_links::Param;
 
 use crate::components::controls::{click, MARKS_ID};
 use crate::components::icons::icon;
@@ -254,7 +255,7 @@ pub fn history_card(
                    happened, so they are off until you go back to the stories." }
                 if opened.origin == Origin::File {
                     { " A history opened from a file is not in the page's address: share the file, or \
-                       put it on the same site as the page and link it with " }<code>{ "#history=ADDRESS" }</code>
+                       put it on the same site as the page and link it with " }<code>{ format!("#{}=ADDRESS", Param::History.name()) }</code>
                     { " (Share and export says the same)." }
                 }
             </p>

@@ -7,6 +7,7 @@
 use fencelab_core::check::checkpoint::Asked;
 use fencelab_core::stories::course::{course, Chapter};
 use fencelab_core::stories::library::CaseInfo;
+use fencelab_links::ShareLink;
 use yew::prelude::*;
 
 use crate::components::controls::click;
@@ -158,7 +159,13 @@ fn story_title(cases: &[CaseInfo], (case, variant): (&str, &str)) -> String {
 
 /// The address of a chapter's story, which follows the chapter.
 fn story_link(chapter: &Chapter, (case, variant): (&str, &str)) -> String {
-    format!("#scenario={case}&variant={variant}&course={}", chapter.id)
+    let link = ShareLink { course: Some(chapter.id.into()), ..ShareLink::builtin(case, variant) };
+    format!("#{}", link.to_fragment())
+}
+
+/// The address of a chapter, which opens its first unfinished story.
+fn chapter_link(chapter: &Chapter) -> String {
+    format!("#{}", ShareLink::chapter(chapter.id).to_fragment())
 }
 
 /// The bar above a course story: its chapter (linkable), the chapter's intro, where the story
@@ -190,7 +197,7 @@ pub fn course_bar(state: &Viz, on: &Callback<Action>) -> Html {
     html! {
         <nav id="course-bar" class="course-bar" aria-label="Course">
             <p class="course-where">
-                <a href={format!("#course={}", chapter.id)}>{ chapter.title }</a>
+                <a href={chapter_link(chapter)}>{ chapter.title }</a>
                 <span class="course-progress">{ format!(" · story {} of {count} · {done} of {count} done", story + 1) }</span>
             </p>
             <details class="course-intro">
@@ -233,7 +240,7 @@ pub fn course_contents(cases: &[CaseInfo], progress: &Progress, on: &Callback<Ac
         html! {
             <li>
                 <h3>
-                    <a href={format!("#course={}", chapter.id)}>{ chapter.title }</a>
+                    <a href={chapter_link(chapter)}>{ chapter.title }</a>
                     { format!(" · {} of {} done", progress.done_in(chapter), chapter.stories.len()) }
                 </h3>
                 <details class="course-intro">

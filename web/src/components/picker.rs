@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use fencelab_core::stories::library::CaseInfo;
-use fencelab_core::SameGenerationPolicy;
+use fencelab_core::{Named, SameGenerationPolicy};
 use wasm_bindgen::JsCast;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
@@ -11,6 +11,9 @@ use yew::prelude::*;
 use crate::components::controls::{click, when};
 
 use crate::viz::state::{Action, PolicyChoice, GENERATED, GENERATED_SIZE};
+
+/// The policy menu's value for the story's own policy.
+const AS_WRITTEN: &str = "as_written";
 
 #[derive(Properties, PartialEq)]
 pub struct PickerProps {
@@ -30,19 +33,19 @@ fn select_value(event: &Event) -> Option<String> {
 pub fn Picker(props: &PickerProps) -> Html {
     let on = &props.on;
     let on_case = when(on, |e: Event| select_value(&e).map(Action::Pick));
+    // The options' values are the core's policy names; the story's own choice is the one
+    // value that names no policy.
     let on_policy = when(on, |e: Event| {
         select_value(&e).map(|v| {
-            Action::Policy(match v.as_str() {
-                "allow_same" => PolicyChoice::Force(SameGenerationPolicy::AllowSame),
-                "strictly_newer" => PolicyChoice::Force(SameGenerationPolicy::StrictlyNewer),
-                _ => PolicyChoice::AsWritten,
+            Action::Policy(match SameGenerationPolicy::from_name(&v) {
+                Some(policy) => PolicyChoice::Force(policy),
+                None => PolicyChoice::AsWritten,
             })
         })
     });
     let policy = match props.policy {
-        PolicyChoice::AsWritten => "as_written",
-        PolicyChoice::Force(SameGenerationPolicy::AllowSame) => "allow_same",
-        PolicyChoice::Force(SameGenerationPolicy::StrictlyNewer) => "strictly_newer",
+        PolicyChoice::AsWritten => AS_WRITTEN,
+        PolicyChoice::Force(policy) => policy.name(),
     };
     let variants = props
         .cases
@@ -85,11 +88,20 @@ pub fn Picker(props: &PickerProps) -> Html {
             <label class="field">
                 <span class="field-label">{ "Same-generation policy" }</span>
                 <select id="policy" onchange={on_policy}>
-                    <option value="as_written" selected={policy == "as_written"}>{ "as the story says" }</option>
-                    <option value="allow_same" selected={policy == "allow_same"}>{ "allow same (≥)" }</option>
-                    <option value="strictly_newer" selected={policy == "strictly_newer"}>{ "strictly newer (>)" }</option>
+                    <option value={AS_WRITTEN} selected={policy == AS_WRITTEN}>{ "as the story says" }</option>
+                    { for SameGenerationPolicy::VARIANTS.iter().map(|p| html! {
+                        <option value={p.name()} selected={policy == p.name()}>{ policy_label(*p) }</option>
+                    }) }
                 </select>
             </label>
         </div>
+    }
+}
+
+/// The policy menu's words for a policy, with the comparison it makes.
+fn policy_label(policy: SameGenerationPolicy) -> &'static str {
+    match policy {
+        SameGenerationPolicy::AllowSame => "allow same (≥)",
+        SameGenerationPolicy::StrictlyNewer => "strictly newer (>)",
     }
 }

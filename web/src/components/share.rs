@@ -7,7 +7,8 @@
 use std::rc::Rc;
 
 use fencelab_core::record::export::RunExport;
-use fencelab_core::Scenario;
+use fencelab_core::{Named, Scenario};
+use fencelab_links::Param;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
@@ -230,7 +231,7 @@ pub fn ShareExport(props: &ShareProps) -> Html {
             } else {
                 <p id="share-no-address" class="muted">
                     { "A history opened from a file has no address, so it has no link or embed code: put the file \
-                       on the same site as the page and link it with " }<code>{ "#history=ADDRESS" }</code>{ "." }
+                       on the same site as the page and link it with " }<code>{ format!("#{}=ADDRESS", Param::History.name()) }</code>{ "." }
                 </p>
             }
             <div class="share-actions">

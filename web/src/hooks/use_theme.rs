@@ -1,9 +1,9 @@
 //! A colour scheme forced by the link, on the root element where the style sheet looks for it,
 //! and the document's title when the view has its own.
 
+use fencelab_core::Named;
+use fencelab_links::Theme;
 use yew::prelude::*;
-
-use crate::share::Theme;
 
 /// Sets `data-theme` on `<html>` to the forced theme, or removes it to follow the reader's
 /// setting.

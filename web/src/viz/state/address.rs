@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use yew::Reducible;
 
-use crate::share::{LinkError, LinkScenario, ShareLink};
+use fencelab_links::{LinkError, LinkScenario, ShareLink};
 
 use fencelab_core::stories::course::course;
 

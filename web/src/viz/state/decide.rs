@@ -144,9 +144,9 @@ impl Viz {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::share::ShareLink;
     use crate::viz::state::Action;
     use fencelab_core::{Next, PauseReason};
+    use fencelab_links::ShareLink;
     use yew::Reducible;
 
     fn apply(state: Rc<Viz>, actions: impl IntoIterator<Item = Action>) -> Rc<Viz> {

@@ -27,11 +27,11 @@ use fencelab_core::stories::switches::Switch;
 use fencelab_core::{Scenario, StepRecord};
 use yew::Reducible;
 
-use crate::share::{Embed, Theme};
 use crate::viz::frame::Frame;
 use crate::viz::history::{Opened, Origin};
 use crate::viz::run::{Run, RunRef, TrackRef};
 use crate::viz::words::file_size;
+use fencelab_links::{Embed, Theme};
 
 pub use compare::{Compare, CompareSide, Side, MODES};
 pub use decide::{Decide, DecideAction};

@@ -11,7 +11,7 @@ use super::{Action, Editor, Mode, Viz};
 use crate::viz::run::{Run, RunRef, MAX_VIEW_STEPS};
 
 /// The picker's entry for the generated benchmark scenario (links name it the same way).
-pub use crate::share::{GENERATED, GENERATED_SIZE};
+pub use fencelab_links::{GENERATED, GENERATED_SIZE};
 /// Autoplay speeds: label, milliseconds between ticks and steps per tick. The fast ones, for
 /// long histories, take several steps per tick: a browser's timer cannot fire much more often.
 pub const SPEEDS: [(&str, u32, usize); 7] = [

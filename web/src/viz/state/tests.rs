@@ -3,11 +3,11 @@
 use super::compare::merge_ticks;
 use super::story::Tone;
 use super::*;
-use crate::share::ShareLink;
 use crate::viz::frame::Kept;
 use crate::viz::history::Origin;
 use fencelab_core::stories::library;
 use fencelab_core::{Fault, SameGenerationPolicy};
+use fencelab_links::ShareLink;
 
 #[test]
 fn a_new_address_opens_its_view_whatever_was_on_screen() {
@@ -212,11 +212,11 @@ fn the_badge_says_what_runs_and_how_it_fares() {
     );
     assert_eq!(badge(&edited), ("edited".into(), Tone::Breaks));
     // A link's own scenario is its author's, not an edit, until the reader edits it.
-    let custom = crate::share::ShareLink {
-        scenario: crate::share::LinkScenario::Custom(Box::new(
+    let custom = fencelab_links::ShareLink {
+        scenario: fencelab_links::LinkScenario::Custom(Box::new(
             library::scenario("paused-worker", Some("fenced")).unwrap(),
         )),
-        ..crate::share::ShareLink::builtin("", "")
+        ..fencelab_links::ShareLink::builtin("", "")
     };
     let authored = Rc::new(Viz::open(&custom.to_fragment()));
     assert_eq!(badge(&authored), ("custom scenario".into(), Tone::Holds));

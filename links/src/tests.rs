@@ -74,14 +74,14 @@ fn broken_links_name_what_is_wrong() {
     let cases = [
         ("scenario=nope", "link parameter `scenario`: no story \"nope\""),
         ("scenario=paused-wroker&host=element", "attribute `story`: no story \"paused-wroker\" (did you mean paused-worker?)"),
-        ("scenario=paused-worker&embed=controls,bogus&host=element", "attribute `parts`: unknown part \"bogus\" (parts are: diagram, controls, caption, legend, panels, log and picker)"),
+        ("scenario=paused-worker&embed=controls,bogus&host=element", "attribute `parts`: unknown part \"bogus\" (parts are: diagram, picker, controls, caption, legend, panels and log)"),
         ("scenario=paused-worker&host=page", "link parameter `host`: \"page\" is not a host (use element)"),
         ("scenario=paused-worker&variant=sideways", "link parameter `variant`: paused-worker has no variant \"sideways\"; it has fenced, broken"),
         ("scenario=paused-worker&step=abc", "link parameter `step`: \"abc\" is not a step number"),
         ("scenario=paused-worker&speed=90000", "link parameter `speed`: \"90000\" is not a speed from 25 to 64000 (percent)"),
         ("scenario=paused-worker&break=teleport", "link parameter `break`: unknown switch \"teleport\""),
         ("scenario=paused-worker&policy=maybe", "link parameter `policy`: \"maybe\" is not a policy (use allow-same or strict)"),
-        ("scenario=paused-worker&embed=popup", "link parameter `embed`: unknown part \"popup\" (parts are: diagram, controls, caption, legend, panels, log and picker)"),
+        ("scenario=paused-worker&embed=popup", "link parameter `embed`: unknown part \"popup\" (parts are: diagram, picker, controls, caption, legend, panels and log)"),
         ("scenario=paused-worker&compare=fenced", "link parameter `compare`: \"fenced\" is not two enforcement modes"),
         ("scenario=paused-worker&compare=fenced,sturdy", "link parameter `compare`: \"sturdy\" is not an enforcement mode"),
         ("scenario=paused-worker&colour=red", "link parameter `colour`: unknown parameter"),
@@ -175,4 +175,16 @@ fn a_history_link_names_its_file_and_round_trips() {
     assert_eq!(none.param, "history");
     let both = ShareLink::parse("scenario=paused-worker&history=x.jsonl").unwrap_err();
     assert!(both.problem.contains("not both"), "{both}");
+}
+
+#[test]
+fn a_chapter_link_names_no_story_and_round_trips() {
+    let id = fencelab_core::stories::course::course()[0].id;
+    let link = ShareLink::chapter(id);
+    assert_eq!(link.to_fragment(), format!("course={id}"));
+    assert_eq!(ShareLink::parse(&link.to_fragment()), Ok(link));
+    let mut story = ShareLink::builtin("paused-worker", "broken");
+    story.course = Some(id.into());
+    assert_eq!(story.to_fragment(), format!("scenario=paused-worker&variant=broken&course={id}"));
+    assert_eq!(ShareLink::parse(&story.to_fragment()), Ok(story));
 }

@@ -4,7 +4,7 @@
 //! names with values near what each accepts, and valid links with one pair added, dropped or
 //! changed, including custom scenarios carried in the link.
 
-use super::{Embed, LinkError, LinkScenario, ShareLink, Theme, GENERATED};
+use super::{Embed, LinkError, LinkScenario, Param, Part, ShareLink, Theme, GENERATED};
 use base64::Engine as _;
 use fencelab_core::draw::diagram;
 use fencelab_core::format::model::Enforcement;
@@ -16,10 +16,21 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 use std::sync::LazyLock;
 
-/// The parameters a link knows.
-const PARAMS: &[&str] = &[
-    "scenario", "variant", "custom", "policy", "step", "compare", "play", "speed", "break",
-    "embed", "tab", "theme",
+/// The parameters the generated pairs mostly name: those of a story's view, whose values
+/// [`value`] knows how to come near.
+const PARAMS: &[Param] = &[
+    Param::Scenario,
+    Param::Variant,
+    Param::Custom,
+    Param::Policy,
+    Param::Step,
+    Param::Compare,
+    Param::Play,
+    Param::Speed,
+    Param::Break,
+    Param::Embed,
+    Param::Tab,
+    Param::Theme,
 ];
 
 /// The most engine steps run on an accepted link's scenario: enough to reach the interesting
@@ -165,11 +176,15 @@ fn value(name: &str) -> BoxedStrategy<String> {
         .boxed(),
         "play" => one_of(&["0", "1", "true", "false", "", "2", "yes"]),
         "break" => list(Switch::ALL.iter().map(|s| s.name()).chain([""]).collect()),
-        "embed" => {
-            list(vec!["diagram", "controls", "caption", "legend", "panels", "log", "picker", ""])
-        }
+        "embed" => list(Part::VARIANTS.iter().map(|p| p.name()).chain([""]).collect()),
         "tab" => one_of(&["playground", "visualizer", "Playground", "", "1"]),
-        "theme" => one_of(&["light", "dark", "Dark", "", "auto"]),
+        "theme" => one_of(
+            &Theme::VARIANTS
+                .iter()
+                .map(|t| t.name())
+                .chain(["Dark", "", "auto"])
+                .collect::<Vec<_>>(),
+        ),
         _ => odd_string(),
     };
     prop_oneof![9 => near, 1 => odd_string()].boxed()
@@ -177,8 +192,10 @@ fn value(name: &str) -> BoxedStrategy<String> {
 
 /// One `name=value` pair, mostly with a known name; sometimes without `=` or with two.
 fn pair() -> BoxedStrategy<String> {
-    let name =
-        prop_oneof![9 => prop::sample::select(PARAMS).prop_map(str::to_string), 1 => odd_string()];
+    let name = prop_oneof![
+        9 => prop::sample::select(PARAMS).prop_map(|p| p.name().to_string()),
+        1 => odd_string(),
+    ];
     name.prop_flat_map(|name| (value(&name), 0..30u8, Just(name)))
         .prop_map(|(value, form, name)| match form {
             0 => name,
@@ -227,10 +244,7 @@ fn valid_link() -> impl Strategy<Value = ShareLink> {
         prop_oneof![Just(100u16), 25..=400u16],
         prop::collection::vec(prop::sample::select(Switch::ALL.to_vec()), 0..=2),
         embed,
-        (
-            prop::bool::weighted(0.1),
-            prop::option::of(prop::sample::select(vec![Theme::Light, Theme::Dark])),
-        ),
+        (prop::bool::weighted(0.1), prop::option::of(prop::sample::select(Theme::VARIANTS))),
     )
         .prop_map(
             |(
@@ -309,7 +323,7 @@ fn fragment() -> impl Strategy<Value = String> {
 fn names_a_parameter(err: &LinkError, fragment: &str) -> bool {
     let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
     let in_fragment = fragment.split('&').any(|p| p.split('=').next() == Some(&*err.param));
-    let known = err.param == "." || PARAMS.contains(&err.param.as_str()) || in_fragment;
+    let known = err.param == "." || Param::from_name(&err.param).is_some() || in_fragment;
     known
         && !err.problem.is_empty()
         && err.to_string().starts_with(&format!("link parameter `{}`: ", err.param))

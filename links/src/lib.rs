@@ -1,7 +1,22 @@
-//! Share links: the whole view (which story, variant, policy, step, compare mode, playback,
-//! break switches, embed options, the tab) in a URL fragment, and back, with a clear error for a
-//! bad, truncated or oversized link. This is page state: the core knows nothing of links, only
-//! the scenarios and switches they name.
+//! The Fencelab link format: the whole view of the page (which story, variant, policy, step,
+//! compare mode, playback, break switches, embed options, the tab) in a URL fragment, and back,
+//! with a clear error for a bad, truncated or oversized link.
+//!
+//! The page reads and writes its address with it, the mdBook preprocessor writes its players'
+//! links with it, and the `<fencelab-player>` element's attributes and the parameter each one
+//! writes are listed here ([`Attribute`]), so every link is spelt in one place. The core knows
+//! nothing of links, only the scenarios and switches they name.
+//!
+//! ```
+//! use fencelab_links::{Embed, ShareLink};
+//!
+//! let mut link = ShareLink::builtin("paused-worker", "broken");
+//! link.step = 19;
+//! link.embed = Some(Embed::USUAL);
+//! let fragment = link.to_fragment();
+//! assert_eq!(fragment, "scenario=paused-worker&variant=broken&step=19&embed=controls,caption");
+//! assert_eq!(ShareLink::parse(&fragment), Ok(link));
+//! ```
 
 use base64::Engine as _;
 use fencelab_core::format::model::{Enforcement, Injection, Scenario};
@@ -10,11 +25,22 @@ use fencelab_core::stories::switches::Switch;
 use fencelab_core::{Named, SameGenerationPolicy};
 use std::fmt::{self, Write as _};
 
+mod element;
+mod embed;
 #[cfg(test)]
 mod fuzz;
+mod names;
 mod path;
 #[cfg(test)]
 mod tests;
+
+pub use element::{script_differences, Attribute, BOOK_THEME};
+pub use embed::Embed;
+use names::listed;
+pub use names::{
+    element_marker, policy_name, Param, Part, Theme, HOST_ELEMENT, STORY_ONLY, TAB_PLAYGROUND,
+    TAB_VISUALIZER,
+};
 
 /// The longest fragment accepted, in bytes. Browsers allow more, but a link this long is no
 /// longer something people share.
@@ -38,79 +64,6 @@ pub enum LinkScenario {
 pub const GENERATED: &str = "generated";
 /// The size of the generated scenario a link names: workers, resources, rounds.
 pub const GENERATED_SIZE: (usize, usize, usize) = (20, 5, 6);
-
-/// What an embedded view shows besides the diagram.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Embed {
-    /// The playback controls.
-    pub controls: bool,
-    /// The caption.
-    pub caption: bool,
-    /// The story picker and title card.
-    pub picker: bool,
-    /// The diagram's legend.
-    pub legend: bool,
-    /// The state panels beside the diagram.
-    pub panels: bool,
-    /// The event log.
-    pub log: bool,
-}
-
-impl Embed {
-    /// Every part, with the link name of each and whether it shows.
-    pub fn parts(&self) -> [(&'static str, bool); 6] {
-        [
-            ("picker", self.picker),
-            ("controls", self.controls),
-            ("caption", self.caption),
-            ("legend", self.legend),
-            ("panels", self.panels),
-            ("log", self.log),
-        ]
-    }
-
-    /// Turns on the part called `name`; false when there is no such part. `diagram` is known and
-    /// changes nothing: the diagram always shows.
-    fn show(&mut self, name: &str) -> bool {
-        let part = match name {
-            "controls" => &mut self.controls,
-            "caption" => &mut self.caption,
-            "picker" => &mut self.picker,
-            "legend" => &mut self.legend,
-            "panels" => &mut self.panels,
-            "log" => &mut self.log,
-            "diagram" => return true,
-            _ => return false,
-        };
-        *part = true;
-        true
-    }
-
-    /// Whether the part called `name` shows (the diagram always does).
-    pub fn shows(&self, name: &str) -> bool {
-        name == "diagram" || self.parts().iter().any(|(n, on)| *n == name && *on)
-    }
-}
-
-/// A colour scheme a link forces on the page, whatever the reader's setting (an embed matching
-/// the site around it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Theme {
-    /// Light colours.
-    Light,
-    /// Dark colours.
-    Dark,
-}
-
-impl Theme {
-    /// The link's and the style sheet's name for it (`data-theme` on the root element).
-    pub fn name(self) -> &'static str {
-        match self {
-            Theme::Light => "light",
-            Theme::Dark => "dark",
-        }
-    }
-}
 
 /// The full state of a view, as carried by a link.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,10 +114,6 @@ pub struct ShareLink {
     pub element: bool,
 }
 
-/// The parameters that change a simulated story, which mean nothing to a recorded history.
-const STORY_ONLY: [&str; 9] =
-    ["variant", "policy", "compare", "break", "tab", "decide", "schedule", "inject", "steps"];
-
 /// What is wrong with a link, naming the parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkError {
@@ -181,12 +130,9 @@ impl LinkError {
     /// The name the author wrote: the element's attribute for a parameter it writes, else the
     /// link's parameter.
     pub fn name(&self) -> String {
-        let attribute = match self.param.as_str() {
-            "scenario" => "story",
-            "custom" => "scenario",
-            "embed" => "parts",
-            other => other,
-        };
+        let attribute = Param::from_name(&self.param)
+            .and_then(Attribute::writing)
+            .map_or(self.param.as_str(), |a| a.name());
         match self.element {
             true => format!("attribute `{attribute}`"),
             false => format!("link parameter `{}`", self.param),
@@ -202,7 +148,7 @@ impl fmt::Display for LinkError {
 
 impl std::error::Error for LinkError {}
 
-fn bad(param: &str, problem: impl Into<String>) -> LinkError {
+pub(crate) fn bad(param: &str, problem: impl Into<String>) -> LinkError {
     LinkError { param: param.into(), problem: problem.into(), element: false }
 }
 
@@ -242,6 +188,11 @@ impl ShareLink {
         }
     }
 
+    /// A link to a course chapter, which opens the chapter's first unfinished story.
+    pub fn chapter(id: &str) -> ShareLink {
+        ShareLink { course: Some(id.into()), ..ShareLink::builtin("", "") }
+    }
+
     /// A link to a recorded history at `address`, at its first step.
     pub fn history(address: &str) -> ShareLink {
         ShareLink { history: Some(address.into()), ..ShareLink::builtin("", "") }
@@ -250,76 +201,74 @@ impl ShareLink {
     /// The fragment, without the leading `#`. Defaults are left out to keep links short.
     pub fn to_fragment(&self) -> String {
         let mut out = String::new();
-        let mut put = |key: &str, value: &str| {
+        let mut put = |param: Param, value: &str| {
             if !out.is_empty() {
                 out.push('&');
             }
-            let _ = write!(out, "{key}={value}");
+            let _ = write!(out, "{}={value}", param.name());
         };
         match &self.scenario {
             _ if self.history.is_some() => {
-                put("history", &escape(self.history.as_deref().unwrap_or_default(), ""));
+                put(Param::History, &escape(self.history.as_deref().unwrap_or_default(), ""));
             }
+            // A chapter's link names no story: the chapter picks one when it opens.
+            LinkScenario::Builtin { name, .. } if name.is_empty() && self.course.is_some() => {}
             LinkScenario::Builtin { name, variant } => {
-                put("scenario", name);
-                put("variant", variant);
+                put(Param::Scenario, name);
+                put(Param::Variant, variant);
             }
             LinkScenario::Custom(scenario) => {
-                // The pretty form with its layout removed: the same serializer as the editor's.
-                put("custom", &B64.encode(compact_json(&scenario.to_json())));
+                put(Param::Custom, &B64.encode(scenario_text(scenario)));
             }
         }
         if let Some(policy) = self.policy {
-            put("policy", policy_name(policy));
+            put(Param::Policy, policy_name(policy));
         }
         if let Some((schedule, injected)) = &self.path {
-            put("schedule", &path::schedule_text(schedule));
+            put(Param::Schedule, &path::schedule_text(schedule));
             if !injected.is_empty() {
-                put("inject", &path::injected_text(injected));
+                put(Param::Inject, &path::injected_text(injected));
             }
         }
         if self.decide {
-            put("decide", "1");
+            put(Param::Decide, "1");
         }
         if let Some(steps) = self.steps {
-            put("steps", &steps.to_string());
+            put(Param::Steps, &steps.to_string());
         }
         if self.step > 0 {
-            put("step", &self.step.to_string());
+            put(Param::Step, &self.step.to_string());
         }
         if let Some((left, right)) = self.compare {
-            put("compare", &format!("{},{}", left.name(), right.name()));
+            put(Param::Compare, &format!("{},{}", left.name(), right.name()));
         }
         if self.autoplay {
-            put("play", "1");
+            put(Param::Play, "1");
         }
         if self.speed != 100 {
-            put("speed", &self.speed.to_string());
+            put(Param::Speed, &self.speed.to_string());
         }
         if !self.switches.is_empty() {
             let names: Vec<&str> = self.switches.iter().map(|s| s.name()).collect();
-            put("break", &names.join(","));
+            put(Param::Break, &names.join(","));
         }
         if let Some(embed) = self.embed {
-            let parts: Vec<&str> =
-                embed.parts().into_iter().filter_map(|(name, on)| on.then_some(name)).collect();
-            let value = if parts.is_empty() { "diagram".to_string() } else { parts.join(",") };
-            put("embed", &value);
+            put(Param::Embed, &embed.value());
         }
         if let Some(title) = &self.title {
-            put("title", &escape(title, ""));
+            put(Param::Title, &escape(title, ""));
         }
         if self.playground {
-            put("tab", "playground");
+            put(Param::Tab, TAB_PLAYGROUND);
         }
         if let Some(theme) = self.theme {
-            put("theme", theme.name());
+            put(Param::Theme, theme.name());
         }
         if let Some(course) = &self.course {
-            put("course", course);
+            put(Param::Course, course);
         }
         if let Some(quiz) = self.quiz {
-            put("quiz", if quiz { "1" } else { "0" });
+            put(Param::Quiz, if quiz { "1" } else { "0" });
         }
         out
     }
@@ -329,23 +278,28 @@ impl ShareLink {
     /// wrong inside its frame.
     pub fn embed_in(fragment: &str) -> Option<Embed> {
         let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
+        let embed = Param::Embed.name();
         let value = fragment.split('&').find_map(|pair| match pair.split_once('=') {
-            Some(("embed", value)) => Some(value),
-            None if pair == "embed" => Some(""),
+            Some((key, value)) if key == embed => Some(value),
+            None if pair == embed => Some(""),
             _ => None,
         })?;
-        let mut embed = Embed::default();
-        for part in value.split(',') {
-            let _ = embed.show(part);
-        }
-        Some(embed)
+        Some(Embed::read_known(value))
+    }
+
+    /// Whether a `<fencelab-player>` element wrote `fragment` (it carries `host=element`), read
+    /// on its own so that even a link that cannot be read names the element's attributes.
+    pub fn by_element(fragment: &str) -> bool {
+        let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
+        let marker = element_marker();
+        fragment.split('&').any(|p| p == marker)
     }
 
     /// Reads a fragment (with or without the leading `#`).
     pub fn parse(fragment: &str) -> Result<ShareLink, LinkError> {
         let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
         // Known before any other parameter is read, so every error can name the attribute.
-        let element = fragment.split('&').any(|p| p == "host=element");
+        let element = ShareLink::by_element(fragment);
         let mut link =
             ShareLink::parse_parameters(fragment).map_err(|e| LinkError { element, ..e })?;
         link.element = element;
@@ -364,134 +318,108 @@ impl ShareLink {
         let mut story_only = Vec::new();
         for pair in fragment.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            if let Some(name) = STORY_ONLY.iter().find(|k| **k == key) {
-                if !story_only.contains(name) {
-                    story_only.push(*name);
-                }
+            let param = Param::from_name(key).ok_or_else(|| bad(key, "unknown parameter"))?;
+            if STORY_ONLY.contains(&param) && !story_only.contains(&param.name()) {
+                story_only.push(param.name());
             }
-            match key {
-                "scenario" => name = Some(value.to_string()),
-                "variant" => variant = Some(value.to_string()),
-                "custom" => custom = Some(decode_custom(value)?),
-                "title" => {
+            match param {
+                Param::Scenario => name = Some(value.to_string()),
+                Param::Variant => variant = Some(value.to_string()),
+                Param::Custom => custom = Some(decode_custom(value)?),
+                Param::Title => {
                     let title = unescape(value);
                     if title.trim().is_empty() {
-                        return Err(bad("title", "is empty (use title=Your%20title)"));
+                        return Err(bad(key, "is empty (use title=Your%20title)"));
                     }
                     link.title = Some(title);
                 }
-                "history" => {
+                Param::History => {
                     let address = unescape(value);
                     if address.trim().is_empty() {
-                        return Err(bad(
-                            "history",
-                            "names no file (use history=path/to/file.jsonl)",
-                        ));
+                        return Err(bad(key, "names no file (use history=path/to/file.jsonl)"));
                     }
                     link.history = Some(address);
                 }
-                "policy" => link.policy = Some(parse_policy(value)?),
-                "step" => {
+                Param::Policy => link.policy = Some(parse_policy(value)?),
+                Param::Step => {
                     link.step = value
                         .parse()
-                        .map_err(|_| bad("step", format!("\"{value}\" is not a step number")))?
+                        .map_err(|_| bad(key, format!("\"{value}\" is not a step number")))?
                 }
-                "compare" => link.compare = parse_compare(value)?,
-                "decide" => link.decide = parse_flag("decide", value)?,
-                "schedule" => {
+                Param::Compare => link.compare = parse_compare(value)?,
+                Param::Decide => link.decide = parse_flag(key, value)?,
+                Param::Schedule => {
                     let schedule = path::parse_schedule(value)?;
                     link.path.get_or_insert_with(Default::default).0 = schedule;
                 }
-                "inject" => {
+                Param::Inject => {
                     let injected = path::parse_injected(value)?;
                     link.path.get_or_insert_with(Default::default).1 = injected;
                 }
-                "steps" => {
-                    let steps = value.parse().map_err(|_| {
-                        bad("steps", format!("\"{value}\" is not a number of steps"))
-                    })?;
+                Param::Steps => {
+                    let steps = value
+                        .parse()
+                        .map_err(|_| bad(key, format!("\"{value}\" is not a number of steps")))?;
                     link.steps = Some(steps);
                 }
-                "play" => link.autoplay = parse_flag("play", value)?,
-                "speed" => {
+                Param::Play => link.autoplay = parse_flag(key, value)?,
+                Param::Speed => {
                     link.speed = value
                         .parse()
                         .ok()
                         .filter(|s| (25..=64_000).contains(s))
                         .ok_or_else(|| {
                             bad(
-                                "speed",
+                                key,
                                 format!("\"{value}\" is not a speed from 25 to 64000 (percent)"),
                             )
                         })?
                 }
-                "break" => {
+                Param::Break => {
                     link.switches = value
                         .split(',')
                         .filter(|s| !s.is_empty())
                         .map(|s| {
                             Switch::from_name(s)
-                                .ok_or_else(|| bad("break", format!("unknown switch \"{s}\"")))
+                                .ok_or_else(|| bad(key, format!("unknown switch \"{s}\"")))
                         })
                         .collect::<Result<_, _>>()?
                 }
-                "embed" => {
-                    let mut embed = Embed::default();
-                    for part in value.split(',').filter(|s| !s.is_empty()) {
-                        if !embed.show(part) {
-                            return Err(bad(
-                                "embed",
-                                format!(
-                                    "unknown part \"{part}\" (parts are: diagram, controls, \
-                                     caption, legend, panels, log and picker)"
-                                ),
-                            ));
-                        }
-                    }
-                    link.embed = Some(embed);
-                }
-                "tab" => {
+                Param::Embed => link.embed = Some(Embed::read(value)?),
+                Param::Tab => {
                     link.playground = match value {
-                        "playground" => true,
-                        "visualizer" => false,
+                        TAB_PLAYGROUND => true,
+                        TAB_VISUALIZER => false,
                         other => {
-                            return Err(bad(
-                                "tab",
-                                format!("\"{other}\" is not a tab (use visualizer or playground)"),
-                            ))
+                            let tabs = listed([TAB_VISUALIZER, TAB_PLAYGROUND], "or");
+                            return Err(bad(key, format!("\"{other}\" is not a tab (use {tabs})")));
                         }
                     }
                 }
-                "theme" => {
-                    link.theme = Some(match value {
-                        "light" => Theme::Light,
-                        "dark" => Theme::Dark,
-                        other => {
-                            return Err(bad(
-                                "theme",
-                                format!("\"{other}\" is not a theme (use light or dark)"),
-                            ))
-                        }
-                    })
+                Param::Theme => {
+                    link.theme = Some(Theme::from_name(value).ok_or_else(|| {
+                        let themes = listed(Theme::VARIANTS.iter().map(|t| t.name()), "or");
+                        bad(key, format!("\"{value}\" is not a theme (use {themes})"))
+                    })?)
                 }
-                "course" => {
+                Param::Course => {
                     if fencelab_core::stories::course::chapter(value).is_none() {
-                        return Err(bad("course", format!("there is no chapter \"{value}\"")));
+                        return Err(bad(key, format!("there is no chapter \"{value}\"")));
                     }
                     link.course = Some(value.into());
                 }
-                "quiz" => link.quiz = Some(parse_flag("quiz", value)?),
-                "host" if value == "element" => {}
-                "host" => {
-                    return Err(bad("host", format!("\"{value}\" is not a host (use element)")))
+                Param::Quiz => link.quiz = Some(parse_flag(key, value)?),
+                Param::Host if value == HOST_ELEMENT => {}
+                Param::Host => {
+                    let problem = format!("\"{value}\" is not a host (use {HOST_ELEMENT})");
+                    return Err(bad(key, problem));
                 }
-                other => return Err(bad(other, "unknown parameter")),
             }
         }
         if link.history.is_some() {
             if name.is_some() || custom.is_some() {
                 let problem = "a link opens either a story or a recorded history, not both";
-                return Err(bad("history", problem));
+                return Err(bad(Param::History.name(), problem));
             }
             link.ignored = story_only;
             return Ok(link);
@@ -499,13 +427,13 @@ impl ShareLink {
         link.scenario = match (custom, name) {
             (Some(_), Some(_)) => {
                 return Err(bad(
-                    "custom",
+                    Param::Custom.name(),
                     "a link names either a built-in scenario or a custom one, not both",
                 ))
             }
             (Some(_), None) if link.path.is_some() => {
                 return Err(bad(
-                    "schedule",
+                    Param::Schedule.name(),
                     "a custom scenario carries its own schedule and injected faults",
                 ))
             }
@@ -518,12 +446,12 @@ impl ShareLink {
                 let case = cases.iter().find(|c| c.name == name).ok_or_else(|| {
                     let like = closest(&name, cases.iter().map(|c| c.name.as_str()));
                     let guess = like.map(|n| format!(" (did you mean {n}?)")).unwrap_or_default();
-                    bad("scenario", format!("no story \"{name}\"{guess}"))
+                    bad(Param::Scenario.name(), format!("no story \"{name}\"{guess}"))
                 })?;
                 let variant = variant.unwrap_or_else(|| case.variants[0].clone());
                 if !case.variants.contains(&variant) {
                     return Err(bad(
-                        "variant",
+                        Param::Variant.name(),
                         format!(
                             "{name} has no variant \"{variant}\"; it has {}",
                             case.variants.join(", ")
@@ -536,7 +464,7 @@ impl ShareLink {
             (None, None) if link.course.is_some() => {
                 LinkScenario::Builtin { name: String::new(), variant: String::new() }
             }
-            (None, None) => return Err(bad("scenario", "the link names no scenario")),
+            (None, None) => return Err(bad(Param::Scenario.name(), "the link names no scenario")),
         };
         Ok(link)
     }
@@ -552,7 +480,7 @@ impl ShareLink {
                 library::generated(workers, resources, rounds)
             }
             LinkScenario::Builtin { name, variant } => library::scenario(name, Some(variant))
-                .map_err(|e| bad("scenario", e.to_string()))?,
+                .map_err(|e| bad(Param::Scenario.name(), e.to_string()))?,
             LinkScenario::Custom(s) => (**s).clone(),
         };
         if let Some((schedule, injected)) = &self.path {
@@ -611,34 +539,39 @@ fn unescape(text: &str) -> String {
 fn decode_custom(value: &str) -> Result<Scenario, LinkError> {
     let bytes = B64.decode(value).map_err(|e| {
         bad(
-            "custom",
+            Param::Custom.name(),
             format!(
                 "the scenario in the link is damaged or cut off ({e}); copy the whole link again"
             ),
         )
     })?;
     let json = String::from_utf8(bytes)
-        .map_err(|_| bad("custom", "the scenario in the link is damaged (not text)"))?;
+        .map_err(|_| bad(Param::Custom.name(), "the scenario in the link is damaged (not text)"))?;
     Scenario::from_json(&json).map_err(|e| {
         if e.problem.contains("EOF") {
-            bad("custom", "the scenario in the link is cut off; copy the whole link again")
+            bad(
+                Param::Custom.name(),
+                "the scenario in the link is cut off; copy the whole link again",
+            )
         } else {
-            bad("custom", format!("the scenario in the link is invalid: {e}"))
+            bad(Param::Custom.name(), format!("the scenario in the link is invalid: {e}"))
         }
     })
 }
 
 fn parse_policy(value: &str) -> Result<SameGenerationPolicy, LinkError> {
     SameGenerationPolicy::read(value).ok_or_else(|| {
-        bad("policy", format!("\"{value}\" is not a policy (use allow-same or strict)"))
+        let policies = listed(SameGenerationPolicy::VARIANTS.iter().map(|p| policy_name(*p)), "or");
+        bad(Param::Policy.name(), format!("\"{value}\" is not a policy (use {policies})"))
     })
 }
 
-fn policy_name(policy: SameGenerationPolicy) -> &'static str {
-    match policy {
-        SameGenerationPolicy::AllowSame => "allow-same",
-        SameGenerationPolicy::StrictlyNewer => "strict",
-    }
+/// The scenario as a link carries it (`custom=` is this text as base64url) and as the
+/// `<fencelab-player>` element's `scenario` attribute holds it: compact JSON. It is the pretty
+/// form with its layout removed, the same serializer as the editor's, so the page's wasm holds
+/// one JSON writer for scenarios.
+pub fn scenario_text(scenario: &Scenario) -> String {
+    compact_json(&scenario.to_json())
 }
 
 /// `json` without whitespace outside strings.
@@ -664,7 +597,7 @@ fn parse_compare(value: &str) -> Result<Option<(Enforcement, Enforcement)>, Link
             let modes: Vec<&str> = Enforcement::VARIANTS.iter().map(|e| e.name()).collect();
             let problem =
                 format!("\"{name}\" is not an enforcement mode (use {})", modes.join(", "));
-            bad("compare", problem)
+            bad(Param::Compare.name(), problem)
         })
     };
     match value {
@@ -673,7 +606,7 @@ fn parse_compare(value: &str) -> Result<Option<(Enforcement, Enforcement)>, Link
         pair => match pair.split_once(',') {
             Some((left, right)) => Ok(Some((mode(left)?, mode(right)?))),
             None => Err(bad(
-                "compare",
+                Param::Compare.name(),
                 format!("\"{pair}\" is not two enforcement modes, e.g. unfenced,fenced"),
             )),
         },

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use fencelab_core::{Fault, Injection, Named, PauseReason};
 
-use super::{bad, LinkError};
+use super::{bad, LinkError, Param};
 
 /// The schedule as a link writes it.
 pub fn schedule_text(schedule: &[usize]) -> String {
@@ -22,8 +22,9 @@ pub fn schedule_text(schedule: &[usize]) -> String {
 pub fn parse_schedule(value: &str) -> Result<Vec<usize>, LinkError> {
     let mut schedule = Vec::new();
     for s in value.split(',').filter(|s| !s.is_empty()) {
-        let choice =
-            s.parse().map_err(|_| bad("schedule", format!("\"{s}\" is not a choice number")))?;
+        let choice = s
+            .parse()
+            .map_err(|_| bad(Param::Schedule.name(), format!("\"{s}\" is not a choice number")))?;
         schedule.push(choice);
     }
     Ok(schedule)
@@ -73,7 +74,7 @@ pub fn parse_injected(value: &str) -> Result<Vec<Injection>, LinkError> {
 fn parse_injection(text: &str) -> Result<Injection, LinkError> {
     let fail = || {
         bad(
-            "inject",
+            Param::Inject.name(),
             format!(
                 "\"{text}\" is not a fault (e.g. 7.pause_worker.A.9, 7.delay_messages.A.9.1, \
                  7.restart_authority, 7.restart_store.db, 7.skew_clock.A.-3 or 7.lose_message.2)"
