@@ -724,8 +724,13 @@ impl PgStore {
             }
         })?;
         let err = StoreError::from_postgres;
-        let settings = client.query_one(SERVER_SETTINGS, &[]).map_err(err)?;
-        check_durability(&mut client, &settings)?;
+        {
+            // Dropped before the statements are prepared, so that the close of this query's
+            // statement is sent then, not with the first write (after a crash, that would
+            // hide the server's last words behind a closed connection).
+            let settings = client.query_one(SERVER_SETTINGS, &[]).map_err(err)?;
+            check_durability(&mut client, &settings)?;
+        }
         if options.create {
             create_schema(&mut client, sql).map_err(err)?;
         }

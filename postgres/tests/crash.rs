@@ -227,3 +227,16 @@ fn connect_when_safe(config: &Config) -> Option<fencelab_core::StoredValue> {
         }
     }
 }
+
+/// A store connected before the server died says so in the server's own words on its next call
+/// (nothing of its connecting is left to send first, which would meet a closed socket).
+#[test]
+fn a_store_idle_through_a_crash_reports_the_servers_last_words() {
+    let server = TestServer::start();
+    let mut store = connect(&server.database());
+    server.kill_postmaster();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let error = store.read(&ResourceId::new("ledger").unwrap()).expect_err("the server is gone");
+    assert!(matches!(error, StoreError::ConnectionLost { .. }), "{error:?}");
+    assert!(error.to_string().contains("FATAL 57P01"), "{error}");
+}

@@ -41,7 +41,7 @@ impl Viz {
         // A link that asked to be an embed stays one, even when it cannot be opened.
         if state.link_error.is_some() {
             state.embed = ShareLink::embed_in(fragment);
-            state.element = fragment.split('&').any(|p| p == "host=element");
+            state.element = ShareLink::by_element(fragment);
         }
         state
     }
