@@ -81,8 +81,10 @@ fn dependencies(manifest: &str) -> Vec<String> {
         if line.starts_with('[') {
             in_dependencies = line == "[dependencies]";
         } else if in_dependencies && !line.starts_with('#') {
-            if let Some((name, _)) = line.split_once('=') {
-                names.push(name.trim().to_string());
+            // `name = "1"`, `name = { ... }` or `name.workspace = true`.
+            if let Some((key, _)) = line.split_once('=') {
+                let name = key.trim().split('.').next().unwrap_or_default();
+                names.push(name.to_string());
             }
         }
     }
@@ -124,8 +126,8 @@ fn the_purity_checks_catch_a_clock_a_file_and_a_browser_crate() {
     let source = "use std::time::Instant;\nfn f() { let t = Instant::now(); }\n\
                   // Instant::now in a comment is fine\nfn g() { std::fs::read(\"x\"); }\n";
     assert_eq!(impure_lines(source).len(), 2, "{:?}", impure_lines(source));
-    let manifest = "[package]\nname = \"x\"\n[dependencies]\nserde = \"1\"\nweb-sys = \"0.3\"\n\
-                    [dev-dependencies]\nrand = \"0.9\"\n";
+    let manifest = "[package]\nname = \"x\"\n[dependencies]\nserde.workspace = true\n\
+                    web-sys = \"0.3\"\n[dev-dependencies]\nrand = \"0.9\"\n";
     let bad: Vec<String> = dependencies(manifest).into_iter().filter(|n| forbidden(n)).collect();
     assert_eq!(bad, ["web-sys"]);
 }
