@@ -60,7 +60,7 @@ mod races;
 pub use gap::gap;
 pub use races::{articles_race, races, random_races, Race, Write, MAX_WRITERS};
 
-use fencelab_core::drive::conformance::{show_outcome, show_value, Rule};
+use fencelab_core::drive::conformance::{show_value, Rule};
 use fencelab_core::format::model::StoreSpec;
 use fencelab_core::store::MemoryStore;
 use fencelab_core::{FencedStore, ResourceId, StoredValue, Tick, WriteOutcome, WriteRequest};
@@ -182,10 +182,10 @@ impl fmt::Display for Lost {
         writeln!(f, "{}, round {} ({}):", self.race.name, self.round, describe_start(self.start))?;
         writeln!(f, "  {}", self.verdict())?;
         for (write, outcome) in self.race.setup.iter().zip(&self.setup) {
-            writeln!(f, "  before the race, {write}: {}", show_outcome(outcome))?;
+            writeln!(f, "  before the race, {write}: {}", outcome)?;
         }
         for (n, (write, outcome)) in self.race.writers.iter().zip(&self.outcomes).enumerate() {
-            writeln!(f, "  writer {}, {write}: {}", n + 1, show_outcome(outcome))?;
+            writeln!(f, "  writer {}, {write}: {}", n + 1, outcome)?;
         }
         writeln!(f, "  final state: {}", show_value(&self.state))?;
         writeln!(f, "  a linearizable fenced store allows:")?;
@@ -193,7 +193,7 @@ impl fmt::Display for Lost {
             let writers = &self.race.writers;
             let order: Vec<&str> = allowed.order.iter().map(|&w| writers[w].who.as_str()).collect();
             let outcomes: Vec<String> = (allowed.order.iter())
-                .map(|&w| format!("{} {}", writers[w].who, show_outcome(&allowed.outcomes[w])))
+                .map(|&w| format!("{} {}", writers[w].who, allowed.outcomes[w]))
                 .collect();
             writeln!(
                 f,

@@ -181,7 +181,7 @@ impl fmt::Display for Rule {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Divergence<E: std::error::Error> {
     /// The store returned a different outcome, state or lookup.
-    #[error("{scenario}{}: write {} to {place} at {at} ({}): {what}: the reference says {expected}, the store says {actual} (rule: {rule})", show_schedule(schedule), index + 1, show_request(request))]
+    #[error("{scenario}{}: write {} to {place} at {at} ({}): {what}: the reference says {expected}, the store says {actual} (rule: {rule})", show_schedule(schedule), index + 1, request)]
     Outcome {
         /// `name/variant` of the scenario, or the case's name.
         scenario: String,
@@ -232,18 +232,6 @@ fn show_schedule(schedule: &[usize]) -> String {
         let choices: Vec<String> = schedule.iter().map(usize::to_string).collect();
         format!(" (schedule [{}])", choices.join(", "))
     }
-}
-
-/// A request in words: generation, operation id, expected revision and value.
-pub fn show_request(request: &WriteRequest) -> String {
-    let expected = match request.expected_revision {
-        Some(revision) => format!(", expecting {revision}"),
-        None => String::new(),
-    };
-    format!(
-        "generation {}, operation {}{expected}, value {:?}",
-        request.generation, request.operation, request.value
-    )
 }
 
 /// One write of a story, as the conformance kit replays it.
@@ -541,7 +529,7 @@ pub(crate) fn play<S: FencedStore>(
         let actual = store.write(request, at).map_err(store_error)?;
         if actual != expected {
             let rule = outcome_rule(&expected, &actual, applied_before);
-            return Err(diverge("outcome", show_outcome(&expected), show_outcome(&actual), rule));
+            return Err(diverge("outcome", expected.to_string(), actual.to_string(), rule));
         }
         report.count(&expected);
         let want = infallible(reference.read(&request.resource));
@@ -643,7 +631,7 @@ fn after_reopen<S: FencedStore>(
         let expected = infallible(reference.write(&probe, at));
         let actual = store.write(&probe, at).map_err(store_error)?;
         if actual != expected {
-            let (expected, actual) = (show_outcome(&expected), show_outcome(&actual));
+            let (expected, actual) = (expected.to_string(), actual.to_string());
             return Err(diverge("outcome after reopen", expected, actual, &probe));
         }
     }
@@ -702,44 +690,14 @@ pub fn outcome_kind(outcome: &WriteOutcome) -> String {
     }
 }
 
-/// An outcome in words, e.g. `applied as revision r2 under generation 3`.
-pub fn show_outcome(outcome: &WriteOutcome) -> String {
-    match outcome {
-        WriteOutcome::Applied(applied) => {
-            format!(
-                "applied as revision {} under generation {}",
-                applied.revision, applied.generation
-            )
-        }
-        WriteOutcome::Replayed(stored) => format!("replayed {}", show_stored(stored)),
-        WriteOutcome::Rejected(rejection) => {
-            format!("rejected ({}): {rejection}", rejection.reason())
-        }
-    }
-}
-
-fn show_stored(stored: &StoredResult) -> String {
-    format!(
-        "the result recorded at {} (revision {} under generation {})",
-        stored.recorded_at, stored.applied.revision, stored.generation
-    )
-}
-
 fn show_lookup(stored: &Option<StoredResult>) -> String {
     match stored {
-        Some(stored) => show_stored(stored),
+        Some(stored) => stored.to_string(),
         None => "nothing remembered".into(),
     }
 }
 
-/// A resource's state in words.
+/// A resource's state in words: its [`StoredValue`], or `never written`.
 pub fn show_value(value: &Option<StoredValue>) -> String {
-    match value {
-        None => "never written".into(),
-        Some(StoredValue { highest, value, revision }) => {
-            let highest = highest.map_or("none".to_string(), |g| g.to_string());
-            let value = value.as_ref().map_or("no value".to_string(), |v| format!("{v:?}"));
-            format!("{value} at revision {revision}, highest generation {highest}")
-        }
-    }
+    value.as_ref().map_or_else(|| "never written".into(), StoredValue::to_string)
 }

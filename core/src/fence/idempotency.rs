@@ -7,6 +7,7 @@ use crate::ids::OperationId;
 use crate::memory::{block, btree_nodes, buffer, no_heap, HeapSize};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
 use std::num::NonZeroUsize;
 
 /// How long operation ids are remembered. Memory is finite, so every real store forgets
@@ -50,6 +51,17 @@ pub struct StoredResult {
     pub applied: Applied,
     /// When it was recorded.
     pub recorded_at: Tick,
+}
+
+/// `the result recorded at t5 (revision r2 under generation 3)`.
+impl fmt::Display for StoredResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the result recorded at {} (revision {} under generation {})",
+            self.recorded_at, self.applied.revision, self.generation
+        )
+    }
 }
 
 /// Why an operation id was forgotten.
@@ -242,6 +254,23 @@ impl WriteOutcome {
     /// Whether the register changed.
     pub fn is_applied(&self) -> bool {
         matches!(self, WriteOutcome::Applied(_))
+    }
+}
+
+/// The outcome in words, e.g. `applied as revision r2 under generation 3`.
+impl fmt::Display for WriteOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WriteOutcome::Applied(applied) => write!(
+                f,
+                "applied as revision {} under generation {}",
+                applied.revision, applied.generation
+            ),
+            WriteOutcome::Replayed(stored) => write!(f, "replayed {stored}"),
+            WriteOutcome::Rejected(rejection) => {
+                write!(f, "rejected ({}): {rejection}", rejection.reason())
+            }
+        }
     }
 }
 

@@ -148,6 +148,18 @@ impl WriteRequest {
     }
 }
 
+/// The request in words, as the conformance kit reports it: `generation 3, operation b-1,
+/// expecting r2, value "x"`. The resource is left out: messages name it in their own terms.
+impl fmt::Display for WriteRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "generation {}, operation {}", self.generation, self.operation)?;
+        if let Some(revision) = self.expected_revision {
+            write!(f, ", expecting {revision}")?;
+        }
+        write!(f, ", value {:?}", self.value)
+    }
+}
+
 /// A write the register applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
 pub struct Applied {

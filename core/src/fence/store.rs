@@ -22,6 +22,21 @@ pub struct StoredValue {
     pub revision: Revision,
 }
 
+/// `"B's value" at revision r2, highest generation 3`.
+impl std::fmt::Display for StoredValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.value {
+            Some(value) => write!(f, "{value:?}")?,
+            None => f.write_str("no value")?,
+        }
+        write!(f, " at revision {}, highest generation ", self.revision)?;
+        match self.highest {
+            Some(highest) => write!(f, "{highest}"),
+            None => f.write_str("none"),
+        }
+    }
+}
+
 /// A protected store with the full write boundary of [`FencedResource`]: per resource, the
 /// generation check, operation ids with stored results, and expected revisions, with the same
 /// outcomes and the same order of checks.
