@@ -90,7 +90,7 @@ pub mod sim;
 pub mod stories;
 
 pub use check::{Checker, Judgement};
-pub use clock::Tick;
+pub use clock::{RunStep, Tick};
 pub use drive::explore::{Bound, ExploreConfig, ExploreResult, ExploreStats, Explorer};
 pub use error::Error;
 pub use fence::authority::{Lease, LeaseAuthority, LeaseError, ResourceRecord};

@@ -25,7 +25,7 @@
 //! assert_eq!(found[0].invariant, InvariantKind::StaleWriteAccepted);
 //! ```
 
-use crate::clock::Tick;
+use crate::clock::{RunStep, Tick};
 use crate::fence::gateway::EffectRequest;
 use crate::fence::generation::Generation;
 use crate::fence::idempotency::WriteOutcome;
@@ -477,7 +477,7 @@ impl Checker {
             };
             found.push(Violation {
                 invariant: InvariantKind::FinalValueNotFromLatestOwner,
-                step: last_step,
+                step: RunStep::new(last_step),
                 detail,
                 place: Some(store_place(&store.name, data, data, resource)),
                 possible,
@@ -578,7 +578,7 @@ impl Judge<'_> {
         let step = self.step;
         self.out.violations.push(Violation {
             invariant: kind,
-            step,
+            step: RunStep::new(step),
             detail,
             place: Some(place),
             possible,
