@@ -128,7 +128,7 @@ pub fn audit(
                 say!(
                     "  line {} (step {}, t={}): {}{maybe}: {}",
                     f.line,
-                    v.step + 1,
+                    v.step,
                     f.at,
                     v.invariant,
                     v.detail
@@ -171,7 +171,7 @@ fn audit_file(
             // Findings point at the file's own lines, not the converted history's.
             let source = |step: usize| converted.lines.get(step).copied().unwrap_or(0);
             for f in &mut result.findings {
-                f.line = source(f.violation.step);
+                f.line = source(f.violation.step.index());
                 f.witness_lines = f.violation.witness.iter().map(|s| source(*s)).collect();
                 f.witness_lines.sort_unstable();
                 f.witness_lines.dedup();

@@ -10,8 +10,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use fencelab_core::memory::{Bytes, DEFAULT_MEMORY_BUDGET};
 use fencelab_core::stories::library;
 use fencelab_core::{
-    Bound, Engine, EngineError, ExploreConfig, ExploreResult, Explorer, Scenario, StepRecord,
-    UnknownStory, Verdict,
+    Bound, Engine, EngineError, ExploreConfig, ExploreResult, Explorer, RunStep, Scenario,
+    StepRecord, UnknownStory, Verdict,
 };
 use std::num::NonZeroUsize;
 use std::process::ExitCode;
@@ -451,7 +451,7 @@ fn run_warnings(history: &fencelab_core::History) -> Vec<String> {
         match &entry.event {
             Event::LossIgnored { message } => warnings.push(format!(
                 "step {}: message {message} was to be lost, but it was not on its way (it had arrived, or was not sent yet), so the loss changed nothing",
-                step + 1
+                RunStep::new(step)
             )),
             Event::WorkerFinished { worker } | Event::WorkerStopped { worker, .. } => {
                 done.insert(worker.as_str());
@@ -536,7 +536,7 @@ fn check(
                         say!(
                             "{:>4}  t={:<4} {:<10} {}",
                             // Steps are numbered from 1 for readers, as `run` numbers them.
-                            r.index + 1,
+                            RunStep::new(r.index),
                             r.at.0,
                             r.event.actor(),
                             r.caption
@@ -568,9 +568,9 @@ fn print_text(engine: &Engine, verdict: &Verdict) {
     }
     for StepRecord { index, at, event, caption, .. } in engine.records() {
         // Steps count from 1, as on the page; the index counts from 0.
-        say!("{:>4}  t={:<4} {:<10} {caption}", index + 1, at.0, event.actor());
+        say!("{:>4}  t={:<4} {:<10} {caption}", RunStep::new(*index), at.0, event.actor());
         // The caption already narrates what broke; the name is what a scenario's `expect` lists.
-        for v in verdict.violations.iter().filter(|v| v.step == *index) {
+        for v in verdict.violations.iter().filter(|v| v.step.index() == *index) {
             say!("      !! {}", v.invariant);
         }
     }

@@ -1,4 +1,5 @@
-//! Logical time. The core never reads a wall clock: every caller says what time it is.
+//! Logical time, and the steps of a run. The core never reads a wall clock: every caller says
+//! what time it is.
 
 use crate::memory::no_heap;
 use serde::{Deserialize, Serialize};
@@ -37,3 +38,41 @@ impl fmt::Display for Tick {
 }
 
 no_heap!(Tick);
+
+/// One step of a run: the index of its event in the history, counted from 0 as the core counts.
+/// People read steps numbered from 1 (the page, the command line, every message): after `n`
+/// steps a reader is at step `n`. This type holds the index and says the number, so no caller
+/// adds 1 by hand. It is written as the bare index, as before it had a type. (A worker's script
+/// step is another thing: the scenario's `Step`.)
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct RunStep(usize);
+
+impl RunStep {
+    /// The step at this index, counted from 0.
+    pub const fn new(index: usize) -> RunStep {
+        RunStep(index)
+    }
+
+    /// The index, from 0: where the step's event sits in the history and the records.
+    pub const fn index(self) -> usize {
+        self.0
+    }
+
+    /// The number people read, from 1. It is also the player's position once the step has
+    /// been played.
+    pub const fn number(self) -> usize {
+        self.0.saturating_add(1)
+    }
+}
+
+impl fmt::Display for RunStep {
+    /// The number people read, from 1 (width and alignment apply to it).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.number(), f)
+    }
+}
+
+no_heap!(RunStep);

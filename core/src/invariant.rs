@@ -2,6 +2,7 @@
 //! as. They are shared vocabulary: the scenario format names them in its expectations, the
 //! checker finds them, and the recorder and the diagram show them.
 
+use crate::clock::RunStep;
 use crate::memory::{no_heap, HeapSize};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -168,8 +169,8 @@ impl fmt::Display for InvariantKind {
 pub struct Violation {
     /// Which invariant.
     pub invariant: InvariantKind,
-    /// The index of the step (event) that broke it, from 0.
-    pub step: usize,
+    /// The step (event) that broke it.
+    pub step: RunStep,
     /// What exactly happened, in words.
     pub detail: String,
     /// Where it happened.

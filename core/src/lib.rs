@@ -90,7 +90,7 @@ pub mod sim;
 pub mod stories;
 
 pub use check::{Checker, Judgement};
-pub use clock::Tick;
+pub use clock::{RunStep, Tick};
 pub use drive::explore::{Bound, ExploreConfig, ExploreResult, ExploreStats, Explorer};
 pub use error::Error;
 pub use fence::authority::{Lease, LeaseAuthority, LeaseError, ResourceRecord};
@@ -115,7 +115,7 @@ pub use fence::store;
 pub use fence::store::{FencedStore, MemoryStore, StoredValue};
 pub use format::error::ScenarioError;
 pub use format::model::{Checkpoint, Fault, Injection, PauseReason, Scenario};
-pub use history::event::{Event, TokenKind};
+pub use history::event::{Event, StoreWrite, TokenKind};
 pub use history::{Entry, History, HistoryError, JsonlParser, Setup};
 pub use ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey, MAX_ID_LEN};
 pub use invariant::{InvariantKind, Place, Violation};

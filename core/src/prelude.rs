@@ -6,7 +6,7 @@
 //! let mut engine = Engine::new(library::scenario("paused-worker", Some("broken"))?)?;
 //! let verdict = engine.run()?;
 //! verdict.assert_met();
-//! assert_eq!(verdict.assert_violation(InvariantKind::StaleWriteAccepted).step, 18);
+//! assert_eq!(verdict.assert_violation(InvariantKind::StaleWriteAccepted).step.index(), 18);
 //! # Ok::<(), fencelab_core::Error>(())
 //! ```
 //!
@@ -15,7 +15,7 @@
 //! [`fencelab_core::Error`](crate::Error), is left out so that it does not shadow a caller's own
 //! `Error`.
 
-pub use crate::clock::Tick;
+pub use crate::clock::{RunStep, Tick};
 pub use crate::drive::conformance;
 pub use crate::drive::explore::{ExploreConfig, ExploreResult, Explorer};
 pub use crate::fence::authority::{Lease, LeaseAuthority};

@@ -18,7 +18,7 @@ use syn::visit::Visit;
 /// ARCHITECTURE.md describes it in words.
 const LAYERS: &[(&str, &[&str])] = &[
     // Vocabulary every layer shares: memory estimates (the `HeapSize` trait, whose impls sit
-    // beside their types), logical time, names, small maps, the fingerprint hasher.
+    // beside their types), logical time and a run's steps, names, small maps, the fingerprint hasher.
     ("memory", &[]),
     ("clock", &["memory"]),
     ("ids", &["memory"]),
@@ -27,7 +27,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("fingerprint", &[]),
     // The building blocks, then the scenario format and the invariants' names that it uses.
     ("fence", &["clock", "ids", "maps", "memory", "names"]),
-    ("invariant", &["memory", "names"]),
+    ("invariant", &["clock", "memory", "names"]),
     ("format", &["fence", "invariant"]),
     // What happened: the one thing the simulator, the checker and the diagram exchange.
     ("history", &["fence", "format"]),

@@ -71,10 +71,10 @@ fn a_run_of_10000_workers_on_a_one_tick_lease_stops_at_its_budget_without_alloca
     };
     assert_eq!(reported, budget);
     assert!(wanted > budget && estimate <= budget, "{} then {}", Bytes(estimate), Bytes(wanted));
-    assert!(step > 10_000, "stopped at step {step}");
+    assert!(step.index() > 10_000, "stopped at step {step}");
     assert!(
-        // Steps are numbered from 1 for readers; `step` is the index of the step that did not run.
-        error.to_string().starts_with(&format!("stopped before step {}: the run's records, operation log and snapshots would take about", step + 1)),
+        // Steps are numbered from 1 for readers; `step` is the step that did not run.
+        error.to_string().starts_with(&format!("stopped before step {}: the run's records, operation log and snapshots would take about", step.number())),
         "{error}"
     );
     assert!(error.to_string().ends_with("more than its memory budget of 64 MiB"), "{error}");

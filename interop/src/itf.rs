@@ -73,7 +73,7 @@ pub fn to_itf(history: &History) -> String {
     let mut findings: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
     for v in Checker::judge(history) {
         let finding = json!({ "invariant": v.invariant.to_string(), "possible": v.possible });
-        findings.entry(v.step).or_default().push(finding);
+        findings.entry(v.step.index()).or_default().push(finding);
     }
     let mut issued: BTreeMap<String, u64> = BTreeMap::new();
     let mut believes: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();

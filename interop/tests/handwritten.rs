@@ -7,7 +7,7 @@ use fencelab_interop::{itf, jepsen, otlp, pattern, Imported};
 use InvariantKind::*;
 
 fn found(imported: &Imported) -> Vec<(InvariantKind, usize)> {
-    Checker::judge(&imported.history).iter().map(|v| (v.invariant, v.step)).collect()
+    Checker::judge(&imported.history).iter().map(|v| (v.invariant, v.step.index())).collect()
 }
 
 #[test]

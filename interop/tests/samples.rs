@@ -11,7 +11,7 @@ fn sample(name: &str) -> String {
 }
 
 fn found(imported: &Imported) -> Vec<(InvariantKind, usize)> {
-    Checker::judge(&imported.history).iter().map(|v| (v.invariant, v.step)).collect()
+    Checker::judge(&imported.history).iter().map(|v| (v.invariant, v.step.index())).collect()
 }
 
 #[test]
@@ -81,7 +81,7 @@ fn the_jepsen_timeout_sample_shows_only_possible_findings() {
         jepsen::read_jepsen(&sample("jepsen-timeout.edn")).unwrap_or_else(|e| panic!("{e}"));
     let found = Checker::judge(&imported.history);
     let last = imported.history.entries.len() - 1;
-    let kinds: Vec<_> = found.iter().map(|v| (v.invariant, v.step, v.possible)).collect();
+    let kinds: Vec<_> = found.iter().map(|v| (v.invariant, v.step.index(), v.possible)).collect();
     assert_eq!(
         kinds,
         [

@@ -58,7 +58,7 @@ fn run() -> Result<(), String> {
     let to = out.as_deref().unwrap_or("standard output");
     eprintln!("{mode} run: {} events to {to}, {} findings", history.entries.len(), found.len());
     for v in &found {
-        eprintln!("  step {}: {}: {}", v.step + 1, v.invariant.name(), v.detail);
+        eprintln!("  step {}: {}: {}", v.step, v.invariant.name(), v.detail);
     }
     Ok(())
 }

@@ -119,7 +119,11 @@ fn assert_unfenced_verdict(history: &History) {
     let found = Checker::judge(history);
     let stale = only(&found, InvariantKind::StaleWriteAccepted);
     assert_eq!(stale.len(), 1, "{found:#?}");
-    assert_eq!(stale[0].step, late_step, "the finding points at A's late write: {found:#?}");
+    assert_eq!(
+        stale[0].step.index(),
+        late_step,
+        "the finding points at A's late write: {found:#?}"
+    );
     assert!(stale[0].detail.contains("accepted A's write"), "{}", stale[0].detail);
     assert!(stale[0].detail.contains("B presented a newer one"), "{}", stale[0].detail);
     assert_eq!(only(&found, InvariantKind::FinalValueNotFromLatestOwner).len(), 1, "{found:#?}");

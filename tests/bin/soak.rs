@@ -83,7 +83,7 @@ fn main() -> ExitCode {
     for (kind, found) in &report.first {
         println!("\nfirst {kind}: scenario {} of seed {}", found.index, config.seed);
         for v in &found.violations {
-            println!("  step {}: {}: {}", v.step, v.invariant, v.detail);
+            println!("  step {}: {}: {}", v.step.index(), v.invariant, v.detail);
         }
         let file = |suffix: &str| out.with_file_name(format!("{}-{kind}{suffix}", stem(&out)));
         write(&file(".json"), &found.scenario.to_json());
@@ -102,7 +102,7 @@ fn main() -> ExitCode {
         let safety =
             verdict.violations.iter().filter(|v| InvariantKind::SAFETY.contains(&v.invariant));
         for v in safety {
-            println!("  step {}: {}: {}", v.step, v.invariant, v.detail);
+            println!("  step {}: {}: {}", v.step.index(), v.invariant, v.detail);
         }
     }
     if failed {

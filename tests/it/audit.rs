@@ -55,7 +55,7 @@ fn judge(lines: &[String]) -> Vec<Violation> {
 }
 
 fn kinds(found: &[Violation]) -> Vec<(InvariantKind, usize, bool)> {
-    found.iter().map(|v| (v.invariant, v.step, v.possible)).collect()
+    found.iter().map(|v| (v.invariant, v.step.index(), v.possible)).collect()
 }
 
 /// A's lease (generation 1, until 10) then B's (generation 2 at 12): the classic paused worker.

@@ -27,15 +27,11 @@ fn every_story_asks_at_its_key_moment_and_the_variants_differ() {
             assert!(a.answer < a.options.len());
             assert!(a.options.len() >= 2, "{}: {a:?}", scenario.name);
             // The step that answers is one the run has, and its caption is what explains it.
-            let record = &engine.records()[a.step];
+            let record = &engine.records()[a.step.index()];
             assert!(!record.caption.is_empty());
             println!(
                 "{}/{} step {}: {} -> {}",
-                scenario.name,
-                scenario.variant,
-                a.step + 1,
-                a.question,
-                a.options[a.answer]
+                scenario.name, scenario.variant, a.step, a.question, a.options[a.answer]
             );
         }
         answers
@@ -75,7 +71,7 @@ fn checkpoints_stop_before_the_step_that_answers() {
     let (engine, asked) = play(&scenario);
     let a = &asked[0];
     assert!(
-        matches!(&engine.records()[a.step].event, Event::EffectArrived { worker, .. } if worker == "A")
+        matches!(&engine.records()[a.step.index()].event, Event::EffectArrived { worker, .. } if worker == "A")
     );
     assert_eq!(a.question, "Will the gateway pass on A's request to capture payment of 49.99?");
 
@@ -91,7 +87,7 @@ fn checkpoints_stop_before_the_step_that_answers() {
     assert!(last.options.contains(&"B: current".to_string()));
     for a in [write, last] {
         assert!(
-            matches!(&engine.records()[a.step].event, Event::WriteCommitted { worker, .. } if worker == "A")
+            matches!(&engine.records()[a.step.index()].event, Event::WriteCommitted { worker, .. } if worker == "A")
         );
     }
 }
@@ -112,9 +108,9 @@ fn the_final_value_is_asked_where_it_is_settled_and_after_the_write_question() {
     let scenario = library::scenario("paused-worker", Some("fenced")).unwrap();
     let (engine, asked) = play(&scenario);
     let (write, last) = (&asked[0], &asked[1]);
-    assert_eq!(last.step, settling_step(&engine, "db"));
+    assert_eq!(last.step.index(), settling_step(&engine, "db"));
     assert!(matches!(
-        &engine.records()[last.step].event,
+        &engine.records()[last.step.index()].event,
         Event::WriteArrived { worker, outcome, .. } if worker == "A" && !outcome.is_applied()
     ));
     assert_eq!(write.step, last.step);
@@ -125,7 +121,7 @@ fn the_final_value_is_asked_where_it_is_settled_and_after_the_write_question() {
         let (engine, asked) = play(&scenario);
         for (checkpoint, a) in scenario.checkpoints.iter().zip(&asked) {
             if let Checkpoint::FinalValue { store, .. } = checkpoint {
-                assert_eq!(a.step, settling_step(&engine, store), "{}", scenario.name);
+                assert_eq!(a.step.index(), settling_step(&engine, store), "{}", scenario.name);
                 // Listed last, so at a shared step it is asked after the write question.
                 assert!(
                     matches!(scenario.checkpoints.last(), Some(Checkpoint::FinalValue { .. })),
@@ -134,7 +130,7 @@ fn the_final_value_is_asked_where_it_is_settled_and_after_the_write_question() {
                 );
                 // Every write question the story asks comes before or with it.
                 assert!(asked.iter().all(|other| other.step <= a.step), "{}", scenario.name);
-                let applied_before = engine.records()[..a.step].iter().any(|r| {
+                let applied_before = engine.records()[..a.step.index()].iter().any(|r| {
                     matches!(&r.event, Event::WriteArrived { store: s, outcome, .. } if s == store && outcome.is_applied())
                         || matches!(&r.event, Event::WriteCommitted { store: s, .. } if s == store)
                 });
@@ -144,7 +140,7 @@ fn the_final_value_is_asked_where_it_is_settled_and_after_the_write_question() {
             if let Checkpoint::WriteAccepted { .. } = checkpoint {
                 assert!(
                     matches!(
-                        &engine.records()[a.step].event,
+                        &engine.records()[a.step.index()].event,
                         Event::WriteArrived { .. } | Event::WriteCommitted { .. }
                     ),
                     "{}: the answer step applies or refuses nothing",

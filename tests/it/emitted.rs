@@ -131,7 +131,7 @@ fn paused_worker_broken() {
     let mut engine = Engine::new(scenario).expect("the scenario is valid");
     let verdict = engine.run().expect("the schedule fits the scenario");
     let violations: Vec<(InvariantKind, usize)> =
-        verdict.violations.iter().map(|v| (v.invariant, v.step)).collect();
+        verdict.violations.iter().map(|v| (v.invariant, v.step.index())).collect();
     assert_eq!(violations, vec![(InvariantKind::StaleWriteAccepted, 18), (InvariantKind::WriteOutsideLease, 18), (InvariantKind::FinalValueNotFromLatestOwner, 19)]);
     let rejections: Vec<(RejectionReason, u64)> = verdict.rejections.into_iter().collect();
     assert_eq!(rejections, vec![]);
@@ -263,7 +263,7 @@ fn check_then_write_check_then_write() {
     let mut engine = Engine::new(scenario).expect("the scenario is valid");
     let verdict = engine.run().expect("the schedule fits the scenario");
     let violations: Vec<(InvariantKind, usize)> =
-        verdict.violations.iter().map(|v| (v.invariant, v.step)).collect();
+        verdict.violations.iter().map(|v| (v.invariant, v.step.index())).collect();
     assert_eq!(violations, vec![(InvariantKind::StaleWriteAccepted, 18), (InvariantKind::WriteOutsideLease, 18), (InvariantKind::FinalValueNotFromLatestOwner, 19)]);
     let rejections: Vec<(RejectionReason, u64)> = verdict.rejections.into_iter().collect();
     assert_eq!(rejections, vec![]);
@@ -383,7 +383,7 @@ fn payment_capture_fenced() {
     let mut engine = Engine::new(scenario).expect("the scenario is valid");
     let verdict = engine.run().expect("the schedule fits the scenario");
     let violations: Vec<(InvariantKind, usize)> =
-        verdict.violations.iter().map(|v| (v.invariant, v.step)).collect();
+        verdict.violations.iter().map(|v| (v.invariant, v.step.index())).collect();
     assert_eq!(violations, vec![]);
     let rejections: Vec<(RejectionReason, u64)> = verdict.rejections.into_iter().collect();
     assert_eq!(rejections, vec![(RejectionReason::StaleGeneration, 1)]);
@@ -484,7 +484,7 @@ fn retention_window_unconditional() {
     let mut engine = Engine::new(scenario).expect("the scenario is valid");
     let verdict = engine.run().expect("the schedule fits the scenario");
     let violations: Vec<(InvariantKind, usize)> =
-        verdict.violations.iter().map(|v| (v.invariant, v.step)).collect();
+        verdict.violations.iter().map(|v| (v.invariant, v.step.index())).collect();
     assert_eq!(violations, vec![(InvariantKind::OperationAppliedTwice, 8)]);
     let rejections: Vec<(RejectionReason, u64)> = verdict.rejections.into_iter().collect();
     assert_eq!(rejections, vec![]);

@@ -195,7 +195,7 @@ fn play(case: &Case) -> Outcome {
     let captions: Vec<&str> = engine.records().iter().map(|r| r.caption.as_str()).collect();
     let mut text = captions.join("\n");
     for v in &verdict.violations {
-        write!(text, "\n{}|{}|{}", v.invariant, v.step, v.detail).expect("a string");
+        write!(text, "\n{}|{}|{}", v.invariant, v.step.index(), v.detail).expect("a string");
     }
     for (reason, count) in &verdict.rejections {
         write!(text, "\n{reason:?}={count}").expect("a string");

@@ -23,8 +23,11 @@ fn panic_message(check: impl FnOnce()) -> String {
 fn the_assertions_pass_on_what_the_run_did() {
     let broken = run("paused-worker", "broken");
     broken.assert_met();
-    assert_eq!(broken.assert_violation(InvariantKind::StaleWriteAccepted).step, 18);
-    assert_eq!(broken.assert_violation(InvariantKind::FinalValueNotFromLatestOwner).step, 19);
+    assert_eq!(broken.assert_violation(InvariantKind::StaleWriteAccepted).step.index(), 18);
+    assert_eq!(
+        broken.assert_violation(InvariantKind::FinalValueNotFromLatestOwner).step.index(),
+        19
+    );
 
     let fenced = run("paused-worker", "fenced");
     fenced.assert_met();

@@ -209,7 +209,8 @@ fn every_built_in_scenario_is_pinned_and_meets_its_expectations() {
     assert_eq!(all.len(), PINNED.len(), "a scenario was added or removed: pin it here");
     for (name, variant, violations, rejections, steps) in PINNED {
         let engine = run(name, variant);
-        let got: Vec<_> = engine.violations().iter().map(|v| (v.invariant, v.step)).collect();
+        let got: Vec<_> =
+            engine.violations().iter().map(|v| (v.invariant, v.step.index())).collect();
         assert_eq!(got, *violations, "{name}/{variant}: violations");
         let counts: Vec<_> = engine.rejections().into_iter().collect();
         assert_eq!(counts, *rejections, "{name}/{variant}: rejections");
@@ -453,7 +454,7 @@ fn the_breaking_step_narrates_what_broke() {
         let mut engine = Engine::new(scenario).unwrap();
         let verdict = engine.run().unwrap();
         for violation in &verdict.violations {
-            let caption = &engine.records()[violation.step].caption;
+            let caption = &engine.records()[violation.step.index()].caption;
             let at_step: Vec<_> =
                 verdict.violations.iter().filter(|v| v.step == violation.step).cloned().collect();
             let said = format!("Broken: {}: {}.", violation.headline(&at_step), violation.detail);

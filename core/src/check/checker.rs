@@ -25,13 +25,13 @@
 //! assert_eq!(found[0].invariant, InvariantKind::StaleWriteAccepted);
 //! ```
 
-use crate::clock::Tick;
+use crate::clock::{RunStep, Tick};
 use crate::fence::gateway::EffectRequest;
 use crate::fence::generation::Generation;
 use crate::fence::idempotency::WriteOutcome;
 use crate::fence::register::{WriteRejection, WriteRequest};
 use crate::format::model::Enforcement;
-use crate::history::event::{Event, TokenKind};
+use crate::history::event::{Event, StoreWrite, TokenKind};
 use crate::history::{place_name, Entry, Setup};
 use crate::invariant::{InvariantKind, Place, Violation};
 use litemap::LiteMap;
@@ -477,7 +477,7 @@ impl Checker {
             };
             found.push(Violation {
                 invariant: InvariantKind::FinalValueNotFromLatestOwner,
-                step: last_step,
+                step: RunStep::new(last_step),
                 detail,
                 place: Some(store_place(&store.name, data, data, resource)),
                 possible,
@@ -578,7 +578,7 @@ impl Judge<'_> {
         let step = self.step;
         self.out.violations.push(Violation {
             invariant: kind,
-            step,
+            step: RunStep::new(step),
             detail,
             place: Some(place),
             possible,
@@ -588,6 +588,8 @@ impl Judge<'_> {
 
     fn event(&mut self, event: &Event) {
         let step = self.step;
+        // What the four events of a write at its store share.
+        let at_store = event.store_write();
         match event {
             Event::LeaseGranted { worker, resource, generation, valid_until, message, .. } => {
                 let grant =
@@ -656,51 +658,33 @@ impl Judge<'_> {
                 let what = (request.operation.as_str(), request.generation, *token);
                 self.sent(worker, *message, resource, what, *retry)
             }
-            Event::CheckPassed { worker, message, store, data, request, .. } => {
-                if let Some(sent) = self.state().messages.get_mut(message) {
+            Event::CheckPassed { .. } => {
+                let Some(at) = at_store else { return };
+                if let Some(sent) = self.state().messages.get_mut(&at.message) {
                     sent.steps = sent.steps.with(step);
                     let sent = *sent;
-                    let cell = self.cell_key(store, data, request.resource.as_str());
-                    let w = self.checker.worker(worker);
+                    let cell = self.cell_key(at.store, at.data, at.request.resource.as_str());
+                    let w = self.checker.worker(at.worker);
                     let reached = Reached { epoch: sent.epoch, worker: w, steps: sent.steps };
                     self.presented(cell, reached, true);
                 }
             }
-            Event::WriteArrived {
-                worker,
-                message,
-                store,
-                path,
-                data,
-                request,
-                outcome,
-                highest_before,
-                highest_after,
-                ..
-            } => {
-                let Some(sent) = self.state().messages.remove(message) else { return };
-                let write = Write { worker, store, path, data, request, outcome, sent };
-                self.settle(write, *highest_before, *highest_after);
+            Event::WriteArrived { outcome, highest_before, highest_after, .. } => {
+                let Some(at) = at_store else { return };
+                let Some(sent) = self.state().messages.remove(&at.message) else { return };
+                self.settle(Write { at, outcome, sent }, *highest_before, *highest_after);
             }
-            Event::WriteCommitted {
-                worker,
-                message,
-                store,
-                path,
-                data,
-                request,
-                outcome,
-                highest_before,
-                ..
-            } => {
-                let Some(sent) = self.state().messages.remove(message) else { return };
-                let write = Write { worker, store, path, data, request, outcome, sent };
+            Event::WriteCommitted { outcome, highest_before, .. } => {
+                let Some(at) = at_store else { return };
+                let Some(sent) = self.state().messages.remove(&at.message) else { return };
                 // A committed write lands without looking: the highest generation becomes its own.
-                self.settle(write, *highest_before, Some(request.generation));
+                let after = Some(at.request.generation);
+                self.settle(Write { at, outcome, sent }, *highest_before, after);
             }
-            Event::WriteUnknown { worker, message, store, path, data, request } => {
-                let Some(sent) = self.state().messages.remove(message) else { return };
-                self.unknown_write(worker, store, path, data, request, sent);
+            Event::WriteUnknown { .. } => {
+                let Some(at) = at_store else { return };
+                let Some(sent) = self.state().messages.remove(&at.message) else { return };
+                self.unknown_write(at, sent);
             }
             Event::EffectArrived { worker, message, request, dropped, .. } => {
                 let Some(sent) = self.state().messages.remove(message) else { return };
@@ -838,7 +822,8 @@ impl Judge<'_> {
 
     /// A write reached its boundary and the boundary answered it.
     fn settle(&mut self, write: Write, before: Option<Generation>, after: Option<Generation>) {
-        let Write { worker, store, path, data, request, outcome, sent } = write;
+        let Write { at: StoreWrite { worker, store, path, data, request, .. }, outcome, sent } =
+            write;
         let key = self.cell_key(store, data, request.resource.as_str());
         let w = self.checker.worker(worker);
         let reached = Reached { epoch: sent.epoch, worker: w, steps: sent.steps.with(self.step) };
@@ -889,15 +874,8 @@ impl Judge<'_> {
 
     /// A write whose outcome nobody learned: judged as if it applied, with what that would
     /// break reported as possible, and remembered as a write that may have reached its data.
-    fn unknown_write(
-        &mut self,
-        worker: &str,
-        store: &str,
-        path: &str,
-        data: &str,
-        request: &WriteRequest,
-        sent: Sent,
-    ) {
+    fn unknown_write(&mut self, at: StoreWrite, sent: Sent) {
+        let StoreWrite { worker, store, path, data, request, .. } = at;
         let key = self.cell_key(store, data, request.resource.as_str());
         let w = self.checker.worker(worker);
         if self.checker.names.setup.stores[key.0].critical {
@@ -1142,11 +1120,7 @@ fn witness(parts: &[Steps], last: Option<usize>) -> Vec<usize> {
 
 /// A write as its boundary answered it.
 struct Write<'a> {
-    worker: &'a str,
-    store: &'a str,
-    path: &'a str,
-    data: &'a str,
-    request: &'a WriteRequest,
+    at: StoreWrite<'a>,
     outcome: &'a WriteOutcome,
     sent: Sent,
 }

@@ -3,6 +3,7 @@
 //! the right answer are read off the run's history, so an edited story (a switch turned, a
 //! schedule changed) still asks at the right moment and still marks the right answer.
 
+use crate::clock::RunStep;
 use crate::fence::idempotency::WriteOutcome;
 use crate::fence::register::WriteRequest;
 pub use crate::format::model::Checkpoint;
@@ -13,8 +14,9 @@ use serde::Serialize;
 /// A checkpoint placed in one run: where to stop, what to ask, and the answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Asked {
-    /// The index of the step that answers the question: the player stops just before it.
-    pub step: usize,
+    /// The step that answers the question: the player stops just before it, at the position
+    /// that is its index.
+    pub step: RunStep,
     /// The question.
     pub question: String,
     /// The possible answers, in a fixed order for each kind of question.
@@ -83,7 +85,7 @@ fn place_one(checkpoint: &Checkpoint, history: &History) -> Result<Asked, String
                 pick(decided, *nth, &format!("a write by {worker}"))?;
             let which = which_write(history, worker, message, request, step);
             Ok(Asked {
-                step,
+                step: RunStep::new(step),
                 question: format!("Will {place} apply {which}?"),
                 options: WRITE_OPTIONS.map(String::from).to_vec(),
                 answer,
@@ -98,7 +100,7 @@ fn place_one(checkpoint: &Checkpoint, history: &History) -> Result<Asked, String
             });
             let (step, request, answer) = pick(arrived, *nth, &format!("an effect by {worker}"))?;
             Ok(Asked {
-                step,
+                step: RunStep::new(step),
                 // What the effect does, rather than the partner's label.
                 question: format!(
                     "Will the gateway pass on {worker}'s request to {}?",
@@ -163,7 +165,7 @@ fn place_one(checkpoint: &Checkpoint, history: &History) -> Result<Asked, String
             }
             let what = if data == "primary" { String::new() } else { format!(" for {data}") };
             Ok(Asked {
-                step,
+                step: RunStep::new(step),
                 question: format!("Which value will {store} hold{what} when the run ends?"),
                 options,
                 answer,

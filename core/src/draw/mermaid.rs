@@ -106,7 +106,7 @@ pub fn mermaid(history: &History, violations: &[Violation]) -> String {
         if let Some(line) = line {
             let _ = writeln!(out, "    {line}");
         }
-        for v in violations.iter().filter(|v| v.step == step) {
+        for v in violations.iter().filter(|v| v.step.index() == step) {
             // Over the place the finding is about: the store, the partner or the authority.
             let over = match &v.place {
                 Some(Place::Store { store, .. }) => id(store),

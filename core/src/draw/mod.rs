@@ -637,7 +637,7 @@ pub fn diagram(history: &History, violations: &[Violation]) -> Diagram {
         builder.add(step, entry);
     }
     for v in violations {
-        if let Some(record) = timeline.get(v.step) {
+        if let Some(record) = timeline.get(v.step.index()) {
             let id = match &v.place {
                 Some(Place::Authority) => Some("authority".to_string()),
                 Some(Place::Partner) => Some("partner".to_string()),
@@ -650,7 +650,13 @@ pub fn diagram(history: &History, violations: &[Violation]) -> Diagram {
                 Some(id) if builder.index.contains_key(&*id) => builder.lane(&id),
                 _ => event_lane(&builder, &record.event),
             };
-            builder.mark(v.step, lane, record.at, MarkKind::Violation, v.invariant.to_string());
+            builder.mark(
+                v.step.index(),
+                lane,
+                record.at,
+                MarkKind::Violation,
+                v.invariant.to_string(),
+            );
         }
     }
     let mut diagram = builder.diagram;

@@ -416,6 +416,44 @@ impl Event {
             Event::StoreRestarted { store, .. } => store,
         }
     }
+
+    /// The fields a write shares with every event that decides or loses it at its store
+    /// (arrived, check passed, committed, outcome unknown), in one piece; `None` for every other
+    /// event.
+    pub fn store_write(&self) -> Option<StoreWrite<'_>> {
+        match self {
+            Event::WriteArrived { worker, message, store, path, data, request, .. }
+            | Event::CheckPassed { worker, message, store, path, data, request, .. }
+            | Event::WriteCommitted { worker, message, store, path, data, request, .. }
+            | Event::WriteUnknown { worker, message, store, path, data, request } => {
+                Some(StoreWrite { worker, message: *message, store, path, data, request })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What the four events of a write at its store ([`WriteArrived`](Event::WriteArrived),
+/// [`CheckPassed`](Event::CheckPassed), [`WriteCommitted`](Event::WriteCommitted) and
+/// [`WriteUnknown`](Event::WriteUnknown)) share: who sent it, in which message, to which store,
+/// path and data, with what request. A history writes these fields flat in each event, in each
+/// event's own order, and its reader refuses unknown fields; a flattened struct would change
+/// both, so the events keep their fields and Rust code reads them through
+/// [`Event::store_write`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreWrite<'a> {
+    /// The sender.
+    pub worker: &'a str,
+    /// The message that carried the write.
+    pub message: u64,
+    /// The store.
+    pub store: &'a str,
+    /// The write path.
+    pub path: &'a str,
+    /// The data the path writes.
+    pub data: &'a str,
+    /// The request.
+    pub request: &'a WriteRequest,
 }
 
 impl HeapSize for Event {

@@ -204,6 +204,16 @@ impl Links {
                 }
                 Ok(())
             };
+        // The four events of a write at its store name the same things and answer a write on its
+        // way; they differ in which messages they answer and what the message becomes.
+        let at_store = entry.event.store_write();
+        let mut write = |wanted: &[Sent], what: &str, then: Option<Sent>| {
+            let Some(at) = at_store else { return Ok(()) };
+            worker(at.worker)?;
+            place(at.store, at.path, Some(at.data))?;
+            resource("request.resource", at.request.resource.as_str())?;
+            answer(at.message, wanted, what, then, Said::write(at.worker, at.request))
+        };
         match &entry.event {
             Event::LeaseGranted { worker: w, resource: r, message, generation, .. } => {
                 worker(w)?;
@@ -236,36 +246,15 @@ impl Links {
                 resource("request.resource", request.resource.as_str())?;
                 send(messages, *message, Sent::Write, Said::write(w, request)).map_err(bad)?;
             }
-            Event::CheckPassed { worker: w, message, store, path, data, request, .. } => {
-                worker(w)?;
-                place(store, path, Some(data))?;
-                resource("request.resource", request.resource.as_str())?;
-                let said = Said::write(w, request);
-                answer(*message, &[Sent::Write], "write", Some(Sent::Checked), said)?;
-            }
-            Event::WriteArrived { worker: w, message, store, path, data, request, .. } => {
-                worker(w)?;
-                place(store, path, Some(data))?;
-                resource("request.resource", request.resource.as_str())?;
-                answer(*message, &[Sent::Write], "write", None, Said::write(w, request))?;
-            }
-            Event::WriteUnknown { worker: w, message, store, path, data, request } => {
-                worker(w)?;
-                place(store, path, Some(data))?;
-                resource("request.resource", request.resource.as_str())?;
-                let said = Said::write(w, request);
-                answer(*message, &[Sent::Write, Sent::Checked], "write", None, said)?;
-            }
+            Event::CheckPassed { .. } => write(&[Sent::Write], "write", Some(Sent::Checked))?,
+            Event::WriteArrived { .. } => write(&[Sent::Write], "write", None)?,
+            Event::WriteUnknown { .. } => write(&[Sent::Write, Sent::Checked], "write", None)?,
             Event::EffectUnknown { worker: w, message, request, .. } => {
                 worker(w)?;
                 answer(*message, &[Sent::Effect], "effect", None, Said::effect(w, request))?;
             }
-            Event::WriteCommitted { worker: w, message, store, path, data, request, .. } => {
-                worker(w)?;
-                place(store, path, Some(data))?;
-                resource("request.resource", request.resource.as_str())?;
-                let said = Said::write(w, request);
-                answer(*message, &[Sent::Checked], "write that passed its check", None, said)?;
+            Event::WriteCommitted { .. } => {
+                write(&[Sent::Checked], "write that passed its check", None)?
             }
             Event::EffectSent { worker: w, message, resource: r, request, .. } => {
                 worker(w)?;

@@ -31,7 +31,7 @@ impl Verdict {
             let plural = if count == 1 { "" } else { "s" };
             let headline = format!(
                 "expected no violation, but the run has {count} violation{plural}, the first at step {}",
-                first.step + 1
+                first.step
             );
             panic!("{}", self.report(&headline));
         }
@@ -45,7 +45,8 @@ impl Verdict {
     ///
     /// let verdict = Engine::new(library::scenario("paused-worker", Some("broken"))?)?.run()?;
     /// let stale = verdict.assert_violation(InvariantKind::StaleWriteAccepted);
-    /// assert_eq!(stale.step, 18); // From 0: the page and the command line call it step 19.
+    /// assert_eq!(stale.step.index(), 18);
+    /// assert_eq!(stale.step.to_string(), "19"); // As the page and the command line number it.
     /// # Ok::<(), fencelab_core::Error>(())
     /// ```
     #[track_caller]
@@ -100,7 +101,7 @@ impl Verdict {
         }
         for v in &self.violations {
             let possibly = if v.possible { "possibly " } else { "" };
-            let _ = write!(out, "\n  step {}: {possibly}{}: {}", v.step + 1, v.invariant, v.detail);
+            let _ = write!(out, "\n  step {}: {possibly}{}: {}", v.step, v.invariant, v.detail);
         }
         out
     }

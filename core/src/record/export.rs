@@ -1,6 +1,7 @@
 //! Taking a run out of the tool: a JSON file that replays identically, and a Rust test that
 //! pins the run's verdict in a reader's own test suite.
 
+use crate::clock::RunStep;
 use crate::fence::log::LogEntry;
 use crate::format::error::ScenarioError;
 use crate::format::limits::MAX_SCENARIO_BYTES;
@@ -48,10 +49,10 @@ pub enum RunError {
     Replay(#[source] EngineError),
     /// Replaying it gave a different run than the file records (edited by hand, or made by an
     /// incompatible version).
-    #[error("replaying the run gives a different result from step {} on", step + 1)]
+    #[error("replaying the run gives a different result from step {step} on")]
     Diverged {
         /// The first step that differs.
-        step: usize,
+        step: RunStep,
     },
     /// Replaying it gave the same steps but a different operation log than the file records.
     #[error("replaying the run gives a different operation log from entry {} on", entry + 1)]
@@ -161,7 +162,7 @@ impl RunExport {
             .or((replayed_steps.len() != steps.len())
                 .then(|| replayed_steps.len().min(steps.len())))
         {
-            return Err(RunError::Diverged { step });
+            return Err(RunError::Diverged { step: RunStep::new(step) });
         }
         let replayed_log = replayed_log.unwrap_or_default();
         let differs = replayed_log.iter().zip(log).position(|(a, b)| a != b);
@@ -201,7 +202,7 @@ pub fn rust_test(scenario: &Scenario) -> Result<String, RunError> {
     let violations: Vec<String> = verdict
         .violations
         .iter()
-        .map(|v| format!("(InvariantKind::{:?}, {})", v.invariant, v.step))
+        .map(|v| format!("(InvariantKind::{:?}, {})", v.invariant, v.step.index()))
         .collect();
     let rejections: Vec<String> = verdict
         .rejections
@@ -224,7 +225,7 @@ fn {name}() {{
     let mut engine = Engine::new(scenario).expect("the scenario is valid");
     let verdict = engine.run().expect("the schedule fits the scenario");
     let violations: Vec<(InvariantKind, usize)> =
-        verdict.violations.iter().map(|v| (v.invariant, v.step)).collect();
+        verdict.violations.iter().map(|v| (v.invariant, v.step.index())).collect();
     assert_eq!(violations, vec![{violations}]);
     let rejections: Vec<(RejectionReason, u64)> = verdict.rejections.into_iter().collect();
     assert_eq!(rejections, vec![{rejections}]);

@@ -7,7 +7,7 @@ mod caption;
 pub mod export;
 
 use crate::check::Checker;
-use crate::clock::Tick;
+use crate::clock::{RunStep, Tick};
 use crate::fence::log::{Attempt, LogEntry, LoggedOutcome, OperationLog};
 use crate::fence::register::RejectionReason;
 use crate::format::error::ScenarioError;
@@ -29,14 +29,14 @@ use std::mem::size_of;
 pub enum EngineError {
     /// A choice was asked for that the step does not offer (see
     /// [`Engine::choices`](crate::Engine::choices)).
-    #[error("step {}: there is no choice {choice}; the choices there are 0 to {}", step + 1, enabled - 1)]
+    #[error("step {step}: there is no choice {choice}; the choices there are 0 to {}", enabled - 1)]
     NoSuchChoice {
         /// The choice asked for.
         choice: usize,
         /// How many choices the step offers.
         enabled: usize,
         /// The step about to run.
-        step: usize,
+        step: RunStep,
     },
     /// A fault to inject does not fit the scenario: it names a worker or store the scenario
     /// does not have, or a size out of range.
@@ -49,8 +49,7 @@ pub enum EngineError {
     /// budget (see [`Engine::with_memory_budget`](crate::Engine::with_memory_budget)). The engine
     /// stays at the last step that fit.
     #[error(
-        "stopped before step {}: the run's records, operation log and snapshots would take about {}, more than its memory budget of {}",
-        step + 1,
+        "stopped before step {step}: the run's records, operation log and snapshots would take about {}, more than its memory budget of {}",
         Bytes(*estimate),
         Bytes(*budget)
     )]
@@ -60,7 +59,7 @@ pub enum EngineError {
         /// The estimate the next step would have reached, in bytes.
         estimate: usize,
         /// The step that did not run.
-        step: usize,
+        step: RunStep,
     },
     /// The simulator could not run the step: the schedule's choice does not exist, or the run
     /// has ended. Written as the simulator's error, without a wrapper.
@@ -182,7 +181,7 @@ struct Usage {
 /// let first = engine.step()?.expect("the story has a first step");
 /// assert_eq!(first.index, 0);
 /// let verdict = engine.run()?;
-/// assert_eq!(verdict.assert_violation(InvariantKind::StaleWriteAccepted).step, 18);
+/// assert_eq!(verdict.assert_violation(InvariantKind::StaleWriteAccepted).step.index(), 18);
 /// println!("{}", engine.records()[18].caption);
 ///
 /// // Back to just after step 18, then the same choices replay the same run.
@@ -324,7 +323,7 @@ impl Engine {
     /// The invariants broken up to the current position, in step order.
     pub fn violations(&self) -> &[Violation] {
         let position = self.state.position;
-        &self.violations[..self.violations.partition_point(|v| v.step < position)]
+        &self.violations[..self.violations.partition_point(|v| v.step.index() < position)]
     }
 
     /// The history up to the current position: what the checker judged and the diagram draws.
@@ -447,7 +446,7 @@ impl Engine {
                         index,
                         choice: wanted,
                         enabled,
-                        step: self.state.position,
+                        step: RunStep::new(self.state.position),
                         at: next_time(&self.state).unwrap_or(self.state.now),
                     }))
                 }
@@ -467,7 +466,11 @@ impl Engine {
             return Err(self.sim.ended(&self.state).into());
         }
         if choice >= enabled {
-            return Err(EngineError::NoSuchChoice { choice, enabled, step: self.state.position });
+            return Err(EngineError::NoSuchChoice {
+                choice,
+                enabled,
+                step: RunStep::new(self.state.position),
+            });
         }
         let position = self.state.position;
         self.replaying = match self.records.get(position) {
@@ -536,7 +539,7 @@ impl Engine {
         let log_len = self.log_len_at(position);
         let records: usize = self.records[position..].iter().map(StepRecord::heap_bytes).sum();
         let entries: usize = self.log.entries()[log_len..].iter().map(LogEntry::heap_bytes).sum();
-        let kept = self.violations.partition_point(|v| v.step < position);
+        let kept = self.violations.partition_point(|v| v.step.index() < position);
         let dropped = &self.violations[kept..];
         let violations: usize = dropped.iter().map(HeapSize::heap_bytes).sum();
         self.usage.timeline -= records + entries + violations;
@@ -603,7 +606,7 @@ impl Engine {
             return Err(EngineError::MemoryBudget {
                 budget: self.budget,
                 estimate,
-                step: self.state.position,
+                step: RunStep::new(self.state.position),
             });
         }
         if new_records {

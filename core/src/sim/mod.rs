@@ -10,7 +10,7 @@ pub mod state;
 
 pub use choice::{Choice, Next, Way};
 
-use crate::clock::Tick;
+use crate::clock::{RunStep, Tick};
 use crate::fence::authority::{LeaseAuthority, LeaseError};
 use crate::fence::boundary::FencedResource;
 use crate::fence::gateway::{
@@ -36,7 +36,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 pub enum SimError {
     /// The schedule names a choice that does not exist at that point of the run.
-    #[error("schedule[{index}]: choice {choice}, but only {enabled} events were enabled at step {} ({at})", step + 1)]
+    #[error("schedule[{index}]: choice {choice}, but only {enabled} events were enabled at step {step} ({at})")]
     BadChoice {
         /// The position in the schedule.
         index: usize,
@@ -45,7 +45,7 @@ pub enum SimError {
         /// How many events were enabled.
         enabled: usize,
         /// The step about to run.
-        step: usize,
+        step: RunStep,
         /// Its time.
         at: Tick,
     },
@@ -192,7 +192,7 @@ impl Simulator {
             index: state.cursor,
             choice,
             enabled: self.enabled_count(state),
-            step: state.position,
+            step: RunStep::new(state.position),
             at: next_time(state).unwrap_or(state.now),
         }
     }

@@ -3,6 +3,7 @@
 //! changed (a mark appearing, a message moving, the current row).
 
 use fencelab_core::draw::LaneKind;
+use fencelab_core::RunStep;
 use yew::prelude::*;
 
 use crate::components::decide::DecideView;
@@ -26,7 +27,7 @@ pub struct DiagramProps<'a> {
     pub frame: &'a Frame,
     /// Makes SVG ids unique when two diagrams share the page.
     pub id: AttrValue,
-    /// Seeks to a position (a mark's step + 1) when a mark is clicked.
+    /// Seeks to a position (the number of a mark's step) when a mark is clicked.
     pub on_seek: Callback<usize>,
     pub node: NodeRef,
     /// The width of the diagram's pane in pixels, which the lanes stretch to fill (0: the
@@ -295,7 +296,9 @@ fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>, fit: Fit, witness: bool) -
         Some(note) => format!("step {}: {text} {note}", count(step_no(step))),
         None => format!("step {}: {text}", count(step_no(step))),
     };
-    let onclick = on_seek.reform(move |_: MouseEvent| step + 1);
+    // The player's position once the step has played is its number.
+    let position = RunStep::new(step).number();
+    let onclick = on_seek.reform(move |_: MouseEvent| position);
     // A mark is a button: Enter or Space jumps to its step, like a click, and neither reaches
     // the page's own keys (Space would also start playing).
     let onkeydown = {
@@ -304,7 +307,7 @@ fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>, fit: Fit, witness: bool) -
             if matches!(event.key().as_str(), "Enter" | " ") {
                 event.prevent_default();
                 event.stop_propagation();
-                on_seek.emit(step + 1);
+                on_seek.emit(position);
             }
         })
     };
@@ -374,7 +377,7 @@ fn Bucket(props: &BucketProps) -> Html {
         { for steps.filter(|(_, items)| !items.is_empty()).map(|(step, items)| {
             let state = match props.inside {
                 Some(position) if step >= position => Some("future"),
-                Some(position) if step + 1 == position => Some("now"),
+                Some(position) if RunStep::new(step).number() == position => Some("now"),
                 _ => None,
             };
             html! { <g class={classes!(state)}>{ for items.iter().filter_map(item) }</g> }

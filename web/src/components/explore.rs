@@ -14,7 +14,6 @@ use crate::components::controls::click;
 use crate::components::icons::icon;
 use crate::viz::explore::{config, explain, toggled, Counterexample, ExploreAction, Offer};
 use crate::viz::explore::{Outcome, Status};
-use crate::viz::run::step_no;
 use crate::viz::state::Action;
 
 /// What the explorer panel shows. Not a component's props: the panel is drawn by the explorer's
@@ -94,7 +93,8 @@ fn progress(stats: &ExploreStats, on_explore: &Callback<ExploreAction>) -> Html 
 
 fn broken_view(stats: &ExploreStats, found: &Rc<Counterexample>, on: &Callback<Action>) -> Html {
     let step = found.step;
-    let steps = step + 1;
+    // The player's position once the breaking step has played.
+    let steps = step.number();
     let replay = {
         let on = on.clone();
         Callback::from(move |_: MouseEvent| {
@@ -113,11 +113,11 @@ fn broken_view(stats: &ExploreStats, found: &Rc<Counterexample>, on: &Callback<A
     };
     html! {
         <div class="explore-result broken" id="explore-result" data-outcome="violation"
-            data-step={step.to_string()} data-invariant={found.invariant.name()} role="status">
+            data-step={step.index().to_string()} data-invariant={found.invariant.name()} role="status">
             <p class="explore-verdict">
                 { icon("violation") }
                 <span>
-                    <strong>{ format!("Broken at step {}: ", step_no(step)) }</strong>
+                    <strong>{ format!("Broken at step {step}: ") }</strong>
                     { found.invariant.broken() }
                 </span>
             </p>

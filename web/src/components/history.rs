@@ -342,16 +342,16 @@ pub fn Findings(props: &FindingsProps) -> Html {
                         let chosen = props.chosen == Some(i);
                         let reached = i < props.reached;
                         // The steps its witness highlights, for tests and styles.
-                        let witness = if f.witness.is_empty() { vec![f.step] } else { f.witness.clone() };
+                        let witness = if f.witness.is_empty() { vec![f.step.index()] } else { f.witness.clone() };
                         let witness: Vec<String> = witness.iter().map(usize::to_string).collect();
                         html! {
                             <li class={classes!("finding", chosen.then_some("chosen"), reached.then_some("reached"))}
-                                data-invariant={f.invariant.to_string()} data-step={f.step.to_string()}
+                                data-invariant={f.invariant.to_string()} data-step={f.step.index().to_string()}
                                 data-witness={witness.join(",")}>
                                 <button type="button" aria-pressed={chosen.to_string()}
                                     onclick={click(&props.on, Action::InHistory(HistoryAction::ChooseFinding(i)))}>
                                     <strong>{ f.invariant.to_string().replace('_', " ") }</strong>
-                                    <span class="mono step-no">{ format!(" step {}", count(step_no(f.step))) }</span>
+                                    <span class="mono step-no">{ format!(" step {}", count(f.step.number())) }</span>
                                     if f.possible {
                                         <span class="badge warn possible">{ "possible" }</span>
                                     }
@@ -420,7 +420,7 @@ pub fn ScrubMarks(props: &ScrubMarksProps) -> Html {
                 { for marks.iter().map(|mark| {
                     let finding = &findings[mark.finding];
                     let what = finding.invariant.to_string().replace('_', " ");
-                    let label = mark_label(step_no(finding.step), step_no(mark.last), mark.count, &what);
+                    let label = mark_label(finding.step.number(), step_no(mark.last), mark.count, &what);
                     let left = format!(
                         "left:calc({}px + (100% - {}px) * {})",
                         num(THUMB_PX / 2.0),
@@ -430,7 +430,7 @@ pub fn ScrubMarks(props: &ScrubMarksProps) -> Html {
                     html! {
                         <li style={left}>
                             <button type="button" tabindex="-1" class={classes!("scrub-mark", mark.possible.then_some("possible"))}
-                                data-step={finding.step.to_string()} data-finding={mark.finding.to_string()}
+                                data-step={finding.step.index().to_string()} data-finding={mark.finding.to_string()}
                                 data-count={mark.count.to_string()} aria-label={label.clone()} title={label}
                                 onclick={click(&props.on, Action::InHistory(HistoryAction::ChooseFinding(mark.finding)))}>
                                 if mark.count > 1 {

@@ -104,7 +104,7 @@ pub fn quiz_card(state: &Viz, on: &Callback<Action>) -> Html {
             // Answers already given at this place wait for the same step.
             let more =
                 if state.learn.answered.is_empty() { "it" } else { "this one and the one before" };
-            let note = format!("Step {} answers {more}. Predict, then see.", step_no(asked.step));
+            let note = format!("Step {} answers {more}. Predict, then see.", asked.step);
             html! {
                 <section id="quiz" class="card quiz" aria-label="Predict the outcome">
                     <fieldset id="quiz-question" tabindex="-1">
@@ -130,7 +130,7 @@ pub fn quiz_card(state: &Viz, on: &Callback<Action>) -> Html {
                 (n, _) => format!("{right} of {n} right"),
             };
             let step = answered[0].0.step;
-            let explained = state.current().filter(|r| r.index == step);
+            let explained = state.current().filter(|r| r.index == step.index());
             html! {
                 <section id="quiz" class={class} aria-labelledby="quiz-feedback">
                     <h2 id="quiz-feedback" tabindex="-1">{ icon(glyph) }{ heading }</h2>

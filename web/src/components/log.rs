@@ -48,11 +48,11 @@ fn Rows(props: &RowsProps) -> Html {
         { for (from..to).filter_map(|index| props.run.timeline.get(index).map(|r| (index, r))).map(|(index, record)| {
             let kind = props.run.layout.step_kinds.get(index).copied().unwrap_or("");
             let state = match props.inside {
-                Some(position) if index + 1 == position => "current",
+                Some(position) if step_no(index) == position => "current",
                 Some(position) if index >= position => "future",
                 _ => "",
             };
-            let onclick = props.on_seek.reform(move |_: MouseEvent| index + 1);
+            let onclick = props.on_seek.reform(move |_: MouseEvent| step_no(index));
             let witness = props.highlight.step(index);
             html! {
                 <div role="listitem" class={classes!("entry", (!state.is_empty()).then_some(state), (!kind.is_empty()).then_some(kind), witness.then_some("witness"))}

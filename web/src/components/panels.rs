@@ -183,7 +183,7 @@ pub fn panels(f: &Frame, announce: bool) -> Html {
                         <ul class="violations">
                             { for f.violations.iter().map(|v| html! {
                                 <li><strong>{ v.invariant.replace('_', " ") }</strong>
-                                    <span class="muted">{ format!(" at step {}: {}", count(step_no(v.step)), v.detail) }</span></li>
+                                    <span class="muted">{ format!(" at step {}: {}", count(v.step.number()), v.detail) }</span></li>
                             }) }
                         </ul>
                     }

@@ -21,7 +21,7 @@ pub fn use_counterexample(
                 on.emit(Action::Compare(false));
             }
             on.emit(Action::Load(Box::new((*found.scenario).clone())));
-            on.emit(Action::Seek(found.step + 1));
+            on.emit(Action::Seek(found.step.number()));
         }
     });
 }

@@ -22,7 +22,7 @@ pub fn use_learn(state: &Viz) {
     // "Continue" takes it, so Enter goes on, and the status region says the verdict.
     let focus = match state.shown() {
         Some(Shown::Asking(_)) => state.learn.asking.map(|i| ("quiz-question", i)),
-        Some(Shown::Answered(answered)) => Some(("quiz-continue", answered[0].0.step)),
+        Some(Shown::Answered(answered)) => Some(("quiz-continue", answered[0].0.step.index())),
         None => None,
     };
     // One effect for both keeps the page's code small; each runs only when its part changed.

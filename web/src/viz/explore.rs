@@ -11,7 +11,7 @@ use std::rc::Rc;
 use fencelab_core::memory::MIB;
 use fencelab_core::stories::switches::Switch;
 use fencelab_core::{
-    Bound, ExploreConfig, ExploreResult, ExploreStats, Explorer, InvariantKind, Scenario,
+    Bound, ExploreConfig, ExploreResult, ExploreStats, Explorer, InvariantKind, RunStep, Scenario,
 };
 use yew::Reducible;
 
@@ -127,8 +127,8 @@ pub struct Counterexample {
     pub scenario: Rc<Scenario>,
     /// Which invariant broke.
     pub invariant: InvariantKind,
-    /// The index of the step that broke it, from 0.
-    pub step: usize,
+    /// The step that broke it.
+    pub step: RunStep,
     /// What exactly happened, in the core's words.
     pub detail: String,
 }
@@ -381,7 +381,7 @@ mod tests {
             .iter()
             .find(|m| m.kind == MarkKind::Violation)
             .expect("the diagram marks the violation");
-        assert_eq!(broke.step, found.step);
+        assert_eq!(broke.step, found.step.index());
         // Loading it into the visualizer does not reset the panel.
         let same = Rc::clone(&state).reduce(ExploreAction::Origin(found.scenario.clone()));
         assert!(Rc::ptr_eq(&same, &state));

@@ -2,7 +2,7 @@
 
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::sim::state::WorkerStatus;
-use fencelab_core::{Engine, ResourceId, StepRecord};
+use fencelab_core::{Engine, ResourceId, RunStep, StepRecord};
 
 /// How many remembered operation ids a panel lists; the rest are counted.
 pub const RECENT_OPS: usize = 6;
@@ -160,7 +160,7 @@ pub struct GatewayRow {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ViolationRow {
     /// The step that broke it.
-    pub step: usize,
+    pub step: RunStep,
     /// The invariant's name.
     pub invariant: String,
     /// What happened.

@@ -10,7 +10,7 @@ use fencelab_core::{Checker, History, StepRecord, Violation};
 
 use crate::viz::frame::{Frame, ViolationRow};
 use crate::viz::layout::MarkGeom;
-use crate::viz::run::{step_no, Track, TrackRef};
+use crate::viz::run::{Track, TrackRef};
 
 /// What a chosen finding highlights: the entries of its witness (their event marks and
 /// messages, and their rows in the log) and its own violation mark. Other findings' violation
@@ -131,18 +131,18 @@ pub fn scrub_marks(findings: &[Violation], len: usize, travel: f64) -> Vec<Scrub
     let travel = if travel > 0.0 { travel } else { UNMEASURED_TRAVEL };
     let mut marks: Vec<ScrubMark> = Vec::new();
     for (i, finding) in findings.iter().enumerate() {
-        let at = ((finding.step + 1) as f64 / len).min(1.0);
+        let at = (finding.step.number() as f64 / len).min(1.0);
         match marks.last_mut() {
             Some(mark) if (at - mark.at) * travel < MARK_PX => {
                 mark.count += 1;
-                mark.last = finding.step;
+                mark.last = finding.step.index();
                 mark.possible &= finding.possible;
             }
             _ => marks.push(ScrubMark {
                 at,
                 finding: i,
                 count: 1,
-                last: finding.step,
+                last: finding.step.index(),
                 possible: finding.possible,
             }),
         }
@@ -202,7 +202,8 @@ impl Opened {
             .enumerate()
             .map(|(index, entry)| {
                 let broken: Vec<Violation> =
-                    std::iter::from_fn(|| found.next_if(|f| f.step <= index).cloned()).collect();
+                    std::iter::from_fn(|| found.next_if(|f| f.step.index() <= index).cloned())
+                        .collect();
                 StepRecord {
                     index,
                     at: entry.at,
@@ -289,7 +290,7 @@ impl Opened {
             "{}: {} at step {}: {}",
             if f.possible { "Possible finding" } else { "Finding" },
             f.invariant.to_string().replace('_', " "),
-            crate::viz::words::count(step_no(f.step)),
+            crate::viz::words::count(f.step.number()),
             f.detail
         ))
     }
@@ -300,8 +301,11 @@ impl Opened {
         let Some(finding) = self.chosen.and_then(|i| self.findings.get(i)) else {
             return Highlight::default();
         };
-        let mut steps =
-            if finding.witness.is_empty() { vec![finding.step] } else { finding.witness.clone() };
+        let mut steps = if finding.witness.is_empty() {
+            vec![finding.step.index()]
+        } else {
+            finding.witness.clone()
+        };
         steps.sort_unstable();
         steps.dedup();
         Highlight { steps: Rc::from(steps), finding: self.chosen }
@@ -324,7 +328,7 @@ impl Opened {
     /// How many findings the player has reached after `position` steps: those found at the
     /// steps played (the checker reports findings in step order).
     pub fn reached(&self, position: usize) -> usize {
-        self.findings.partition_point(|f| f.step < position)
+        self.findings.partition_point(|f| f.step.index() < position)
     }
 
     /// What the panels show after `position` steps: the findings reached so far.
@@ -336,7 +340,7 @@ impl Opened {
             violations: self
                 .findings
                 .iter()
-                .filter(|f| f.step < position)
+                .filter(|f| f.step.index() < position)
                 .map(|f| ViolationRow {
                     step: f.step,
                     invariant: f.invariant.to_string(),
@@ -407,7 +411,7 @@ pub fn without_lanes(diagram: &Diagram, hidden: &[bool]) -> Diagram {
 mod tests {
     use super::*;
     use fencelab_core::stories::library;
-    use fencelab_core::{Engine, InvariantKind};
+    use fencelab_core::{Engine, InvariantKind, RunStep};
 
     fn recorded(name: &str, variant: &str) -> String {
         let scenario = library::scenario(name, Some(variant)).expect("a built-in story");
@@ -428,17 +432,17 @@ mod tests {
             .iter()
             .find(|f| f.invariant == InvariantKind::StaleWriteAccepted)
             .expect("the stale write is found");
-        let caption = &opened.track.timeline[stale.step].caption;
+        let caption = &opened.track.timeline[stale.step.index()].caption;
         assert!(caption.contains("Broken: a stale write was accepted"), "{caption}");
         assert!(opened
             .track
             .layout
             .marks
             .iter()
-            .any(|m| m.kind == "violation" && m.step == stale.step));
+            .any(|m| m.kind == "violation" && m.step == stale.step.index()));
         // The panels count the findings as the reader reaches them.
-        assert!(opened.frame(stale.step).violations.iter().all(|v| v.step < stale.step));
-        assert!(opened.frame(stale.step + 1).violations.iter().any(|v| v.step == stale.step));
+        assert!(opened.frame(stale.step.index()).violations.iter().all(|v| v.step < stale.step));
+        assert!(opened.frame(stale.step.number()).violations.iter().any(|v| v.step == stale.step));
         let fenced = Opened::new(
             "f".into(),
             Origin::File,
@@ -562,9 +566,10 @@ mod tests {
         let finding = opened.findings[0].clone();
         let lit = opened.highlight().steps;
         if finding.witness.is_empty() {
-            assert_eq!(&*lit, &[finding.step]);
+            assert_eq!(&*lit, &[finding.step.index()]);
         } else {
-            assert!(lit.contains(&finding.step) || lit.iter().all(|s| *s <= finding.step));
+            let at = finding.step.index();
+            assert!(lit.contains(&at) || lit.iter().all(|s| *s <= at));
             assert!(lit.windows(2).all(|w| w[0] < w[1]));
         }
         let mut with_witness = (*opened.findings).clone();
@@ -580,29 +585,31 @@ mod tests {
         let len = opened.track.len();
         // On a wide scrubber, findings at one step share a mark; other steps have their own.
         let marks = scrub_marks(&opened.findings, len, 100.0 * MARK_PX * len as f64);
-        let mut steps: Vec<usize> = opened.findings.iter().map(|f| f.step).collect();
+        let mut steps: Vec<usize> = opened.findings.iter().map(|f| f.step.index()).collect();
         assert_eq!(marks.iter().map(|m| m.count).sum::<usize>(), steps.len());
         steps.sort_unstable();
         steps.dedup();
         assert_eq!(marks.len(), steps.len());
         for mark in &marks {
             let first = &opened.findings[mark.finding];
-            assert_eq!(mark.at, (first.step + 1) as f64 / len as f64);
-            assert_eq!(mark.last, first.step, "one step per mark here");
+            assert_eq!(mark.at, first.step.number() as f64 / len as f64);
+            assert_eq!(mark.last, first.step.index(), "one step per mark here");
         }
         // On any scrubber, marks are at least a touch target apart, and every finding is in one.
-        let spread: Vec<Violation> =
-            (0..2_000).map(|i| Violation { step: i * 50, ..opened.findings[0].clone() }).collect();
+        let spread: Vec<Violation> = (0..2_000)
+            .map(|i| Violation { step: RunStep::new(i * 50), ..opened.findings[0].clone() })
+            .collect();
         for travel in [200.0, 344.0, 700.0, 1_300.0] {
             let marks = scrub_marks(&spread, 100_000, travel);
             assert!(marks.windows(2).all(|w| (w[1].at - w[0].at) * travel >= MARK_PX), "{travel}");
             assert!(marks.len() as f64 <= travel / MARK_PX + 1.0, "{travel}: {}", marks.len());
             assert_eq!(marks.iter().map(|m| m.count).sum::<usize>(), 2_000);
-            assert!(marks.iter().all(|m| spread[m.finding].step <= m.last));
+            assert!(marks.iter().all(|m| spread[m.finding].step.index() <= m.last));
         }
         // 2,000 findings within the first fiftieth of a long history share one mark on a phone.
-        let close: Vec<Violation> =
-            (0..2_000).map(|i| Violation { step: i, ..opened.findings[0].clone() }).collect();
+        let close: Vec<Violation> = (0..2_000)
+            .map(|i| Violation { step: RunStep::new(i), ..opened.findings[0].clone() })
+            .collect();
         let marks = scrub_marks(&close, 100_000, 300.0);
         assert_eq!(marks.len(), 1);
         assert_eq!((marks[0].finding, marks[0].count, marks[0].last), (0, 2_000, 1_999));
@@ -625,7 +632,7 @@ mod tests {
         assert!(marks.iter().all(|m| m.possible));
         let legend: Vec<&str> = opened.track.layout.legend.iter().map(|e| e.kind).collect();
         assert!(legend.contains(&"possible") && !legend.contains(&"violation"), "{legend:?}");
-        assert_eq!(opened.track.layout.step_kinds[opened.findings[0].step], "possible");
+        assert_eq!(opened.track.layout.step_kinds[opened.findings[0].step.index()], "possible");
         let mut mixed = possible();
         let mut findings = (*mixed.findings).clone();
         findings[0].possible = false;

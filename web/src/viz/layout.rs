@@ -456,7 +456,7 @@ impl Layout {
                 .then(|| {
                     (0..findings.len()).find(|&i| {
                         !used[i]
-                            && findings[i].step == m.step
+                            && findings[i].step.index() == m.step
                             && findings[i].invariant.to_string() == m.label
                     })
                 })

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use fencelab_core::check::checkpoint::{place, Asked};
 use fencelab_core::draw::{diagram, Diagram};
 use fencelab_core::record::export::{rust_test, RunExport};
-use fencelab_core::{Engine, Fault, Scenario, ScheduleMode, StepRecord, Violation};
+use fencelab_core::{Engine, Fault, RunStep, Scenario, ScheduleMode, StepRecord, Violation};
 
 use crate::viz::decide::{message_name, Options};
 use crate::viz::frame::Frame;
@@ -33,7 +33,7 @@ pub const MAX_VIEW_STEPS: usize = 4_000;
 /// after `n` steps the reader is at step `n`, and its caption reads `#n`. The core and the
 /// page's `data-step` attributes count from 0.
 pub fn step_no(index: usize) -> usize {
-    index + 1
+    RunStep::new(index).number()
 }
 
 /// What the player shows of a run, whatever it came from (a scenario played here, or a history

@@ -168,7 +168,7 @@ impl Viz {
                 opened.chosen = Some(index);
                 opened.choices += 1;
                 self.playing = false;
-                self.seek(step + 1);
+                self.seek(step.number());
             }
             HistoryAction::ToggleLane(lane) => opened.toggle_lane(lane),
             HistoryAction::LaneFilter(text) => opened.lane_filter = text,

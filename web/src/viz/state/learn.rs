@@ -159,7 +159,7 @@ impl Viz {
         }
         let asked = &self.story.run.asked;
         (0..asked.len())
-            .find(|&i| asked[i].step == position && self.remembered(&asked[i]).is_none())
+            .find(|&i| asked[i].step.index() == position && self.remembered(&asked[i]).is_none())
     }
 
     /// Opens the question at the current position, if one is unanswered there, and pauses.
@@ -199,7 +199,7 @@ impl Viz {
         }
         let asked = &self.story.run.asked;
         if let Some(a) = self.learn.asking.and_then(|i| asked.get(i)) {
-            if a.step == self.position {
+            if a.step.index() == self.position {
                 return Some(Shown::Asking(a));
             }
         }
@@ -286,7 +286,8 @@ impl Viz {
         let Some(i) = self.learn.asking.filter(|_| self.quizzing()) else {
             return;
         };
-        let Some(asked) = self.story.run.asked.get(i).filter(|a| a.step == self.position) else {
+        let Some(asked) = self.story.run.asked.get(i).filter(|a| a.step.index() == self.position)
+        else {
             return;
         };
         let Some(chosen) = asked.options.get(option) else {
@@ -324,7 +325,7 @@ impl Viz {
         if !by_learning && (!same_run || before.position != self.position) {
             self.learn.answered.clear();
             let asking = self.learn.asking.and_then(|i| self.story.run.asked.get(i));
-            if asking.is_none_or(|a| a.step != self.position || !same_run) {
+            if asking.is_none_or(|a| a.step.index() != self.position || !same_run) {
                 self.learn.asking = None;
             }
         }
@@ -396,11 +397,11 @@ mod tests {
     fn stepping_stops_before_the_step_that_answers_and_waits_for_the_answer() {
         let state = forward_until_asked(quizzing());
         let asked = first(&state);
-        assert_eq!(state.position, asked.step);
+        assert_eq!(state.position, asked.step.index());
         assert_eq!(state.shown(), Some(Shown::Asking(&asked)));
         // Forward again does not pass an unanswered question.
         let held = apply(state.clone(), [Action::Forward, Action::Forward]);
-        assert_eq!(held.position, asked.step);
+        assert_eq!(held.position, asked.step.index());
         // The answer is remembered. The story asks about A's write and the final value at one
         // place (A's write settles both), so the second is asked before the step plays.
         let wrong = (asked.answer + 1) % asked.options.len();
@@ -408,20 +409,20 @@ mod tests {
         let Some(Shown::Asking(second)) = answered.shown() else { panic!("no second question") };
         let second = second.clone();
         assert_ne!(second, asked);
-        assert_eq!((answered.position, second.step), (asked.step, asked.step));
+        assert_eq!((answered.position, second.step), (asked.step.index(), asked.step));
         // Once both are answered the step plays, and the feedback on each shows with its caption.
         let answered = apply(answered, [learn(LearnAction::Answer(second.answer))]);
-        assert_eq!(answered.position, asked.step + 1);
+        assert_eq!(answered.position, asked.step.number());
         assert_eq!(
             answered.shown(),
             Some(Shown::Answered(vec![(&asked, wrong), (&second, second.answer)]))
         );
-        assert_eq!(answered.current().map(|r| r.index), Some(asked.step));
+        assert_eq!(answered.current().map(|r| r.index), Some(asked.step.index()));
         // Moving on closes the feedback; the answered question is not asked again.
         let on = apply(answered, [Action::Forward]);
         assert_eq!(on.shown(), None);
         let again = forward_until_asked(apply(on, [Action::ToStart]));
-        assert!(again.position > asked.step);
+        assert!(again.position > asked.step.index());
     }
 
     #[test]
@@ -431,7 +432,7 @@ mod tests {
         while state.playing {
             state = apply(state, [Action::Tick]);
         }
-        assert_eq!(state.position, asked.step);
+        assert_eq!(state.position, asked.step.index());
         assert!(state.learn.resume);
         let state = apply(answer_all_here(state), [learn(LearnAction::Continue)]);
         assert_eq!(state.shown(), None);
@@ -446,7 +447,7 @@ mod tests {
         while state.playing {
             state = apply(state, [Action::Tick]);
         }
-        assert_eq!(state.position, asked.step);
+        assert_eq!(state.position, asked.step.index());
         assert_eq!(state.shown(), Some(Shown::Asking(&asked)));
     }
 
@@ -454,14 +455,14 @@ mod tests {
     fn seeking_past_a_question_is_not_trapped_and_off_means_no_questions() {
         let state = quizzing();
         let step = first(&state).step;
-        let past = apply(state.clone(), [Action::Seek(step + 1), Action::Forward]);
-        assert_eq!(past.position, step + 2);
+        let past = apply(state.clone(), [Action::Seek(step.number()), Action::Forward]);
+        assert_eq!(past.position, step.number() + 1);
         // Seeking onto the question's place does not open it; stepping on from there does.
-        let onto = apply(state.clone(), [Action::Seek(step)]);
+        let onto = apply(state.clone(), [Action::Seek(step.index())]);
         assert_eq!(onto.shown(), None);
         assert!(matches!(apply(onto, [Action::Forward]).shown(), Some(Shown::Asking(_))));
-        let off = apply(Rc::new(Viz::new()), [Action::Seek(step), Action::Forward]);
-        assert_eq!((off.position, off.shown()), (step + 1, None));
+        let off = apply(Rc::new(Viz::new()), [Action::Seek(step.index()), Action::Forward]);
+        assert_eq!((off.position, off.shown()), (step.number(), None));
     }
 
     #[test]
@@ -512,7 +513,7 @@ mod tests {
         assert_eq!(both.len(), 2);
         assert_eq!(both[0].0, &done.story.run.asked[first]);
         assert!(both[1].1 == both[1].0.answer);
-        assert!(both.iter().all(|(a, _)| a.step == step));
+        assert!(both.iter().all(|(a, _)| a.step.index() == step));
         assert_eq!(done.current().map(|r| r.index), Some(step));
     }
 

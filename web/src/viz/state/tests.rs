@@ -452,7 +452,7 @@ fn an_opened_history_plays_in_the_player_and_story_controls_leave_it_alone() {
         state.clone(),
         [Action::Forward, Action::InHistory(HistoryAction::ChooseFinding(stale))],
     );
-    assert_eq!(chosen.position, step + 1);
+    assert_eq!(chosen.position, step.number());
     assert!(chosen.current().unwrap().caption.contains("Broken: a stale write was accepted"));
     assert!(chosen.frame.violations.iter().any(|v| v.step == step));
     assert!(!chosen.highlight().is_empty());
