@@ -59,11 +59,6 @@ impl Embed {
         }
     }
 
-    /// Whether the part called `name` shows (the diagram always does; an unknown name never).
-    pub fn shows(&self, name: &str) -> bool {
-        Part::from_name(name).is_some_and(|part| self.has(part))
-    }
-
     /// The parts shown besides the diagram, in the order a link writes them.
     pub fn shown(self) -> impl Iterator<Item = Part> {
         Part::VARIANTS.iter().copied().filter(move |p| *p != Part::Diagram && self.has(*p))

@@ -32,7 +32,7 @@ use crate::viz::layout::{Fit, LONG_RUN};
 use crate::viz::state::{Action, Tab, Viz};
 use crate::viz::window::{export_crop, Focus};
 use explore::Explore;
-use fencelab_links::{Embed, ShareLink};
+use fencelab_links::{Embed, Part, ShareLink};
 use playground::Playground;
 
 #[component]
@@ -182,9 +182,9 @@ fn visualizer(
         // Beside the diagram, where the reader watches what their choice does.
         None => match (&decide, state.decide()) {
             (Some(view), Some(d)) => html! {
-                <>{ decide_panel(view, state.position, d.steps) }{ panels(&state.frame, !state.shows("caption")) }</>
+                <>{ decide_panel(view, state.position, d.steps) }{ panels(&state.frame, !state.shows(Part::Caption)) }</>
             },
-            _ => panels(&state.frame, !state.shows("caption")),
+            _ => panels(&state.frame, !state.shows(Part::Caption)),
         },
     };
     let main = match state.compare() {
@@ -193,18 +193,18 @@ fn visualizer(
                 nodes: refs.compare.clone() }) }
         },
         None => html! {
-            <div class={classes!("stage", (!state.shows("panels")).then_some("alone"))}>
+            <div class={classes!("stage", (!state.shows(Part::Panels)).then_some("alone"))}>
                 <section class="card diagram-card" aria-labelledby="diagram-title">
                     <h2 id="diagram-title" class="sr-only">{ "Swimlane diagram" }</h2>
                     { diagram_view(&DiagramProps { run: track, position: state.position,
                         frame: &state.frame, id: "main".into(), on_seek: on_seek.clone(),
                         node: refs.diagram.clone(), width: pane_width, highlight: state.highlight(),
                         band: views.diagram, decide: decide.as_ref() }) }
-                    if state.shows("legend") {
+                    if state.shows(Part::Legend) {
                         { legend(&track.layout, !state.highlight().is_empty()) }
                     }
                 </section>
-                if state.shows("panels") {
+                if state.shows(Part::Panels) {
                     <aside class="side-panels" aria-label="State at this step">{ side }</aside>
                 }
             </div>
@@ -228,9 +228,9 @@ fn visualizer(
             if !embedded {
                 { status }
             }
-            if let (Some(opened), true) = (history, state.shows("picker")) {
+            if let (Some(opened), true) = (history, state.shows(Part::Picker)) {
                 { history_card(opened, &title, &badge, state.history_error(), state.link_note.as_deref(), on) }
-            } else if state.shows("picker") {
+            } else if state.shows(Part::Picker) {
             if state.learn.contents && !embedded {
                 { course_contents(&state.cases, &state.learn.progress, on) }
             }
@@ -305,15 +305,15 @@ fn visualizer(
             // panels are on screen, and no further (style.css).
             <div class="theatre">
             <div class={classes!("player", embedded.then_some("static"))}>
-                if state.shows("controls") {
+                if state.shows(Part::Controls) {
                     { controls(&ControlsProps { at, end, unit, now, last, playing: state.playing, speed: state.speed, on: on.clone(),
                         keys: !embedded,
                         marks: history.filter(|h| !h.findings.is_empty()).map(|h| html! {
                             <ScrubMarks findings={h.findings.clone()} len={track.len()}
-                                listed={state.shows("panels")} on={on.clone()} />
+                                listed={state.shows(Part::Panels)} on={on.clone()} />
                         }) }) }
                 }
-                if !compare_on && state.shows("caption") {
+                if !compare_on && state.shows(Part::Caption) {
                     { caption(state.current().map(std::slice::from_ref).unwrap_or_default(), kind, "caption",
                         if history.is_some() { "history" } else if decide.is_some() { "decide" } else { "story" }) }
                 }
@@ -333,7 +333,7 @@ fn visualizer(
                     <Editor text={story.editor.text.clone()} error={story.editor.error.clone()}
                         edited={story.edited} on={on.clone()} />
                 }
-                if !compare_on && state.shows("log") {
+                if !compare_on && state.shows(Part::Log) {
                     { log(&LogProps { run: track, position: state.position, on_seek: on_seek.clone(),
                         node: refs.log.clone(), highlight: state.highlight(), band: views.log }) }
                 }

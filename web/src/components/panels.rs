@@ -1,12 +1,11 @@
 //! The caption and the state panels: authority, workers, stores, gateway, rejections and
 //! invariants, all read from a [`Frame`].
 
-use fencelab_core::format::model::Enforcement;
 use fencelab_core::StepRecord;
 use yew::prelude::*;
 
 use crate::components::icons::icon;
-use crate::viz::frame::{enforcement_name, Frame};
+use crate::viz::frame::Frame;
 use crate::viz::run::step_no;
 use crate::viz::state::Badge;
 use crate::viz::words::count;
@@ -146,7 +145,7 @@ pub fn panels(f: &Frame, announce: bool) -> Html {
             if let Some(g) = &f.gateway {
                 <section class="panel" aria-label="Gateway" data-testid="gateway-panel">
                     <h3>{ icon("gateway") }{ format!("Gateway → {}", g.partner) }
-                        <span class={classes!("badge", if g.enforcement == enforcement_name(Enforcement::Unfenced) { "bad" } else { "ok" })}>{ g.enforcement }</span></h3>
+                        <span class={classes!("badge", if g.fenced { "ok" } else { "bad" })}>{ g.enforcement }</span></h3>
                     if g.received.is_empty() {
                         <p class="muted">{ format!("{} has received nothing yet", g.partner) }</p>
                     } else {

@@ -152,6 +152,8 @@ pub struct GatewayRow {
     pub partner: String,
     /// How the gateway is protected, in words.
     pub enforcement: &'static str,
+    /// Whether the gateway fences its effects (a gateway is fenced or unfenced).
+    pub fenced: bool,
     /// What the partner received, in order, as (generation, effect, time).
     pub received: Vec<(u64, String, u64)>,
 }
@@ -303,6 +305,7 @@ impl Frame {
         let gateway = state.gateway.as_ref().map(|g| GatewayRow {
             partner: g.partner.clone(),
             enforcement: enforcement_name(g.enforcement),
+            fenced: g.enforcement.is_fenced(),
             received: g
                 .received
                 .iter()

@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use yew::Reducible;
 
-use fencelab_links::{LinkError, LinkScenario, ShareLink};
+use fencelab_links::{LinkError, LinkScenario, Part, ShareLink};
 
 use fencelab_core::stories::course::course;
 
@@ -239,8 +239,8 @@ impl Viz {
     }
 
     /// Whether an embedded page shows `part` (the full page shows everything).
-    pub fn shows(&self, part: &str) -> bool {
-        self.embed.as_ref().is_none_or(|embed| embed.shows(part))
+    pub fn shows(&self, part: Part) -> bool {
+        self.embed.is_none_or(|embed| embed.has(part))
     }
 }
 

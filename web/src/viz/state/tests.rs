@@ -7,7 +7,7 @@ use crate::viz::frame::Kept;
 use crate::viz::history::Origin;
 use fencelab_core::stories::library;
 use fencelab_core::{Fault, SameGenerationPolicy};
-use fencelab_links::ShareLink;
+use fencelab_links::{Part, ShareLink};
 
 #[test]
 fn a_new_address_opens_its_view_whatever_was_on_screen() {
@@ -284,7 +284,7 @@ fn a_bad_embed_link_stays_an_embed_and_says_what_is_wrong() {
     let state = Viz::open("scenario=paused-worker&variant=brokn&embed=controls,caption");
     let error = state.broken_embed().expect("an error to show in the embed");
     assert!(error.contains("`variant`"), "{error}");
-    assert!(state.shows("controls") && !state.shows("picker"));
+    assert!(state.shows(Part::Controls) && !state.shows(Part::Picker));
     let page = Viz::open("scenario=paused-worker&variant=brokn");
     assert!(page.broken_embed().is_none() && page.link_error.is_some() && page.embed.is_none());
     let fine = Viz::open("scenario=paused-worker&variant=broken&embed=controls");
@@ -376,8 +376,8 @@ fn links_pick_the_story_variant_and_parts_and_round_trip() {
     let link = ShareLink::parse("#scenario=paused-worker&variant=broken&embed=controls,caption");
     let state = Viz::from_link(link);
     assert_eq!(state.story.variant, "broken");
-    assert!(state.shows("controls") && state.shows("caption"));
-    assert!(!state.shows("log"));
+    assert!(state.shows(Part::Controls) && state.shows(Part::Caption));
+    assert!(!state.shows(Part::Log));
     let fragment = "scenario=paused-worker&variant=fenced&policy=strict&step=9\
                     &compare=check_then_write,fenced_idempotent&play=1&speed=200";
     let state = Viz::from_link(ShareLink::parse(fragment));
@@ -389,7 +389,7 @@ fn links_pick_the_story_variant_and_parts_and_round_trip() {
     assert_eq!(state.cursor().0, 9);
     assert!(state.playing);
     assert_eq!(state.story.policy, PolicyChoice::Force(SameGenerationPolicy::StrictlyNewer));
-    assert!(state.shows("log"));
+    assert!(state.shows(Part::Log));
     assert_eq!(state.to_link().to_fragment(), fragment);
     let edited = apply(
         Rc::new(state),
