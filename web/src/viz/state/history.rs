@@ -51,6 +51,8 @@ impl Viz {
                 // reader already is.
                 if origin == Origin::File {
                     self.focus_title += 1;
+                    // A note about the story's link means nothing for a file the reader chose.
+                    self.link_note = None;
                 }
                 let opened = Opened::new(name, origin, history);
                 self.status = Some(format!(

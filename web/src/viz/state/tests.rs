@@ -595,6 +595,10 @@ fn a_link_step_past_the_end_is_named_not_silently_clamped() {
         note.contains("`variant`") && note.contains("`step` 900 is past the end of this history"),
         "{note}"
     );
+    // A file the reader opens has nothing to do with the story's link: its note goes.
+    let file =
+        Action::OpenHistory("p.jsonl".into(), recorded("paused-worker", "broken"), Origin::File);
+    assert_eq!(apply(Rc::new(state), [file]).link_note, None);
 }
 
 #[test]
