@@ -444,18 +444,9 @@ impl ShareLink {
             (None, Some(name)) => {
                 let cases = library::cases();
                 let case = cases.iter().find(|c| c.name == name).ok_or_else(|| {
-                    // Shown as the author wrote it (an element's attribute arrives encoded).
-                    let written = unescape(&name);
-                    let like =
-                        closest(&written.to_lowercase(), cases.iter().map(|c| c.name.as_str()));
-                    let hint = match like {
-                        Some(n) => format!(" (did you mean {n}?)"),
-                        None => {
-                            let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
-                            format!("; the stories are {}", names.join(", "))
-                        }
-                    };
-                    bad(Param::Scenario.name(), format!("no story \"{written}\"{hint}"))
+                    let like = closest(&name, cases.iter().map(|c| c.name.as_str()));
+                    let guess = like.map(|n| format!(" (did you mean {n}?)")).unwrap_or_default();
+                    bad(Param::Scenario.name(), format!("no story \"{name}\"{guess}"))
                 })?;
                 let variant = variant.unwrap_or_else(|| case.variants[0].clone());
                 if !case.variants.contains(&variant) {

@@ -92,11 +92,6 @@ fn broken_links_name_what_is_wrong() {
         let err = ShareLink::parse(fragment).unwrap_err().to_string();
         assert!(err.starts_with(message), "{fragment}: {err}");
     }
-    // A name like none of the stories lists them; a name an element encoded is shown as written.
-    let err = ShareLink::parse("scenario=retries").unwrap_err().to_string();
-    assert!(err.contains("; the stories are ") && err.contains("idempotent-retry"), "{err}");
-    let err = ShareLink::parse("scenario=Paused%20Worker&host=element").unwrap_err().to_string();
-    assert!(err.contains("no story \"Paused Worker\" (did you mean paused-worker?)"), "{err}");
     let mut link = ShareLink::builtin("", "");
     link.scenario =
         LinkScenario::Custom(Box::new(library::scenario("payment-capture", None).unwrap()));
