@@ -585,13 +585,9 @@ SELECT current_setting('fsync'), current_setting('full_page_writes'),
     CASE WHEN current_setting('synchronous_commit') = 'off'
         THEN set_config('synchronous_commit', 'on', true) END";
 
-/// The same settings, read when the store connects.
-const SERVER_SETTINGS: &str =
-    "SELECT current_setting('fsync'), current_setting('full_page_writes')";
-
 /// The server settings that a session cannot override and that must be on for an acknowledged
-/// commit to survive a crash, in the order [`DURABLE_COMMIT`] and [`SERVER_SETTINGS`] read them,
-/// each with what turning it off risks.
+/// commit to survive a crash, in the order [`DURABLE_COMMIT`] reads them, each with what turning
+/// it off risks.
 const REQUIRED_SETTINGS: [(&str, &str); 2] = [
     ("fsync", "an operating system crash or a power loss can lose commits it acknowledged"),
     (
@@ -728,7 +724,9 @@ impl PgStore {
             // Dropped before the statements are prepared, so that the close of this query's
             // statement is sent then, not with the first write (after a crash, that would
             // hide the server's last words behind a closed connection).
-            let settings = client.query_one(SERVER_SETTINGS, &[]).map_err(err)?;
+            // Outside a transaction its `synchronous_commit` change lasts for this statement
+            // only; what it reads is what a commit would read.
+            let settings = client.query_one(DURABLE_COMMIT, &[]).map_err(err)?;
             check_durability(&mut client, &settings)?;
         }
         if options.create {

@@ -253,10 +253,14 @@ impl TestServer {
         while Instant::now() < deadline && (postmaster.exists() || self.processes_alive()) {
             std::thread::sleep(Duration::from_millis(20));
         }
+        self.after_kill(&postmaster);
+    }
+
+    /// Ends a kill: a postmaster still there is a zombie (pg_ctl exited long ago, so whatever
+    /// adopted it must reap it, and not every container's first process does so promptly), so
+    /// its pid file is stale, as after a machine crash, and is removed.
+    fn after_kill(&self, postmaster: &Path) {
         if postmaster.exists() {
-            // Still a zombie: pg_ctl exited long ago, so whatever adopted the postmaster must
-            // reap it, and not every container's first process does so promptly. The pid file
-            // is then stale, as after a machine crash, and is removed.
             let _ = fs::remove_file(self.data().join("postmaster.pid"));
         }
         *self.stopped.lock().unwrap_or_else(|e| e.into_inner()) = true;
@@ -268,7 +272,8 @@ impl TestServer {
     /// shared memory, so a commit whose write-ahead log was not yet written is lost.
     pub fn crash(&self) {
         assert!(self.processes_alive(), "the server is not running");
-        let postmaster = self.postmaster_pid().map(|pid| PathBuf::from(format!("/proc/{pid}")));
+        let pid = self.postmaster_pid().expect("the server is running");
+        let postmaster = PathBuf::from(format!("/proc/{pid}"));
         let deadline = Instant::now() + Duration::from_secs(10);
         // Again until none is left: the postmaster may have started a process after the list
         // was read.
@@ -284,11 +289,7 @@ impl TestServer {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
-        if postmaster.is_some_and(|p| p.exists()) {
-            // A zombie left for whatever adopted it to reap: its pid file is stale.
-            let _ = fs::remove_file(self.data().join("postmaster.pid"));
-        }
-        *self.stopped.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.after_kill(&postmaster);
     }
 
     /// The processes that run from this server's data folder (a zombie has no folder).
