@@ -11,6 +11,7 @@
 use fencelab_core::draw::diagram;
 use fencelab_core::format::model::{Enforcement, PauseReason, TokenSource};
 use fencelab_core::stories::library;
+use fencelab_core::MAX_ID_LEN;
 use fencelab_core::{
     Engine, InvariantKind, Named, RejectionReason, SameGenerationPolicy, Scenario, ScheduleMode,
 };
@@ -197,8 +198,8 @@ const ODD_STRINGS: &[&str] = &[
 fn odd_string(seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
     match rng.random_range(0..6) {
         0 => pick(rng, ODD_STRINGS).to_string(),
-        // Identifier limits: 128 characters is the longest name accepted.
-        1 => "x".repeat(*pick(rng, &[127, 128, 129, 1000])),
+        // Identifier limits: names just under, at and over the longest accepted.
+        1 => "x".repeat(*pick(rng, &[MAX_ID_LEN - 1, MAX_ID_LEN, MAX_ID_LEN + 1, 1000])),
         2 => (0..rng.random_range(1..8)).map(|_| rng.random::<char>()).collect(),
         _ => pick(rng, &seeds.strings).clone(),
     }

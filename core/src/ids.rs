@@ -29,8 +29,22 @@ pub enum IdError {
     },
 }
 
-/// The longest name accepted, in characters.
-pub const MAX_ID_LEN: usize = 128;
+/// The longest name accepted, in characters. Real systems name workers by host or pod, and a DNS
+/// name may be 253 characters long, so every such name fits.
+pub const MAX_ID_LEN: usize = 256;
+
+/// The rule every name follows, whatever it names: not blank, and at most [`MAX_ID_LEN`]
+/// characters. `kind` says what the name is for, in the error.
+pub fn check_name(kind: &str, name: &str) -> Result<(), IdError> {
+    let len = name.chars().count();
+    if name.trim().is_empty() {
+        Err(IdError::Empty { kind: kind.into() })
+    } else if len > MAX_ID_LEN {
+        Err(IdError::TooLong { kind: kind.into(), len, max: MAX_ID_LEN })
+    } else {
+        Ok(())
+    }
+}
 
 macro_rules! string_id {
     ($(#[$doc:meta])* $name:ident, $kind:literal) => {
@@ -44,14 +58,8 @@ macro_rules! string_id {
             /// `TryFrom<&str>` and `TryFrom<String>` make the same checks.
             pub fn new(name: impl Into<String>) -> Result<Self, IdError> {
                 let name = name.into();
-                let len = name.chars().count();
-                if name.trim().is_empty() {
-                    Err(IdError::Empty { kind: $kind.into() })
-                } else if len > MAX_ID_LEN {
-                    Err(IdError::TooLong { kind: $kind.into(), len, max: MAX_ID_LEN })
-                } else {
-                    Ok(Self(name))
-                }
+                check_name($kind, &name)?;
+                Ok(Self(name))
             }
 
             /// The name as text.
@@ -87,6 +95,63 @@ macro_rules! string_id {
             }
         }
 
+        // Reading a name as text is always safe; only making one is checked. Dereferencing to
+        // `str` lets every reader (captions, maps keyed by text, comparisons) use it as text.
+        impl std::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
+
+        impl PartialEq<$name> for str {
+            fn eq(&self, other: &$name) -> bool {
+                self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for &str {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for String {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(&self.0)
@@ -117,6 +182,16 @@ string_id!(
     WorkflowKey,
     "workflow key"
 );
+
+impl WorkerId {
+    /// A name the simulator gives an actor that is not a scripted worker ("network", "store",
+    /// "nobody") when it reports a state that should not happen. The names are short and not
+    /// blank, so they pass the checks `new` makes.
+    pub(crate) fn fixed(name: &'static str) -> Self {
+        debug_assert!(Self::new(name).is_ok());
+        Self(name.to_string())
+    }
+}
 
 /// A name owns its text on the heap.
 macro_rules! string_ids {

@@ -16,6 +16,7 @@ use fencelab_core::{
     Applied, DropReason, EffectRequest, Entry, Event, Generation, History, Revision, Setup,
     TokenError, TokenKind, WriteOutcome, WriteRejection, WriteRequest,
 };
+use fencelab_core::{ResourceId, WorkerId};
 
 /// What kind of operation an invocation starts, for pairing it with its completion.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +46,7 @@ impl Op {
 /// A lease request, with what the source says about it up front.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct AcquireCall {
-    pub resource: Option<String>,
+    pub resource: Option<ResourceId>,
     pub generation: Option<Generation>,
     pub ttl: Option<u64>,
     pub valid_until: Option<Tick>,
@@ -70,7 +71,7 @@ pub(crate) struct WriteCall {
 #[derive(Debug, Clone)]
 pub(crate) struct EffectCall {
     pub request: EffectRequest,
-    pub resource: Option<String>,
+    pub resource: Option<ResourceId>,
     pub token: Option<TokenKind>,
     pub arrives_at: Option<Tick>,
     pub retry: Option<bool>,
@@ -89,7 +90,7 @@ pub(crate) enum Call {
 /// An invocation waiting for its completion.
 #[derive(Debug, Clone)]
 pub(crate) struct Open {
-    worker: String,
+    worker: WorkerId,
     op: Op,
     message: Option<u64>,
     at: Tick,
@@ -101,7 +102,7 @@ pub(crate) struct Open {
 /// A grant as its completion reports it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Granted {
-    pub resource: Option<String>,
+    pub resource: Option<ResourceId>,
     pub generation: Option<Generation>,
     pub ttl: Option<u64>,
     pub valid_until: Option<Tick>,
@@ -234,7 +235,7 @@ impl Builder {
     }
 
     /// The worker's newest lease on `resource`, or on its only resource.
-    fn held(&self, worker: &str, resource: Option<&str>) -> Option<(String, Generation)> {
+    fn held(&self, worker: &str, resource: Option<&str>) -> Option<(ResourceId, Generation)> {
         self.core.held(worker, resource)
     }
 
@@ -243,7 +244,7 @@ impl Builder {
     pub(crate) fn invoke(
         &mut self,
         loc: &Loc,
-        worker: &str,
+        worker: &WorkerId,
         call: Call,
     ) -> Result<Option<u64>, ImportError> {
         let slot = self.slot();
@@ -261,7 +262,7 @@ impl Builder {
                     message = Some(id);
                     let arrives_at = a.arrives_at.unwrap_or(at);
                     let event = Event::LeaseGranted {
-                        worker: worker.to_string(),
+                        worker: worker.clone(),
                         resource,
                         generation,
                         valid_until,
@@ -297,7 +298,8 @@ impl Builder {
                     None => match (self.held(worker, None), self.core.setup().resources.as_slice())
                     {
                         (Some((r, _)), _) => r,
-                        (None, [only]) => only.clone(),
+                        (None, [only]) => ResourceId::new(only.as_str())
+                            .map_err(|e| loc.field("resource", e.to_string()))?,
                         _ => {
                             return Err(loc.field(
                                 "resource",
@@ -310,7 +312,7 @@ impl Builder {
                     .token
                     .unwrap_or_else(|| self.core.token(worker, &resource, e.request.generation));
                 let event = Event::EffectSent {
-                    worker: worker.to_string(),
+                    worker: worker.clone(),
                     message: id,
                     request: e.request.clone(),
                     resource,
@@ -330,7 +332,7 @@ impl Builder {
                 );
             }
         }
-        self.open.push(Open { worker: worker.to_string(), op, message, at, slot, call });
+        self.open.push(Open { worker: worker.clone(), op, message, at, slot, call });
         Ok(message)
     }
 
@@ -461,8 +463,8 @@ impl Builder {
         &mut self,
         loc: &Loc,
         open: Open,
-        resource: Option<String>,
-        holder: Option<String>,
+        resource: Option<ResourceId>,
+        holder: Option<WorkerId>,
         valid_until: Option<Tick>,
     ) -> Result<(), ImportError> {
         let call_resource = match &open.call {
@@ -483,7 +485,7 @@ impl Builder {
         &mut self,
         loc: &Loc,
         open: Open,
-        resource: Option<String>,
+        resource: Option<ResourceId>,
         generation: Option<Generation>,
         ttl: Option<u64>,
         valid_until: Option<Tick>,
@@ -520,7 +522,7 @@ impl Builder {
         &mut self,
         loc: &Loc,
         open: Open,
-        resource: Option<String>,
+        resource: Option<ResourceId>,
         reason: Option<String>,
     ) -> Result<(), ImportError> {
         let held = self.held(&open.worker, resource.as_deref());
@@ -537,7 +539,7 @@ impl Builder {
         &mut self,
         loc: &Loc,
         open: Open,
-        resource: Option<String>,
+        resource: Option<ResourceId>,
         generation: Option<Generation>,
     ) -> Result<(), ImportError> {
         let held = self.held(&open.worker, resource.as_deref());
@@ -561,7 +563,7 @@ impl Builder {
     pub(crate) fn check_passed(
         &mut self,
         loc: &Loc,
-        worker: &str,
+        worker: &WorkerId,
         message: Option<u64>,
         data: Option<String>,
         highest_seen: Option<Option<Generation>>,
@@ -580,7 +582,7 @@ impl Builder {
         let data = data.unwrap_or_else(|| self.core.data(&w.store, &path));
         let highest = self.core.stored(&w.store, &data, w.request.resource.as_str()).highest;
         self.push(Event::CheckPassed {
-            worker: worker.to_string(),
+            worker: worker.clone(),
             message: id,
             store: w.store,
             path,
@@ -742,13 +744,13 @@ impl Builder {
     }
 
     /// A worker froze.
-    pub(crate) fn pause(&mut self, worker: &str, f: PauseFields) {
+    pub(crate) fn pause(&mut self, worker: &WorkerId, f: PauseFields) {
         self.core.paused(worker, f);
         self.sync();
     }
 
     /// A worker woke up.
-    pub(crate) fn resume(&mut self, worker: &str, f: PauseFields) {
+    pub(crate) fn resume(&mut self, worker: &WorkerId, f: PauseFields) {
         self.core.resumed(worker, f);
         self.sync();
     }

@@ -82,18 +82,18 @@ pub fn to_itf(history: &History) -> String {
     for (i, entry) in history.entries.iter().enumerate() {
         match &entry.event {
             Event::LeaseGranted { resource, generation, .. } => {
-                issued.insert(resource.clone(), generation.get());
+                issued.insert(resource.to_string(), generation.get());
             }
             Event::GrantReceived { worker, resource, generation, .. } => {
                 believes
-                    .entry(worker.clone())
+                    .entry(worker.to_string())
                     .or_default()
-                    .insert(resource.clone(), generation.get());
+                    .insert(resource.to_string(), generation.get());
             }
             Event::Released { worker, resource, .. }
             | Event::RenewFailed { worker, resource, .. } => {
-                if let Some(held) = believes.get_mut(worker) {
-                    held.remove(resource);
+                if let Some(held) = believes.get_mut(worker.as_str()) {
+                    held.remove(resource.as_str());
                 }
             }
             Event::WriteArrived { store, data, request, highest_after, .. } => {

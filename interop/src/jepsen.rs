@@ -61,8 +61,8 @@ use crate::error::{check_size, ImportError, Loc, MAX_LINE};
 use crate::values::{rename_keys, Fields};
 use crate::Imported;
 use fencelab_core::{
-    DropReason, EffectRequest, Event, History, OperationId, Revision, Setup, Tick, WorkflowKey,
-    WriteRequest,
+    DropReason, EffectRequest, Event, History, OperationId, Revision, Setup, Tick, WorkerId,
+    WorkflowKey, WriteRequest,
 };
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -180,7 +180,7 @@ enum Type {
 
 /// Who performed an op.
 enum Process {
-    Worker(String),
+    Worker(WorkerId),
     Nemesis,
     Fencelab,
 }
@@ -237,16 +237,18 @@ fn read_ops(ops: Vec<(usize, Value)>) -> Result<Imported, ImportError> {
         };
         let process = match top.raw("process") {
             Some(Value::Number(n)) => match n.as_u64() {
-                Some(n) => Process::Worker(format!("p{n}")),
+                Some(n) => Process::Worker(
+                    WorkerId::new(format!("p{n}"))
+                        .map_err(|e| loc.field("process", e.to_string()))?,
+                ),
                 None => return Err(loc.field("process", format!("{n} is not a process number"))),
             },
             Some(Value::String(s)) if s == "nemesis" => Process::Nemesis,
             Some(Value::String(s)) if s == "fencelab" => Process::Fencelab,
-            Some(Value::String(s))
-                if !s.trim().is_empty() && s.chars().count() <= fencelab_core::MAX_ID_LEN =>
-            {
-                Process::Worker(s.clone())
-            }
+            Some(Value::String(s)) => Process::Worker(
+                WorkerId::new(s.as_str())
+                    .map_err(|e| loc.field("process", format!("not a process: {e}")))?,
+            ),
             Some(other) => {
                 return Err(loc.field("process", format!("{} is not a process", short(other))))
             }
@@ -362,7 +364,7 @@ fn event(
 fn worker_op(
     b: &mut Builder,
     loc: &Loc,
-    worker: &str,
+    worker: &WorkerId,
     kind: Type,
     f: &str,
     v: &Fields,
@@ -447,7 +449,7 @@ fn worker_op(
             },
         ),
         (Op::Acquire, Type::Fail) => {
-            b.busy(loc, open, v.resource("resource")?, v.str("holder")?, v.tick("valid-until")?)
+            b.busy(loc, open, v.resource("resource")?, v.worker("holder")?, v.tick("valid-until")?)
         }
         (Op::Renew, Type::Ok) => b.renewed(
             loc,
@@ -529,11 +531,12 @@ fn worker_op(
 
 /// A nemesis fault; `false` when Fencelab does not model it.
 fn nemesis_op(b: &mut Builder, loc: &Loc, f: &str, v: &Fields) -> Result<bool, ImportError> {
-    let worker = || -> Result<String, ImportError> {
-        match v.raw("worker") {
-            Some(Value::Number(n)) if n.as_u64().is_some() => Ok(format!("p{n}")),
-            _ => v.req_str("worker"),
-        }
+    let worker = || -> Result<WorkerId, ImportError> {
+        let name = match v.raw("worker") {
+            Some(Value::Number(n)) if n.as_u64().is_some() => format!("p{n}"),
+            _ => v.req_str("worker")?,
+        };
+        WorkerId::new(name).map_err(|e| loc.field(&v.name("worker"), e.to_string()))
     };
     match f {
         "pause" => b.pause(
@@ -549,7 +552,7 @@ fn nemesis_op(b: &mut Builder, loc: &Loc, f: &str, v: &Fields) -> Result<bool, I
             &worker()?,
             PauseFields {
                 believes: v.opt_gen("believes")?,
-                resource: v.opt_str("resource")?,
+                resource: v.opt_resource("resource")?,
                 still_owner: v.bool("still-owner")?,
                 current: v.opt_gen("current")?,
                 ..PauseFields::default()

@@ -35,7 +35,7 @@ use crate::error::{check_size, ImportError, Loc, MAX_LINE};
 use crate::values::Fields;
 use crate::Imported;
 use fencelab_core::{
-    DropReason, Effect, EffectRequest, OperationId, Tick, WorkflowKey, WriteRequest,
+    DropReason, Effect, EffectRequest, OperationId, Tick, WorkerId, WorkflowKey, WriteRequest,
 };
 use serde_json::{Map, Value};
 
@@ -285,7 +285,8 @@ fn build(spans: Vec<Span>, skipped: usize) -> Result<Imported, ImportError> {
         let prefix = format!("{}.attributes", span.path);
         let attrs = Fields { map: Some(&span.attributes), loc: &loc, prefix: &prefix };
         let worker = match attrs.str("lease.holder")? {
-            Some(w) if !w.trim().is_empty() => w,
+            Some(w) if !w.trim().is_empty() => WorkerId::new(w)
+                .map_err(|e| loc.field(&attrs.name("lease.holder"), e.to_string()))?,
             _ => {
                 return Err(loc.field(
                     &format!("{}.attributes", span.path),
@@ -318,7 +319,7 @@ fn start(
     loc: &Loc,
     span: &Span,
     a: &Fields,
-    worker: &str,
+    worker: &WorkerId,
     index: usize,
 ) -> Result<Option<u64>, ImportError> {
     let call = match span.name.as_str() {
@@ -410,7 +411,7 @@ fn end(
     loc: &Loc,
     span: &Span,
     a: &Fields,
-    worker: &str,
+    worker: &WorkerId,
     message: Option<u64>,
 ) -> Result<(), ImportError> {
     let field = format!("{}.name", span.path);

@@ -39,7 +39,7 @@ use crate::builder::{
 use crate::error::{check_size, ImportError, Loc, MAX_LINE};
 use crate::values::generation;
 use crate::Imported;
-use fencelab_core::{Event, Generation, OperationId, ResourceId, Tick, WriteRequest};
+use fencelab_core::{Event, Generation, OperationId, ResourceId, Tick, WorkerId, WriteRequest};
 use regex::{Captures, Regex, RegexBuilder};
 use serde_json::Value;
 
@@ -133,12 +133,12 @@ impl Line<'_> {
         }
     }
 
-    fn resource(&self) -> Result<Option<String>, ImportError> {
+    fn resource(&self) -> Result<Option<ResourceId>, ImportError> {
         match self.get("resource") {
             None => Ok(None),
-            Some(r) => ResourceId::new(r)
-                .map(|_| Some(r.to_string()))
-                .map_err(|e| self.loc.field("resource", e.to_string())),
+            Some(r) => {
+                ResourceId::new(r).map(Some).map_err(|e| self.loc.field("resource", e.to_string()))
+            }
         }
     }
 }
@@ -174,10 +174,8 @@ impl Reader {
             }
         };
         self.builder.time(loc, "time", at, wall)?;
-        let actor = l.req("actor")?.to_string();
-        if actor.trim().is_empty() || actor.chars().count() > fencelab_core::MAX_ID_LEN {
-            return Err(loc.field("actor", format!("{actor:?} is not a worker name")));
-        }
+        let actor = WorkerId::new(l.req("actor")?)
+            .map_err(|e| loc.field("actor", format!("not a worker name: {e}")))?;
         let named = self.kinds.iter().find(|k| l.get(k).is_some()).map(|k| &k["kind_".len()..]);
         let kind = match named {
             Some(kind) => kind.to_string(),

@@ -2,7 +2,7 @@
 //! the Jepsen format uses (`valid-until` there, `valid_until` in Fencelab's own types).
 
 use crate::error::{ImportError, Loc};
-use fencelab_core::{Generation, OperationId, ResourceId, Tick, TokenError};
+use fencelab_core::{Generation, OperationId, ResourceId, Tick, TokenError, WorkerId};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -103,11 +103,27 @@ impl<'a> Fields<'a> {
         Ok(Some(self.str(key)?))
     }
 
-    pub(crate) fn resource(&self, key: &str) -> Result<Option<String>, ImportError> {
+    pub(crate) fn resource(&self, key: &str) -> Result<Option<ResourceId>, ImportError> {
         match self.str(key)? {
-            Some(r) => ResourceId::new(r.clone())
-                .map(|_| Some(r))
-                .map_err(|e| self.err(key, e.to_string())),
+            Some(r) => ResourceId::new(r).map(Some).map_err(|e| self.err(key, e.to_string())),
+            None => Ok(None),
+        }
+    }
+
+    /// A resource where nil is a value ("none"): `None` when absent, `Some(None)` for nil.
+    pub(crate) fn opt_resource(
+        &self,
+        key: &str,
+    ) -> Result<Option<Option<ResourceId>>, ImportError> {
+        if !self.has(key) {
+            return Ok(None);
+        }
+        Ok(Some(self.resource(key)?))
+    }
+
+    pub(crate) fn worker(&self, key: &str) -> Result<Option<WorkerId>, ImportError> {
+        match self.str(key)? {
+            Some(w) => WorkerId::new(w).map(Some).map_err(|e| self.err(key, e.to_string())),
             None => Ok(None),
         }
     }

@@ -198,3 +198,29 @@ fn log_errors_name_the_line_and_group() {
     let e = pattern::read_pattern("", "(?P<actor>(").expect_err("bad regex");
     assert!(e.problem.starts_with("the pattern:"), "{e}");
 }
+
+/// A worker is named by what the system calls it, often a host or pod name: one as long as a DNS
+/// name is read, and one longer than any name is refused at the attribute that gave it.
+#[test]
+fn a_worker_named_like_a_host_is_read_and_an_overlong_name_is_refused() {
+    let acquire = |holder: &str| {
+        let attrs = [
+            attr("lease.holder", &format!(r#"{{"stringValue":"{holder}"}}"#)),
+            attr("fencing.resource", r#"{"stringValue":"r"}"#),
+            attr("fencing.generation", r#"{"intValue":"1"}"#),
+            attr("lease.ttl_ms", r#"{"intValue":"100"}"#),
+        ]
+        .join(",");
+        span("lease.acquire", &attrs, 1_000_000, 2_000_000)
+    };
+    let host = format!("billing-{}.pods.cluster.local", "a".repeat(200));
+    let read = otlp::read_otlp(&acquire(&host)).expect("a host-length name is a worker");
+    assert_eq!(read.history.setup.workers, [host]);
+    let e = otlp::read_otlp(&acquire(&"w".repeat(300))).expect_err("too long");
+    says(
+        &e,
+        1,
+        Some("resourceSpans[0].scopeSpans[0].spans[0].attributes.lease.holder"),
+        "worker id is 300 characters long; the limit is 256",
+    );
+}

@@ -262,8 +262,8 @@ impl State {
     /// The authority drops a lease that has run out, and the history says so.
     fn expired(&mut self, lease: Lease) {
         self.builder.push(Event::LeaseExpired {
-            worker: lease.holder.to_string(),
-            resource: lease.resource.to_string(),
+            worker: lease.holder,
+            resource: lease.resource,
             generation: lease.generation,
         });
     }
@@ -342,12 +342,12 @@ impl<'a> Worker<'a> {
                     Ok(lease) => {
                         // The grant reaches the worker in the same call: it arrives at once.
                         let until = lease.valid_until;
-                        state.builder.granted(self.name, RESOURCE, lease.generation, until);
+                        state.builder.granted(&self.id, &self.resource, lease.generation, until);
                         return Ok(lease);
                     }
                     Err(LeaseError::Held { holder, valid_until, .. }) => {
-                        let holder = Some(holder.to_string());
-                        state.builder.busy(self.name, RESOURCE, holder, Some(valid_until));
+                        let holder = Some(holder.clone());
+                        state.builder.busy(&self.id, &self.resource, holder, Some(valid_until));
                         valid_until
                     }
                     Err(source) => return Err(RecordError::Lease { worker: self.name, source }),
@@ -369,7 +369,7 @@ impl<'a> Worker<'a> {
         let sent_at = state.now(self.shared.start);
         // Each worker writes under the token its lease gave it.
         let sent = Sent { token: Some(TokenKind::Lease), ..Sent::new(STORE, request.clone()) };
-        let message = state.builder.write_sent(self.name, sent);
+        let message = state.builder.write_sent(&self.id, sent);
         let before = self.store.read(&self.resource)?;
         let outcome = match self.mode {
             Mode::Fenced => self.store.write(&request, sent_at)?,
@@ -385,7 +385,7 @@ impl<'a> Worker<'a> {
             highest_after: Some(highest_after),
             ..WriteAnswer::new(outcome.clone())
         };
-        state.builder.write_answered(self.name, message, answer);
+        state.builder.write_answered(&self.id, message, answer);
         Ok(outcome)
     }
 
@@ -399,7 +399,7 @@ impl<'a> Worker<'a> {
 
     fn finish(&self) -> Result<(), RecordError> {
         self.record(|state, _| {
-            state.builder.push(Event::WorkerFinished { worker: self.name.into() })
+            state.builder.push(Event::WorkerFinished { worker: self.id.clone() })
         })
     }
 }
@@ -425,7 +425,7 @@ fn run_a(
         believes,
         ..Beliefs::default()
     };
-    a.record(|state, _| state.builder.paused(a.name, paused))?;
+    a.record(|state, _| state.builder.paused(&a.id, paused))?;
     thread::sleep(pause);
     // On a slow machine the pause lasts until B's write has been decided, so the late write is
     // always the one after the new owner's. An error means B has failed, and the run with it.
@@ -435,14 +435,14 @@ fn run_a(
         let owner = state.authority.lease(&a.resource, now);
         let resumed = Beliefs {
             believes: Some(Some(generation)),
-            resource: Some(Some(RESOURCE.into())),
+            resource: Some(Some(a.resource.clone())),
             still_owner: Some(
                 owner.is_some_and(|l| l.holder == a.id && l.generation == generation),
             ),
             current: Some(state.authority.generation(&a.resource)),
             ..Beliefs::default()
         };
-        state.builder.resumed(a.name, resumed);
+        state.builder.resumed(&a.id, resumed);
     })?;
     a.write(generation, "A: balance=90 (computed before the pause)")?;
     a.finish()

@@ -106,7 +106,11 @@ fn a_pause_injected_at_the_right_moment_breaks_the_unfenced_story() {
     }
     let ticks = engine.scenario().authority.ttl * 3;
     engine
-        .inject(Fault::PauseWorker { worker: "A".into(), ticks, reason: Default::default() })
+        .inject(Fault::PauseWorker {
+            worker: "A".parse().unwrap(),
+            ticks,
+            reason: Default::default(),
+        })
         .unwrap();
     let verdict = engine.run().unwrap();
     assert!(
@@ -141,7 +145,7 @@ fn losing_the_stale_write_in_flight_spares_the_store() {
     let offered = engine.possible_faults();
     assert!(offered.contains(&Fault::LoseMessage { message }), "{offered:?}");
     let record = engine.inject(Fault::LoseMessage { message }).unwrap().clone();
-    assert_eq!(record.event, Event::MessageLost { worker: "A".into(), message });
+    assert_eq!(record.event, Event::MessageLost { worker: "A".parse().unwrap(), message });
     let verdict = engine.run().unwrap();
     assert!(verdict.violations.is_empty(), "{:?}", verdict.violations);
     assert!(
@@ -210,10 +214,10 @@ fn a_slow_clock_makes_a_lease_check_pass_after_the_lease_ended() {
         .expect("a slower clock for A is offered");
     let Fault::SkewClock { by, .. } = fault else { unreachable!() };
     // The opposite jump is offered too, so a front never has to make one up.
-    let ahead = Fault::SkewClock { worker: "A".into(), by: -by };
+    let ahead = Fault::SkewClock { worker: "A".parse().unwrap(), by: -by };
     assert!(engine.possible_faults().contains(&ahead), "a faster clock for A is offered");
     let record = engine.inject(fault).unwrap().clone();
-    assert_eq!(record.event, Event::ClockSkewed { worker: "A".into(), by, offset: by });
+    assert_eq!(record.event, Event::ClockSkewed { worker: "A".parse().unwrap(), by, offset: by });
     assert!(record.caption.contains("slow"), "{}", record.caption);
     engine.run().unwrap();
     assert_eq!(believed(&engine), [true], "with a slow clock A believes in its lease");
@@ -227,13 +231,20 @@ fn a_slow_clock_makes_a_lease_check_pass_after_the_lease_ended() {
 fn faults_of_no_size_are_refused_naming_the_field() {
     let scenario = library::scenario("paused-worker", Some("fenced")).unwrap();
     for (fault, field) in [
-        (Fault::SkewClock { worker: "A".into(), by: 0 }, "injected[0].fault.skew_clock.by"),
         (
-            Fault::DelayMessages { worker: "A".into(), ticks: 0, count: 1 },
+            Fault::SkewClock { worker: "A".parse().unwrap(), by: 0 },
+            "injected[0].fault.skew_clock.by",
+        ),
+        (
+            Fault::DelayMessages { worker: "A".parse().unwrap(), ticks: 0, count: 1 },
             "injected[0].fault.delay_messages.ticks",
         ),
         (
-            Fault::PauseWorker { worker: "A".into(), ticks: 0, reason: Default::default() },
+            Fault::PauseWorker {
+                worker: "A".parse().unwrap(),
+                ticks: 0,
+                reason: Default::default(),
+            },
             "injected[0].fault.pause_worker.ticks",
         ),
     ] {
@@ -442,7 +453,7 @@ fn a_clock_jump_past_the_limit_is_refused_with_its_sign() {
     let scenario = library::scenario("paused-worker", Some("fenced")).unwrap();
     let mut engine = Engine::new(scenario).unwrap();
     let error = engine
-        .inject(Fault::SkewClock { worker: "A".into(), by: -10_000_000_000_000 })
+        .inject(Fault::SkewClock { worker: "A".parse().unwrap(), by: -10_000_000_000_000 })
         .unwrap_err()
         .to_string();
     assert!(
@@ -457,12 +468,15 @@ fn a_clock_jump_past_the_limit_is_refused_with_its_sign() {
 fn a_pause_on_a_worker_frozen_for_longer_changes_nothing_and_a_longer_one_extends_the_freeze() {
     let scenario = library::scenario("paused-worker", Some("fenced")).unwrap();
     let mut engine = Engine::new(scenario).unwrap();
-    let pause =
-        |ticks| Fault::PauseWorker { worker: "A".into(), ticks, reason: Default::default() };
+    let pause = |ticks| Fault::PauseWorker {
+        worker: "A".parse().unwrap(),
+        ticks,
+        reason: Default::default(),
+    };
     let first = engine.inject(pause(20)).unwrap().event.clone();
     assert!(matches!(first, Event::Paused { ticks: 20, .. }), "{first:?}");
     let shorter = engine.inject(pause(5)).unwrap().clone();
-    assert_eq!(shorter.event, Event::PauseIgnored { worker: "A".into(), ticks: 5 });
+    assert_eq!(shorter.event, Event::PauseIgnored { worker: "A".parse().unwrap(), ticks: 5 });
     assert!(shorter.caption.contains("frozen for longer anyway"), "{}", shorter.caption);
     let longer = engine.inject(pause(40)).unwrap().event.clone();
     assert!(matches!(longer, Event::Paused { ticks: 40, .. }), "{longer:?}");

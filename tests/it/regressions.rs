@@ -25,7 +25,7 @@ fn names_that_would_make_invalid_ids_are_refused_at_validation() {
     );
     let err = Scenario::from_json(&empty_op).unwrap_err();
     assert_eq!(err.path, "workers[0].script[1].write.operation");
-    let long_name = "W".repeat(128);
+    let long_name = "W".repeat(fencelab_core::MAX_ID_LEN);
     let generated = scenario(&format!(
         r#""resources":["r"],"authority":{{"ttl":5}},"stores":[{{"name":"db","enforcement":"fenced"}}],
         "workers":[{{"name":"{long_name}","script":[{{"acquire":{{"resource":"r"}}}},{{"write":{{"resource":"r","value":"v"}}}}]}}]"#
@@ -187,6 +187,6 @@ fn a_pause_fault_does_not_revive_a_stopped_worker_or_rerun_an_acquire() {
         "no second acquire"
     );
     assert_eq!(kinds(&verdict), []);
-    let last = &engine.state().stores[0].cells[&("primary".to_string(), "r".to_string())];
+    let last = &engine.state().stores[0].cells[&("primary".to_string(), "r".parse().unwrap())];
     assert_eq!(last.resource.register.value(), Some("a"));
 }

@@ -255,14 +255,14 @@ fn the_paused_worker_story_reads_as_the_article_tells_it() {
     let resumed = find("A resumes after its pause, still believing generation 1 is current");
     let rejected = find("rejects A's write \"A: total=90 (from stale inputs)\": stale owner: generation 1 < highest accepted 2");
     assert!(paused < expired && expired < b_grant && b_grant < resumed && resumed < rejected);
-    let cell = &engine.state().stores[0].cells[&("primary".to_string(), "totals".to_string())];
+    let cell = &engine.state().stores[0].cells[&("primary".to_string(), "totals".parse().unwrap())];
     assert_eq!(cell.resource.register.value(), Some("B: total=120"));
 }
 
 #[test]
 fn the_unfenced_paused_worker_corrupts_the_value() {
     let engine = run("paused-worker", "broken");
-    let cell = &engine.state().stores[0].cells[&("primary".to_string(), "totals".to_string())];
+    let cell = &engine.state().stores[0].cells[&("primary".to_string(), "totals".parse().unwrap())];
     assert_eq!(cell.resource.register.value(), Some("A: total=90 (from stale inputs)"));
     let v = &engine.violations()[0];
     assert_eq!(

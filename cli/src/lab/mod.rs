@@ -398,6 +398,7 @@ fn default_out(args: &LabArgs) -> PathBuf {
 /// One worker process.
 struct Worker {
     name: String,
+    id: WorkerId,
     child: Child,
     stdin: ChildStdin,
     ready: bool,
@@ -479,7 +480,7 @@ impl Lab {
             start_ns,
             authority: LeaseAuthority::new(ttl),
             // The name is a valid id, so this never falls back.
-            resource: ResourceId::new(RESOURCE).unwrap_or_else(|_| unreachable!()),
+            resource: lab_resource(),
             recorder: Recorder::new(start_ns, setup),
             workers: Vec::new(),
             next: 1,
@@ -524,6 +525,10 @@ impl Lab {
                 let source = std::io::Error::other("no pipes");
                 return Err(LabError::Spawn { name, source });
             };
+            let id = WorkerId::new(name.as_str()).map_err(|e| LabError::Spawn {
+                name: name.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
             say!("worker {name}: pid {}", child.id());
             let tx = tx.clone();
             std::thread::spawn(move || {
@@ -535,7 +540,7 @@ impl Lab {
                 }
                 let _ = tx.send(Input::Closed(index));
             });
-            self.workers.push(Worker { name, child, stdin, ready: false, finished: false });
+            self.workers.push(Worker { name, id, child, stdin, ready: false, finished: false });
         }
         Ok(())
     }
@@ -619,9 +624,7 @@ impl Lab {
         let now_ns = self.now_ns();
         let now = self.tick(now_ns);
         self.recorder.expire(now_ns);
-        let name = self.workers[index].name.clone();
-        let worker = WorkerId::new(name.clone())
-            .map_err(|e| LabError::Worker { name: name.clone(), error: e.to_string() })?;
+        let worker = self.workers[index].id.clone();
         let (answer, report) = match ask {
             Ask::Acquire => match self.authority.acquire(&self.resource, &worker, now) {
                 Ok(lease) => {
@@ -667,7 +670,7 @@ impl Lab {
             }
         };
         if let Some(report) = report {
-            self.recorder.report(&name, now_ns, report);
+            self.recorder.report(&worker, now_ns, report);
         }
         self.workers[index].send(&ToWorker::Answer(answer))
     }
@@ -680,7 +683,7 @@ impl Lab {
             }
             // A stopped before it was frozen: nothing else would start the others.
             Report::Finished { stopped: true } if index == 0 && self.freeze.is_none() => {
-                self.recorder.report(&name, wall_ns, what);
+                self.recorder.report(&self.workers[index].id, wall_ns, what);
                 let how = "was refused its renewal";
                 return Err(LabError::LeaseLostBeforeFreeze { how, ttl_ms: self.args.ttl() });
             }
@@ -701,7 +704,7 @@ impl Lab {
             _ => None,
         };
         let finished = matches!(what, Report::Finished { .. });
-        self.recorder.report(&name, wall_ns, what);
+        self.recorder.report(&self.workers[index].id, wall_ns, what);
         match checked {
             // A is frozen between its check and its write, then the others go.
             Some(true) if index == 0 && self.freeze.is_none() => {
@@ -737,8 +740,8 @@ impl Lab {
         let now_ns = self.now_ns();
         say!("froze A (pid {}) with SIGSTOP at t={} ms", a.pid(), self.tick(now_ns).0);
         self.freeze = Some(Freeze { stopped, resumed: None });
-        let name = a.name.clone();
-        self.recorder.paused(&name, now_ns, self.args.pause());
+        let id = a.id.clone();
+        self.recorder.paused(&id, now_ns, self.args.pause());
         Ok(())
     }
 
@@ -759,8 +762,8 @@ impl Lab {
             self.tick(now_ns).0,
             (resumed - stopped).as_millis()
         );
-        let name = self.workers[0].name.clone();
-        self.recorder.resumed(&name, now_ns);
+        let id = self.workers[0].id.clone();
+        self.recorder.resumed(&id, now_ns);
         self.workers[0].send(&ToWorker::Proceed)
     }
 
@@ -850,6 +853,12 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// The lab's resource as an id.
+fn lab_resource() -> ResourceId {
+    // The name is a valid id, so this never falls back.
+    ResourceId::new(RESOURCE).unwrap_or_else(|_| unreachable!())
+}
+
 /// Turns what the authority decided and the workers reported into the history's entries, in
 /// the order the lab learns them, each at its tick (never before the previous entry's), through
 /// the core's [`HistoryBuilder`], which also says what a frozen worker believes.
@@ -857,12 +866,19 @@ struct Recorder {
     start_ns: u64,
     builder: HistoryBuilder,
     /// Each worker's write on its way: its message.
-    sent: BTreeMap<String, u64>,
+    sent: BTreeMap<WorkerId, u64>,
+    /// The one resource the lab's workers share.
+    resource: ResourceId,
 }
 
 impl Recorder {
     fn new(start_ns: u64, setup: Setup) -> Recorder {
-        Recorder { start_ns, builder: HistoryBuilder::new(setup), sent: BTreeMap::new() }
+        Recorder {
+            start_ns,
+            builder: HistoryBuilder::new(setup),
+            sent: BTreeMap::new(),
+            resource: lab_resource(),
+        }
     }
 
     /// Moves the history's clock to `wall_ns`, for an entry recorded now.
@@ -890,31 +906,33 @@ impl Recorder {
     }
 
     /// `worker` froze at `wall_ns`, believing what it last heard.
-    fn paused(&mut self, worker: &str, wall_ns: u64, ticks: u64) {
+    fn paused(&mut self, worker: &WorkerId, wall_ns: u64, ticks: u64) {
         self.at(wall_ns);
         let reason = Some(PauseReason::Descheduled);
         self.builder.paused(worker, Beliefs { ticks: Some(ticks), reason, ..Beliefs::default() });
     }
 
     /// `worker` woke up at `wall_ns`, with the beliefs it had.
-    fn resumed(&mut self, worker: &str, wall_ns: u64) {
+    fn resumed(&mut self, worker: &WorkerId, wall_ns: u64) {
         self.at(wall_ns);
         self.builder.resumed(worker, Beliefs::default());
     }
 
-    fn report(&mut self, worker: &str, wall_ns: u64, report: Report) {
-        let name = worker.to_string();
-        let resource = || RESOURCE.to_string();
+    fn report(&mut self, worker: &WorkerId, wall_ns: u64, report: Report) {
+        let name = worker.clone();
+        let resource = || self.resource.clone();
         let event = match report {
             Report::Granted { generation, valid_until } => {
                 self.expire(wall_ns);
                 self.at(wall_ns);
-                self.builder.granted(worker, RESOURCE, generation, valid_until);
+                self.builder.granted(worker, &self.resource, generation, valid_until);
                 return;
             }
             Report::Busy { holder, valid_until } => {
                 self.at(wall_ns);
-                self.builder.busy(worker, RESOURCE, Some(holder), valid_until);
+                // The holder's name comes from this lab's authority, so it is a valid id.
+                let holder = WorkerId::new(holder).ok();
+                self.builder.busy(worker, &self.resource, holder, valid_until);
                 return;
             }
             Report::Renewed { generation, valid_until } => {
@@ -1009,9 +1027,9 @@ mod tests {
             valid_until: Tick(until),
         };
         recorder.start_ns = 0;
-        recorder.report("A", ms(1), granted(1, 301));
-        recorder.report("B", ms(400), granted(2, 700));
-        recorder.report("B", ms(401), Report::Sending { request: write("B", 2) });
+        recorder.report(&w("A"), ms(1), granted(1, 301));
+        recorder.report(&w("B"), ms(400), granted(2, 700));
+        recorder.report(&w("B"), ms(401), Report::Sending { request: write("B", 2) });
         let revision = fencelab_core::Revision(1);
         let applied =
             WriteOutcome::Applied(fencelab_core::Applied { generation: generation(2), revision });
@@ -1021,10 +1039,10 @@ mod tests {
             highest_before: None,
             highest_after: None,
         };
-        recorder.report("B", ms(402), wrote(applied.clone()));
+        recorder.report(&w("B"), ms(402), wrote(applied.clone()));
         // A's stale write: the connection broke, so nobody knows whether it landed.
-        recorder.report("A", ms(500), Report::Sending { request: write("A", 1) });
-        recorder.report("A", ms(501), Report::WriteUnknown);
+        recorder.report(&w("A"), ms(500), Report::Sending { request: write("A", 1) });
+        recorder.report(&w("A"), ms(501), Report::WriteUnknown);
         let history = recorder.history(Some("worker A failed".into()));
         let last = &history.entries.last().unwrap().event;
         let sent = history.entries.iter().find_map(|e| match &e.event {
@@ -1053,12 +1071,12 @@ mod tests {
         let g = |n: u64| Generation::new(n).unwrap();
         let granted =
             |n: u64, until: u64| Report::Granted { generation: g(n), valid_until: Tick(until) };
-        recorder.report("A", recorder_ns(1), granted(1, 301));
-        recorder.paused("A", recorder_ns(2), 900);
+        recorder.report(&w("A"), recorder_ns(1), granted(1, 301));
+        recorder.paused(&w("A"), recorder_ns(2), 900);
         recorder.expire(recorder_ns(301));
-        recorder.report("B", recorder_ns(400), granted(2, 700));
+        recorder.report(&w("B"), recorder_ns(400), granted(2, 700));
         recorder.expire(recorder_ns(701));
-        recorder.resumed("A", recorder_ns(902));
+        recorder.resumed(&w("A"), recorder_ns(902));
         let history = recorder.history(None);
         assert!(history.validate().is_ok(), "{:?}", history.validate());
         let events: Vec<&Event> = history.entries.iter().map(|e| &e.event).collect();
@@ -1077,6 +1095,10 @@ mod tests {
             matches!(events.last(), Some(Event::Resumed { still_owner: false, believes: Some(b), current: Some(c), .. }) if *b == g(1) && *c == g(2)),
             "{events:?}"
         );
+    }
+
+    fn w(name: &str) -> WorkerId {
+        WorkerId::new(name).unwrap()
     }
 
     fn recorder_ns(ms: u64) -> u64 {

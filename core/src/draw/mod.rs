@@ -213,7 +213,7 @@ struct Builder {
     /// Open belief spans per worker lane.
     beliefs: LiteMap<usize, usize>,
     /// Open lease spans per resource.
-    leases: LiteMap<String, usize>,
+    leases: LiteMap<crate::ids::ResourceId, usize>,
 }
 
 impl Builder {
@@ -496,7 +496,7 @@ impl Builder {
                 let label =
                     if *counter_kept { "restart, counter kept" } else { "restart, counter lost" };
                 if !counter_kept {
-                    let open: Vec<String> = self.leases.keys().cloned().collect();
+                    let open: Vec<crate::ids::ResourceId> = self.leases.keys().cloned().collect();
                     for resource in open {
                         self.close_lease(&resource, at);
                     }

@@ -291,13 +291,10 @@ impl Scenario {
 }
 
 fn plain(name: &str) -> Result<(), String> {
-    if name.trim().is_empty() {
-        Err("must not be empty".into())
-    } else if name.chars().count() > crate::ids::MAX_ID_LEN {
-        Err(format!("longer than {} characters", crate::ids::MAX_ID_LEN))
-    } else {
-        Ok(())
-    }
+    crate::ids::check_name("name", name).map_err(|e| match e {
+        crate::ids::IdError::Empty { .. } => "must not be empty".into(),
+        crate::ids::IdError::TooLong { max, .. } => format!("longer than {max} characters"),
+    })
 }
 
 fn unique_names<'a>(

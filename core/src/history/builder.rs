@@ -13,7 +13,8 @@
 //!
 //! ```
 //! use fencelab_core::history::builder::{WriteAnswer, HistoryBuilder, Sent};
-//! use fencelab_core::{Checker, Generation, OperationId, ResourceId, Setup, Tick, WriteRequest};
+//! use fencelab_core::{Checker, Generation, OperationId, ResourceId, Setup, Tick, WorkerId};
+//! use fencelab_core::WriteRequest;
 //! use fencelab_core::{WriteOutcome, WriteRejection};
 //!
 //! let g = |n| Generation::new(n).unwrap();
@@ -21,17 +22,19 @@
 //!     let op = OperationId::new(format!("{worker}-{n}")).unwrap();
 //!     WriteRequest::new(ResourceId::new("ledger").unwrap(), g(n), op, None, worker)
 //! };
+//! let (a, b_, ledger): (WorkerId, WorkerId, ResourceId) =
+//!     ("A".parse().unwrap(), "B".parse().unwrap(), "ledger".parse().unwrap());
 //! let mut b = HistoryBuilder::new(Setup::default());
 //! b.at(Tick(0), None);
-//! b.granted("A", "ledger", g(1), Tick(100));
+//! b.granted(&a, &ledger, g(1), Tick(100));
 //! b.at(Tick(100), None);
 //! b.expire_due();
-//! b.granted("B", "ledger", g(2), Tick(200));
-//! let sent = b.write_sent("B", Sent::new("db", write("B", 2)));
-//! b.write_answered("B", sent, WriteAnswer::applied());
-//! let late = b.write_sent("A", Sent::new("db", write("A", 1)));
+//! b.granted(&b_, &ledger, g(2), Tick(200));
+//! let sent = b.write_sent(&b_, Sent::new("db", write("B", 2)));
+//! b.write_answered(&b_, sent, WriteAnswer::applied());
+//! let late = b.write_sent(&a, Sent::new("db", write("A", 1)));
 //! let stale = WriteRejection::Stale { presented: g(1), highest: g(2) };
-//! b.write_answered("A", late, WriteAnswer::new(WriteOutcome::Rejected(stale)));
+//! b.write_answered(&a, late, WriteAnswer::new(WriteOutcome::Rejected(stale)));
 //! let history = b.finish();
 //! assert!(history.validate().is_ok());
 //! assert!(Checker::judge(&history).is_empty());
@@ -44,6 +47,7 @@ use crate::fence::register::{Applied, Fence, Revision, WriteRequest};
 use crate::format::model::{Enforcement, PauseReason};
 use crate::history::event::{Event, TokenKind};
 use crate::history::{Entry, GatewaySetup, History, PathSetup, Setup, StoreSetup};
+use crate::ids::{ResourceId, WorkerId};
 use std::collections::BTreeMap;
 
 /// The name of a store's main write path.
@@ -145,7 +149,7 @@ pub struct Beliefs {
     /// The generation it believes it holds; its first lease when not given.
     pub believes: Option<Option<Generation>>,
     /// The resource that generation is for.
-    pub resource: Option<Option<String>>,
+    pub resource: Option<Option<ResourceId>>,
     /// Whether the authority still counts it as the owner.
     pub still_owner: Option<bool>,
     /// The authority's newest generation for that resource.
@@ -165,19 +169,19 @@ pub struct HistoryBuilder {
     wall: Option<u64>,
     next_message: u64,
     /// The authority's newest generation, per resource.
-    issued: BTreeMap<String, Generation>,
+    issued: BTreeMap<ResourceId, Generation>,
     /// The lease the authority honours, per resource: holder, generation, end.
-    live: BTreeMap<String, (String, Generation, Tick)>,
+    live: BTreeMap<ResourceId, (WorkerId, Generation, Tick)>,
     /// The leases each worker believes it holds.
-    held: BTreeMap<String, BTreeMap<String, Generation>>,
+    held: BTreeMap<WorkerId, BTreeMap<ResourceId, Generation>>,
     /// Per store, data and resource.
     cells: BTreeMap<(String, String, String), Stored>,
     /// Per worker: the slot of its pause whose length is known only when it resumes.
-    pauses: BTreeMap<String, usize>,
+    pauses: BTreeMap<WorkerId, usize>,
 }
 
 /// The generation a worker believes it holds, as the simulator reports it: its first lease.
-fn first(held: Option<&BTreeMap<String, Generation>>) -> Option<(String, Generation)> {
+fn first(held: Option<&BTreeMap<ResourceId, Generation>>) -> Option<(ResourceId, Generation)> {
     held.and_then(|h| h.iter().next()).map(|(r, g)| (r.clone(), *g))
 }
 
@@ -283,10 +287,10 @@ impl HistoryBuilder {
     }
 
     /// The worker's lease on `resource`, or its first lease, as it believes.
-    pub fn held(&self, worker: &str, resource: Option<&str>) -> Option<(String, Generation)> {
+    pub fn held(&self, worker: &str, resource: Option<&str>) -> Option<(ResourceId, Generation)> {
         let held = self.held.get(worker)?;
         match resource {
-            Some(r) => held.get(r).map(|g| (r.to_string(), *g)),
+            Some(r) => held.get_key_value(r).map(|(r, g)| (r.clone(), *g)),
             None => first(Some(held)),
         }
     }
@@ -337,13 +341,13 @@ impl HistoryBuilder {
     /// its receipt, now. Returns the grant's message.
     pub fn granted(
         &mut self,
-        worker: &str,
-        resource: &str,
+        worker: &WorkerId,
+        resource: &ResourceId,
         generation: Generation,
         valid_until: Tick,
     ) -> u64 {
         let message = self.message(None);
-        let (worker, resource) = (worker.to_string(), resource.to_string());
+        let (worker, resource) = (worker.clone(), resource.clone());
         self.push(Event::LeaseGranted {
             worker: worker.clone(),
             resource: resource.clone(),
@@ -360,26 +364,26 @@ impl HistoryBuilder {
     /// lease are the live lease's when not given.
     pub fn busy(
         &mut self,
-        worker: &str,
-        resource: &str,
-        holder: Option<String>,
+        worker: &WorkerId,
+        resource: &ResourceId,
+        holder: Option<WorkerId>,
         valid_until: Option<Tick>,
     ) {
         let live = self.live.get(resource).cloned();
         self.push(Event::LeaseBusy {
-            worker: worker.to_string(),
+            worker: worker.clone(),
             holder: holder
                 .or(live.as_ref().map(|l| l.0.clone()))
-                .unwrap_or_else(|| "unknown".into()),
+                .unwrap_or_else(|| WorkerId::fixed("unknown")),
             valid_until: valid_until.or(live.map(|l| l.2)).unwrap_or(self.now),
-            resource: resource.to_string(),
+            resource: resource.clone(),
         });
     }
 
     /// Every lease that has run out by now ends, in resource order.
     pub fn expire_due(&mut self) {
         let now = self.now;
-        let due: Vec<(String, String, Generation)> = self
+        let due: Vec<(WorkerId, ResourceId, Generation)> = self
             .live
             .iter()
             .filter(|(_, (_, _, until))| *until <= now)
@@ -392,23 +396,23 @@ impl HistoryBuilder {
 
     /// A worker froze. What it believes is its first lease when not given; a pause of unknown
     /// length lasts until it resumes.
-    pub fn paused(&mut self, worker: &str, f: Beliefs) {
+    pub fn paused(&mut self, worker: &WorkerId, f: Beliefs) {
         let believes = f.believes.unwrap_or_else(|| first(self.held.get(worker)).map(|h| h.1));
         let event = Event::Paused {
-            worker: worker.to_string(),
+            worker: worker.clone(),
             ticks: f.ticks.unwrap_or(0),
             reason: f.reason.unwrap_or_default(),
             believes,
         };
         self.push(event);
         if f.ticks.is_none() {
-            self.pauses.insert(worker.to_string(), self.slots.len() - 1);
+            self.pauses.insert(worker.clone(), self.slots.len() - 1);
         }
     }
 
     /// A worker woke up, with the beliefs it had; whether it still owns its lease and the
     /// newest generation are the authority's as seen so far, when not given.
-    pub fn resumed(&mut self, worker: &str, f: Beliefs) {
+    pub fn resumed(&mut self, worker: &WorkerId, f: Beliefs) {
         let now = self.now;
         if let Some(slot) = self.pauses.remove(worker) {
             if let Some(Some(Entry { at, event: Event::Paused { ticks, .. }, .. })) =
@@ -429,7 +433,7 @@ impl HistoryBuilder {
             })
         });
         self.push(Event::Resumed {
-            worker: worker.to_string(),
+            worker: worker.clone(),
             believes,
             resource,
             still_owner,
@@ -438,13 +442,13 @@ impl HistoryBuilder {
     }
 
     /// A write left `worker`, now; returns its message.
-    pub fn write_sent(&mut self, worker: &str, sent: Sent) -> u64 {
+    pub fn write_sent(&mut self, worker: &WorkerId, sent: Sent) -> u64 {
         let slot = self.reserve();
         self.fill_sent(slot, worker, sent)
     }
 
     /// A write left `worker` at the moment of a reserved place; returns its message.
-    pub fn fill_sent(&mut self, slot: usize, worker: &str, sent: Sent) -> u64 {
+    pub fn fill_sent(&mut self, slot: usize, worker: &WorkerId, sent: Sent) -> u64 {
         let message = self.message(sent.message);
         let path = sent.path.unwrap_or_else(|| PRIMARY.into());
         self.path(&sent.store, &path, None, None);
@@ -452,7 +456,7 @@ impl HistoryBuilder {
         let token =
             sent.token.unwrap_or_else(|| self.token(worker, resource, sent.request.generation));
         let event = Event::WriteSent {
-            worker: worker.to_string(),
+            worker: worker.clone(),
             message,
             store: sent.store,
             path,
@@ -479,7 +483,7 @@ impl HistoryBuilder {
 
     /// The store answered the write `message` of `worker`, sent earlier: its arrival, now.
     /// Returns false, adding nothing, when no such write was sent.
-    pub fn write_answered(&mut self, worker: &str, message: u64, answer: WriteAnswer) -> bool {
+    pub fn write_answered(&mut self, worker: &WorkerId, message: u64, answer: WriteAnswer) -> bool {
         let Some((store, path, request)) = self.sent(worker, message) else { return false };
         self.arrived(worker, message, &store, &path, request, answer);
         true
@@ -487,10 +491,10 @@ impl HistoryBuilder {
 
     /// `worker` never learned what became of its write `message` (a broken connection, a
     /// timeout), now. Returns false, adding nothing, when no such write was sent.
-    pub fn write_unknown(&mut self, worker: &str, message: u64) -> bool {
+    pub fn write_unknown(&mut self, worker: &WorkerId, message: u64) -> bool {
         let Some((store, path, request)) = self.sent(worker, message) else { return false };
         let data = self.data(&store, &path);
-        let worker = worker.to_string();
+        let worker = worker.clone();
         self.push(Event::WriteUnknown { worker, message, store, path, data, request });
         true
     }
@@ -501,7 +505,7 @@ impl HistoryBuilder {
     /// from the outcome.
     pub fn arrived(
         &mut self,
-        worker: &str,
+        worker: &WorkerId,
         message: u64,
         store: &str,
         path: &str,
@@ -528,7 +532,7 @@ impl HistoryBuilder {
             .highest_after
             .unwrap_or_else(|| highest_after(before, generation, &outcome, enforcement));
         self.push(Event::WriteArrived {
-            worker: worker.to_string(),
+            worker: worker.clone(),
             message,
             store: store.to_string(),
             path: path.to_string(),
@@ -644,19 +648,19 @@ impl HistoryBuilder {
             Event::WriteSent { worker, store, path, request, .. } => {
                 self.worker(worker);
                 self.path(store, path, None, None);
-                self.resource(request.resource.as_str());
+                self.resource(&request.resource);
             }
             Event::WriteArrived { worker, store, path, data, request, enforcement, .. } => {
                 self.worker(worker);
                 self.path(store, path, Some(data), Some(*enforcement));
-                self.resource(request.resource.as_str());
+                self.resource(&request.resource);
             }
             Event::CheckPassed { worker, store, path, data, request, .. }
             | Event::WriteCommitted { worker, store, path, data, request, .. }
             | Event::WriteUnknown { worker, store, path, data, request, .. } => {
                 self.worker(worker);
                 self.path(store, path, Some(data), None);
-                self.resource(request.resource.as_str());
+                self.resource(&request.resource);
             }
             Event::EffectArrived { worker, partner, enforcement, .. } => {
                 self.worker(worker);
@@ -716,7 +720,7 @@ impl HistoryBuilder {
                 if let Some(h) = self.held.get_mut(worker) {
                     h.remove(resource);
                 }
-                if self.live.get(resource).is_some_and(|l| &l.0 == worker && l.1 == *generation) {
+                if self.live.get(resource).is_some_and(|l| l.0 == *worker && l.1 == *generation) {
                     self.live.remove(resource);
                 }
             }
@@ -800,10 +804,18 @@ fn highest_after(
 mod tests {
     use super::*;
     use crate::fence::register::WriteRejection;
-    use crate::ids::{OperationId, ResourceId};
+    use crate::ids::OperationId;
 
     fn g(n: u64) -> Generation {
         Generation::new(n).unwrap()
+    }
+
+    fn w(name: &str) -> WorkerId {
+        WorkerId::new(name).unwrap()
+    }
+
+    fn r(name: &str) -> ResourceId {
+        ResourceId::new(name).unwrap()
     }
 
     fn write(worker: &str, n: u64) -> WriteRequest {
@@ -817,25 +829,25 @@ mod tests {
     #[test]
     fn what_an_observer_leaves_out_is_inferred() {
         let mut b = HistoryBuilder::new(Setup::default());
-        b.granted("A", "ledger", g(1), Tick(10));
-        b.paused("A", Beliefs::default());
+        b.granted(&w("A"), &r("ledger"), g(1), Tick(10));
+        b.paused(&w("A"), Beliefs::default());
         b.at(Tick(10), Some(7));
         b.expire_due();
-        b.granted("B", "ledger", g(2), Tick(30));
-        let sent = b.write_sent("B", Sent::new("db", write("B", 2)));
-        assert!(b.write_answered("B", sent, WriteAnswer::applied()));
+        b.granted(&w("B"), &r("ledger"), g(2), Tick(30));
+        let sent = b.write_sent(&w("B"), Sent::new("db", write("B", 2)));
+        assert!(b.write_answered(&w("B"), sent, WriteAnswer::applied()));
         b.at(Tick(12), None);
-        b.resumed("A", Beliefs::default());
-        let late = b.write_sent("A", Sent::new("db", write("A", 1)));
+        b.resumed(&w("A"), Beliefs::default());
+        let late = b.write_sent(&w("A"), Sent::new("db", write("A", 1)));
         b.write_answered(
-            "A",
+            &w("A"),
             late,
             WriteAnswer::new(WriteOutcome::Applied(Applied {
                 generation: g(1),
                 revision: Revision(2),
             })),
         );
-        assert!(!b.write_answered("A", 99, WriteAnswer::applied()));
+        assert!(!b.write_answered(&w("A"), 99, WriteAnswer::applied()));
         let history = b.finish();
         assert!(history.validate().is_ok(), "{:?}", history.validate());
         assert_eq!(history.setup.workers, ["A", "B"]);

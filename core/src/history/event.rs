@@ -6,6 +6,7 @@ use crate::fence::generation::Generation;
 use crate::fence::idempotency::WriteOutcome;
 use crate::fence::register::{Revision, WriteRequest};
 use crate::format::model::{Enforcement, PauseReason};
+use crate::ids::{ResourceId, WorkerId};
 use crate::memory::HeapSize;
 use serde::{Deserialize, Serialize};
 
@@ -29,9 +30,9 @@ pub enum Event {
     /// worker.
     LeaseGranted {
         /// The new holder.
-        worker: String,
+        worker: WorkerId,
         /// The resource.
-        resource: String,
+        resource: ResourceId,
         /// The new generation.
         generation: Generation,
         /// When the lease ends unless renewed.
@@ -44,20 +45,20 @@ pub enum Event {
     /// A worker asked for a lease someone else holds; it will ask again when that lease ends.
     LeaseBusy {
         /// The worker that asked.
-        worker: String,
+        worker: WorkerId,
         /// The resource.
-        resource: String,
+        resource: ResourceId,
         /// The current holder.
-        holder: String,
+        holder: WorkerId,
         /// When the holder's lease ends unless renewed.
         valid_until: Tick,
     },
     /// The grant reached the worker, which now believes it owns the resource.
     GrantReceived {
         /// The worker.
-        worker: String,
+        worker: WorkerId,
         /// The resource.
-        resource: String,
+        resource: ResourceId,
         /// The generation it now holds.
         generation: Generation,
         /// The message that carried the grant.
@@ -66,9 +67,9 @@ pub enum Event {
     /// The holder extended its lease.
     Renewed {
         /// The holder.
-        worker: String,
+        worker: WorkerId,
         /// The resource.
-        resource: String,
+        resource: ResourceId,
         /// Its generation, unchanged.
         generation: Generation,
         /// The new end of the lease.
@@ -77,34 +78,34 @@ pub enum Event {
     /// A renewal failed: the worker learns it lost the lease and stops.
     RenewFailed {
         /// The worker.
-        worker: String,
+        worker: WorkerId,
         /// The resource.
-        resource: String,
+        resource: ResourceId,
         /// The authority's reason.
         reason: String,
     },
     /// The holder gave the lease back.
     Released {
         /// The former holder.
-        worker: String,
+        worker: WorkerId,
         /// The resource.
-        resource: String,
+        resource: ResourceId,
         /// The generation it held.
         generation: Generation,
     },
     /// A lease ran out. The authority stops counting the holder as owner; nobody tells the holder.
     LeaseExpired {
         /// The holder whose lease ended.
-        worker: String,
+        worker: WorkerId,
         /// The resource.
-        resource: String,
+        resource: ResourceId,
         /// The generation that expired.
         generation: Generation,
     },
     /// A worker froze.
     Paused {
         /// The worker.
-        worker: String,
+        worker: WorkerId,
         /// For how long.
         ticks: u64,
         /// Why.
@@ -115,25 +116,25 @@ pub enum Event {
     /// A pause fault hit a worker that had already stopped, or was already frozen for longer.
     PauseIgnored {
         /// The worker.
-        worker: String,
+        worker: WorkerId,
         /// How long the pause would have been.
         ticks: u64,
     },
     /// An optional pause did not happen this time.
     PauseSkipped {
         /// The worker.
-        worker: String,
+        worker: WorkerId,
         /// How long the pause would have been.
         ticks: u64,
     },
     /// A worker woke up from a pause, with the same beliefs it had before.
     Resumed {
         /// The worker.
-        worker: String,
+        worker: WorkerId,
         /// The generation it still believes it holds, if any.
         believes: Option<Generation>,
         /// The resource that generation is for.
-        resource: Option<String>,
+        resource: Option<ResourceId>,
         /// Whether the authority still counts it as the owner.
         still_owner: bool,
         /// The authority's latest generation for that resource.
@@ -142,20 +143,20 @@ pub enum Event {
     /// A worker computes for a while, touching nothing shared.
     Computing {
         /// The worker.
-        worker: String,
+        worker: WorkerId,
         /// For how long.
         ticks: u64,
     },
     /// A worker read a value.
     ReadValue {
         /// The reader.
-        worker: String,
+        worker: WorkerId,
         /// The store.
         store: String,
         /// The path.
         path: String,
         /// The resource.
-        resource: String,
+        resource: ResourceId,
         /// What it read.
         value: Option<String>,
         /// At which revision.
@@ -164,9 +165,9 @@ pub enum Event {
     /// A worker checked its lease against its own clock.
     LeaseChecked {
         /// The worker.
-        worker: String,
+        worker: WorkerId,
         /// The resource.
-        resource: String,
+        resource: ResourceId,
         /// What the worker's clock said.
         local_time: u64,
         /// When it believes the lease ends.
@@ -177,7 +178,7 @@ pub enum Event {
     /// A write left the worker and is travelling to the store.
     WriteSent {
         /// The sender.
-        worker: String,
+        worker: WorkerId,
         /// The message.
         message: u64,
         /// The store.
@@ -196,7 +197,7 @@ pub enum Event {
     /// A write reached its store, which decided on it in one step.
     WriteArrived {
         /// The sender.
-        worker: String,
+        worker: WorkerId,
         /// The message.
         message: u64,
         /// The store.
@@ -228,7 +229,7 @@ pub enum Event {
     /// write itself happens in a separate step, so others can run in between.
     CheckPassed {
         /// The sender.
-        worker: String,
+        worker: WorkerId,
         /// The message.
         message: u64,
         /// The store.
@@ -247,7 +248,7 @@ pub enum Event {
     /// The second half of a check-then-write: the write lands without looking again.
     WriteCommitted {
         /// The sender.
-        worker: String,
+        worker: WorkerId,
         /// The message.
         message: u64,
         /// The store.
@@ -268,7 +269,7 @@ pub enum Event {
     /// checker considers both outcomes and reports what depends on this one as possible.
     WriteUnknown {
         /// The sender.
-        worker: String,
+        worker: WorkerId,
         /// The message.
         message: u64,
         /// The store.
@@ -283,13 +284,13 @@ pub enum Event {
     /// An effect left the worker towards the gateway.
     EffectSent {
         /// The sender.
-        worker: String,
+        worker: WorkerId,
         /// The message.
         message: u64,
         /// The request.
         request: EffectRequest,
         /// The resource whose lease backs it.
-        resource: String,
+        resource: ResourceId,
         /// Where its token came from.
         token: TokenKind,
         /// When it arrives.
@@ -300,7 +301,7 @@ pub enum Event {
     /// An effect reached the gateway, which delivered it to the partner or dropped it.
     EffectArrived {
         /// The sender.
-        worker: String,
+        worker: WorkerId,
         /// The message.
         message: u64,
         /// The partner.
@@ -316,7 +317,7 @@ pub enum Event {
     /// not have received it.
     EffectUnknown {
         /// The sender.
-        worker: String,
+        worker: WorkerId,
         /// The message.
         message: u64,
         /// The partner.
@@ -327,7 +328,7 @@ pub enum Event {
     /// The network lost a message in flight: it never arrives, and its sender is not told.
     MessageLost {
         /// The sender (for a grant, the worker it was for).
-        worker: String,
+        worker: WorkerId,
         /// The message.
         message: u64,
     },
@@ -339,7 +340,7 @@ pub enum Event {
     /// A worker's wall clock jumped.
     ClockSkewed {
         /// The worker.
-        worker: String,
+        worker: WorkerId,
         /// How far it jumped (positive: ahead).
         by: i64,
         /// How far it is off now, in all.
@@ -348,7 +349,7 @@ pub enum Event {
     /// The network slowed down for one worker's next messages.
     MessagesDelayed {
         /// The sender.
-        worker: String,
+        worker: WorkerId,
         /// Extra ticks per message.
         ticks: u64,
         /// How many messages.
@@ -369,14 +370,14 @@ pub enum Event {
     /// A worker stopped early.
     WorkerStopped {
         /// The worker.
-        worker: String,
+        worker: WorkerId,
         /// Why.
         reason: String,
     },
     /// A worker reached the end of its script.
     WorkerFinished {
         /// The worker.
-        worker: String,
+        worker: WorkerId,
     },
 }
 
@@ -410,7 +411,7 @@ impl Event {
             | Event::ClockSkewed { worker, .. }
             | Event::PauseSkipped { worker, .. }
             | Event::PauseIgnored { worker, .. }
-            | Event::WorkerFinished { worker } => worker,
+            | Event::WorkerFinished { worker } => worker.as_str(),
             Event::AuthorityRestarted { .. } => "authority",
             Event::LossIgnored { .. } => "network",
             Event::StoreRestarted { store, .. } => store,
@@ -443,7 +444,7 @@ impl Event {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreWrite<'a> {
     /// The sender.
-    pub worker: &'a str,
+    pub worker: &'a WorkerId,
     /// The message that carried the write.
     pub message: u64,
     /// The store.

@@ -274,7 +274,7 @@ impl Links {
                 worker(w)?;
                 match messages.get(message) {
                     Some((kind, sent)) if *kind != Sent::Checked => {
-                        if sent.worker != *w {
+                        if *w != sent.worker {
                             return Err(bad(format!(
                                 "`worker`: message {message} was {}'s, not {}'s",
                                 sent.worker,

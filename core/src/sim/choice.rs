@@ -125,13 +125,13 @@ impl Simulator {
             .flat_map(|w| {
                 [
                     Fault::PauseWorker {
-                        worker: w.name.clone(),
+                        worker: w.name.to_string(),
                         ticks,
                         reason: PauseReason::default(),
                     },
-                    Fault::DelayMessages { worker: w.name.clone(), ticks, count: 1 },
-                    Fault::SkewClock { worker: w.name.clone(), by: slower },
-                    Fault::SkewClock { worker: w.name.clone(), by: -slower },
+                    Fault::DelayMessages { worker: w.name.to_string(), ticks, count: 1 },
+                    Fault::SkewClock { worker: w.name.to_string(), by: slower },
+                    Fault::SkewClock { worker: w.name.to_string(), by: -slower },
                 ]
             })
             .collect();
@@ -150,7 +150,7 @@ impl Simulator {
     }
 
     fn next(&self, state: &SimState, pending: &Pending) -> Next {
-        let worker = |w: usize| state.workers[w].name.clone();
+        let worker = |w: usize| state.workers[w].name.to_string();
         match *pending {
             Pending::Fault(index) => {
                 Next::Fault { index, fault: self.scenario.faults[index].fault.clone() }
@@ -160,7 +160,7 @@ impl Simulator {
                 let sent = state.in_flight.get(&message);
                 Next::Deliver {
                     message,
-                    worker: sent.map(|m| m.worker.clone()).unwrap_or_default(),
+                    worker: sent.map(|m| m.worker.to_string()).unwrap_or_default(),
                     carries: match sent.map(|m| &m.body) {
                         Some(MessageBody::Grant { .. }) => "grant",
                         Some(MessageBody::Effect { .. }) => "effect",
@@ -170,7 +170,11 @@ impl Simulator {
             }
             Pending::Commit(message) => Next::Commit {
                 message,
-                worker: state.checked.get(&message).map(|m| m.worker.clone()).unwrap_or_default(),
+                worker: state
+                    .checked
+                    .get(&message)
+                    .map(|m| m.worker.to_string())
+                    .unwrap_or_default(),
             },
             Pending::Resume(w) => Next::Resume { worker: worker(w) },
             Pending::WorkerStep(w) => Next::WorkerStep { worker: worker(w) },

@@ -22,6 +22,7 @@ use crate::fence::register::{FencedRegister, Revision, WriteRejection, WriteRequ
 use crate::format::error::ScenarioError;
 use crate::format::model::{Enforcement, ExpectedRevision, Scenario, TokenSource};
 use crate::history::event::{Event, TokenKind};
+use crate::ids::{ResourceId, WorkerId};
 use crate::sim::state::*;
 use compiled::{Compiled, CompiledFault, Op, Route, Target};
 use litemap::LiteMap;
@@ -255,7 +256,7 @@ impl Simulator {
     fn describe_pending(&self, s: &SimState, pending: &Pending) -> String {
         match pending {
             Pending::Fault(i) => format!("fault {i}"),
-            Pending::Expire(r) => format!("lease on {} expires", self.scenario.resources[*r]),
+            Pending::Expire(r) => format!("lease on {} expires", self.compiled.resources[*r]),
             Pending::Deliver(id) => format!("message {id} arrives"),
             Pending::Commit(id) => format!("checked write {id} commits"),
             Pending::Resume(w) => format!("{} resumes", s.workers[*w].name),
@@ -301,7 +302,7 @@ impl Run<'_> {
 
     /// The cell of store `s` that holds `key` (data, resource), to change it. The initial state
     /// builds a cell for every data and resource, and cells are never removed.
-    fn cell_mut(&mut self, s: usize, key: &(String, String)) -> &mut Cell {
+    fn cell_mut(&mut self, s: usize, key: &(String, ResourceId)) -> &mut Cell {
         let cell = self.state.stores[s].cells.get_mut(key);
         Arc::make_mut(cell.expect("cells exist for every data and resource"))
     }
@@ -404,7 +405,7 @@ impl Run<'_> {
 
     fn expire(&mut self, r: usize) -> Event {
         self.state.expiry[r] = None;
-        let resource = self.scenario.resources[r].clone();
+        let resource = self.sim.compiled.resources[r].clone();
         let id = self.sim.compiled.resources[r].clone();
         // The expiry agenda is kept in step with grants, renewals and releases, so the lease is
         // there; the fallback only keeps a corrupted state from panicking.
@@ -412,8 +413,8 @@ impl Run<'_> {
             .state
             .authority
             .expire_resource(&id, self.state.now)
-            .map_or(("nobody".to_string(), Generation::FIRST), |l| {
-                (l.holder.to_string(), l.generation)
+            .map_or((WorkerId::fixed("nobody"), Generation::FIRST), |l| {
+                (l.holder.clone(), l.generation)
             });
         Event::LeaseExpired { worker, resource, generation }
     }
@@ -441,8 +442,8 @@ impl Run<'_> {
                 let id = &self.sim.compiled.resources[lease.resource];
                 let current = self.state.authority.generation(id);
                 let holder = self.state.authority.lease(id, now);
-                let owner = holder
-                    .is_some_and(|l| l.holder.as_str() == name && Some(l.generation) == believes);
+                let owner =
+                    holder.is_some_and(|l| l.holder == name && Some(l.generation) == believes);
                 (owner, current)
             }
             None => (false, None),
@@ -477,7 +478,7 @@ impl Run<'_> {
         match step {
             Op::Acquire(r) => self.acquire(w, *r),
             Op::Renew(r) => {
-                let (r, resource) = (*r, sim.scenario.resources[*r].clone());
+                let (r, resource) = (*r, sim.compiled.resources[*r].clone());
                 let Some(held) = self.state.workers[w].leases.get(&resource).copied() else {
                     return self.stop(w, format!("it holds no lease on {resource} to renew"));
                 };
@@ -507,7 +508,7 @@ impl Run<'_> {
                 }
             }
             Op::Release(r) => {
-                let (r, resource) = (*r, sim.scenario.resources[*r].clone());
+                let (r, resource) = (*r, sim.compiled.resources[*r].clone());
                 let held = Arc::make_mut(&mut self.state.workers[w]).leases.remove(&resource);
                 advance(self, now);
                 let Some(held) = held else {
@@ -526,7 +527,7 @@ impl Run<'_> {
             }
             Op::Read(target) => {
                 let Target { store: s, path, resource: r } = *target;
-                let resource = sim.scenario.resources[r].clone();
+                let resource = sim.compiled.resources[r].clone();
                 let route = self.route(s, path);
                 let (data, path) = (route.data.clone(), route.name.clone());
                 let cell = &self.state.stores[s].cells[&(data.clone(), resource.clone())];
@@ -566,7 +567,7 @@ impl Run<'_> {
                 Event::Paused { worker: name, ticks, reason, believes: self.believed(w) }
             }
             Op::CheckLease(r) => {
-                let resource = sim.scenario.resources[*r].clone();
+                let resource = sim.compiled.resources[*r].clone();
                 let local = self.local_time(w);
                 let Some(held) = self.state.workers[w].leases.get(&resource).copied() else {
                     return self.stop(w, format!("it holds no lease on {resource}"));
@@ -598,7 +599,7 @@ impl Run<'_> {
                     ExpectedRevision::Exactly(n) => Revision(n),
                     ExpectedRevision::LastRead => self.state.workers[w]
                         .last_read
-                        .get(&(s, data.clone(), sim.scenario.resources[r].clone()))
+                        .get(&(s, data.clone(), sim.compiled.resources[r].clone()))
                         .copied()
                         .unwrap_or_default(),
                 });
@@ -628,7 +629,7 @@ impl Run<'_> {
                 let body = MessageBody::Effect {
                     request,
                     token,
-                    resource: sim.scenario.resources[effect.resource].clone(),
+                    resource: sim.compiled.resources[effect.resource].clone(),
                     proof,
                 };
                 advance(self, now);
@@ -660,7 +661,7 @@ impl Run<'_> {
         r: usize,
         forge: Option<u64>,
     ) -> Result<(TokenKind, Generation, u64), String> {
-        let resource = &self.sim.scenario.resources[r];
+        let resource = &self.sim.compiled.resources[r];
         let held = self.state.workers[w].leases.get(resource).copied();
         if let Some(forged) = forge {
             let g = Generation::new(forged).map_err(|e| e.to_string())?;
@@ -737,8 +738,8 @@ impl Run<'_> {
         let now = self.state.now;
         let sim = self.sim;
         let name = self.state.workers[w].name.clone();
-        let resource = sim.scenario.resources[r].as_str();
-        let (rid, wid) = (&sim.compiled.resources[r], &sim.compiled.workers[w].id);
+        let resource = &sim.compiled.resources[r];
+        let (rid, wid) = (resource, &sim.compiled.workers[w].id);
         match self.state.authority.acquire(rid, wid, now) {
             Ok(lease) => {
                 self.schedule_expiry(r, lease.valid_until);
@@ -751,7 +752,7 @@ impl Run<'_> {
                 let id = self.state.next_message;
                 self.state.next_message += 1;
                 let arrives_at = now.after(self.scenario.network.latency);
-                let body = MessageBody::Grant { resource: resource.to_string(), lease: held };
+                let body = MessageBody::Grant { resource: resource.clone(), lease: held };
                 let message = Message {
                     id,
                     worker: name.clone(),
@@ -763,11 +764,11 @@ impl Run<'_> {
                 self.state.in_flight.insert(id, message);
                 self.schedule(arrives_at, Pending::Deliver(id));
                 let worker = Arc::make_mut(&mut self.state.workers[w]);
-                worker.status = WorkerStatus::AwaitingGrant { resource: resource.to_string() };
-                worker.awaiting_grant = Some(resource.to_string());
+                worker.status = WorkerStatus::AwaitingGrant { resource: resource.clone() };
+                worker.awaiting_grant = Some(resource.clone());
                 Event::LeaseGranted {
                     worker: name,
-                    resource: resource.to_string(),
+                    resource: resource.clone(),
                     generation: lease.generation,
                     valid_until: lease.valid_until,
                     arrives_at,
@@ -777,13 +778,13 @@ impl Run<'_> {
             Err(LeaseError::Held { holder, valid_until, .. }) => {
                 self.schedule_worker(w, valid_until, false);
                 Arc::make_mut(&mut self.state.workers[w]).status = WorkerStatus::WaitingForLease {
-                    resource: resource.to_string(),
+                    resource: resource.clone(),
                     until: valid_until,
                 };
                 Event::LeaseBusy {
                     worker: name,
-                    resource: resource.to_string(),
-                    holder: holder.to_string(),
+                    resource: resource.clone(),
+                    holder: holder.clone(),
                     valid_until,
                 }
             }
@@ -794,7 +795,7 @@ impl Run<'_> {
     fn deliver(&mut self, id: u64) -> Event {
         let Some(message) = self.state.in_flight.remove(&id) else {
             return Event::WorkerStopped {
-                worker: "network".into(),
+                worker: WorkerId::fixed("network"),
                 reason: format!("message {id} vanished"),
             };
         };
@@ -856,7 +857,7 @@ impl Run<'_> {
         proof: u64,
     ) -> Event {
         let now = self.state.now;
-        let resource = request.resource.to_string();
+        let resource = request.resource.clone();
         let route = self.route(s, path);
         let (data, enforcement) = (route.data.clone(), route.enforcement);
         let key = (data.clone(), resource.clone());
@@ -905,17 +906,17 @@ impl Run<'_> {
     fn commit(&mut self, id: u64) -> Event {
         let Some(message) = self.state.checked.remove(&id) else {
             return Event::WorkerStopped {
-                worker: "store".into(),
+                worker: WorkerId::fixed("store"),
                 reason: format!("checked write {id} vanished"),
             };
         };
         let MessageBody::Write { store: s, path, request, .. } = message.body.clone() else {
             return Event::WorkerStopped {
-                worker: "store".into(),
+                worker: WorkerId::fixed("store"),
                 reason: format!("message {id} is not a write"),
             };
         };
-        let key = (self.route(s, path).data.clone(), request.resource.to_string());
+        let key = (self.route(s, path).data.clone(), request.resource.clone());
         let cell = self.cell_mut(s, &key);
         let highest_before = cell.resource.register.highest();
         let outcome = WriteOutcome::Applied(cell.resource.register.write_unchecked(&request));
@@ -950,7 +951,7 @@ impl Run<'_> {
         let Settled { enforcement, outcome, highest_before } = settled;
         let route = self.route(s, path);
         let (data, path) = (route.data.clone(), route.name.clone());
-        let key = (data.clone(), request.resource.to_string());
+        let key = (data.clone(), request.resource.clone());
         let register = &self.state.stores[s].cells[&key].resource.register;
         Event::WriteArrived {
             worker: message.worker,
@@ -1039,11 +1040,11 @@ fn initial_state(scenario: &Scenario, compiled: &Compiled) -> SimState {
             });
             let mut cells = Vec::new();
             for (path, enforcement) in paths {
-                for (resource, id) in scenario.resources.iter().zip(&compiled.resources) {
+                for id in &compiled.resources {
                     let register = FencedRegister::new(id.clone(), spec.policy);
                     let resource_state = FencedResource::new(register, spec.retention);
                     cells.push((
-                        (path.clone(), resource.clone()),
+                        (path.clone(), id.clone()),
                         Arc::new(Cell { enforcement, resource: resource_state }),
                     ));
                 }
@@ -1069,9 +1070,10 @@ fn initial_state(scenario: &Scenario, compiled: &Compiled) -> SimState {
         workers: scenario
             .workers
             .iter()
-            .map(|w| {
+            .zip(&compiled.workers)
+            .map(|(w, compiled)| {
                 Arc::new(WorkerState {
-                    name: w.name.clone(),
+                    name: compiled.id.clone(),
                     status: WorkerStatus::NotStarted,
                     pc: 0,
                     leases: LiteMap::new(),

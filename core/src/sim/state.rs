@@ -8,6 +8,7 @@ use crate::fence::generation::Generation;
 use crate::fence::register::{Revision, WriteRequest};
 use crate::format::model::{Enforcement, PauseReason};
 use crate::history::event::TokenKind;
+use crate::ids::{ResourceId, WorkerId};
 use crate::memory::{buffer, freed, no_heap, shared_map, HeapSize};
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
@@ -55,24 +56,24 @@ pub struct SimState {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct WorkerState {
     /// Its name.
-    pub name: String,
+    pub name: WorkerId,
     /// What it is doing.
     pub status: WorkerStatus,
     /// The index of its next script step.
     pub pc: usize,
     /// The leases it *believes* it holds, by resource. Compare with the authority's view.
     #[serde(serialize_with = "crate::maps::as_object")]
-    pub leases: LiteMap<String, HeldLease>,
+    pub leases: LiteMap<ResourceId, HeldLease>,
     /// How far its clock is off.
     pub clock_offset: i64,
-    pub(crate) last_read: LiteMap<(usize, String, String), Revision>,
+    pub(crate) last_read: LiteMap<(usize, String, ResourceId), Revision>,
     #[serde(serialize_with = "crate::maps::as_object")]
     pub(crate) sent: LiteMap<String, MessageBody>,
     pub(crate) pending: Option<AgendaKey>,
     /// Extra delay for the next messages this worker sends, and how many are left.
     pub(crate) slowed: (u64, u32),
     /// The resource whose grant is on its way to this worker, if any.
-    pub(crate) awaiting_grant: Option<String>,
+    pub(crate) awaiting_grant: Option<ResourceId>,
 }
 
 /// A lease as its holder sees it.
@@ -111,14 +112,14 @@ pub enum WorkerStatus {
     /// Waiting for someone else's lease to end.
     WaitingForLease {
         /// The resource.
-        resource: String,
+        resource: ResourceId,
         /// When it will ask again.
         until: Tick,
     },
     /// Waiting for a grant to arrive.
     AwaitingGrant {
         /// The resource.
-        resource: String,
+        resource: ResourceId,
     },
     /// Stopped early.
     Stopped {
@@ -135,7 +136,7 @@ pub struct StoreState {
     /// Its name.
     pub name: String,
     /// The protected state, by (path, resource).
-    pub cells: LiteMap<(String, String), Arc<Cell>>,
+    pub cells: LiteMap<(String, ResourceId), Arc<Cell>>,
 }
 
 /// One protected cell of a store.
@@ -166,7 +167,7 @@ pub struct Message {
     /// Its id, in sending order.
     pub id: u64,
     /// The worker it belongs to.
-    pub worker: String,
+    pub worker: WorkerId,
     /// When it was sent.
     pub sent_at: Tick,
     /// When it arrives.
@@ -183,7 +184,7 @@ pub enum MessageBody {
     /// A lease grant travelling from the authority to the worker.
     Grant {
         /// The resource.
-        resource: String,
+        resource: ResourceId,
         /// The lease as the worker will hold it.
         lease: HeldLease,
     },
@@ -208,7 +209,7 @@ pub enum MessageBody {
         /// Where the token came from.
         token: TokenKind,
         /// The resource whose lease backs it.
-        resource: String,
+        resource: ResourceId,
         /// The authority's proof on the token (0 when there is none).
         #[serde(skip)]
         proof: u64,

@@ -257,7 +257,7 @@ impl Frame {
                     .map(|(resource, held)| {
                         let row = authority.iter().find(|a| &a.resource == resource);
                         Belief {
-                            resource: resource.clone(),
+                            resource: resource.to_string(),
                             generation: held.generation.get(),
                             valid_until: held.valid_until.0,
                             authority_agrees: state.authority_says_holds(&w.name, resource),
@@ -266,7 +266,7 @@ impl Frame {
                         }
                     })
                     .collect();
-                WorkerRow { name: w.name.clone(), status, status_text, beliefs }
+                WorkerRow { name: w.name.to_string(), status, status_text, beliefs }
             })
             .collect();
         let stores = state
@@ -281,7 +281,7 @@ impl Frame {
                         let register = &cell.resource.register;
                         CellRow {
                             path: path.clone(),
-                            resource: resource.clone(),
+                            resource: resource.to_string(),
                             enforcement: enforcement_name(cell.enforcement),
                             fenced: cell.enforcement.is_fenced(),
                             kept: Kept::of(cell.enforcement, register.highest().map(|g| g.get())),
