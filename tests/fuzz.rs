@@ -9,11 +9,14 @@
 //! runs millions of inputs; `it/fuzz.rs` runs a few hundred with proptest.
 
 use fencelab_core::draw::diagram;
-use fencelab_core::format::model::{Enforcement, PauseReason, TokenSource};
+use fencelab_core::ids::MAX_ID_LEN;
 use fencelab_core::stories::library;
-use fencelab_core::MAX_ID_LEN;
 use fencelab_core::{
-    Engine, InvariantKind, Named, RejectionReason, SameGenerationPolicy, Scenario, ScheduleMode,
+    fence::register::RejectionReason, fence::register::SameGenerationPolicy,
+    invariant::InvariantKind, names::Named, record::ScheduleMode, Engine, Scenario,
+};
+use fencelab_core::{
+    format::model::Enforcement, format::model::PauseReason, format::model::TokenSource,
 };
 use rand::rngs::ChaCha8Rng;
 use rand::seq::IndexedRandom;

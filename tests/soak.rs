@@ -11,7 +11,8 @@
 use fencelab_core::format::model::*;
 use fencelab_core::stories::library;
 use fencelab_core::{
-    Effect, Engine, EngineError, InvariantKind, Named, Retention, SameGenerationPolicy, Violation,
+    fence::gateway::Effect, fence::idempotency::Retention, fence::register::SameGenerationPolicy,
+    invariant::InvariantKind, names::Named, record::EngineError, Engine, Violation,
 };
 use rand::rngs::ChaCha8Rng;
 use rand::seq::IndexedRandom;
@@ -513,7 +514,7 @@ pub fn run(config: Config, stop: &AtomicBool) -> Report {
 pub fn replay(scenario: &Scenario) -> Option<(Vec<Violation>, Vec<usize>)> {
     let mut engine = Engine::new(scenario.clone())
         .ok()?
-        .with_schedule_mode(fencelab_core::ScheduleMode::Lenient);
+        .with_schedule_mode(fencelab_core::record::ScheduleMode::Lenient);
     let mut steps = 0;
     while engine.step().ok()?.is_some() {
         steps += 1;

@@ -3,7 +3,7 @@
 //! leases and messages open at once, not with the history.
 
 use crate::{say, BadInput};
-use fencelab_core::{Checker, Entry, JsonlParser, Violation};
+use fencelab_core::{history::Entry, history::JsonlParser, Checker, Violation};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, IsTerminal, Read};

@@ -7,12 +7,13 @@
 //! `audit` does on the history it recorded, 4 when the lab itself fails and 130 on Ctrl-C.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use fencelab_core::memory::{Bytes, DEFAULT_MEMORY_BUDGET};
 use fencelab_core::stories::library;
 use fencelab_core::{
-    Bound, Engine, EngineError, ExploreConfig, ExploreResult, Explorer, RunStep, Scenario,
-    StepRecord, UnknownStory, Verdict,
+    clock::RunStep, drive::explore::Bound, drive::explore::ExploreConfig,
+    drive::explore::ExploreResult, drive::explore::Explorer, record::EngineError,
+    record::StepRecord, stories::library::UnknownStory, Engine, Scenario, Verdict,
 };
+use fencelab_core::{memory::Bytes, memory::DEFAULT_MEMORY_BUDGET};
 use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
@@ -582,7 +583,7 @@ fn print_text(engine: &Engine, verdict: &Verdict) {
             verdict.rejections.iter().map(|(reason, n)| format!("{reason}: {n}")).collect();
         say!("rejections: {}", counts.join(", "));
     }
-    let names = |kinds: &[fencelab_core::InvariantKind]| {
+    let names = |kinds: &[fencelab_core::invariant::InvariantKind]| {
         if kinds.is_empty() {
             "none".to_string()
         } else {

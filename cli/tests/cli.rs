@@ -72,7 +72,7 @@ fn run_exits_one_when_a_run_misses_its_expectations() {
 
 #[test]
 fn run_replays_a_path_with_injected_faults() {
-    use fencelab_core::{Engine, Fault, History};
+    use fencelab_core::{format::model::Fault, Engine, History};
     let dir = std::env::temp_dir().join(format!("fencelab-cli-injected-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // A reader's path: a few steps, a pause of B injected by hand, then to the end.
@@ -92,8 +92,10 @@ fn run_replays_a_path_with_injected_faults() {
     assert_eq!(replayed.entries, engine.history().entries);
     assert!(stdout(&out).contains("\"event\":\"paused\",\"worker\":\"B\""));
     // A checkpoint about something the run never does is named on stderr.
-    path.checkpoints
-        .push(fencelab_core::Checkpoint::WriteAccepted { worker: "Z".into(), nth: None });
+    path.checkpoints.push(fencelab_core::format::model::Checkpoint::WriteAccepted {
+        worker: "Z".into(),
+        nth: None,
+    });
     std::fs::write(&file, path.to_json()).unwrap();
     let out = fencelab(&["run", file.to_str().unwrap()]);
     assert!(
@@ -117,7 +119,7 @@ fn run_replays_a_path_with_injected_faults() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stdout(&out).contains(&format!("{shown}: the engine stopped: injected[0].after")));
     // A pause of no time is refused where it is written.
-    path.injected[0] = fencelab_core::Injection {
+    path.injected[0] = fencelab_core::format::model::Injection {
         after: 5,
         fault: Fault::PauseWorker { worker: "B".into(), ticks: 0, reason: Default::default() },
     };
@@ -594,7 +596,7 @@ fn a_run_file_without_its_format_and_pretty_json_given_to_audit_are_named_for_wh
 
 #[test]
 fn run_warns_when_a_loss_finds_nothing_and_when_a_worker_never_finishes() {
-    use fencelab_core::{Engine, Event, Fault};
+    use fencelab_core::{format::model::Fault, Engine, Event};
     let scenario =
         fencelab_core::stories::library::scenario("paused-worker", Some("fenced")).unwrap();
     let mut engine = Engine::new(scenario).unwrap();

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use fencelab_core::record::export::RunExport;
 use fencelab_core::stories::library;
-use fencelab_core::{Engine, Fault, PauseReason};
+use fencelab_core::{format::model::Fault, format::model::PauseReason, Engine};
 
 #[test]
 fn the_scenario_of_a_decided_run_file_replays_in_fencelab_run() {

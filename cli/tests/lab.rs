@@ -5,7 +5,7 @@
 // The tests signal the lab and its workers through the C library.
 #![allow(unsafe_code)]
 
-use fencelab_core::{Checker, Event, History, InvariantKind, WriteOutcome};
+use fencelab_core::{invariant::InvariantKind, Checker, Event, History, WriteOutcome};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -10,7 +10,7 @@
 use divan::counter::ItemsCount;
 use divan::Bencher;
 use fencelab_core::stories::library;
-use fencelab_core::{Checker, Engine, JsonlParser};
+use fencelab_core::{history::JsonlParser, Checker, Engine};
 use std::sync::OnceLock;
 
 fn main() {

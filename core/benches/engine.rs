@@ -15,9 +15,9 @@ mod common;
 use common::{is_bench_run, mib, peak_rss, reset_peak, rss};
 use divan::counter::ItemsCount;
 use divan::Bencher;
-use fencelab_core::memory::{Bytes, DEFAULT_MEMORY_BUDGET};
 use fencelab_core::stories::library;
-use fencelab_core::{Engine, EngineError, Scenario};
+use fencelab_core::{memory::Bytes, memory::DEFAULT_MEMORY_BUDGET};
+use fencelab_core::{record::EngineError, Engine, Scenario};
 
 fn main() {
     if is_bench_run() {

@@ -15,7 +15,10 @@ use divan::Bencher;
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::memory::Bytes;
 use fencelab_core::stories::library;
-use fencelab_core::{Engine, ExploreConfig, ExploreResult, ExploreStats, Explorer, Scenario};
+use fencelab_core::{
+    drive::explore::ExploreConfig, drive::explore::ExploreResult, drive::explore::ExploreStats,
+    drive::explore::Explorer, Engine, Scenario,
+};
 
 fn main() {
     if is_bench_run() {

@@ -27,8 +27,8 @@ use fencelab_core::memory::GIB;
 use fencelab_core::sim::state::SimState;
 use fencelab_core::stories::library;
 use fencelab_core::{
-    Checker, Entry, ExploreConfig, ExploreResult, Explorer, InvariantKind, Scenario, Setup,
-    Simulator,
+    drive::explore::ExploreConfig, drive::explore::ExploreResult, drive::explore::Explorer,
+    history::Entry, history::Setup, invariant::InvariantKind, Checker, Scenario, Simulator,
 };
 use stateright::{Checker as _, Model, Property};
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -46,7 +46,7 @@ pub enum Error {
     #[error(transparent)]
     UnknownStory(#[from] UnknownStory),
     /// An invalid scenario ([`Scenario::from_json`](crate::Scenario::from_json),
-    /// [`Engine::new`](crate::Engine::new), [`Explorer::new`](crate::Explorer::new)).
+    /// [`Engine::new`](crate::Engine::new), [`Explorer::new`](crate::drive::explore::Explorer::new)).
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
     /// The engine could not go on ([`Engine::run`](crate::Engine::run),
@@ -66,22 +66,22 @@ pub enum Error {
     /// A checkpoint the run cannot place ([`check::checkpoint`](crate::check::checkpoint)).
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
-    /// The lease authority refused ([`LeaseAuthority`](crate::LeaseAuthority)).
+    /// The lease authority refused ([`LeaseAuthority`](crate::fence::authority::LeaseAuthority)).
     #[error(transparent)]
     Lease(#[from] LeaseError),
     /// A token that is not a generation ([`Generation::new`](crate::Generation::new)).
     #[error(transparent)]
     Token(#[from] TokenError),
-    /// A register refused a write ([`FencedRegister::write`](crate::FencedRegister::write)).
+    /// A register refused a write ([`FencedRegister::write`](crate::fence::register::FencedRegister::write)).
     #[error(transparent)]
     Write(#[from] WriteRejection),
     /// An operation log that cannot be read
-    /// ([`OperationLog::from_json`](crate::OperationLog::from_json)).
+    /// ([`OperationLog::from_json`](crate::fence::log::OperationLog::from_json)).
     #[error(transparent)]
     Log(#[from] LogError),
 }
 
-/// The error of what cannot fail, such as [`MemoryStore`](crate::MemoryStore)'s writes, so that
+/// The error of what cannot fail, such as [`MemoryStore`](crate::fence::store::MemoryStore)'s writes, so that
 /// `?` works on them too.
 impl From<Infallible> for Error {
     fn from(never: Infallible) -> Error {

@@ -2,8 +2,8 @@
 //!
 //! A lease gives a worker authority for a while; the worker can lose it while still running (a GC
 //! pause, a stalled network) and later write stale state over a newer owner's work. A fencing
-//! token stops that: the [`LeaseAuthority`] issues a strictly increasing [`Generation`] with every
-//! grant, and the protected resource, a [`FencedRegister`], remembers the highest generation it has
+//! token stops that: the [`LeaseAuthority`](fence::authority::LeaseAuthority) issues a strictly increasing [`Generation`] with every
+//! grant, and the protected resource, a [`FencedRegister`](fence::register::FencedRegister), remembers the highest generation it has
 //! accepted and rejects older ones in the same step as the write.
 //!
 //! ```
@@ -29,9 +29,9 @@
 //! # Ok::<(), fencelab_core::Error>(())
 //! ```
 //!
-//! The building blocks: [`FencedResource`] adds operation ids and expected revisions in front of
-//! the register; [`SideEffectGateway`] fences irreversible calls; [`OperationLog`] records every
-//! attempt; [`Shared`] keeps check and write atomic across threads.
+//! The building blocks: [`FencedResource`](fence::boundary::FencedResource) adds operation ids and expected revisions in front of
+//! the register; [`SideEffectGateway`](fence::gateway::SideEffectGateway) fences irreversible calls; [`OperationLog`](fence::log::OperationLog) records every
+//! attempt; [`Shared`](fence::shared::Shared) keeps check and write atomic across threads.
 //!
 //! Whole stories are played in four parts that exchange one [`History`]: the [`Simulator`] moves
 //! a scenario's state on one event at a time, the [`Checker`] judges each event against what the
@@ -43,7 +43,7 @@
 //! witness, the few entries that prove it, which replay on their own:
 //!
 //! ```
-//! use fencelab_core::{Checker, History, InvariantKind};
+//! use fencelab_core::{Checker, History, invariant::InvariantKind};
 //!
 //! # let text = fencelab_core::Engine::new(
 //! #     fencelab_core::stories::library::scenario("paused-worker", Some("broken")).unwrap(),
@@ -55,7 +55,7 @@
 //! assert!(!stale.possible);
 //! let witness = history.excerpt(&stale.witness);
 //! assert!(Checker::judge(&witness).iter().any(|v| v.invariant == stale.invariant));
-//! # Ok::<(), fencelab_core::HistoryError>(())
+//! # Ok::<(), fencelab_core::history::HistoryError>(())
 //! ```
 //!
 //! What to read next:
@@ -71,58 +71,40 @@
 //! ([`Tick`]) explicitly, so every run can be replayed exactly.
 
 pub mod check;
-mod clock;
+pub mod clock;
 pub mod draw;
 pub mod drive;
 mod error;
-mod fence;
+pub mod fence;
 mod fingerprint;
 pub mod format;
 pub mod history;
-mod ids;
+pub mod ids;
 pub mod invariant;
 mod maps;
 pub mod memory;
-mod names;
+pub mod names;
 pub mod prelude;
 pub mod record;
 pub mod sim;
 pub mod stories;
 
-pub use check::{Checker, Judgement};
-pub use clock::{RunStep, Tick};
-pub use drive::explore::{Bound, ExploreConfig, ExploreResult, ExploreStats, Explorer};
+// Every item has one path, in its module; the names most programs start with are also here, and
+// `prelude` gathers what a program that drives the model uses.
+pub use check::Checker;
+pub use clock::Tick;
 pub use error::Error;
-pub use fence::authority::{Lease, LeaseAuthority, LeaseError, ResourceRecord};
-pub use fence::boundary;
-pub use fence::boundary::FencedResource;
-pub use fence::gateway::{
-    Delivery, DropReason, Effect, EffectRequest, GatewayOutcome, SideEffectGateway,
-};
-pub use fence::generation::{Generation, TokenError};
-pub use fence::idempotency::{
-    ForgetReason, Forgotten, IdempotencyStore, Retention, StoredResult, WriteOutcome,
-};
-pub use fence::log::{
-    rejections_by_reason, Attempt, LogEntry, LogError, LoggedOutcome, OperationLog,
-};
-pub use fence::register::{
-    Applied, Fence, FencedRegister, RejectionReason, Revision, SameGenerationPolicy,
-    WriteRejection, WriteRequest,
-};
-pub use fence::shared::Shared;
-pub use fence::store;
-pub use fence::store::{FencedStore, MemoryStore, StoredValue};
-pub use format::error::ScenarioError;
-pub use format::model::{Checkpoint, Fault, Injection, PauseReason, Scenario};
-pub use history::event::{Event, StoreWrite, TokenKind};
-pub use history::{Entry, History, HistoryError, JsonlParser, Setup};
-pub use ids::{IdError, OperationId, ResourceId, WorkerId, WorkflowKey, MAX_ID_LEN};
-pub use invariant::{InvariantKind, Place, Violation};
-pub use names::Named;
-pub use record::{Engine, EngineError, ScheduleMode, StepRecord, Verdict};
-pub use sim::{Choice, Next, Simulator, Way};
-pub use stories::library::UnknownStory;
+pub use fence::generation::Generation;
+pub use fence::idempotency::WriteOutcome;
+pub use fence::register::WriteRequest;
+pub use fence::store::FencedStore;
+pub use format::model::{Enforcement, Scenario};
+pub use history::event::Event;
+pub use history::History;
+pub use ids::{OperationId, ResourceId, WorkerId};
+pub use invariant::Violation;
+pub use record::{Engine, Verdict};
+pub use sim::Simulator;
 
 /// The crate README's example, run as a doctest so that it stays true.
 #[cfg(doctest)]

@@ -15,9 +15,11 @@
 //! [`fencelab_core::Error`](crate::Error), is left out so that it does not shadow a caller's own
 //! `Error`.
 
+pub use crate::check::Checker;
 pub use crate::clock::{RunStep, Tick};
 pub use crate::drive::conformance;
 pub use crate::drive::explore::{ExploreConfig, ExploreResult, Explorer};
+pub use crate::error::Error;
 pub use crate::fence::authority::{Lease, LeaseAuthority};
 pub use crate::fence::boundary::FencedResource;
 pub use crate::fence::gateway::{EffectRequest, GatewayOutcome, SideEffectGateway};
@@ -28,7 +30,8 @@ pub use crate::fence::register::{
 };
 pub use crate::fence::store::{FencedStore, MemoryStore, StoredValue};
 pub use crate::format::error::ScenarioError;
-pub use crate::format::model::{Fault, Scenario, StoreSpec};
+pub use crate::format::model::{Enforcement, Fault, Scenario, StoreSpec};
+pub use crate::history::event::Event;
 pub use crate::history::History;
 pub use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
 pub use crate::invariant::{InvariantKind, Violation};

@@ -5,9 +5,12 @@
 // The test counts allocations with a global allocator, which is an unsafe trait.
 #![allow(unsafe_code)]
 
-use fencelab_core::memory::{Bytes, MIB};
 use fencelab_core::stories::library;
-use fencelab_core::{Bound, Engine, EngineError, ExploreConfig, ExploreResult, Explorer};
+use fencelab_core::{
+    drive::explore::Bound, drive::explore::ExploreConfig, drive::explore::ExploreResult,
+    drive::explore::Explorer, record::EngineError, Engine,
+};
+use fencelab_core::{memory::Bytes, memory::MIB};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 

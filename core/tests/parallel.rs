@@ -5,7 +5,10 @@
 
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::stories::library;
-use fencelab_core::{Bound, ExploreConfig, ExploreResult, Explorer, Scenario};
+use fencelab_core::{
+    drive::explore::Bound, drive::explore::ExploreConfig, drive::explore::ExploreResult,
+    drive::explore::Explorer, Scenario,
+};
 use proptest::prelude::*;
 
 fn sequential(scenario: &Scenario, config: &ExploreConfig) -> ExploreResult {

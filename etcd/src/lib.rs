@@ -52,7 +52,7 @@ pub struct ReadmeDoctests;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
-use fencelab_core::{Generation, ResourceId, TokenError, WorkerId};
+use fencelab_core::{fence::generation::TokenError, Generation, ResourceId, WorkerId};
 use serde_json::{json, Value};
 use std::fmt;
 use std::time::Duration;

@@ -2,8 +2,8 @@
 //! (`testing::EtcdServer`), and the tests of failures use closed ports and small fake servers.
 
 use fencelab_core::{
-    FencedStore, Generation, OperationId, ResourceId, StoredValue, Tick, WorkerId, WriteOutcome,
-    WriteRejection, WriteRequest,
+    fence::register::WriteRejection, fence::store::StoredValue, FencedStore, Generation,
+    OperationId, ResourceId, Tick, WorkerId, WriteOutcome, WriteRequest,
 };
 use fencelab_etcd::testing::EtcdServer;
 use fencelab_etcd::{EtcdAuthority, EtcdError, Grant};

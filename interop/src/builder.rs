@@ -10,11 +10,16 @@
 
 use crate::error::{ImportError, Loc};
 use fencelab_core::format::model::Enforcement;
-use fencelab_core::history::builder::{Beliefs, HistoryBuilder, Sent, WriteAnswer};
 use fencelab_core::Tick;
 use fencelab_core::{
-    Applied, DropReason, EffectRequest, Entry, Event, Generation, History, Revision, Setup,
-    TokenError, TokenKind, WriteOutcome, WriteRejection, WriteRequest,
+    fence::gateway::DropReason, fence::gateway::EffectRequest, fence::generation::TokenError,
+    fence::register::Applied, fence::register::Revision, fence::register::WriteRejection,
+    history::event::TokenKind, history::Entry, history::Setup, Event, Generation, History,
+    WriteOutcome, WriteRequest,
+};
+use fencelab_core::{
+    history::builder::Beliefs, history::builder::HistoryBuilder, history::builder::Sent,
+    history::builder::WriteAnswer,
 };
 use fencelab_core::{ResourceId, WorkerId};
 

@@ -61,8 +61,8 @@ use crate::error::{check_size, ImportError, Loc, MAX_LINE};
 use crate::values::{rename_keys, Fields};
 use crate::Imported;
 use fencelab_core::{
-    DropReason, EffectRequest, Event, History, OperationId, Revision, Setup, Tick, WorkerId,
-    WorkflowKey, WriteRequest,
+    fence::gateway::DropReason, fence::gateway::EffectRequest, fence::register::Revision,
+    history::Setup, ids::WorkflowKey, Event, History, OperationId, Tick, WorkerId, WriteRequest,
 };
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -600,9 +600,10 @@ fn effect_call(v: &Fields) -> Result<EffectCall, ImportError> {
     let workflow = WorkflowKey::new(v.req_str("workflow")?)
         .map_err(|e| v.loc.field("value.workflow", e.to_string()))?;
     let effect = match v.raw("effect") {
-        Some(Value::String(label)) => {
-            fencelab_core::Effect::CallWebhook { endpoint: label.clone(), payload: String::new() }
-        }
+        Some(Value::String(label)) => fencelab_core::fence::gateway::Effect::CallWebhook {
+            endpoint: label.clone(),
+            payload: String::new(),
+        },
         Some(_) => v.de("effect")?.ok_or_else(|| v.loc.field("value.effect", "missing"))?,
         None => return Err(v.loc.field("value.effect", "missing")),
     };
@@ -768,7 +769,11 @@ fn ops(history: &History) -> Vec<Value> {
                             .and_then(Value::as_str)
                             .unwrap_or("stale")
                             .replace('_', "-");
-                        if let fencelab_core::WriteRejection::Stale { highest, .. } = r {
+                        if let fencelab_core::fence::register::WriteRejection::Stale {
+                            highest,
+                            ..
+                        } = r
+                        {
                             fields.insert("highest".into(), highest.get().into());
                         }
                         ("fail", Some(name))

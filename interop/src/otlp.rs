@@ -35,7 +35,8 @@ use crate::error::{check_size, ImportError, Loc, MAX_LINE};
 use crate::values::Fields;
 use crate::Imported;
 use fencelab_core::{
-    DropReason, Effect, EffectRequest, OperationId, Tick, WorkerId, WorkflowKey, WriteRequest,
+    fence::gateway::DropReason, fence::gateway::Effect, fence::gateway::EffectRequest,
+    ids::WorkflowKey, OperationId, Tick, WorkerId, WriteRequest,
 };
 use serde_json::{Map, Value};
 

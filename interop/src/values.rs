@@ -2,7 +2,9 @@
 //! the Jepsen format uses (`valid-until` there, `valid_until` in Fencelab's own types).
 
 use crate::error::{ImportError, Loc};
-use fencelab_core::{Generation, OperationId, ResourceId, Tick, TokenError, WorkerId};
+use fencelab_core::{
+    fence::generation::TokenError, Generation, OperationId, ResourceId, Tick, WorkerId,
+};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 

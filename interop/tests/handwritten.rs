@@ -2,7 +2,9 @@
 //! steps that show them.
 
 use fencelab_core::history::event::Event;
-use fencelab_core::{Checker, InvariantKind, WriteOutcome, WriteRejection};
+use fencelab_core::{
+    fence::register::WriteRejection, invariant::InvariantKind, Checker, WriteOutcome,
+};
 use fencelab_interop::{itf, jepsen, otlp, pattern, Imported};
 use InvariantKind::*;
 
@@ -44,7 +46,10 @@ fn jepsen_json_reissued_generation_and_an_operation_applied_twice() {
     // Generation 2 was never granted to p0: the token is taken as made up.
     let sent = &imported.history.entries[8].event;
     assert!(
-        matches!(sent, Event::WriteSent { token: fencelab_core::TokenKind::Forged, .. }),
+        matches!(
+            sent,
+            Event::WriteSent { token: fencelab_core::history::event::TokenKind::Forged, .. }
+        ),
         "{sent:?}"
     );
 }
@@ -158,7 +163,7 @@ fn otlp_forged_generation_and_an_error_span() {
     assert_eq!(imported.skipped, 1);
     let entries = &imported.history.entries;
     assert!(
-        matches!(&entries[4].event, Event::WriteSent { token: fencelab_core::TokenKind::Forged, worker, .. } if worker == "c")
+        matches!(&entries[4].event, Event::WriteSent { token: fencelab_core::history::event::TokenKind::Forged, worker, .. } if worker == "c")
     );
     assert!(matches!(&entries[7].event, Event::WriteUnknown { worker, .. } if worker == "b"));
     // c's write, which no lease backs, lands after b's: stale, outside any lease, with a

@@ -1,7 +1,7 @@
 //! The sample files in examples/histories read, and show the findings they were written to show.
 
 use fencelab_core::history::event::Event;
-use fencelab_core::{Checker, InvariantKind};
+use fencelab_core::{invariant::InvariantKind, Checker};
 use fencelab_interop::{jepsen, otlp, pattern, Imported};
 use InvariantKind::*;
 

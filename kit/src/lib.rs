@@ -27,7 +27,7 @@
 //! timeout, and the core reads no clock.
 //!
 //! ```
-//! use fencelab_core::store::MemoryStore;
+//! use fencelab_core::fence::store::MemoryStore;
 //! use fencelab_kit::{check_concurrent, races, ConcurrentOptions};
 //! use std::sync::{Arc, Mutex};
 //!
@@ -38,9 +38,9 @@
 //! #     fn write(&mut self, r: &fencelab_core::WriteRequest, now: fencelab_core::Tick)
 //! #         -> Result<fencelab_core::WriteOutcome, Self::Error> { self.0.lock().unwrap().write(r, now) }
 //! #     fn read(&mut self, r: &fencelab_core::ResourceId)
-//! #         -> Result<Option<fencelab_core::StoredValue>, Self::Error> { self.0.lock().unwrap().read(r) }
+//! #         -> Result<Option<fencelab_core::fence::store::StoredValue>, Self::Error> { self.0.lock().unwrap().read(r) }
 //! #     fn lookup(&mut self, r: &fencelab_core::ResourceId, o: &fencelab_core::OperationId)
-//! #         -> Result<Option<fencelab_core::StoredResult>, Self::Error> { self.0.lock().unwrap().lookup(r, o) }
+//! #         -> Result<Option<fencelab_core::fence::idempotency::StoredResult>, Self::Error> { self.0.lock().unwrap().lookup(r, o) }
 //! # }
 //! let report = check_concurrent(
 //!     &races(),
@@ -60,10 +60,12 @@ mod races;
 pub use gap::gap;
 pub use races::{articles_race, races, random_races, Race, Write, MAX_WRITERS};
 
-use fencelab_core::drive::conformance::{show_value, Rule};
+use fencelab_core::fence::store::MemoryStore;
 use fencelab_core::format::model::StoreSpec;
-use fencelab_core::store::MemoryStore;
-use fencelab_core::{FencedStore, ResourceId, StoredValue, Tick, WriteOutcome, WriteRequest};
+use fencelab_core::{drive::conformance::show_value, drive::conformance::Rule};
+use fencelab_core::{
+    fence::store::StoredValue, FencedStore, ResourceId, Tick, WriteOutcome, WriteRequest,
+};
 use gap::Gate;
 use itertools::Itertools;
 use std::fmt;
@@ -434,7 +436,7 @@ mod tests {
             &mut self,
             _: &ResourceId,
             _: &fencelab_core::OperationId,
-        ) -> Result<Option<fencelab_core::StoredResult>, Self::Error> {
+        ) -> Result<Option<fencelab_core::fence::idempotency::StoredResult>, Self::Error> {
             Ok(None)
         }
     }

@@ -1,8 +1,11 @@
 //! The races the concurrency check runs: the articles' race and its relatives, written out, and
 //! random ones from a seed.
 
-use fencelab_core::format::model::{Enforcement, StoreSpec};
-use fencelab_core::{Generation, OperationId, Retention, Revision, SameGenerationPolicy};
+use fencelab_core::{
+    fence::idempotency::Retention, fence::register::Revision,
+    fence::register::SameGenerationPolicy, Generation, OperationId,
+};
+use fencelab_core::{format::model::Enforcement, format::model::StoreSpec};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use std::fmt;

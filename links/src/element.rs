@@ -3,7 +3,7 @@
 //! the tests below read the script and fail, naming the difference, when its attribute list or
 //! its mapping differs from this one.
 
-use fencelab_core::Named;
+use fencelab_core::names::Named;
 use serde::Serialize;
 
 use crate::names::Param;

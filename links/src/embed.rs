@@ -1,6 +1,6 @@
 //! What an embedded view shows besides the diagram (`embed=controls,caption`).
 
-use fencelab_core::Named;
+use fencelab_core::names::Named;
 
 use crate::names::{listed, Param, Part};
 use crate::{bad, LinkError};

@@ -10,7 +10,9 @@ use fencelab_core::draw::diagram;
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::stories::library;
 use fencelab_core::stories::switches::Switch;
-use fencelab_core::{Engine, Named, SameGenerationPolicy, Scenario, ScheduleMode};
+use fencelab_core::{
+    fence::register::SameGenerationPolicy, names::Named, record::ScheduleMode, Engine, Scenario,
+};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;

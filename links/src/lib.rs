@@ -19,10 +19,12 @@
 //! ```
 
 use base64::Engine as _;
-use fencelab_core::format::model::{Enforcement, Injection, Scenario};
 use fencelab_core::stories::library;
 use fencelab_core::stories::switches::Switch;
-use fencelab_core::{Named, SameGenerationPolicy};
+use fencelab_core::{fence::register::SameGenerationPolicy, names::Named};
+use fencelab_core::{
+    format::model::Enforcement, format::model::Injection, format::model::Scenario,
+};
 use std::fmt::{self, Write as _};
 
 mod element;

@@ -2,7 +2,7 @@
 //! the policy names it writes. Each is an enum whose names serde's derive spells (`Named`), so
 //! the writer, the reader and their error messages take them from one place.
 
-use fencelab_core::{Named, SameGenerationPolicy};
+use fencelab_core::{fence::register::SameGenerationPolicy, names::Named};
 use serde::Serialize;
 
 /// A parameter of a link's fragment (`scenario=paused-worker&step=4`).

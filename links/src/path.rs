@@ -5,7 +5,9 @@
 
 use std::fmt::Write as _;
 
-use fencelab_core::{Fault, Injection, Named, PauseReason};
+use fencelab_core::{
+    format::model::Fault, format::model::Injection, format::model::PauseReason, names::Named,
+};
 
 use super::{bad, LinkError, Param};
 

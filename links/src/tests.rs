@@ -2,10 +2,10 @@
 //! broken link is refused with the parameter named.
 
 use super::{Embed, LinkScenario, ShareLink, Theme, MAX_LINK_LEN};
+use fencelab_core::fence::register::SameGenerationPolicy;
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::stories::library;
 use fencelab_core::stories::switches::Switch;
-use fencelab_core::SameGenerationPolicy;
 
 #[test]
 fn a_full_view_round_trips() {

@@ -37,8 +37,8 @@
 
 use anyhow::bail;
 use fencelab_core::format::model::Scenario;
-use fencelab_core::stories::library::{self, UnknownStory};
-use fencelab_core::Named;
+use fencelab_core::names::Named;
+use fencelab_core::{stories::library, stories::library::UnknownStory};
 use fencelab_links::{self as links, Attribute, LinkScenario, ShareLink, Theme, BOOK_THEME};
 use mdbook_preprocessor::book::{Book, Chapter};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};

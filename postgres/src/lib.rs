@@ -12,7 +12,7 @@
 //!
 //! Every write is one `READ COMMITTED` transaction that takes its decision from the core's
 //! write boundary, [`boundary::decide`], the same function the in-memory reference
-//! ([`FencedResource`](fencelab_core::FencedResource)) uses, so the order of checks (the
+//! ([`FencedResource`](fencelab_core::fence::boundary::FencedResource)) uses, so the order of checks (the
 //! generation, the fence raised, expired ids forgotten, the operation id, the expected
 //! revision, apply) is written once, in the core:
 //!
@@ -114,11 +114,17 @@ pub mod testing;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-use fencelab_core::boundary::{self, Commit, CommitEffect, Decision, Expiry, Held, Rules};
 use fencelab_core::{
-    Applied, Fence, FencedStore, ForgetReason, Forgotten, Generation, Named, OperationId,
-    ResourceId, Retention, Revision, SameGenerationPolicy, StoredResult, StoredValue, Tick,
-    WriteOutcome, WriteRequest,
+    fence::boundary, fence::boundary::Commit, fence::boundary::CommitEffect,
+    fence::boundary::Decision, fence::boundary::Expiry, fence::boundary::Held,
+    fence::boundary::Rules,
+};
+use fencelab_core::{
+    fence::idempotency::ForgetReason, fence::idempotency::Forgotten, fence::idempotency::Retention,
+    fence::idempotency::StoredResult, fence::register::Applied, fence::register::Fence,
+    fence::register::Revision, fence::register::SameGenerationPolicy, fence::store::StoredValue,
+    names::Named, FencedStore, Generation, OperationId, ResourceId, Tick, WriteOutcome,
+    WriteRequest,
 };
 use postgres::error::{DbError, SqlState};
 use postgres::{Client, GenericClient, NoTls, Row, Statement, Transaction};
@@ -799,7 +805,7 @@ impl PgStore {
     }
 
     /// Every operation id forgotten so far on `resource`, oldest first, as the reference's
-    /// [`IdempotencyStore::forgotten`](fencelab_core::IdempotencyStore::forgotten) lists them.
+    /// [`IdempotencyStore::forgotten`](fencelab_core::fence::idempotency::IdempotencyStore::forgotten) lists them.
     pub fn forgotten(&mut self, resource: &ResourceId) -> Result<Vec<Forgotten>, StoreError> {
         let rows = self
             .client

@@ -8,8 +8,8 @@
 //! a recovery of about a second).
 
 use fencelab_core::{
-    FencedStore, Generation, OperationId, ResourceId, Tick, WriteOutcome, WriteRejection,
-    WriteRequest,
+    fence::register::WriteRejection, FencedStore, Generation, OperationId, ResourceId, Tick,
+    WriteOutcome, WriteRequest,
 };
 use fencelab_postgres::postgres::{Client, Config};
 use fencelab_postgres::testing::TestServer;
@@ -215,7 +215,7 @@ fn a_setting_turned_off_under_a_connected_store_refuses_its_next_write() {
 }
 
 /// Reads `ledger` once a new store is accepted again.
-fn connect_when_safe(config: &Config) -> Option<fencelab_core::StoredValue> {
+fn connect_when_safe(config: &Config) -> Option<fencelab_core::fence::store::StoredValue> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         match PgStore::connect(config, Options::default()) {

@@ -1,13 +1,21 @@
 //! The PostgreSQL store against real servers: most tests get a database of their own on the
 //! process's shared server (`testing::shared`); the ones that kill a server start their own.
 
-use fencelab_core::drive::conformance::{
-    check_cases, check_store, explore_store, factory, rule_cases, Divergence, ScheduleOptions,
-};
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::format::model::StoreSpec;
 use fencelab_core::stories::library;
 use fencelab_core::*;
+use fencelab_core::{
+    drive::conformance::check_cases, drive::conformance::check_store,
+    drive::conformance::explore_store, drive::conformance::factory, drive::conformance::rule_cases,
+    drive::conformance::Divergence, drive::conformance::ScheduleOptions,
+};
+use fencelab_core::{
+    fence::boundary::FencedResource, fence::idempotency::Retention,
+    fence::register::FencedRegister, fence::register::Revision,
+    fence::register::SameGenerationPolicy, fence::register::WriteRejection,
+    fence::store::MemoryStore, fence::store::StoredValue,
+};
 use fencelab_kit::{check_concurrent, races, random_races, ConcurrentOptions, MAX_WRITERS};
 use fencelab_postgres::postgres::error::SqlState;
 use fencelab_postgres::postgres::{Client, Config, IsolationLevel, NoTls};

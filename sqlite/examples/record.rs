@@ -7,7 +7,7 @@
 //! The history goes to `--out` (or standard output); a summary of what the checker finds in it
 //! goes to standard error, so the two can be redirected apart.
 
-use fencelab_core::{Checker, Named};
+use fencelab_core::{names::Named, Checker};
 use fencelab_sqlite::record::{record_run, Mode, Timings};
 use std::process::ExitCode;
 

@@ -15,7 +15,7 @@
 //! Every write is one `IMMEDIATE` transaction, which takes the database's write lock before it
 //! reads: it reads the resource's fence record, revision and the operation id's stored result,
 //! takes its decision from the core's write boundary, [`boundary::decide`] (the function the
-//! in-memory reference [`FencedResource`](fencelab_core::FencedResource) uses, so the order of
+//! in-memory reference [`FencedResource`](fencelab_core::fence::boundary::FencedResource) uses, so the order of
 //! checks is written once, in the core), and stores what the decision says with absolute values.
 //! A request refused by the fence rolls back and changes nothing, not even expired operation
 //! ids; any other outcome commits, so a newer owner's replay or revision conflict still raises
@@ -60,10 +60,15 @@ pub mod record;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-use fencelab_core::boundary::{self, Commit, CommitEffect, Decision, Held, Rules};
 use fencelab_core::{
-    Applied, Fence, FencedStore, ForgetReason, Generation, Named, OperationId, ResourceId,
-    Retention, Revision, SameGenerationPolicy, StoredResult, StoredValue, Tick, WriteOutcome,
+    fence::boundary, fence::boundary::Commit, fence::boundary::CommitEffect,
+    fence::boundary::Decision, fence::boundary::Held, fence::boundary::Rules,
+};
+use fencelab_core::{
+    fence::idempotency::ForgetReason, fence::idempotency::Retention,
+    fence::idempotency::StoredResult, fence::register::Applied, fence::register::Fence,
+    fence::register::Revision, fence::register::SameGenerationPolicy, fence::store::StoredValue,
+    names::Named, FencedStore, Generation, OperationId, ResourceId, Tick, WriteOutcome,
     WriteRequest,
 };
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};

@@ -30,7 +30,7 @@
 //! is about the write that comes after the new owner's, so the recorder makes sure it does.
 //!
 //! ```no_run
-//! use fencelab_core::{Checker, InvariantKind};
+//! use fencelab_core::{Checker, invariant::InvariantKind};
 //! use fencelab_sqlite::record::{record_run, Mode, Timings};
 //!
 //! let history = record_run(Mode::Unfenced, Timings::default())?;
@@ -40,13 +40,17 @@
 //! ```
 
 use crate::{Options, SqliteStore, StoreError};
-use fencelab_core::format::model::{Enforcement, PauseReason};
-use fencelab_core::history::builder::{Beliefs, HistoryBuilder, Sent, WriteAnswer};
-use fencelab_core::history::{PathSetup, StoreSetup};
 use fencelab_core::{
-    Event, FencedStore, Generation, History, IdError, Lease, LeaseAuthority, LeaseError,
-    OperationId, ResourceId, Setup, Tick, TokenKind, WorkerId, WriteOutcome, WriteRequest,
+    fence::authority::Lease, fence::authority::LeaseAuthority, fence::authority::LeaseError,
+    history::event::TokenKind, history::Setup, ids::IdError, Event, FencedStore, Generation,
+    History, OperationId, ResourceId, Tick, WorkerId, WriteOutcome, WriteRequest,
 };
+use fencelab_core::{format::model::Enforcement, format::model::PauseReason};
+use fencelab_core::{
+    history::builder::Beliefs, history::builder::HistoryBuilder, history::builder::Sent,
+    history::builder::WriteAnswer,
+};
+use fencelab_core::{history::PathSetup, history::StoreSetup};
 use std::fmt;
 use std::num::NonZeroU64;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};

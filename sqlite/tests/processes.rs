@@ -6,8 +6,8 @@
 //! set how many rounds each part runs (40 and 60 by default).
 
 use fencelab_core::{
-    FencedStore, Generation, OperationId, ResourceId, Tick, WriteOutcome, WriteRejection,
-    WriteRequest,
+    fence::register::WriteRejection, FencedStore, Generation, OperationId, ResourceId, Tick,
+    WriteOutcome, WriteRequest,
 };
 use fencelab_sqlite::{Options, SqliteStore};
 use std::io::{BufRead, BufReader, Write};

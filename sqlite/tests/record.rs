@@ -3,8 +3,8 @@
 //! 600 ms pause); the tests run in parallel.
 
 use fencelab_core::{
-    Checker, Entry, Event, Generation, History, InvariantKind, Violation, WriteOutcome,
-    WriteRejection,
+    fence::register::WriteRejection, history::Entry, invariant::InvariantKind, Checker, Event,
+    Generation, History, Violation, WriteOutcome,
 };
 use fencelab_sqlite::record::{record_run, Mode, RecordError, Timings, RESOURCE, STORE};
 use std::time::Duration;

@@ -1,12 +1,20 @@
 //! The SQLite store against real database files in a temporary folder.
 
-use fencelab_core::drive::conformance::{
-    check_cases, check_store, explore_store, factory, rule_cases, Divergence, ScheduleOptions,
-};
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::format::model::StoreSpec;
 use fencelab_core::stories::library;
 use fencelab_core::*;
+use fencelab_core::{
+    drive::conformance::check_cases, drive::conformance::check_store,
+    drive::conformance::explore_store, drive::conformance::factory, drive::conformance::rule_cases,
+    drive::conformance::Divergence, drive::conformance::ScheduleOptions,
+};
+use fencelab_core::{
+    fence::idempotency::ForgetReason, fence::idempotency::Retention,
+    fence::idempotency::StoredResult, fence::register::Applied, fence::register::Revision,
+    fence::register::SameGenerationPolicy, fence::register::WriteRejection,
+    fence::store::MemoryStore, fence::store::StoredValue,
+};
 use fencelab_kit::{check_concurrent, races, random_races, ConcurrentOptions, MAX_WRITERS};
 use fencelab_sqlite::{Options, SqliteStore, StoreError};
 use rusqlite::Connection;

@@ -4,7 +4,7 @@
 //! invariant written to files as found and minimised (`--out` names them); 2 for bad arguments.
 
 use clap::Parser;
-use fencelab_core::{Engine, InvariantKind};
+use fencelab_core::{invariant::InvariantKind, Engine};
 use fencelab_tests::{capture, soak};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

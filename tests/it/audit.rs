@@ -1,7 +1,7 @@
 //! Judging recorded histories: findings that only a recorded history can show (two holders at
 //! once), and outcomes nobody learned, considered both ways.
 
-use fencelab_core::{Checker, History, InvariantKind, Violation};
+use fencelab_core::{invariant::InvariantKind, Checker, History, Violation};
 use InvariantKind::*;
 
 /// A history of workers A and B on `ledger`, one fenced store `db`, from its entries' lines.

@@ -2,6 +2,10 @@
 
 use crate::support::*;
 use fencelab_core::*;
+use fencelab_core::{
+    fence::authority::LeaseAuthority, fence::authority::LeaseError,
+    fence::register::SameGenerationPolicy, fence::register::WriteRejection,
+};
 use std::num::NonZeroU64;
 
 fn authority(ttl: u64) -> LeaseAuthority {

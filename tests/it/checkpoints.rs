@@ -1,9 +1,9 @@
 //! Checkpoints: every built-in story asks its reader something at its key moment, and the
 //! answer comes from the run, so it follows the story when the story changes.
 
-use fencelab_core::check::checkpoint::{place, Asked};
 use fencelab_core::stories::library;
-use fencelab_core::{Checkpoint, Engine, Event, Scenario};
+use fencelab_core::{check::checkpoint::place, check::checkpoint::Asked};
+use fencelab_core::{format::model::Checkpoint, Engine, Event, Scenario};
 use std::collections::BTreeMap;
 
 /// The run of `scenario` to its end, and its checkpoints placed in it.

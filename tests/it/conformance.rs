@@ -1,12 +1,18 @@
 //! The conformance kit over every schedule of a story, and what its reports count.
 
-use fencelab_core::drive::conformance::{
-    check_cases, check_store, explore_store, factory, rule_cases, writes_of, Divergence, Rule,
-    ScheduleOptions,
-};
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::stories::library;
 use fencelab_core::*;
+use fencelab_core::{
+    drive::conformance::check_cases, drive::conformance::check_store,
+    drive::conformance::explore_store, drive::conformance::factory, drive::conformance::rule_cases,
+    drive::conformance::writes_of, drive::conformance::Divergence, drive::conformance::Rule,
+    drive::conformance::ScheduleOptions,
+};
+use fencelab_core::{
+    drive::explore::Bound, fence::idempotency::StoredResult, fence::store::MemoryStore,
+    fence::store::StoredValue,
+};
 use std::convert::Infallible;
 
 /// Wrong: uses the generation as the operation id, with a cache of one: a request under the

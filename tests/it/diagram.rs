@@ -1,8 +1,10 @@
 //! The diagram model of a run: what the visualizer draws, pinned for the paused-worker story.
 
-use fencelab_core::draw::{diagram, ArrowKind, LaneKind, MarkKind, SpanKind};
 use fencelab_core::stories::library;
 use fencelab_core::*;
+use fencelab_core::{
+    draw::diagram, draw::ArrowKind, draw::LaneKind, draw::MarkKind, draw::SpanKind,
+};
 
 fn full_run(name: &str, variant: &str) -> (Scenario, Engine) {
     let scenario = library::scenario(name, Some(variant)).unwrap();

@@ -7,7 +7,9 @@
 /// and pins its verdict.
 #[test]
 fn paused_worker_broken() {
-    use fencelab_core::{Engine, InvariantKind, RejectionReason, Scenario};
+    use fencelab_core::fence::register::RejectionReason;
+    use fencelab_core::invariant::InvariantKind;
+    use fencelab_core::{Engine, Scenario};
 
     let scenario = Scenario::from_json(
         r#"{
@@ -144,7 +146,9 @@ fn paused_worker_broken() {
 /// and pins its verdict.
 #[test]
 fn check_then_write_check_then_write() {
-    use fencelab_core::{Engine, InvariantKind, RejectionReason, Scenario};
+    use fencelab_core::fence::register::RejectionReason;
+    use fencelab_core::invariant::InvariantKind;
+    use fencelab_core::{Engine, Scenario};
 
     let scenario = Scenario::from_json(
         r#"{
@@ -276,7 +280,9 @@ fn check_then_write_check_then_write() {
 /// and pins its verdict.
 #[test]
 fn payment_capture_fenced() {
-    use fencelab_core::{Engine, InvariantKind, RejectionReason, Scenario};
+    use fencelab_core::fence::register::RejectionReason;
+    use fencelab_core::invariant::InvariantKind;
+    use fencelab_core::{Engine, Scenario};
 
     let scenario = Scenario::from_json(
         r#"{
@@ -396,7 +402,9 @@ fn payment_capture_fenced() {
 /// and pins its verdict.
 #[test]
 fn retention_window_unconditional() {
-    use fencelab_core::{Engine, InvariantKind, RejectionReason, Scenario};
+    use fencelab_core::fence::register::RejectionReason;
+    use fencelab_core::invariant::InvariantKind;
+    use fencelab_core::{Engine, Scenario};
 
     let scenario = Scenario::from_json(
         r#"{

@@ -3,8 +3,11 @@
 
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::stories::library;
-use fencelab_core::InvariantKind::{self, *};
 use fencelab_core::*;
+use fencelab_core::{
+    drive::explore::ExploreConfig, drive::explore::ExploreResult, drive::explore::Explorer,
+};
+use fencelab_core::{invariant::InvariantKind, invariant::InvariantKind::*};
 
 /// Stories with no safety violation within the default bounds, and their unique-state counts.
 const SAFE: &[(&str, &str, usize)] = &[

@@ -3,9 +3,19 @@
 //! operation ids are scoped per workflow.
 
 use crate::support::*;
-use fencelab_core::drive::conformance::{check_store, Rule};
 use fencelab_core::stories::library;
 use fencelab_core::*;
+use fencelab_core::{drive::conformance::check_store, drive::conformance::Rule};
+use fencelab_core::{
+    fence::boundary::FencedResource, fence::gateway::DropReason, fence::gateway::Effect,
+    fence::gateway::EffectRequest, fence::gateway::GatewayOutcome,
+    fence::gateway::SideEffectGateway, fence::idempotency::Retention,
+    fence::idempotency::StoredResult, fence::register::FencedRegister,
+    fence::register::RejectionReason, fence::register::Revision,
+    fence::register::SameGenerationPolicy, fence::register::WriteRejection,
+    fence::store::MemoryStore, fence::store::StoredValue, ids::WorkflowKey,
+    invariant::InvariantKind,
+};
 use std::convert::Infallible;
 
 fn effect(workflow: &str, token: u64, operation: &str) -> EffectRequest {

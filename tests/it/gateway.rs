@@ -2,6 +2,11 @@
 
 use crate::support::*;
 use fencelab_core::*;
+use fencelab_core::{
+    fence::gateway::DropReason, fence::gateway::Effect, fence::gateway::EffectRequest,
+    fence::gateway::GatewayOutcome, fence::gateway::SideEffectGateway,
+    fence::register::SameGenerationPolicy, ids::WorkflowKey,
+};
 
 fn capture(token: u64, operation: &str, cents: u64) -> EffectRequest {
     EffectRequest {

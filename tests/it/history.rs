@@ -4,8 +4,8 @@
 
 use fencelab_core::check::Checker;
 use fencelab_core::draw::diagram;
-use fencelab_core::history::{History, HISTORY_VERSION};
 use fencelab_core::stories::library;
+use fencelab_core::{history::History, history::HISTORY_VERSION};
 use fencelab_core::{Engine, Scenario, Violation};
 use fencelab_tests::soak::{fenced_scenario, rng_for};
 
@@ -188,7 +188,7 @@ fn a_history_whose_parts_do_not_hold_together_is_refused_with_line_and_field() {
 
 #[test]
 fn the_simulator_alone_produces_the_recorded_history() {
-    use fencelab_core::{Entry, Simulator};
+    use fencelab_core::{history::Entry, Simulator};
     let scenario = library::scenario("check-then-write", None).unwrap();
     let mut engine = Engine::new(scenario.clone()).unwrap();
     engine.run().unwrap();
@@ -246,7 +246,7 @@ fn every_story_writes_a_mermaid_diagram_whose_messages_name_declared_participant
 
 mod fuzz {
     use super::*;
-    use fencelab_core::JsonlParser;
+    use fencelab_core::history::JsonlParser;
     use proptest::prelude::*;
 
     /// Feeds every line of `text` to a fresh parser. It must answer every line with an entry,

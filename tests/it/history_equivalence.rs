@@ -17,8 +17,8 @@
 
 use fencelab_core::format::model::*;
 use fencelab_core::stories::library;
-use fencelab_core::stories::switches::{broken, Switch};
-use fencelab_core::{Checker, Engine, History, InvariantKind, ScheduleMode};
+use fencelab_core::{invariant::InvariantKind, record::ScheduleMode, Checker, Engine, History};
+use fencelab_core::{stories::switches::broken, stories::switches::Switch};
 use fencelab_tests::soak::{fenced_scenario, rng_for};
 use rand::rngs::ChaCha8Rng;
 use rand::seq::IndexedRandom;

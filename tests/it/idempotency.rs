@@ -2,6 +2,12 @@
 
 use crate::support::*;
 use fencelab_core::*;
+use fencelab_core::{
+    fence::boundary::FencedResource, fence::idempotency::ForgetReason,
+    fence::idempotency::IdempotencyStore, fence::idempotency::Retention,
+    fence::idempotency::StoredResult, fence::register::Applied, fence::register::Revision,
+    fence::register::SameGenerationPolicy, fence::register::WriteRejection,
+};
 use std::num::NonZeroUsize;
 
 fn resource(retention: Retention) -> FencedResource {

@@ -1,13 +1,14 @@
 //! Deciding what happens next: the engine's list of choices, faults injected by hand at a step,
 //! undo, and the replay of the path taken from the scenario alone.
 
-use fencelab_core::format::model::{Enforcement, Step};
 use fencelab_core::sim::SimError;
 use fencelab_core::stories::library;
 use fencelab_core::{
-    Engine, EngineError, Event, ExploreConfig, ExploreResult, Explorer, Fault, Injection, Next,
-    Scenario, Way,
+    drive::explore::ExploreConfig, drive::explore::ExploreResult, drive::explore::Explorer,
+    format::model::Fault, format::model::Injection, record::EngineError, sim::Next, sim::Way,
+    Engine, Event, Scenario,
 };
+use fencelab_core::{format::model::Enforcement, format::model::Step};
 
 /// The events of a run, to compare two runs.
 fn events(engine: &Engine) -> Vec<Event> {

@@ -2,6 +2,13 @@
 
 use crate::support::*;
 use fencelab_core::*;
+use fencelab_core::{
+    fence::boundary::FencedResource, fence::gateway::Effect, fence::gateway::EffectRequest,
+    fence::gateway::SideEffectGateway, fence::idempotency::Retention, fence::log::Attempt,
+    fence::log::LogError, fence::log::LoggedOutcome, fence::log::OperationLog,
+    fence::register::Applied, fence::register::RejectionReason, fence::register::Revision,
+    fence::register::SameGenerationPolicy, ids::WorkflowKey,
+};
 
 #[test]
 fn the_log_records_attempts_and_counts_rejections_by_reason() {

@@ -1,10 +1,15 @@
 //! Every fieldless enum's `Named` names are the ones serde writes and reads, so share links, the
 //! page and the SQLite store agree with JSON files.
 
-use fencelab_core::draw::{ArrowKind, MarkKind};
-use fencelab_core::format::model::{Enforcement, PauseReason, TokenSource};
 use fencelab_core::stories::switches::Switch;
-use fencelab_core::*;
+use fencelab_core::{draw::ArrowKind, draw::MarkKind};
+use fencelab_core::{
+    drive::explore::Bound, fence::register::RejectionReason, fence::register::SameGenerationPolicy,
+    history::event::TokenKind, invariant::InvariantKind, names::Named,
+};
+use fencelab_core::{
+    format::model::Enforcement, format::model::PauseReason, format::model::TokenSource,
+};
 use serde::{de::DeserializeOwned, Serialize};
 use serde_json::Value;
 
@@ -41,7 +46,7 @@ fn every_name_is_the_one_serde_writes() {
 
 #[test]
 fn steps_and_faults_are_named_as_serde_writes_them() {
-    use fencelab_core::format::model::{Fault, Step};
+    use fencelab_core::{format::model::Fault, format::model::Step};
     let name = |value: Value| match value {
         Value::String(s) => s,
         Value::Object(map) => map.keys().next().expect("one key").clone(),

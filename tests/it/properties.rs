@@ -2,6 +2,11 @@
 
 use crate::support::*;
 use fencelab_core::*;
+use fencelab_core::{
+    fence::authority::LeaseAuthority, fence::boundary::FencedResource,
+    fence::idempotency::Retention, fence::register::Revision,
+    fence::register::SameGenerationPolicy,
+};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::num::NonZeroU64;

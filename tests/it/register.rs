@@ -2,6 +2,11 @@
 
 use crate::support::*;
 use fencelab_core::*;
+use fencelab_core::{
+    fence::generation::TokenError, fence::register::Applied, fence::register::RejectionReason,
+    fence::register::Revision, fence::register::SameGenerationPolicy,
+    fence::register::WriteRejection,
+};
 
 /// What a step of a check table expects.
 #[derive(Debug)]

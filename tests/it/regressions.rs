@@ -2,6 +2,12 @@
 
 use fencelab_core::stories::library;
 use fencelab_core::*;
+use fencelab_core::{
+    drive::explore::ExploreConfig, drive::explore::ExploreResult, drive::explore::Explorer,
+    fence::idempotency::Retention, fence::idempotency::StoredResult,
+    fence::register::SameGenerationPolicy, fence::register::WriteRejection,
+    fence::store::MemoryStore, invariant::InvariantKind,
+};
 
 fn scenario(body: &str) -> String {
     format!(r#"{{"name":"t","title":"t", {body} }}"#)
@@ -25,7 +31,7 @@ fn names_that_would_make_invalid_ids_are_refused_at_validation() {
     );
     let err = Scenario::from_json(&empty_op).unwrap_err();
     assert_eq!(err.path, "workers[0].script[1].write.operation");
-    let long_name = "W".repeat(fencelab_core::MAX_ID_LEN);
+    let long_name = "W".repeat(fencelab_core::ids::MAX_ID_LEN);
     let generated = scenario(&format!(
         r#""resources":["r"],"authority":{{"ttl":5}},"stores":[{{"name":"db","enforcement":"fenced"}}],
         "workers":[{{"name":"{long_name}","script":[{{"acquire":{{"resource":"r"}}}},{{"write":{{"resource":"r","value":"v"}}}}]}}]"#

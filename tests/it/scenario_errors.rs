@@ -1,5 +1,6 @@
 //! Bad scenario files get an error naming the field and the problem, never a panic.
 
+use fencelab_core::record::EngineError;
 use fencelab_core::sim::SimError;
 use fencelab_core::stories::library;
 use fencelab_core::*;

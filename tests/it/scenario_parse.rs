@@ -5,8 +5,12 @@
 
 use fencelab_core::format::model::*;
 use fencelab_core::stories::library;
-use fencelab_core::stories::switches::{self, Switch};
-use fencelab_core::*;
+use fencelab_core::{
+    fence::gateway::Effect, fence::register::RejectionReason,
+    fence::register::SameGenerationPolicy, format::error::ScenarioError, format::model::Fault,
+    format::model::Injection, format::model::PauseReason, invariant::InvariantKind, names::Named,
+};
+use fencelab_core::{stories::switches, stories::switches::Switch};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 

@@ -2,8 +2,12 @@
 //! ever breaks, whatever the interleaving.
 
 use fencelab_core::format::model::*;
-use fencelab_core::InvariantKind;
+use fencelab_core::invariant::InvariantKind;
 use fencelab_core::*;
+use fencelab_core::{
+    fence::gateway::Effect, fence::register::SameGenerationPolicy, format::model::Fault,
+    format::model::PauseReason, record::ScheduleMode,
+};
 use proptest::prelude::*;
 
 fn step_strategy(worker: usize) -> impl Strategy<Value = Vec<Step>> {

@@ -5,7 +5,7 @@
 
 use fencelab_core::format::schema;
 use fencelab_core::stories::library;
-use fencelab_core::{Named, SameGenerationPolicy, Scenario};
+use fencelab_core::{fence::register::SameGenerationPolicy, names::Named, Scenario};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 

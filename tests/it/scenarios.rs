@@ -3,9 +3,10 @@
 
 use fencelab_core::sim::SimError;
 use fencelab_core::stories::library;
-use fencelab_core::InvariantKind::{self, *};
-use fencelab_core::RejectionReason::{self, *};
 use fencelab_core::*;
+use fencelab_core::{fence::register::RejectionReason, fence::register::RejectionReason::*};
+use fencelab_core::{invariant::InvariantKind, invariant::InvariantKind::*};
+use fencelab_core::{record::EngineError, record::ScheduleMode};
 
 type Pinned = (
     &'static str,

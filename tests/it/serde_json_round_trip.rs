@@ -2,6 +2,17 @@
 
 use crate::support::*;
 use fencelab_core::*;
+use fencelab_core::{
+    fence::authority::LeaseAuthority, fence::authority::LeaseError,
+    fence::boundary::FencedResource, fence::gateway::DropReason, fence::gateway::Effect,
+    fence::gateway::EffectRequest, fence::gateway::GatewayOutcome,
+    fence::gateway::SideEffectGateway, fence::generation::TokenError,
+    fence::idempotency::ForgetReason, fence::idempotency::Forgotten, fence::idempotency::Retention,
+    fence::idempotency::StoredResult, fence::log::Attempt, fence::log::LoggedOutcome,
+    fence::log::OperationLog, fence::register::Applied, fence::register::RejectionReason,
+    fence::register::Revision, fence::register::SameGenerationPolicy,
+    fence::register::WriteRejection, ids::IdError, ids::WorkflowKey, ids::MAX_ID_LEN,
+};
 use serde::{de::DeserializeOwned, Serialize};
 use std::fmt::Debug;
 use std::num::{NonZeroU64, NonZeroUsize};

@@ -1,9 +1,12 @@
 //! A small soak run: random fully fenced scenarios under random schedules break no safety
 //! invariant. The `soak` binary plays 100,000 and more with the same generator.
 
-use fencelab_core::format::model::{Enforcement, Scenario, Step, TokenSource};
-use fencelab_core::stories::switches::{broken, Switch};
-use fencelab_core::{Engine, InvariantKind};
+use fencelab_core::{
+    format::model::Enforcement, format::model::Scenario, format::model::Step,
+    format::model::TokenSource,
+};
+use fencelab_core::{invariant::InvariantKind, Engine};
+use fencelab_core::{stories::switches::broken, stories::switches::Switch};
 use fencelab_tests::soak;
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;

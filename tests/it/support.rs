@@ -1,6 +1,10 @@
 //! Small constructors that keep the tests about fencing rather than about building values.
 
 use fencelab_core::*;
+use fencelab_core::{
+    fence::register::FencedRegister, fence::register::Revision,
+    fence::register::SameGenerationPolicy,
+};
 
 pub fn g(token: u64) -> Generation {
     Generation::new(token).expect("test tokens are positive")

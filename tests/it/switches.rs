@@ -4,9 +4,16 @@
 
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::stories::library;
-use fencelab_core::stories::switches::{broken, with_enforcement, with_policy, Switch};
-use fencelab_core::InvariantKind::{self, *};
 use fencelab_core::*;
+use fencelab_core::{
+    drive::explore::ExploreConfig, drive::explore::ExploreResult, drive::explore::Explorer,
+    fence::register::SameGenerationPolicy, names::Named,
+};
+use fencelab_core::{invariant::InvariantKind, invariant::InvariantKind::*};
+use fencelab_core::{
+    stories::switches::broken, stories::switches::with_enforcement, stories::switches::with_policy,
+    stories::switches::Switch,
+};
 
 const FLIPS: &[(&str, &str, Switch, InvariantKind)] = &[
     ("paused-worker", "fenced", Switch::UnfencedStore, StaleWriteAccepted),

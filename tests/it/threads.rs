@@ -3,6 +3,10 @@
 
 use crate::support::*;
 use fencelab_core::*;
+use fencelab_core::{
+    fence::boundary::FencedResource, fence::idempotency::Retention, fence::register::Applied,
+    fence::register::SameGenerationPolicy, fence::register::WriteRejection, fence::shared::Shared,
+};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 

@@ -2,12 +2,19 @@
 //! it breaks named. A test here fails if the kit stops catching its store, or names another
 //! rule.
 
-use fencelab_core::drive::conformance::{
-    check_cases, factory, find_divergences, rule_cases, Case, Divergence, Rule, StoreFactory,
-};
 use fencelab_core::format::model::StoreSpec;
 use fencelab_core::stories::library;
 use fencelab_core::*;
+use fencelab_core::{
+    drive::conformance::check_cases, drive::conformance::factory,
+    drive::conformance::find_divergences, drive::conformance::rule_cases, drive::conformance::Case,
+    drive::conformance::Divergence, drive::conformance::Rule, drive::conformance::StoreFactory,
+};
+use fencelab_core::{
+    fence::boundary::FencedResource, fence::idempotency::Retention,
+    fence::idempotency::StoredResult, fence::register::FencedRegister,
+    fence::register::WriteRejection, fence::store::MemoryStore, fence::store::StoredValue,
+};
 use fencelab_kit::{articles_race, check_concurrent, races, ConcurrencyError, ConcurrentOptions};
 use std::collections::BTreeMap;
 use std::convert::Infallible;

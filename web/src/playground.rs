@@ -8,8 +8,8 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use fencelab_core::{
-    FencedRegister, Generation, OperationId, ResourceId, SameGenerationPolicy, TokenError,
-    WriteRequest,
+    fence::generation::TokenError, fence::register::FencedRegister,
+    fence::register::SameGenerationPolicy, Generation, OperationId, ResourceId, WriteRequest,
 };
 use yew::Reducible;
 

@@ -1,6 +1,6 @@
 //! The lease authority as a worker sees it: acquire, renew, release, each returning the
 //! generation it holds. [`Builtin`] asks the lab, which serves the core's
-//! [`LeaseAuthority`](fencelab_core::LeaseAuthority) over the worker's pipes; another authority
+//! [`LeaseAuthority`](fencelab_core::fence::authority::LeaseAuthority) over the worker's pipes; another authority
 //! plugs in by implementing [`Authority`].
 
 use super::protocol::{self, Answer, Ask, ToLab, ToWorker};

@@ -57,13 +57,17 @@ pub mod store;
 pub mod worker;
 
 use crate::{say, BadInput};
-use fencelab_core::format::model::{Enforcement, PauseReason};
-use fencelab_core::history::builder::{Beliefs, HistoryBuilder, Sent, WriteAnswer};
-use fencelab_core::history::{PathSetup, StoreSetup};
 use fencelab_core::{
-    Event, History, HistoryError, LeaseAuthority, LeaseError, ResourceId, Setup, Tick, TokenKind,
-    WorkerId, WriteOutcome,
+    fence::authority::LeaseAuthority, fence::authority::LeaseError, history::event::TokenKind,
+    history::HistoryError, history::Setup, Event, History, ResourceId, Tick, WorkerId,
+    WriteOutcome,
 };
+use fencelab_core::{format::model::Enforcement, format::model::PauseReason};
+use fencelab_core::{
+    history::builder::Beliefs, history::builder::HistoryBuilder, history::builder::Sent,
+    history::builder::WriteAnswer,
+};
+use fencelab_core::{history::PathSetup, history::StoreSetup};
 use fencelab_etcd::testing::EtcdServer;
 use protocol::{Answer, Ask, Report, ToLab, ToWorker};
 use std::collections::BTreeMap;
@@ -1030,9 +1034,11 @@ mod tests {
         recorder.report(&w("A"), ms(1), granted(1, 301));
         recorder.report(&w("B"), ms(400), granted(2, 700));
         recorder.report(&w("B"), ms(401), Report::Sending { request: write("B", 2) });
-        let revision = fencelab_core::Revision(1);
-        let applied =
-            WriteOutcome::Applied(fencelab_core::Applied { generation: generation(2), revision });
+        let revision = fencelab_core::fence::register::Revision(1);
+        let applied = WriteOutcome::Applied(fencelab_core::fence::register::Applied {
+            generation: generation(2),
+            revision,
+        });
         let wrote = |outcome| Report::Wrote {
             outcome,
             value_after: None,

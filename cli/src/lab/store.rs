@@ -2,7 +2,9 @@
 //! connection to it ([`Db`]), which writes through the store's fence or, in the unfenced lab,
 //! around it.
 
-use fencelab_core::{FencedStore, ResourceId, StoredValue, Tick, WriteOutcome, WriteRequest};
+use fencelab_core::{
+    fence::store::StoredValue, FencedStore, ResourceId, Tick, WriteOutcome, WriteRequest,
+};
 use fencelab_postgres::postgres;
 use fencelab_postgres::testing::{Settings, TestServer};
 use fencelab_postgres::PgStore;

@@ -8,7 +8,7 @@
 //! [`Checker::finish`] once the history has ended.
 //!
 //! ```
-//! use fencelab_core::{stories::library, Checker, Engine, History, InvariantKind};
+//! use fencelab_core::{stories::library, Checker, Engine, History, invariant::InvariantKind};
 //!
 //! // A history written by one run (or by any other tool) ...
 //! let mut engine = Engine::new(library::scenario("paused-worker", Some("broken")).unwrap()).unwrap();

@@ -30,8 +30,8 @@
 //! PostgreSQL stores' own tests kill the writer or the server right after an acknowledgement.
 //!
 //! ```
-//! use fencelab_core::drive::conformance::{check_store, Conformance};
-//! use fencelab_core::store::MemoryStore;
+//! use fencelab_core::{drive::conformance::check_store, drive::conformance::Conformance};
+//! use fencelab_core::fence::store::MemoryStore;
 //!
 //! // Point `make` at your own store; here the reference is checked against itself.
 //! let report = check_store(&fencelab_core::stories::library::all(), |spec| {
@@ -327,8 +327,8 @@ pub struct NoReopen;
 /// A factory from a closure that makes a fresh store for a store spec.
 ///
 /// ```
-/// use fencelab_core::drive::conformance::{check_cases, factory, rule_cases};
-/// use fencelab_core::store::MemoryStore;
+/// use fencelab_core::{drive::conformance::check_cases, drive::conformance::factory, drive::conformance::rule_cases};
+/// use fencelab_core::fence::store::MemoryStore;
 ///
 /// let fresh = factory(|spec| Ok(MemoryStore::new(spec.policy, spec.retention)));
 /// // A reopened store here is the same store; a database would open a new connection.
@@ -395,8 +395,8 @@ pub fn check_store<S: FencedStore>(
 /// does, and reopens every store at the end of a case if the factory can.
 ///
 /// ```
-/// use fencelab_core::drive::conformance::{check_cases, factory, rule_cases};
-/// use fencelab_core::store::MemoryStore;
+/// use fencelab_core::{drive::conformance::check_cases, drive::conformance::factory, drive::conformance::rule_cases};
+/// use fencelab_core::fence::store::MemoryStore;
 ///
 /// let report =
 ///     check_cases(&rule_cases(), factory(|spec| Ok(MemoryStore::new(spec.policy, spec.retention))))
@@ -428,8 +428,8 @@ pub struct Findings<E: std::error::Error> {
 /// (or a store error) and collects them all.
 ///
 /// ```
-/// use fencelab_core::drive::conformance::{factory, find_divergences, rule_cases};
-/// use fencelab_core::store::MemoryStore;
+/// use fencelab_core::{drive::conformance::factory, drive::conformance::find_divergences, drive::conformance::rule_cases};
+/// use fencelab_core::fence::store::MemoryStore;
 ///
 /// let fresh = factory(|spec| Ok(MemoryStore::new(spec.policy, spec.retention)));
 /// let findings = find_divergences(&rule_cases(), fresh);

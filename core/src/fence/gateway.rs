@@ -144,7 +144,7 @@ pub enum GatewayOutcome {
 ///
 /// ```
 /// use fencelab_core::prelude::*;
-/// use fencelab_core::Effect;
+/// use fencelab_core::fence::gateway::Effect;
 ///
 /// let mut gateway = SideEffectGateway::new(SameGenerationPolicy::AllowSame);
 /// let capture = |generation, op: &str| -> Result<EffectRequest, fencelab_core::Error> {

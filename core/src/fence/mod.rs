@@ -2,12 +2,12 @@
 //! full write boundary, the side-effect gateway, the operation log, and the store interface.
 //! Each is a plain value with pure methods; every front drives them the same way.
 
-pub(crate) mod authority;
+pub mod authority;
 pub mod boundary;
-pub(crate) mod gateway;
-pub(crate) mod generation;
-pub(crate) mod idempotency;
-pub(crate) mod log;
-pub(crate) mod register;
-pub(crate) mod shared;
+pub mod gateway;
+pub mod generation;
+pub mod idempotency;
+pub mod log;
+pub mod register;
+pub mod shared;
 pub mod store;

@@ -109,10 +109,10 @@ impl Fence {
 ///
 /// The fields are deliberately separate, and each is checked by a different component:
 /// - `resource` routes the request to the register (and lease) that guard it; it authorizes nothing;
-/// - `generation` is issued by the [`LeaseAuthority`](crate::LeaseAuthority) and checked by the
+/// - `generation` is issued by the [`LeaseAuthority`](crate::fence::authority::LeaseAuthority) and checked by the
 ///   [`FencedRegister`] against the highest generation it has accepted;
 /// - `operation` names the logical operation and is checked by the
-///   [`IdempotencyStore`](crate::IdempotencyStore), which recognises retries;
+///   [`IdempotencyStore`](crate::fence::idempotency::IdempotencyStore), which recognises retries;
 /// - `expected_revision`, when present, is checked by the register against its current revision,
 ///   so the write applies only to the state the writer read;
 /// - `value` is the payload and is never interpreted.
@@ -310,7 +310,7 @@ impl fmt::Display for RejectionReason {
 /// The protected resource: a value guarded by the highest generation that has passed its fence.
 ///
 /// [`FencedRegister::write`] compares and mutates in one call, so within one owner of the register
-/// (a `&mut` borrow, or the lock in [`Shared`](crate::Shared)) no other write can slip between
+/// (a `&mut` borrow, or the lock in [`Shared`](crate::fence::shared::Shared)) no other write can slip between
 /// the check and the effect.
 ///
 /// Its limit is deliberate and documented: a fresh register, or one that lost its record, accepts
@@ -353,7 +353,7 @@ impl FencedRegister {
     }
 
     /// Stores what a decision of the write boundary says: the fence record and, when the write
-    /// applied, the value and its revision. The decision ([`crate::boundary::decide`]) has
+    /// applied, the value and its revision. The decision ([`crate::fence::boundary::decide`]) has
     /// checked everything; this only writes it down.
     pub(crate) fn settle(&mut self, fence: Fence, write: Option<(&str, Revision)>) {
         self.fence = fence;

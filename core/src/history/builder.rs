@@ -12,10 +12,10 @@
 //! entries whoever made it.
 //!
 //! ```
-//! use fencelab_core::history::builder::{WriteAnswer, HistoryBuilder, Sent};
-//! use fencelab_core::{Checker, Generation, OperationId, ResourceId, Setup, Tick, WorkerId};
+//! use fencelab_core::{history::builder::WriteAnswer, history::builder::HistoryBuilder, history::builder::Sent};
+//! use fencelab_core::{Checker, Generation, OperationId, ResourceId, history::Setup, Tick, WorkerId};
 //! use fencelab_core::WriteRequest;
-//! use fencelab_core::{WriteOutcome, WriteRejection};
+//! use fencelab_core::{WriteOutcome, fence::register::WriteRejection};
 //!
 //! let g = |n| Generation::new(n).unwrap();
 //! let write = |worker: &str, n| {
@@ -774,7 +774,7 @@ impl HistoryBuilder {
 
 /// The fence after an unchecked write (an unfenced or check-then-write path): it records the
 /// generation it was given, even when that moves it backwards, as
-/// [`FencedRegister::write_unchecked`](crate::FencedRegister::write_unchecked) does.
+/// [`FencedRegister::write_unchecked`](crate::fence::register::FencedRegister::write_unchecked) does.
 fn unchecked(generation: Generation) -> Fence {
     Fence { highest: Some(generation), acted: true }
 }

@@ -216,7 +216,9 @@ pub fn rust_test(scenario: &Scenario) -> Result<String, RunError> {
 /// and pins its verdict.
 #[test]
 fn {name}() {{
-    use fencelab_core::{{Engine, InvariantKind, RejectionReason, Scenario}};
+    use fencelab_core::fence::register::RejectionReason;
+    use fencelab_core::invariant::InvariantKind;
+    use fencelab_core::{{Engine, Scenario}};
 
     let scenario = Scenario::from_json(
         r{hashes}"{json}"{hashes},

@@ -2,8 +2,8 @@
 //! down the page. Items are small components with cheap props, so a step re-renders only what
 //! changed (a mark appearing, a message moving, the current row).
 
+use fencelab_core::clock::RunStep;
 use fencelab_core::draw::LaneKind;
-use fencelab_core::RunStep;
 use yew::prelude::*;
 
 use crate::components::decide::DecideView;

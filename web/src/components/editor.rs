@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use fencelab_core::ScenarioError;
+use fencelab_core::format::error::ScenarioError;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlTextAreaElement;
 use yew::prelude::*;

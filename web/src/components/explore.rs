@@ -5,9 +5,9 @@
 use std::rc::Rc;
 
 use fencelab_core::memory::Bytes;
+use fencelab_core::names::Named;
 use fencelab_core::stories::switches::Switch;
-use fencelab_core::Named;
-use fencelab_core::{Bound, ExploreStats};
+use fencelab_core::{drive::explore::Bound, drive::explore::ExploreStats};
 use yew::prelude::*;
 
 use crate::components::controls::click;

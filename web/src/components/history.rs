@@ -8,7 +8,7 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use fencelab_core::{Named, Violation};
+use fencelab_core::{names::Named, Violation};
 use fencelab_links::Param;
 
 use crate::components::controls::{click, MARKS_ID};

@@ -5,8 +5,8 @@
 //! the address), so they open in a new tab, and Back returns to the story before.
 
 use fencelab_core::check::checkpoint::Asked;
-use fencelab_core::stories::course::{course, Chapter};
 use fencelab_core::stories::library::CaseInfo;
+use fencelab_core::{stories::course::course, stories::course::Chapter};
 use fencelab_links::ShareLink;
 use yew::prelude::*;
 

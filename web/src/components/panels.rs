@@ -1,7 +1,7 @@
 //! The caption and the state panels: authority, workers, stores, gateway, rejections and
 //! invariants, all read from a [`Frame`].
 
-use fencelab_core::StepRecord;
+use fencelab_core::record::StepRecord;
 use yew::prelude::*;
 
 use crate::components::icons::icon;

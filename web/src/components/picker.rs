@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use fencelab_core::stories::library::CaseInfo;
-use fencelab_core::{Named, SameGenerationPolicy};
+use fencelab_core::{fence::register::SameGenerationPolicy, names::Named};
 use wasm_bindgen::JsCast;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;

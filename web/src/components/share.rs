@@ -7,7 +7,7 @@
 use std::rc::Rc;
 
 use fencelab_core::record::export::RunExport;
-use fencelab_core::{Named, Scenario};
+use fencelab_core::{names::Named, Scenario};
 use fencelab_links::Param;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;

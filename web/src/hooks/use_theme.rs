@@ -1,7 +1,7 @@
 //! A colour scheme forced by the link, on the root element where the style sheet looks for it,
 //! and the document's title when the view has its own.
 
-use fencelab_core::Named;
+use fencelab_core::names::Named;
 use fencelab_links::Theme;
 use yew::prelude::*;
 

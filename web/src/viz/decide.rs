@@ -2,8 +2,8 @@
 //! engine (`Engine::choices`, `Engine::possible_faults`); this only names them and says which
 //! ones act on which lane of the diagram, and never adds one of its own.
 
-use fencelab_core::draw::{ArrowKind, Diagram};
-use fencelab_core::{Choice, Fault, Next, Way};
+use fencelab_core::{draw::ArrowKind, draw::Diagram};
+use fencelab_core::{format::model::Fault, sim::Choice, sim::Next, sim::Way};
 
 /// What the reader can do at the position on screen, as the engine lists it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -169,7 +169,7 @@ pub fn replaces(later: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fencelab_core::PauseReason;
+    use fencelab_core::format::model::PauseReason;
 
     fn choice(what: Next, way: Way) -> Choice {
         Choice { what, way }

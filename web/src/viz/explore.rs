@@ -11,7 +11,9 @@ use std::rc::Rc;
 use fencelab_core::memory::MIB;
 use fencelab_core::stories::switches::Switch;
 use fencelab_core::{
-    Bound, ExploreConfig, ExploreResult, ExploreStats, Explorer, InvariantKind, RunStep, Scenario,
+    clock::RunStep, drive::explore::Bound, drive::explore::ExploreConfig,
+    drive::explore::ExploreResult, drive::explore::ExploreStats, drive::explore::Explorer,
+    invariant::InvariantKind, Scenario,
 };
 use yew::Reducible;
 

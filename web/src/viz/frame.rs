@@ -2,7 +2,7 @@
 
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::sim::state::WorkerStatus;
-use fencelab_core::{Engine, ResourceId, RunStep, StepRecord};
+use fencelab_core::{clock::RunStep, record::StepRecord, Engine, ResourceId};
 
 /// How many remembered operation ids a panel lists; the rest are counted.
 pub const RECENT_OPS: usize = 6;

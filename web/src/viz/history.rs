@@ -4,9 +4,9 @@
 
 use std::rc::Rc;
 
-use fencelab_core::draw::{diagram, Diagram, Lane};
 use fencelab_core::invariant::narrate;
-use fencelab_core::{Checker, History, StepRecord, Violation};
+use fencelab_core::{draw::diagram, draw::Diagram, draw::Lane};
+use fencelab_core::{record::StepRecord, Checker, History, Violation};
 
 use crate::viz::frame::{Frame, ViolationRow};
 use crate::viz::layout::MarkGeom;
@@ -411,7 +411,7 @@ pub fn without_lanes(diagram: &Diagram, hidden: &[bool]) -> Diagram {
 mod tests {
     use super::*;
     use fencelab_core::stories::library;
-    use fencelab_core::{Engine, InvariantKind, RunStep};
+    use fencelab_core::{clock::RunStep, invariant::InvariantKind, Engine};
 
     fn recorded(name: &str, variant: &str) -> String {
         let scenario = library::scenario(name, Some(variant)).expect("a built-in story");

@@ -1,10 +1,10 @@
 //! Where everything in a diagram sits: time runs down the page, one column per lane, one row
 //! per step, with extra room where logical time jumps. Pure geometry; nothing here knows HTML.
 
-use fencelab_core::draw::{Diagram, Lane, LaneKind, MarkKind, SpanKind};
-use fencelab_core::format::model::{Enforcement, PauseReason};
-use fencelab_core::Named;
-use fencelab_core::{Event, StepRecord, Violation, WriteOutcome};
+use fencelab_core::names::Named;
+use fencelab_core::{draw::Diagram, draw::Lane, draw::LaneKind, draw::MarkKind, draw::SpanKind};
+use fencelab_core::{format::model::Enforcement, format::model::PauseReason};
+use fencelab_core::{record::StepRecord, Event, Violation, WriteOutcome};
 
 /// Width of the time axis on the left.
 pub const GUTTER: f64 = 52.0;
@@ -749,9 +749,9 @@ fn pause_label(reason: PauseReason) -> String {
 mod tests {
     use super::*;
     use crate::viz::run::Run;
-    use fencelab_core::draw::{ArrowKind, MarkKind};
+    use fencelab_core::history::event::TokenKind;
     use fencelab_core::stories::library;
-    use fencelab_core::TokenKind;
+    use fencelab_core::{draw::ArrowKind, draw::MarkKind};
 
     fn run(name: &str, variant: &str) -> Run {
         Run::play(library::scenario(name, Some(variant)).expect("a built-in story")).unwrap()

@@ -4,10 +4,13 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use fencelab_core::check::checkpoint::{place, Asked};
-use fencelab_core::draw::{diagram, Diagram};
-use fencelab_core::record::export::{rust_test, RunExport};
-use fencelab_core::{Engine, Fault, RunStep, Scenario, ScheduleMode, StepRecord, Violation};
+use fencelab_core::{check::checkpoint::place, check::checkpoint::Asked};
+use fencelab_core::{
+    clock::RunStep, format::model::Fault, record::ScheduleMode, record::StepRecord, Engine,
+    Scenario, Violation,
+};
+use fencelab_core::{draw::diagram, draw::Diagram};
+use fencelab_core::{record::export::rust_test, record::export::RunExport};
 
 use crate::viz::decide::{message_name, Options};
 use crate::viz::frame::Frame;

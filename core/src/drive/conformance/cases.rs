@@ -18,8 +18,8 @@ type Line = (u64, u64, &'static str, Option<u64>, &'static str);
 /// the rule in its name.
 ///
 /// ```
-/// use fencelab_core::drive::conformance::{check_cases, factory, rule_cases};
-/// use fencelab_core::store::MemoryStore;
+/// use fencelab_core::{drive::conformance::check_cases, drive::conformance::factory, drive::conformance::rule_cases};
+/// use fencelab_core::fence::store::MemoryStore;
 ///
 /// let cases = rule_cases();
 /// assert!(cases.iter().any(|c| c.name.contains("stale owner retries")));

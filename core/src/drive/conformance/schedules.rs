@@ -1,7 +1,7 @@
 //! The writes of every schedule: a depth-first search over a scenario's choice points that
 //! plays each distinct sequence of writes against the store and the reference.
 //!
-//! The [`Explorer`](crate::Explorer) merges runs that reach the same state, so it does not know
+//! The [`Explorer`](crate::drive::explore::Explorer) merges runs that reach the same state, so it does not know
 //! which writes each schedule made. This search keeps the writes made so far with each state and
 //! merges two runs only when both the simulated state and the writes so far are the same: from
 //! there every continuation makes the same writes, so nothing is lost. Runs that still end with
@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use std::hash::{BuildHasher, Hash};
 
 /// Bounds of [`explore_store`]. The depth and state bounds are the explorer's
-/// ([`ExploreConfig`](crate::ExploreConfig)); the schedule bound is this search's own.
+/// ([`ExploreConfig`](crate::drive::explore::ExploreConfig)); the schedule bound is this search's own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScheduleOptions {
     /// The most distinct write sequences played per scenario.
@@ -92,9 +92,9 @@ struct Node {
 /// starts on resources nothing has written, and a database is made once per scenario.
 ///
 /// ```
-/// use fencelab_core::drive::conformance::{explore_store, factory, ScheduleOptions};
+/// use fencelab_core::{drive::conformance::explore_store, drive::conformance::factory, drive::conformance::ScheduleOptions};
 /// use fencelab_core::stories::library;
-/// use fencelab_core::store::MemoryStore;
+/// use fencelab_core::fence::store::MemoryStore;
 ///
 /// let story = library::scenario("monitoring", Some("fenced")).unwrap();
 /// let fresh = factory(|spec| Ok(MemoryStore::new(spec.policy, spec.retention)));

@@ -4,7 +4,7 @@ use std::rc::Rc;
 
 use fencelab_core::format::model::Enforcement;
 use fencelab_core::stories::switches::with_enforcement;
-use fencelab_core::{Scenario, StepRecord};
+use fencelab_core::{record::StepRecord, Scenario};
 
 use super::{Mode, Viz};
 use crate::viz::frame::Frame;

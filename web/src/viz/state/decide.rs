@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use fencelab_core::Fault;
+use fencelab_core::format::model::Fault;
 
 use super::{Mode, Viz};
 use crate::viz::decide::Options;
@@ -145,7 +145,7 @@ impl Viz {
 mod tests {
     use super::*;
     use crate::viz::state::Action;
-    use fencelab_core::{Next, PauseReason};
+    use fencelab_core::{format::model::PauseReason, sim::Next};
     use fencelab_links::ShareLink;
     use yew::Reducible;
 

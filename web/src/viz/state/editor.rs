@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use fencelab_core::record::export::RunExport;
-use fencelab_core::{Scenario, ScenarioError};
+use fencelab_core::{format::error::ScenarioError, Scenario};
 
 use super::{Action, Mode, PolicyChoice, Story, Viz};
 

@@ -6,7 +6,7 @@
 use std::rc::Rc;
 
 use fencelab_core::check::checkpoint::Asked;
-use fencelab_core::stories::course::{course, Chapter};
+use fencelab_core::{stories::course::course, stories::course::Chapter};
 
 use super::{Mode, Viz};
 

@@ -22,9 +22,9 @@ mod tests;
 use std::rc::Rc;
 
 use fencelab_core::format::model::Enforcement;
-use fencelab_core::stories::library::{self, CaseInfo};
 use fencelab_core::stories::switches::Switch;
-use fencelab_core::{Scenario, StepRecord};
+use fencelab_core::{record::StepRecord, Scenario};
+use fencelab_core::{stories::library, stories::library::CaseInfo};
 use yew::Reducible;
 
 use crate::viz::frame::Frame;

@@ -4,8 +4,8 @@
 use std::rc::Rc;
 
 use fencelab_core::stories::library;
-use fencelab_core::stories::switches::{self, Switch};
-use fencelab_core::{Injection, SameGenerationPolicy, Scenario};
+use fencelab_core::{fence::register::SameGenerationPolicy, format::model::Injection, Scenario};
+use fencelab_core::{stories::switches, stories::switches::Switch};
 
 use super::{Action, Editor, Mode, Viz};
 use crate::viz::run::{Run, RunRef, MAX_VIEW_STEPS};

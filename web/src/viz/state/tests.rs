@@ -6,7 +6,7 @@ use super::*;
 use crate::viz::frame::Kept;
 use crate::viz::history::Origin;
 use fencelab_core::stories::library;
-use fencelab_core::{Fault, SameGenerationPolicy};
+use fencelab_core::{fence::register::SameGenerationPolicy, format::model::Fault};
 use fencelab_links::{Part, ShareLink};
 
 #[test]
@@ -445,7 +445,7 @@ fn an_opened_history_plays_in_the_player_and_story_controls_leave_it_alone() {
     let stale = opened
         .findings
         .iter()
-        .position(|f| f.invariant == fencelab_core::InvariantKind::StaleWriteAccepted)
+        .position(|f| f.invariant == fencelab_core::invariant::InvariantKind::StaleWriteAccepted)
         .unwrap();
     let step = opened.findings[stale].step;
     let chosen = apply(
