@@ -4,7 +4,7 @@
 //! its errors; the core's [`HistoryBuilder`] allocates message ids, fills in the fields the
 //! simulator would have filled (the store's highest generation before and after a write, the
 //! value afterwards, what a paused worker believes) from what it has seen so far, and infers the
-//! setup, as it does for the lab and the SQLite recorder. So every format is judged by the same
+//! setup, as it does for the live lab. So every format is judged by the same
 //! checker in the same way, and a field the source does give always wins over one the builder
 //! would infer.
 

@@ -7,8 +7,8 @@
 //! retention policy as the in-memory reference, and every forgotten id is recorded in
 //! `fenced_forgotten`.
 //!
-//! [`record`] plays the paused-worker story against this store with real threads and sleeps,
-//! and records it as a history the checker can judge.
+//! `fencelab lab --store sqlite` plays the paused-worker story against this store with real
+//! processes and a real `SIGSTOP`, and records it as a history the checker can judge.
 //!
 //! # One write
 //!
@@ -52,8 +52,6 @@
 //! let WriteOutcome::Rejected(rejection) = stale else { panic!("{stale:?}") };
 //! assert_eq!(rejection.to_string(), "stale owner: generation 7 < highest accepted 8");
 //! ```
-
-pub mod record;
 
 /// The crate README's example, run as a doctest so that it stays true.
 #[cfg(doctest)]

@@ -251,3 +251,26 @@ fn without_the_authority_s_record_writes_are_ordered_by_their_generations() {
     ];
     assert!(judge(&lines).is_empty());
 }
+
+/// The two lab runs checked in as examples judge as their modes promise: the fenced store refused
+/// A's late write, the unfenced one took it over B's.
+#[test]
+fn the_checked_in_lab_histories_judge_as_their_modes_promise() {
+    let read = |name: &str| {
+        let path = format!("{}/../examples/histories/{name}", env!("CARGO_MANIFEST_DIR"));
+        History::from_jsonl(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let fenced = read("sqlite-fenced.jsonl");
+    let refused = fenced.entries.iter().filter(|e| {
+        matches!(&e.event, fencelab_core::Event::WriteArrived { worker, outcome, .. }
+            if worker == "A" && !outcome.is_applied())
+    });
+    assert_eq!(refused.count(), 1, "the fenced store refuses A's late write");
+    assert_eq!(Checker::judge(&fenced), []);
+    let unfenced = read("sqlite-unfenced.jsonl");
+    let found = Checker::judge(&unfenced);
+    let stale: Vec<&Violation> =
+        found.iter().filter(|v| v.invariant == StaleWriteAccepted).collect();
+    assert_eq!(stale.len(), 1, "{found:#?}");
+    assert!(!stale[0].possible && stale[0].detail.contains("accepted A's write"), "{found:#?}");
+}

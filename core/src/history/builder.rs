@@ -7,9 +7,8 @@
 //! every name an event uses to the setup, so a history built from a source that declares no
 //! setup still holds together.
 //!
-//! The lab's processes, the SQLite recorder's threads and the interop readers (Jepsen,
-//! OpenTelemetry, text logs) all build their histories here, so one observation becomes the same
-//! entries whoever made it.
+//! The live lab's processes and the interop readers (Jepsen, OpenTelemetry, text logs) build
+//! their histories here, so one observation becomes the same entries whoever made it.
 //!
 //! ```
 //! use fencelab_core::{history::builder::WriteAnswer, history::builder::HistoryBuilder, history::builder::Sent};
