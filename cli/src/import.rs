@@ -146,6 +146,22 @@ fn read(
     if imported.skipped > 0 {
         eprintln!("{file}: skipped: {}", skipped_note(format, imported.skipped));
     }
+    let back = imported.stepped_back;
+    if back.count > 0 {
+        let most = if back.largest_ms == 0 {
+            "each by under a millisecond".to_string()
+        } else {
+            format!("by up to {} ms", back.largest_ms)
+        };
+        let what = if back.count == 1 {
+            "1 time stamp was".to_string()
+        } else {
+            format!("{} time stamps were", back.count)
+        };
+        eprintln!(
+            "{file}: {what} earlier than the one above ({most}); each was read as that entry's time, in the file's order"
+        );
+    }
     Ok((imported.history, imported.lines))
 }
 

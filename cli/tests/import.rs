@@ -94,3 +94,26 @@ fn a_log_converts_to_a_history_the_page_opens_and_audit_judges_the_same() {
     let maybe = fencelab(&["audit", "jepsen-timeout.edn"]);
     assert_eq!(maybe.status.code(), Some(3), "{}", text(&maybe.stdout));
 }
+
+/// Entries stamped a little before the one above them are read, and the audit says how many and
+/// by how much.
+#[test]
+fn audit_reads_time_stamps_a_little_out_of_order_and_says_so() {
+    let dir = std::env::temp_dir().join(format!("fencelab-steps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let file = dir.join("jitter.json");
+    std::fs::write(
+        &file,
+        r#"[{"type":"invoke","process":0,"f":"acquire","time":3000000,"value":{"resource":"r"}},
+{"type":"ok","process":0,"f":"acquire","time":2600000,"value":{"resource":"r","generation":1,"ttl":100}}]"#,
+    )
+    .expect("written");
+    let out = fencelab(&["audit", file.to_str().unwrap_or_default()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("jitter.json: 1 time stamp was earlier than the one above (by up to 1 ms)"),
+        "{err}"
+    );
+}

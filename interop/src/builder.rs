@@ -155,6 +155,22 @@ pub(crate) struct EffectDone {
 /// A pause or a resume, with the fields the source gives.
 pub(crate) type PauseFields = Beliefs;
 
+/// How far a time stamp may step back from the one above it and still be read: processes that
+/// run at once log slightly out of time order (a Jepsen history's `:time`, threads writing one
+/// log), and the order of the file is the order of events. Further back is a broken clock or a
+/// shuffled file, and is refused.
+pub const STEP_BACK_TOLERANCE: Tick = Tick(1_000);
+
+/// The time stamps that stepped back within [`STEP_BACK_TOLERANCE`], each read as the time of
+/// the entry above it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepsBack {
+    /// How many.
+    pub count: usize,
+    /// The largest step back, in milliseconds (0 when each was under a millisecond).
+    pub largest_ms: u64,
+}
+
 /// A history being built from observed operations.
 #[derive(Debug)]
 pub(crate) struct Builder {
@@ -164,12 +180,19 @@ pub(crate) struct Builder {
     /// The source line being read.
     line: usize,
     open: Vec<Open>,
+    stepped_back: StepsBack,
 }
 
 impl Builder {
     pub(crate) fn new() -> Builder {
         let core = HistoryBuilder::new(Setup::default()).first_message(1);
-        Builder { core, lines: Vec::new(), line: 0, open: Vec::new() }
+        Builder {
+            core,
+            lines: Vec::new(),
+            line: 0,
+            open: Vec::new(),
+            stepped_back: StepsBack::default(),
+        }
     }
 
     /// Takes the setup the source declares. Names the events use that it does not list are
@@ -182,7 +205,9 @@ impl Builder {
         Ok(())
     }
 
-    /// Moves the clock to `at` (milliseconds), refusing time that runs backwards.
+    /// Moves the clock to `at` (milliseconds). A time stamp up to [`STEP_BACK_TOLERANCE`] before
+    /// the one above it keeps that earlier entry's time and is counted; one further back is
+    /// refused.
     pub(crate) fn time(
         &mut self,
         loc: &Loc,
@@ -190,14 +215,34 @@ impl Builder {
         at: Tick,
         wall_ns: Option<u64>,
     ) -> Result<(), ImportError> {
-        if at < self.core.now() {
-            return Err(loc.field(
-                field,
-                format!("time runs backwards ({} ms after {} ms)", at.0, self.core.now().0),
-            ));
+        let now = self.core.now();
+        if at < now {
+            self.step_back(loc, field, now.0 - at.0)?;
         }
         self.core.at(at, wall_ns);
         self.line = loc.line;
+        Ok(())
+    }
+
+    /// A time stamp `back_ms` before the one above it: counted when within
+    /// [`STEP_BACK_TOLERANCE`], refused when further back.
+    pub(crate) fn step_back(
+        &mut self,
+        loc: &Loc,
+        field: &str,
+        back_ms: u64,
+    ) -> Result<(), ImportError> {
+        if back_ms > STEP_BACK_TOLERANCE.0 {
+            return Err(loc.field(
+                field,
+                format!(
+                    "time runs backwards by {back_ms} ms; steps back of up to {} ms are read as the same moment",
+                    STEP_BACK_TOLERANCE.0
+                ),
+            ));
+        }
+        self.stepped_back.count += 1;
+        self.stepped_back.largest_ms = self.stepped_back.largest_ms.max(back_ms);
         Ok(())
     }
 
@@ -762,11 +807,11 @@ impl Builder {
 
     /// The history: every event in order. Invocations never completed stay as they are: a
     /// write sent stays on its way; an acquire whose grant was never reported adds nothing.
-    pub(crate) fn finish(self) -> (History, Vec<usize>) {
+    pub(crate) fn finish(self) -> (History, Vec<usize>, StepsBack) {
         let lines = self.lines;
         let (history, places) = self.core.finish_with_places();
         let lines = places.into_iter().map(|p| lines.get(p).copied().unwrap_or_default()).collect();
-        (history, lines)
+        (history, lines, self.stepped_back)
     }
 }
 

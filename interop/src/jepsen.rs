@@ -14,7 +14,10 @@
 //! the worker's name. `:process :nemesis` is the nemesis, and `:process :fencelab` carries what
 //! only Fencelab has (its setup, lease expiries). Time: an entry's `at` is `:time` in
 //! milliseconds (nanoseconds divided by a million); an op without `:time` happens when the op
-//! before it did. Time must never run backwards.
+//! before it did. Processes log a little out of time order: an op stamped up to
+//! [`STEP_BACK_TOLERANCE`](crate::STEP_BACK_TOLERANCE) before the one above it happens when that
+//! one did (and is counted in [`Imported::stepped_back`](crate::Imported::stepped_back)); one
+//! further back is an error.
 //!
 //! | op | value | becomes |
 //! |---|---|---|
@@ -326,8 +329,8 @@ fn read_ops(ops: Vec<(usize, Value)>) -> Result<Imported, ImportError> {
     if nemesis.is_some() {
         skipped += 1;
     }
-    let (history, lines) = builder.finish();
-    Ok(Imported { history, lines, skipped })
+    let (history, lines, stepped_back) = builder.finish();
+    Ok(Imported { history, lines, skipped, stepped_back })
 }
 
 /// A value for an error message, cut short.

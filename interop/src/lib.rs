@@ -31,6 +31,7 @@ pub mod otlp;
 pub mod pattern;
 mod values;
 
+pub use builder::{StepsBack, STEP_BACK_TOLERANCE};
 pub use error::{utf8, ImportError, MAX_INPUT, MAX_LINE};
 
 use fencelab_core::History;
@@ -47,4 +48,7 @@ pub struct Imported {
     /// pattern does not match, nemesis operations Fencelab does not model, spans that are not
     /// about leases or fencing.
     pub skipped: usize,
+    /// The time stamps that stepped back a little from the one above them, each read as that
+    /// entry's time.
+    pub stepped_back: StepsBack,
 }

@@ -311,8 +311,8 @@ fn build(spans: Vec<Span>, skipped: usize) -> Result<Imported, ImportError> {
             }
         }
     }
-    let (history, lines) = b.finish();
-    Ok(Imported { history, lines, skipped })
+    let (history, lines, stepped_back) = b.finish();
+    Ok(Imported { history, lines, skipped, stepped_back })
 }
 
 fn start(

@@ -29,7 +29,8 @@
 //! or an RFC 3339 time stamp such as `2024-05-01T12:00:00.250Z` (`T` or a space between date and
 //! time, a `Z` or an offset such as `+02:00`), which sets `wall_ns` and makes `at` the
 //! milliseconds since the first time stamp. Without a `time` group, the n-th matching line is at
-//! n ms. Reading is lenient about lines and strict about fields: a line the expression does not
+//! n ms. A line stamped up to [`STEP_BACK_TOLERANCE`](crate::STEP_BACK_TOLERANCE) before the one
+//! above it happens when that one did, and is counted; one further back is an error. Reading is lenient about lines and strict about fields: a line the expression does not
 //! match is skipped and counted (logs hold much else), but a line it matches with a field that
 //! cannot be read (a generation of 0, an unknown kind) is an error naming the line and group.
 
@@ -79,8 +80,8 @@ pub fn read_pattern(text: &str, pattern: &str) -> Result<Imported, ImportError> 
             skipped += 1;
         }
     }
-    let (history, lines) = reader.builder.finish();
-    Ok(Imported { history, lines, skipped })
+    let (history, lines, stepped_back) = reader.builder.finish();
+    Ok(Imported { history, lines, skipped, stepped_back })
 }
 
 /// Reads a log from bytes, refusing bytes that are not UTF-8 with the line.
@@ -164,13 +165,13 @@ impl Reader {
                     )
                 })?;
                 let first = *self.first_wall.get_or_insert(ns);
-                let since = ns.checked_sub(first).ok_or_else(|| {
-                    loc.field(
-                        "time",
-                        format!("time runs backwards ({t} is before the first time stamp)"),
-                    )
-                })?;
-                (Tick(since / 1_000_000), Some(ns))
+                // A stamp a little before the first is the same moment; the builder counts it,
+                // or refuses one further back.
+                let since = ns.saturating_sub(first) / 1_000_000;
+                if ns < first {
+                    self.builder.step_back(loc, "time", (first - ns) / 1_000_000)?;
+                }
+                (Tick(since), Some(ns))
             }
         };
         self.builder.time(loc, "time", at, wall)?;
