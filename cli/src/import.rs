@@ -86,12 +86,15 @@ pub fn imported(
 
 /// What a reader passed over, and the format's word for it.
 fn skipped_note(format: Format, skipped: usize) -> String {
-    let what = match format {
-        Format::Pattern => "lines the pattern does not match",
-        Format::Otlp => "spans that are not about leases or fencing",
-        _ => "operations Fencelab does not model",
+    let (one, many) = match format {
+        Format::Pattern => ("line the pattern does not match", "lines the pattern does not match"),
+        Format::Otlp => (
+            "span that is not about leases or fencing",
+            "spans that are not about leases or fencing",
+        ),
+        _ => ("operation Fencelab does not model", "operations Fencelab does not model"),
     };
-    format!("{skipped} {what}")
+    format!("{skipped} {}", if skipped == 1 { one } else { many })
 }
 
 /// Reads a file's bytes in `format` (not `Auto`).
