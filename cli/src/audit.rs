@@ -263,6 +263,12 @@ fn audit_one(file: &str, mut input: impl BufRead) -> Result<Audited, BadInput> {
             "{file}: the file is empty; a history starts with its header line"
         )));
     }
+    // Judged the same as an imported file in which nothing reads as an event.
+    if events == 0 {
+        return Err(BadInput(format!(
+            "{file}: the history has its header and no events, so there is nothing to judge"
+        )));
+    }
     if let (Some(checker), Some(last)) = (checker.as_mut(), events.checked_sub(1)) {
         found.extend(checker.finish(last).into_iter().map(|v| (last_line, last_at, v)));
     }

@@ -117,3 +117,19 @@ fn audit_reads_time_stamps_a_little_out_of_order_and_says_so() {
         "{err}"
     );
 }
+
+/// A history with its header and nothing else is refused as an imported file with no events is:
+/// an audit that judged nothing must not read as a clean bill.
+#[test]
+fn a_history_with_no_events_is_refused_like_an_empty_import() {
+    let dir = std::env::temp_dir().join(format!("fencelab-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let file = dir.join("empty.jsonl");
+    let header =
+        r#"{"fencelab_history":1,"setup":{"workers":["A"],"resources":["r"],"stores":[]}}"#;
+    std::fs::write(&file, format!("{header}\n")).expect("written");
+    let out = fencelab(&["audit", file.to_str().unwrap_or_default()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("empty.jsonl: the history has its header and no events"));
+}
