@@ -233,7 +233,10 @@ fn report(audited: &[Audited], failed: &[(String, String)]) -> serde_json::Value
     let findings = || audited.iter().flat_map(|a| &a.findings);
     serde_json::json!({
         // A recording that stopped early is never clean: what it left out may hold a finding.
-        "clean": findings().next().is_none() && audited.iter().all(|a| a.incomplete.is_none()),
+        // Nor is a run in which a file could not be read, which judged nothing there.
+        "clean": failed.is_empty()
+            && findings().next().is_none()
+            && audited.iter().all(|a| a.incomplete.is_none()),
         "certain": findings().filter(|f| !f.violation.possible).count(),
         "possible": findings().filter(|f| f.violation.possible).count(),
         "files": files,

@@ -422,6 +422,12 @@ fn audit_judges_histories_as_it_reads_them_and_names_the_line() {
     assert_eq!(report["clean"], false);
     assert_eq!(report["files"][0]["findings"][0]["line"], 20);
     assert_eq!(report["files"][0]["findings"][0]["place"]["store"]["store"], "db");
+    // A run that could read no file judged nothing, so it is not clean.
+    let unread = fencelab_with_stdin(&["audit", "no-such-history.jsonl", "--json"], "");
+    assert_eq!(unread.status.code(), Some(2));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&unread)).unwrap();
+    assert_eq!(report["clean"], false, "{report}");
+    assert_eq!(report["unreadable"][0]["file"], "no-such-history.jsonl");
 
     // A line that is not a history's is bad input, named by its line.
     let mut lines: Vec<&str> = broken.lines().collect();

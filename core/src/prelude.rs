@@ -19,20 +19,20 @@ pub use crate::check::Checker;
 pub use crate::clock::{RunStep, Tick};
 pub use crate::drive::conformance;
 pub use crate::drive::explore::{ExploreConfig, ExploreResult, Explorer};
-pub use crate::error::Error;
 pub use crate::fence::authority::{Lease, LeaseAuthority};
 pub use crate::fence::boundary::FencedResource;
 pub use crate::fence::gateway::{EffectRequest, GatewayOutcome, SideEffectGateway};
 pub use crate::fence::generation::Generation;
 pub use crate::fence::idempotency::{Retention, StoredResult, WriteOutcome};
 pub use crate::fence::register::{
-    FencedRegister, RejectionReason, Revision, SameGenerationPolicy, WriteRejection, WriteRequest,
+    Applied, FencedRegister, RejectionReason, Revision, SameGenerationPolicy, WriteRejection,
+    WriteRequest,
 };
 pub use crate::fence::store::{FencedStore, MemoryStore, StoredValue};
 pub use crate::format::error::ScenarioError;
-pub use crate::format::model::{Enforcement, Fault, Scenario, StoreSpec};
+pub use crate::format::model::{Enforcement, Fault, PauseReason, Scenario, StoreSpec};
 pub use crate::history::event::Event;
-pub use crate::history::History;
+pub use crate::history::{Entry, History, Setup};
 pub use crate::ids::{OperationId, ResourceId, WorkerId, WorkflowKey};
 pub use crate::invariant::{InvariantKind, Violation};
 pub use crate::record::{Engine, EngineError, Verdict};

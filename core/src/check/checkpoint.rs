@@ -6,7 +6,7 @@
 use crate::clock::RunStep;
 use crate::fence::idempotency::WriteOutcome;
 use crate::fence::register::WriteRequest;
-pub use crate::format::model::Checkpoint;
+use crate::format::model::Checkpoint;
 use crate::history::event::Event;
 use crate::history::{place_name, History};
 use serde::Serialize;

@@ -48,7 +48,7 @@ mod cases;
 mod schedules;
 
 /// The store's part of a scenario, which every factory is given.
-pub use crate::format::model::StoreSpec;
+use crate::format::model::StoreSpec;
 pub use cases::rule_cases;
 pub use schedules::{explore_store, Exploration, ScheduleOptions};
 
