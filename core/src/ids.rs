@@ -49,8 +49,8 @@ pub fn check_name(kind: &str, name: &str) -> Result<(), IdError> {
 macro_rules! string_id {
     ($(#[$doc:meta])* $name:ident, $kind:literal) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-        #[serde(try_from = "String", into = "String")]
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+        #[serde(try_from = "String")]
         pub struct $name(String);
 
         impl $name {
@@ -149,6 +149,13 @@ macro_rules! string_id {
         impl PartialEq<$name> for String {
             fn eq(&self, other: &$name) -> bool {
                 *self == other.0
+            }
+        }
+
+        // Written as the text it holds, without the copy `serde(into)` would make.
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
             }
         }
 

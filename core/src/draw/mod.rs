@@ -213,7 +213,7 @@ struct Builder {
     /// Open belief spans per worker lane.
     beliefs: LiteMap<usize, usize>,
     /// Open lease spans per resource.
-    leases: LiteMap<crate::ids::ResourceId, usize>,
+    leases: LiteMap<String, usize>,
 }
 
 impl Builder {
@@ -282,7 +282,7 @@ impl Builder {
                     label: format!("lease gen {generation}"),
                 });
                 self.close_lease(resource, at);
-                self.leases.insert(resource.clone(), self.diagram.spans.len());
+                self.leases.insert(resource.as_str().to_owned(), self.diagram.spans.len());
                 self.diagram.spans.push(Span {
                     lane: w,
                     kind: SpanKind::Lease { generation: *generation },
@@ -310,7 +310,7 @@ impl Builder {
                 });
             }
             Event::Renewed { worker, resource, valid_until, .. } => {
-                if let Some(&span) = self.leases.get(resource) {
+                if let Some(&span) = self.leases.get(resource.as_str()) {
                     self.diagram.spans[span].to = *valid_until;
                 }
                 self.mark(
@@ -496,7 +496,7 @@ impl Builder {
                 let label =
                     if *counter_kept { "restart, counter kept" } else { "restart, counter lost" };
                 if !counter_kept {
-                    let open: Vec<crate::ids::ResourceId> = self.leases.keys().cloned().collect();
+                    let open: Vec<String> = self.leases.keys().cloned().collect();
                     for resource in open {
                         self.close_lease(&resource, at);
                     }
