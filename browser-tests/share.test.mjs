@@ -280,6 +280,53 @@ test('a link pasted into an open page, Back and Forward open their views', async
   await page.close();
 });
 
+test('a link pasted while the address waits to follow the view is never overwritten by the view before it', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=fenced&step=2');
+  await page.waitForTimeout(300);
+  // The first move is written at once; the second comes sooner than a quarter second after it,
+  // so its write waits.
+  await page.click('#step-forward');
+  await page.waitForFunction(() => location.hash.endsWith('&step=3'));
+  const waiting = await page.evaluate(async () => {
+    document.querySelector('#step-forward').click();
+    while (!document.querySelector('[data-testid="position"] .mono').textContent.startsWith('4/')) {
+      await new Promise((r) => requestAnimationFrame(r));
+    }
+    return location.hash;
+  });
+  assert.match(waiting, /&step=3$/, 'the write of step 4 waits');
+  // A heavy view (the generated load, compared) and a slowed processor make Yew yield to the
+  // browser between drawing the pasted view and running its effects; a listener after the
+  // page's holds the thread until the waiting write is due, so its timer runs in that gap.
+  const pasted = '#scenario=generated&variant=fenced&step=2&compare=unfenced,fenced';
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
+  await page.evaluate((pasted) => {
+    const writes = (window.addressWrites = []);
+    const replace = history.replaceState.bind(history);
+    history.replaceState = (state, title, url) => {
+      writes.push(String(url));
+      return replace(state, title, url);
+    };
+    addEventListener('hashchange', () => {
+      const until = Date.now() + 300;
+      while (Date.now() < until);
+    }, { once: true });
+    location.hash = pasted;
+  }, pasted);
+  await page.locator('[data-testid="compare"]').waitFor({ timeout: 30_000 });
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
+  await page.waitForTimeout(600);
+  assert.deepEqual(
+    (await page.evaluate(() => window.addressWrites)).filter((url) => url !== pasted),
+    [],
+    'no write of another view after the pasted link',
+  );
+  assert.equal(await hash(page), pasted);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('a bad link in an embed stays an embed and says, inside it, which parameter is wrong', async () => {
   const fragment = '#scenario=paused-worker&variant=brokn&embed=controls,caption';
   const host = await env.context.newPage();

@@ -16,10 +16,11 @@ const WRITE_EVERY_MS: f64 = 250.0;
 /// Writes `fragment` (the view on screen) into the address, replacing the current history entry
 /// unless `entries` grew (a change of tab, which Back and Forward move between); with `keep`, the
 /// address stays as it is. Replacing writes come at most every [`WRITE_EVERY_MS`]: one that
-/// comes sooner waits, a newer view takes its place, and an address changed from outside in the
-/// meantime wins. A new address from outside the page
-/// (a link pasted into the address bar, Back, Forward) opens its view. The page's own writes
-/// use `replaceState` or `pushState`, which fire no `hashchange`.
+/// comes sooner waits, and a newer view takes its place. A new address from outside the page (a
+/// link pasted into the address bar, Back, Forward) opens its view and drops the write still
+/// waiting: that write holds the view before, and Yew may run the timer before the effect that
+/// would replace it. The page's own writes use `replaceState` or `pushState`, which fire no
+/// `hashchange`.
 #[hook]
 pub fn use_address(
     dispatcher: UseReducerDispatcher<Viz>,
@@ -27,18 +28,14 @@ pub fn use_address(
     entries: usize,
     keep: bool,
 ) {
-    // What the address held after the page last wrote it or opened it: a waiting write that
-    // finds something else there was overtaken by a change from outside (Back, a pasted link)
-    // and gives way to it.
-    let ours = use_mut_ref(io::fragment);
+    let waiting = use_mut_ref(|| None::<Timeout>);
     {
-        let ours = ours.clone();
+        let waiting = waiting.clone();
         use_effect_with((), move |_| {
             let listener = web_sys::window().map(|window| {
                 EventListener::new(&window, "hashchange", move |_| {
-                    let fragment = io::fragment();
-                    *ours.borrow_mut() = fragment.clone();
-                    dispatcher.dispatch(Action::Open(fragment));
+                    waiting.borrow_mut().take();
+                    dispatcher.dispatch(Action::Open(io::fragment()));
                 })
             });
             move || drop(listener)
@@ -46,7 +43,6 @@ pub fn use_address(
     }
     let written = use_mut_ref(|| entries);
     let last = use_mut_ref(|| f64::NEG_INFINITY);
-    let waiting = use_mut_ref(|| None::<Timeout>);
     use_effect_with((fragment, keep), move |(fragment, keep)| {
         // A newer view replaces one still waiting.
         waiting.borrow_mut().take();
@@ -59,15 +55,15 @@ pub fn use_address(
         if new_entry || wait <= 0.0 {
             io::write_fragment(fragment, new_entry);
             *last.borrow_mut() = js_sys::Date::now();
-            *ours.borrow_mut() = fragment.clone();
             return;
         }
-        let (fragment, last, ours) = (fragment.clone(), last.clone(), ours.clone());
+        // Whatever else changes the address before the write is due wins over it, even a
+        // change that fires no `hashchange`.
+        let (fragment, last, seen) = (fragment.clone(), last.clone(), io::fragment());
         *waiting.borrow_mut() = Some(Timeout::new(wait.ceil() as u32, move || {
-            if io::fragment() == *ours.borrow() {
+            if io::fragment() == seen {
                 io::write_fragment(&fragment, false);
                 *last.borrow_mut() = js_sys::Date::now();
-                *ours.borrow_mut() = fragment;
             }
         }));
     });
