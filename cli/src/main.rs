@@ -350,6 +350,12 @@ pub(crate) fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInp
     let variant = variant.or(inline);
     library::scenario(name, variant).map_err(|e| match e {
         UnknownStory::Variant { .. } => BadInput(format!("scenario {e}")),
+        // A name with an extension was meant as a file: say that it is not there.
+        UnknownStory::Story { .. } if std::path::Path::new(what).extension().is_some() => {
+            BadInput(format!(
+                "cannot read {what}: there is no such file (nor a built-in story of that name; try `fencelab list`)"
+            ))
+        }
         // Not a file either, and the list of stories is `fencelab list`'s to show.
         UnknownStory::Story { .. } => BadInput(format!(
             "no scenario file or built-in scenario named {what:?} (try `fencelab list`)"

@@ -139,6 +139,10 @@ fn bad_input_exits_two_with_the_field_named() {
     let out = fencelab(&["run", "no-such-story"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no scenario file or built-in scenario named \"no-such-story\""));
+    // A name with an extension was meant as a file, and the message says it is not there.
+    let out = fencelab(&["export", "no-such-run.jsonl", "--to", "mermaid"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("cannot read no-such-run.jsonl: there is no such file"));
 
     let out = fencelab(&["run", "paused-worker/sideways"]);
     assert_eq!(out.status.code(), Some(2));
