@@ -16,7 +16,7 @@
 //! Time: an entry's `at` is milliseconds on the source's clock (Jepsen's `:time` nanoseconds
 //! divided by a million; for a trace or a log, milliseconds since its first record), and
 //! `wall_ns` is set where the source has absolute time (a trace's Unix nanoseconds, a log's
-//! RFC 3339 time stamps).
+//! dates and times).
 //!
 //! Readers never panic on any input. They return one [`ImportError`] naming the file, the line
 //! (and the op's index where the format numbers its ops), the field and the problem; they refuse

@@ -26,9 +26,10 @@
 //! still open when the line names no operation. A write without `op` gets `line-N`.
 //!
 //! Time: the `time` group is either an integer (milliseconds on the log's clock, used as `at`)
-//! or an RFC 3339 time stamp such as `2024-05-01T12:00:00.250Z` (`T` or a space between date and
-//! time, a `Z` or an offset such as `+02:00`), which sets `wall_ns` and makes `at` the
-//! milliseconds since the first time stamp. Without a `time` group, the n-th matching line is at
+//! or a date and time, which sets `wall_ns` and makes `at` the milliseconds since the first time
+//! stamp: RFC 3339 such as `2024-05-01T12:00:00.250Z` (`T` or a space between date and time, a
+//! `Z` or an offset such as `+02:00`), or without an offset, as log4j and logback write them
+//! (`2024-12-31 07:50:16,609`), taken as UTC. Without a `time` group, the n-th matching line is at
 //! n ms. A line stamped up to [`STEP_BACK_TOLERANCE`](crate::STEP_BACK_TOLERANCE) before the one
 //! above it happens when that one did, and is counted; one further back is an error. Reading is lenient about lines and strict about fields: a line the expression does not
 //! match is skipped and counted (logs hold much else), but a line it matches with a field that
@@ -41,6 +42,7 @@ use crate::error::{check_size, ImportError, Loc, MAX_LINE};
 use crate::values::generation;
 use crate::Imported;
 use fencelab_core::{Event, Generation, OperationId, ResourceId, Tick, WorkerId, WriteRequest};
+use jiff::tz::TimeZone;
 use regex::{Captures, Regex, RegexBuilder};
 use serde_json::Value;
 
@@ -158,10 +160,10 @@ impl Reader {
                 (Tick(ms), None)
             }
             Some(t) => {
-                let ns = rfc3339(t).ok_or_else(|| {
+                let ns = time_stamp(t).ok_or_else(|| {
                     loc.field(
                         "time",
-                        format!("{t:?} is neither milliseconds nor an RFC 3339 time stamp"),
+                        format!("{t:?} is neither milliseconds nor a date and time (such as 2024-05-01T12:00:00.250Z or 2024-05-01 12:00:00,250)"),
                     )
                 })?;
                 let first = *self.first_wall.get_or_insert(ns);
@@ -316,85 +318,34 @@ impl Reader {
     }
 }
 
-/// An RFC 3339 time stamp as Unix nanoseconds; `None` when it is not one (or before 1970).
-pub(crate) fn rfc3339(text: &str) -> Option<u64> {
-    let b = text.as_bytes();
-    let num = |range: std::ops::Range<usize>| -> Option<i64> {
-        let s = text.get(range)?;
-        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
-    };
-    if b.len() < 19
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || !matches!(b[10], b'T' | b't' | b' ')
-        || b[13] != b':'
-        || b[16] != b':'
-    {
-        return None;
-    }
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
-    }
-    let mut rest = &text[19..];
-    let mut nanos: i64 = 0;
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
+/// A time stamp as Unix nanoseconds: RFC 3339 with its offset (`2024-05-01T12:00:00.250Z`), or a
+/// date and time without one, as log4j and logback write them (`2024-12-31 07:50:16,609`), taken
+/// as UTC. `None` when it is neither, or before 1970.
+pub(crate) fn time_stamp(text: &str) -> Option<u64> {
+    let at = match text.parse::<jiff::Timestamp>() {
+        Ok(at) => at,
+        Err(_) => {
+            text.parse::<jiff::civil::DateTime>().ok()?.to_zoned(TimeZone::UTC).ok()?.timestamp()
         }
-        let kept = &frac[..digits.min(9)];
-        nanos = kept.parse::<i64>().ok()? * 10_i64.pow(9 - kept.len() as u32);
-        rest = &frac[digits..];
-    }
-    let offset = match rest {
-        "Z" | "z" => 0,
-        _ if rest.len() == 6
-            && matches!(rest.as_bytes()[0], b'+' | b'-')
-            && rest.as_bytes()[3] == b':' =>
-        {
-            let h = num_of(rest.get(1..3)?)?;
-            let m = num_of(rest.get(4..6)?)?;
-            let sign = if rest.starts_with('-') { -1 } else { 1 };
-            sign * (h * 3600 + m * 60)
-        }
-        _ => return None,
     };
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset;
-    let total = i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
-    u64::try_from(total).ok()
-}
-
-fn num_of(s: &str) -> Option<i64> {
-    s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
+    u64::try_from(at.as_nanosecond()).ok()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::rfc3339;
+    use super::time_stamp;
 
     #[test]
     fn reads_time_stamps() {
-        assert_eq!(rfc3339("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(rfc3339("1970-01-01T00:00:01.5Z"), Some(1_500_000_000));
-        assert_eq!(rfc3339("2024-05-01T12:00:00.250Z"), Some(1_714_564_800_250_000_000));
-        assert_eq!(rfc3339("2024-05-01 14:00:00.250+02:00"), Some(1_714_564_800_250_000_000));
-        assert_eq!(rfc3339("2024-13-01T12:00:00Z"), None);
-        assert_eq!(rfc3339("1969-12-31T23:59:59Z"), None);
-        assert_eq!(rfc3339("2024-05-01T12:00:00"), None);
+        assert_eq!(time_stamp("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(time_stamp("1970-01-01T00:00:01.5Z"), Some(1_500_000_000));
+        assert_eq!(time_stamp("2024-05-01T12:00:00.250Z"), Some(1_714_564_800_250_000_000));
+        assert_eq!(time_stamp("2024-05-01 14:00:00.250+02:00"), Some(1_714_564_800_250_000_000));
+        assert_eq!(time_stamp("2024-13-01T12:00:00Z"), None);
+        assert_eq!(time_stamp("1969-12-31T23:59:59Z"), None);
+        // Without an offset, as log4j and logback write them: taken as UTC.
+        assert_eq!(time_stamp("2024-05-01T12:00:00"), Some(1_714_564_800_000_000_000));
+        assert_eq!(time_stamp("2024-12-31 07:50:16,609"), Some(1_735_631_416_609_000_000));
+        assert_eq!(time_stamp("soon"), None);
     }
 }

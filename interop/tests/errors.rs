@@ -242,4 +242,11 @@ fn time_stamps_a_little_out_of_order_are_read_in_the_file_s_order() {
     let stamped_re = r"^(?P<time>\S+) (?P<actor>\w+) (?P<kind>\w+)";
     let read = pattern::read_pattern(stamped, stamped_re).expect("8 ms before the first reads");
     assert_eq!(read.stepped_back, StepsBack { count: 1, largest_ms: 8 });
+    // log4j's time stamps: no offset, a comma before the milliseconds.
+    let log4j = "2024-12-31 07:50:16,609 a pause\n2024-12-31 07:50:17,010 a resume\n";
+    let log4j_re = r"^(?P<time>\S+ \S+) (?P<actor>\w+) (?P<kind>\w+)";
+    let read = pattern::read_pattern(log4j, log4j_re).expect("log4j time stamps read");
+    let at: Vec<u64> = read.history.entries.iter().map(|e| e.at.0).collect();
+    assert_eq!(at, [0, 401], "{:?}", read.history.entries);
+    assert_eq!(read.history.entries[0].wall_ns, Some(1_735_631_416_609_000_000));
 }
