@@ -33,7 +33,10 @@ fn sniff(start: &[u8], pattern: bool) -> Format {
     let first = text.lines().next().unwrap_or("");
     let jepsen_json =
         squeezed.starts_with('{') && first.contains("\"type\"") && first.contains("\"process\"");
-    let jepsen = ["[{:", "{:", ";", "[{\"", "[#"].iter().any(|p| squeezed.starts_with(p));
+    // An empty vector or list is a Jepsen history with no operations.
+    let jepsen = ["[{:", "{:", ";", "[{\"", "[#"].iter().any(|p| squeezed.starts_with(p))
+        || squeezed == "[]"
+        || squeezed == "()";
     if pattern {
         Format::Pattern
     } else if squeezed.starts_with("{\"fencelab_history\"") {
@@ -139,6 +142,11 @@ fn read(
             return Ok((history, lines));
         }
     };
+    if imported.history.entries.is_empty() && imported.skipped == 0 && format == Format::Jepsen {
+        return Err(BadInput(format!(
+            "{file}: the Jepsen history holds no operations, so there is nothing to judge"
+        )));
+    }
     if imported.history.entries.is_empty() {
         return Err(BadInput(format!(
             "{file}: nothing in it reads as a history event (skipped: {}); check --format{}",
@@ -183,7 +191,9 @@ mod tests {
 
     #[test]
     fn sniffs_each_format() {
-        let cases: [(&str, bool, Format); 8] = [
+        let cases: [(&str, bool, Format); 10] = [
+            ("[]\n", false, Format::Jepsen),
+            ("( )", false, Format::Jepsen),
             ("{\"fencelab_history\": 1, \"setup\": {}}", false, Format::Jsonl),
             ("{\"resourceSpans\":[]}", false, Format::Otlp),
             ("[{:type :invoke}]", false, Format::Jepsen),

@@ -133,3 +133,29 @@ fn a_history_with_no_events_is_refused_like_an_empty_import() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("empty.jsonl: the history has its header and no events"));
 }
+
+/// An empty Jepsen history is named as one, and a cut-off EDN file says where the form it ends
+/// in was opened.
+#[test]
+fn an_empty_jepsen_history_and_a_cut_off_one_are_named_as_such() {
+    let dir = std::env::temp_dir().join(format!("fencelab-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let empty = dir.join("empty.json");
+    std::fs::write(&empty, "[]\n").expect("written");
+    let cut = dir.join("cut.edn");
+    std::fs::write(&cut, "[{:type :invoke, :process 0,\n :f :acquire, :value {:resource \"r\"")
+        .expect("written");
+    let empty_out = fencelab(&["audit", empty.to_str().unwrap_or_default()]);
+    let cut_out = fencelab(&["audit", cut.to_str().unwrap_or_default()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(empty_out.status.code(), Some(2));
+    assert!(text(&empty_out.stderr).contains("empty.json: the Jepsen history holds no operations"));
+    assert_eq!(cut_out.status.code(), Some(2));
+    let err = text(&cut_out.stderr);
+    assert!(
+        err.contains(
+            "cut.edn: line 2: EDN: the input ends before the '{' opened on line 2 is closed"
+        ),
+        "{err}"
+    );
+}

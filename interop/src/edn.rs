@@ -242,10 +242,20 @@ impl Reader<'_> {
     /// The forms up to `close`.
     fn sequence(&mut self, close: u8, depth: usize) -> Result<Vec<Value>, ImportError> {
         let mut items = Vec::new();
+        let opened = self.line;
+        let open = match close {
+            b']' => '[',
+            b')' => '(',
+            _ => '{',
+        };
         loop {
             self.skip()?;
             match self.peek() {
-                None => return Err(self.error(format!("'{}' is never closed", close as char))),
+                None => {
+                    return Err(self.error(format!(
+                        "the input ends before the '{open}' opened on line {opened} is closed (is the file cut off?)"
+                    )))
+                }
                 Some(c) if c == close => {
                     self.pos += 1;
                     return Ok(items);
