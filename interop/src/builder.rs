@@ -181,6 +181,7 @@ pub(crate) struct Builder {
     line: usize,
     open: Vec<Open>,
     stepped_back: StepsBack,
+    declared: bool,
 }
 
 impl Builder {
@@ -192,7 +193,13 @@ impl Builder {
             line: 0,
             open: Vec::new(),
             stepped_back: StepsBack::default(),
+            declared: false,
         }
+    }
+
+    /// Whether the source declared its setup (so it lists its workers itself).
+    pub(crate) fn declared(&self) -> bool {
+        self.declared
     }
 
     /// Takes the setup the source declares. Names the events use that it does not list are
@@ -202,6 +209,7 @@ impl Builder {
             return Err(loc.whole("the setup must come before the first operation"));
         }
         self.core.set_setup(setup);
+        self.declared = true;
         Ok(())
     }
 

@@ -329,8 +329,38 @@ fn read_ops(ops: Vec<(usize, Value)>) -> Result<Imported, ImportError> {
     if nemesis.is_some() {
         skipped += 1;
     }
+    let declared = builder.declared();
     let (history, lines, stepped_back) = builder.finish();
+    if !declared {
+        phantom_workers(&history, &lines)?;
+    }
     Ok(Imported { history, lines, skipped, stepped_back })
+}
+
+/// Refuses a worker the nemesis acts on that does nothing else in the history, most likely a
+/// typo for another process: judging it would only add a lane with a pause on it. A history
+/// whose setup lists its workers may name one that does nothing.
+fn phantom_workers(history: &History, lines: &[usize]) -> Result<(), ImportError> {
+    let by_nemesis = |e: &Event| {
+        matches!(e, Event::Paused { .. } | Event::Resumed { .. } | Event::ClockSkewed { .. })
+    };
+    let active: std::collections::BTreeSet<&str> =
+        history.entries.iter().filter(|e| !by_nemesis(&e.event)).map(|e| e.event.actor()).collect();
+    let phantom = history
+        .entries
+        .iter()
+        .enumerate()
+        .find(|(_, e)| by_nemesis(&e.event) && !active.contains(e.event.actor()));
+    match phantom {
+        Some((i, e)) => Err(Loc::line(lines.get(i).copied().unwrap_or_default()).field(
+            "value.worker",
+            format!(
+                "the nemesis acts on {}, which does nothing else in the history (a typo for another process?)",
+                e.event.actor()
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// A value for an error message, cut short.

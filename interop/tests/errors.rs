@@ -31,7 +31,7 @@ fn a_truncated_line_is_named() {
     let e = jepsen_err(&text);
     says(&e, 3, None, "JSON: EOF while parsing a string");
     let e = jepsen_err("[{:type :invoke, :process 0, :f :acquire,\n :value {:resource \"ledger\"");
-    says(&e, 2, None, "never closed");
+    says(&e, 2, None, "the input ends before the '{' opened on line 2 is closed");
 }
 
 #[test]
@@ -249,4 +249,20 @@ fn time_stamps_a_little_out_of_order_are_read_in_the_file_s_order() {
     let at: Vec<u64> = read.history.entries.iter().map(|e| e.at.0).collect();
     assert_eq!(at, [0, 401], "{:?}", read.history.entries);
     assert_eq!(read.history.entries[0].wall_ns, Some(1_735_631_416_609_000_000));
+}
+
+/// A worker the nemesis pauses that does nothing else is most likely a typo for another process,
+/// and is named as such rather than drawn as a lane of its own.
+#[test]
+fn a_nemesis_acting_on_a_worker_that_does_nothing_else_is_named() {
+    let nemesis = |worker: &str, time: u64| {
+        format!(
+            "{{\"type\":\"invoke\",\"process\":\"nemesis\",\"f\":\"pause\",\"time\":{time},\"value\":{{\"worker\":\"{worker}\"}}}}\n{{\"type\":\"info\",\"process\":\"nemesis\",\"f\":\"pause\",\"time\":{time}}}\n"
+        )
+    };
+    let typo = format!("{ACQUIRE}{}", nemesis("p7", 3_000_000));
+    let e = jepsen_err(&typo);
+    says(&e, 4, Some("value.worker"), "the nemesis acts on p7, which does nothing else");
+    let right = format!("{ACQUIRE}{}", nemesis("p0", 3_000_000));
+    jepsen::read_jepsen(&right).expect("a pause of a worker that acts reads");
 }
