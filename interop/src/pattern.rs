@@ -179,7 +179,9 @@ impl Reader {
         self.builder.time(loc, "time", at, wall)?;
         let actor = WorkerId::new(l.req("actor")?)
             .map_err(|e| loc.field("actor", format!("not a worker name: {e}")))?;
-        let named = self.kinds.iter().find(|k| l.get(k).is_some()).map(|k| &k["kind_".len()..]);
+        // A `kind_NAME` group names its kind by taking part in the match, even with no text.
+        let named =
+            self.kinds.iter().find(|k| l.caps.name(k).is_some()).map(|k| &k["kind_".len()..]);
         let kind = match named {
             Some(kind) => kind.to_string(),
             None => l.req("kind")?.to_ascii_lowercase(),

@@ -266,3 +266,12 @@ fn a_nemesis_acting_on_a_worker_that_does_nothing_else_is_named() {
     let right = format!("{ACQUIRE}{}", nemesis("p0", 3_000_000));
     jepsen::read_jepsen(&right).expect("a pause of a worker that acts reads");
 }
+
+/// A `kind_NAME` group names its kind when it takes part in the match, even when it matches no
+/// text.
+#[test]
+fn a_kind_group_that_matches_no_text_still_names_its_kind() {
+    let re = r"^(?P<time>\d+) (?P<actor>\w+) (?:paused(?P<kind_pause>)|woke(?P<kind_resume>))";
+    let read = pattern::read_pattern("1 a paused\n5 a woke\n", re).expect("both lines read");
+    assert_eq!(read.history.entries.len(), 2, "{:?}", read.history.entries);
+}
