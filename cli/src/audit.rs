@@ -3,7 +3,7 @@
 //! leases and messages open at once, not with the history.
 
 use crate::{say, BadInput};
-use fencelab_core::{history::Entry, history::JsonlParser, Checker, Violation};
+use fencelab_core::{history::Entry, history::JsonlParser, Checker, Event, Violation};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, IsTerminal, Read};
@@ -33,9 +33,62 @@ struct Finding {
 struct Audited {
     file: String,
     events: usize,
+    /// What the checks had to judge.
+    judged: Judged,
     findings: Vec<Finding>,
     /// Why the recording stopped early, when its setup says it did.
     incomplete: Option<String>,
+}
+
+/// What the checks had to judge in a history: the lease checks judge grants, the write checks
+/// writes a store decided, the effect checks effects the gateway decided. A history without one
+/// of them was not judged on it, which a clean report must not hide.
+#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+struct Judged {
+    grants: usize,
+    writes: usize,
+    effects: usize,
+}
+
+impl Judged {
+    fn count(&mut self, event: &Event) {
+        match event {
+            Event::LeaseGranted { .. } => self.grants += 1,
+            Event::WriteArrived { .. } | Event::WriteCommitted { .. } => self.writes += 1,
+            Event::EffectArrived { .. } => self.effects += 1,
+            _ => {}
+        }
+    }
+
+    /// One line for the report: what was judged, and which checks had nothing to judge.
+    fn line(&self) -> String {
+        let n = |count: usize, one: &str, many: &str| match count {
+            1 => format!("1 {one}"),
+            _ => format!("{count} {many}"),
+        };
+        let mut idle = Vec::new();
+        if self.grants == 0 {
+            idle.push("lease");
+        }
+        if self.writes == 0 {
+            idle.push("write");
+        }
+        if self.effects == 0 {
+            idle.push("effect");
+        }
+        let idle = match idle.as_slice() {
+            [] => String::new(),
+            [one] => format!("; the {one} checks had nothing to judge"),
+            [a, b] => format!("; the {a} and {b} checks had nothing to judge"),
+            _ => "; no check had anything to judge".to_string(),
+        };
+        format!(
+            "judged: {}, {}, {}{idle}",
+            n(self.grants, "lease grant", "lease grants"),
+            n(self.writes, "write decided", "writes decided"),
+            n(self.effects, "effect decided", "effects decided"),
+        )
+    }
 }
 
 /// Where entries sit in a file: entry `step` is on line `step + 2` (after the header) unless
@@ -118,6 +171,7 @@ pub fn audit(
             let n = a.findings.len();
             let findings = if n == 1 { "1 finding".to_string() } else { format!("{n} findings") };
             say!("{}: {} events, {findings}", a.file, a.events);
+            say!("  {}", a.judged.line());
             if let Some(why) = &a.incomplete {
                 say!("  incomplete: the recording stopped before the run ended ({why}); only what it holds was judged");
             }
@@ -176,6 +230,9 @@ fn audit_file(
                 f.witness_lines.sort_unstable();
                 f.witness_lines.dedup();
             }
+            // A grant sits on its completion's line, so the order of steps is not the order of
+            // lines: the report follows the file.
+            result.findings.sort_by_key(|f| f.line);
             Ok((result, Some(converted.jsonl)))
         }
         None => Ok((audit_one(file, input)?, None)),
@@ -225,6 +282,7 @@ fn report(audited: &[Audited], failed: &[(String, String)]) -> serde_json::Value
             serde_json::json!({
                 "file": a.file,
                 "events": a.events,
+                "judged": a.judged,
                 "incomplete": a.incomplete,
                 "findings": findings,
             })
@@ -249,12 +307,14 @@ fn audit_one(file: &str, mut input: impl BufRead) -> Result<Audited, BadInput> {
     let mut parser = JsonlParser::new();
     let mut checker: Option<Checker> = None;
     let (mut events, mut found, mut last_line, mut last_at) = (0, Vec::new(), 0, 0);
+    let mut judged = Judged::default();
     let mut lines = LineMap::default();
     let mut buffer = String::new();
     while let Some((line, entry)) = next_entry(file, &mut input, &mut parser, &mut buffer)? {
         let checker = checker
             .get_or_insert_with(|| Checker::new(parser.setup().cloned().unwrap_or_default()));
         lines.record(events, line);
+        judged.count(&entry.event);
         let at = entry.at.0;
         found.extend(checker.feed(events, &entry).violations.into_iter().map(|v| (line, at, v)));
         last_at = at;
@@ -283,7 +343,7 @@ fn audit_one(file: &str, mut input: impl BufRead) -> Result<Audited, BadInput> {
         })
         .collect();
     let incomplete = parser.setup().and_then(|s| s.incomplete.clone());
-    Ok(Audited { file: file.to_string(), events, findings, incomplete })
+    Ok(Audited { file: file.to_string(), events, judged, findings, incomplete })
 }
 
 /// The next entry of a history and its line, or `None` at the end of the input.

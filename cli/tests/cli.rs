@@ -412,7 +412,11 @@ fn audit_judges_histories_as_it_reads_them_and_names_the_line() {
 
     let clean = fencelab_with_stdin(&["audit", "-"], &fenced);
     assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
-    assert_eq!(stdout(&clean).trim(), "-: 20 events, 0 findings");
+    // A clean report says what it judged, and which checks had nothing to judge.
+    assert_eq!(
+        stdout(&clean).trim(),
+        "-: 20 events, 0 findings\n  judged: 2 lease grants, 3 writes decided, 0 effects decided; the effect checks had nothing to judge"
+    );
 
     let found = fencelab_with_stdin(&["audit", "-"], &broken);
     assert_eq!(found.status.code(), Some(1));
@@ -424,6 +428,7 @@ fn audit_judges_histories_as_it_reads_them_and_names_the_line() {
     let json = fencelab_with_stdin(&["audit", "-", "--json"], &broken);
     let report: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
     assert_eq!(report["clean"], false);
+    assert_eq!(report["files"][0]["judged"]["writes"], 3);
     assert_eq!(report["files"][0]["findings"][0]["line"], 20);
     assert_eq!(report["files"][0]["findings"][0]["place"]["store"]["store"], "db");
     // A run that could read no file judged nothing, so it is not clean.

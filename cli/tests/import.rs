@@ -159,3 +159,27 @@ fn an_empty_jepsen_history_and_a_cut_off_one_are_named_as_such() {
         "{err}"
     );
 }
+
+/// A grant sits on its completion's line, after entries that come later in the history: the
+/// report lists findings in the file's order of lines.
+#[test]
+fn findings_are_listed_in_the_order_of_the_file_s_lines() {
+    let dir = std::env::temp_dir().join(format!("fencelab-order-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let file = dir.join("order.json");
+    std::fs::write(
+        &file,
+        r#"[{"type":"invoke","process":0,"f":"acquire","time":0,"value":{"resource":"r"}},
+{"type":"invoke","process":1,"f":"acquire","time":1000000,"value":{"resource":"r"}},
+{"type":"ok","process":0,"f":"acquire","time":2000000,"value":{"resource":"r","generation":1,"ttl":1000}},
+{"type":"invoke","process":0,"f":"write","time":3000000,"value":{"resource":"r","store":"db","generation":1,"value":"a","op":"a1"}},
+{"type":"ok","process":0,"f":"write","time":4000000,"value":{"resource":"r","store":"db","generation":1,"value":"a","op":"a1"}},
+{"type":"ok","process":1,"f":"acquire","time":5000000,"value":{"resource":"r","generation":2,"ttl":1000}}]"#,
+    )
+    .expect("written");
+    let out = fencelab(&["audit", file.to_str().unwrap_or_default()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let report = text(&out.stdout);
+    let (five, six) = (report.find("  line 5 "), report.find("  line 6 "));
+    assert!(five.is_some() && six.is_some() && five < six, "{report}");
+}
