@@ -1,8 +1,9 @@
-//! Fuzzing the scenario reader (`Scenario::from_json`, which `Engine::from_json`, the command
-//! line and the page's links use), the core's reader of outside input. cargo-fuzz needs a
-//! nightly compiler, so inputs come from seeded generators instead: raw text and mutations of the
-//! built-in scenarios' JSON. The page's link parser is fuzzed by the web crate's own unit tests
-//! (`web/src/share/fuzz.rs`), since this crate does not depend on the page.
+//! Fuzzing the readers of outside input: the scenario reader (`Scenario::from_json`, which
+//! `Engine::from_json`, the command line and the page's links use) and the history readers (JSON
+//! Lines, Jepsen, OpenTelemetry, logs), which take files from systems nobody here controls.
+//! cargo-fuzz needs a nightly compiler, so inputs come from seeded generators instead: raw text,
+//! mutations of the built-in scenarios' JSON, and mutations of recorded histories. The
+//! share-link parser is fuzzed by the links crate's own unit tests (`links/src/fuzz.rs`).
 //!
 //! Every input must be refused with an error or accepted; accepted ones must also read back
 //! what they write, and a bounded run of the engine on them must not panic. The `fuzz` binary
@@ -13,7 +14,8 @@ use fencelab_core::ids::MAX_ID_LEN;
 use fencelab_core::stories::library;
 use fencelab_core::{
     fence::register::RejectionReason, fence::register::SameGenerationPolicy,
-    invariant::InvariantKind, names::Named, record::ScheduleMode, Engine, Scenario,
+    invariant::InvariantKind, names::Named, record::ScheduleMode, Checker, Engine, History,
+    Scenario,
 };
 use fencelab_core::{
     format::model::Enforcement, format::model::PauseReason, format::model::TokenSource,
@@ -38,17 +40,39 @@ pub enum Target {
     /// `Scenario::from_json` on mutated built-in scenarios: fields deleted, duplicated, renamed
     /// and replaced, huge, zero and negative numbers, wrong types, deep nesting, cut-off text.
     ScenarioMutated,
+    /// `History::from_jsonl` on mutated histories (every built-in story's run, the lab's): a
+    /// line's fields mutated as a scenario's are, lines dropped, repeated and swapped, cut-off
+    /// text.
+    HistoryMutated,
+    /// The Jepsen reader on mutated Jepsen histories, EDN and JSON (the samples and the stories
+    /// written as Jepsen).
+    JepsenMutated,
+    /// The OpenTelemetry reader on mutated trace exports.
+    OtlpMutated,
+    /// The log reader, through the sample's pattern, on mutated logs.
+    LogMutated,
 }
 
 impl Target {
     /// Every target, in report order.
-    pub const ALL: [Target; 2] = [Target::ScenarioText, Target::ScenarioMutated];
+    pub const ALL: [Target; 6] = [
+        Target::ScenarioText,
+        Target::ScenarioMutated,
+        Target::HistoryMutated,
+        Target::JepsenMutated,
+        Target::OtlpMutated,
+        Target::LogMutated,
+    ];
 
     /// The name the `fuzz` binary prints and accepts.
     pub fn name(self) -> &'static str {
         match self {
             Target::ScenarioText => "scenario-text",
             Target::ScenarioMutated => "scenario-mutated",
+            Target::HistoryMutated => "history-mutated",
+            Target::JepsenMutated => "jepsen-mutated",
+            Target::OtlpMutated => "otlp-mutated",
+            Target::LogMutated => "log-mutated",
         }
     }
 
@@ -57,6 +81,10 @@ impl Target {
         match self {
             Target::ScenarioText => 0x7e57,
             Target::ScenarioMutated => 0x3a7e,
+            Target::HistoryMutated => 0x4157,
+            Target::JepsenMutated => 0x1e95,
+            Target::OtlpMutated => 0x07e1,
+            Target::LogMutated => 0x1095,
         }
     }
 }
@@ -67,7 +95,18 @@ pub struct Seeds {
     texts: Vec<String>,
     keys: Vec<String>,
     strings: Vec<String>,
+    /// Histories in JSON Lines: every story's run and the lab's recorded ones.
+    histories: Vec<String>,
+    /// Jepsen histories, EDN and JSON.
+    jepsen: Vec<String>,
+    /// OpenTelemetry trace exports.
+    traces: Vec<String>,
+    /// Text logs that [`LOG_PATTERN`] reads.
+    logs: Vec<String>,
 }
+
+/// The pattern the log target reads its logs through: the sample's.
+pub const LOG_PATTERN: &str = include_str!("../examples/histories/app.pattern");
 
 /// Field names that the built-in stories leave out because they hold the default.
 const MODEL_KEYS: &[&str] = &[
@@ -144,7 +183,39 @@ pub fn seeds() -> Seeds {
         list.sort();
         list.dedup();
     }
-    Seeds { texts: all.iter().map(Scenario::to_json).collect(), scenarios, keys, strings }
+    let runs: Vec<History> = all
+        .iter()
+        .filter_map(|s| {
+            let mut engine = Engine::new(s.clone()).ok()?.with_schedule_mode(ScheduleMode::Lenient);
+            for _ in 0..RUN_CAP {
+                if !matches!(engine.step(), Ok(Some(_))) {
+                    break;
+                }
+            }
+            Some(engine.history())
+        })
+        .collect();
+    let mut histories: Vec<String> = runs.iter().map(History::to_jsonl).collect();
+    histories.push(include_str!("../examples/histories/sqlite-fenced.jsonl").to_string());
+    histories.push(include_str!("../examples/histories/sqlite-unfenced.jsonl").to_string());
+    let mut jepsen = vec![
+        include_str!("../examples/histories/jepsen.edn").to_string(),
+        include_str!("../examples/histories/jepsen-timeout.edn").to_string(),
+    ];
+    for run in runs.iter().take(6) {
+        jepsen.push(fencelab_interop::jepsen::to_jepsen_edn(run));
+        jepsen.push(fencelab_interop::jepsen::to_jepsen_json(run));
+    }
+    Seeds {
+        texts: all.iter().map(Scenario::to_json).collect(),
+        scenarios,
+        keys,
+        strings,
+        histories,
+        jepsen,
+        traces: vec![include_str!("../examples/histories/otlp.jsonl").to_string()],
+        logs: vec![include_str!("../examples/histories/app.log").to_string()],
+    }
 }
 
 fn collect(value: &Value, keys: &mut Vec<String>, strings: &mut Vec<String>) {
@@ -167,7 +238,50 @@ pub fn input(target: Target, seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
     match target {
         Target::ScenarioText => text_input(seeds, rng),
         Target::ScenarioMutated => mutated_scenario(seeds, rng),
+        Target::HistoryMutated => mutated_lines(&pick(rng, &seeds.histories).clone(), seeds, rng),
+        Target::JepsenMutated => mutated_lines(&pick(rng, &seeds.jepsen).clone(), seeds, rng),
+        Target::OtlpMutated => mutated_lines(&pick(rng, &seeds.traces).clone(), seeds, rng),
+        Target::LogMutated => mutated_lines(&pick(rng, &seeds.logs).clone(), seeds, rng),
     }
+}
+
+/// A recorded history with one to four changes: a line that is JSON mutated as a scenario's
+/// values are, a line dropped, repeated or swapped with another; and sometimes cut-off or
+/// spliced text.
+fn mutated_lines(text: &str, seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    if lines.is_empty() {
+        return text.to_string();
+    }
+    let changes = if rng.random_bool(0.5) { 1 } else { rng.random_range(2..=4) };
+    for _ in 0..changes {
+        let i = rng.random_range(0..lines.len());
+        match rng.random_range(0..6) {
+            0..=2 => match serde_json::from_str::<Value>(&lines[i]) {
+                Ok(mut value) => {
+                    mutate(&mut value, seeds, rng, &mut None);
+                    lines[i] = serde_json::to_string(&value).expect("values serialize");
+                }
+                Err(_) => damage(&mut lines[i], rng),
+            },
+            3 if lines.len() > 1 => {
+                lines.remove(i);
+            }
+            4 => {
+                let copy = lines[i].clone();
+                lines.insert(i, copy);
+            }
+            _ => {
+                let j = rng.random_range(0..lines.len());
+                lines.swap(i, j);
+            }
+        }
+    }
+    let mut out = lines.join("\n");
+    if rng.random_bool(0.15) {
+        damage(&mut out, rng);
+    }
+    out
 }
 
 fn pick<'a, T>(rng: &mut ChaCha8Rng, items: &'a [T]) -> &'a T {
@@ -556,7 +670,25 @@ pub struct Exec {
 /// run (up to [`RUN_CAP`] steps, then seek back and forth and draw its diagram). `Err` says which
 /// promise broke; a panic is left to the caller to catch.
 pub fn exercise(target: Target, input: &str) -> Result<Exec, String> {
+    use fencelab_interop::{jepsen, otlp, pattern};
+    let imported = |read: Result<fencelab_interop::Imported, _>| match read {
+        Err(_) => Ok(Exec::default()),
+        Ok(imported) => judged(&imported.history),
+    };
     match target {
+        Target::HistoryMutated => match History::from_jsonl(input) {
+            Err(_) => Ok(Exec::default()),
+            Ok(history) => {
+                let back = History::from_jsonl(&history.to_jsonl());
+                if back.as_ref() != Ok(&history) {
+                    return Err(format!("the history does not read back as itself: {back:?}"));
+                }
+                judged(&history)
+            }
+        },
+        Target::JepsenMutated => imported(jepsen::read_jepsen(input)),
+        Target::OtlpMutated => imported(otlp::read_otlp(input)),
+        Target::LogMutated => imported(pattern::read_pattern(input, LOG_PATTERN.trim())),
         Target::ScenarioText | Target::ScenarioMutated => match Scenario::from_json(input) {
             Err(_) => Ok(Exec::default()),
             Ok(scenario) => {
@@ -568,6 +700,15 @@ pub fn exercise(target: Target, input: &str) -> Result<Exec, String> {
             }
         },
     }
+}
+
+/// What a reader accepted must hold together as a history, be judged by the checker and be
+/// drawn; its entries count as the steps run.
+fn judged(history: &History) -> Result<Exec, String> {
+    history.validate().map_err(|e| format!("an accepted history does not hold together: {e}"))?;
+    let _ = Checker::judge(history);
+    let _ = diagram(history, &[]);
+    Ok(Exec { accepted: true, steps: history.entries.len() })
 }
 
 /// Sets up and runs an accepted scenario for at most [`RUN_CAP`] steps (the schedule read

@@ -383,7 +383,8 @@ impl Builder {
             }
             Call::Plain(op) => (op.clone(), None),
         };
-        if let (Some(id), true) = (message, matches!(op, Op::Acquire)) {
+        // Two messages on their way under one id cannot be told apart by their answers.
+        if let Some(id) = message {
             if self.open.iter().any(|o| o.message == Some(id)) {
                 return Err(
                     loc.field("value.message", format!("message {id} is already on its way"))
@@ -815,11 +816,20 @@ impl Builder {
 
     /// The history: every event in order. Invocations never completed stay as they are: a
     /// write sent stays on its way; an acquire whose grant was never reported adds nothing.
-    pub(crate) fn finish(self) -> (History, Vec<usize>, StepsBack) {
+    ///
+    /// A history that does not hold together (a completion that names a path's data other than
+    /// the setup's, say) is refused at the source line of the entry that breaks it: what a
+    /// reader returns, the checker can judge.
+    pub(crate) fn finish(self) -> Result<(History, Vec<usize>, StepsBack), ImportError> {
         let lines = self.lines;
         let (history, places) = self.core.finish_with_places();
-        let lines = places.into_iter().map(|p| lines.get(p).copied().unwrap_or_default()).collect();
-        (history, lines, self.stepped_back)
+        let lines: Vec<usize> =
+            places.into_iter().map(|p| lines.get(p).copied().unwrap_or_default()).collect();
+        if let Err(e) = history.validate() {
+            let source = e.line.checked_sub(2).and_then(|step| lines.get(step)).copied();
+            return Err(Loc::line(source.unwrap_or_default()).whole(e.problem));
+        }
+        Ok((history, lines, self.stepped_back))
     }
 }
 

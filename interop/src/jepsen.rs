@@ -330,7 +330,7 @@ fn read_ops(ops: Vec<(usize, Value)>) -> Result<Imported, ImportError> {
         skipped += 1;
     }
     let declared = builder.declared();
-    let (history, lines, stepped_back) = builder.finish();
+    let (history, lines, stepped_back) = builder.finish()?;
     if !declared {
         phantom_workers(&history, &lines)?;
     }

@@ -311,7 +311,7 @@ fn build(spans: Vec<Span>, skipped: usize) -> Result<Imported, ImportError> {
             }
         }
     }
-    let (history, lines, stepped_back) = b.finish();
+    let (history, lines, stepped_back) = b.finish()?;
     Ok(Imported { history, lines, skipped, stepped_back })
 }
 

@@ -82,7 +82,7 @@ pub fn read_pattern(text: &str, pattern: &str) -> Result<Imported, ImportError> 
             skipped += 1;
         }
     }
-    let (history, lines, stepped_back) = reader.builder.finish();
+    let (history, lines, stepped_back) = reader.builder.finish()?;
     Ok(Imported { history, lines, skipped, stepped_back })
 }
 

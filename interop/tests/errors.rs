@@ -275,3 +275,20 @@ fn a_kind_group_that_matches_no_text_still_names_its_kind() {
     let read = pattern::read_pattern("1 a paused\n5 a woke\n", re).expect("both lines read");
     assert_eq!(read.history.entries.len(), 2, "{:?}", read.history.entries);
 }
+
+/// What a reader returns holds together: two writes on their way under one message id, or a
+/// completion naming a path's data other than the setup's, are refused at their line.
+#[test]
+fn a_history_that_would_not_hold_together_is_refused_at_its_line() {
+    let sent = |message: u64| {
+        format!(
+            r#"{{"type":"invoke","process":0,"f":"write","time":2000000,"value":{{"resource":"ledger","store":"db","generation":1,"value":"v","op":"a{message}","message":2}}}}"#
+        )
+    };
+    let twice = format!("{ACQUIRE}{}\n{}\n", sent(1), sent(2));
+    says(&jepsen_err(&twice), 4, Some("value.message"), "message 2 is already on its way");
+    let done = r#"{"type":"ok","process":0,"f":"write","time":3000000,"value":{"resource":"ledger","store":"db","generation":1,"value":"v","op":"a1","message":2,"data":"elsewhere"}}"#;
+    let setup = r#"{"type":"info","process":"fencelab","f":"setup","time":0,"value":{"workers":["p0"],"resources":["ledger"],"stores":[{"name":"db","critical":true,"paths":[{"name":"primary","data":"primary","enforcement":"fenced"}]}]}}"#;
+    let other_data = format!("{setup}\n{ACQUIRE}{}\n{done}\n", sent(1));
+    says(&jepsen_err(&other_data), 5, None, "writes \"primary\", not \"elsewhere\"");
+}

@@ -1,4 +1,4 @@
-//! Fuzzes the scenario reader with seeded inputs:
+//! Fuzzes the scenario reader and the history readers with seeded inputs:
 //! `cargo run --release -p fencelab-tests --bin fuzz -- --execs 1000000`. Prints, per target,
 //! the inputs run, accepted, engine steps, broken promises, panics, slow inputs (the first one
 //! is written to a file) and the most time one input took. Exits 0 when nothing broke or
@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
-/// Fuzzes the scenario reader with seeded inputs.
+/// Fuzzes the scenario reader and the history readers with seeded inputs.
 #[derive(Parser)]
 struct Args {
     /// Inputs per target.

@@ -1,6 +1,7 @@
-//! A small fuzz run of the scenario reader: whatever the input, it refuses it with an error or
-//! accepts something that reads back as itself and runs. The `fuzz` binary runs millions of
-//! inputs from the same generators; the page's link parser has its own run in the web crate.
+//! A small fuzz run of the scenario reader and the history readers: whatever the input, each
+//! refuses it with an error or accepts something that reads back as itself, holds together and
+//! is judged. The `fuzz` binary runs millions of
+//! inputs from the same generators; the share-link parser has its own run in the links crate.
 
 use fencelab_core::Scenario;
 use fencelab_tests::fuzz::{self, Target};
@@ -44,4 +45,26 @@ fn mutated_scenarios_reach_past_the_first_field() {
     }
     assert!(accepted >= 40, "only {accepted} of 400 mutated scenarios were accepted");
     assert!(paths.len() >= 40, "errors at only {} different fields", paths.len());
+}
+
+/// The history readers (JSON Lines, Jepsen, OpenTelemetry, logs) on mutated recorded
+/// histories: each input is refused or read into a history that holds together and is judged,
+/// and a fair share is still accepted, so the mutations reach past the first line. The `fuzz`
+/// binary runs a million of each.
+#[test]
+fn the_history_readers_survive_mutated_histories() {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    for target in
+        [Target::HistoryMutated, Target::JepsenMutated, Target::OtlpMutated, Target::LogMutated]
+    {
+        let report = fuzz::run(target, &SEEDS, 300, 7, 1, &stop);
+        assert_eq!(report.panics, 0, "{:?}", report.first_panic);
+        assert_eq!(report.broken, 0, "{:?}", report.first_broken);
+        assert!(
+            report.accepted >= 20,
+            "{}: only {} of 300 accepted",
+            target.name(),
+            report.accepted
+        );
+    }
 }
