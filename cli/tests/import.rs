@@ -95,21 +95,24 @@ fn a_log_converts_to_a_history_the_page_opens_and_audit_judges_the_same() {
     assert_eq!(maybe.status.code(), Some(3), "{}", text(&maybe.stdout));
 }
 
+/// `fencelab audit` on a file named `name` holding `contents`, in a temporary folder removed
+/// afterwards.
+fn audit_text(name: &str, contents: &str) -> Output {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let file = dir.path().join(name);
+    std::fs::write(&file, contents).expect("written");
+    fencelab(&["audit", file.to_str().unwrap_or_default()])
+}
+
 /// Entries stamped a little before the one above them are read, and the audit says how many and
 /// by how much.
 #[test]
 fn audit_reads_time_stamps_a_little_out_of_order_and_says_so() {
-    let dir = std::env::temp_dir().join(format!("fencelab-steps-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary folder");
-    let file = dir.join("jitter.json");
-    std::fs::write(
-        &file,
+    let out = audit_text(
+        "jitter.json",
         r#"[{"type":"invoke","process":0,"f":"acquire","time":3000000,"value":{"resource":"r"}},
 {"type":"ok","process":0,"f":"acquire","time":2600000,"value":{"resource":"r","generation":1,"ttl":100}}]"#,
-    )
-    .expect("written");
-    let out = fencelab(&["audit", file.to_str().unwrap_or_default()]);
-    let _ = std::fs::remove_dir_all(&dir);
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
@@ -122,14 +125,9 @@ fn audit_reads_time_stamps_a_little_out_of_order_and_says_so() {
 /// an audit that judged nothing must not read as a clean bill.
 #[test]
 fn a_history_with_no_events_is_refused_like_an_empty_import() {
-    let dir = std::env::temp_dir().join(format!("fencelab-empty-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary folder");
-    let file = dir.join("empty.jsonl");
     let header =
         r#"{"fencelab_history":1,"setup":{"workers":["A"],"resources":["r"],"stores":[]}}"#;
-    std::fs::write(&file, format!("{header}\n")).expect("written");
-    let out = fencelab(&["audit", file.to_str().unwrap_or_default()]);
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = audit_text("empty.jsonl", &format!("{header}\n"));
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("empty.jsonl: the history has its header and no events"));
 }
@@ -138,16 +136,11 @@ fn a_history_with_no_events_is_refused_like_an_empty_import() {
 /// in was opened.
 #[test]
 fn an_empty_jepsen_history_and_a_cut_off_one_are_named_as_such() {
-    let dir = std::env::temp_dir().join(format!("fencelab-cut-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary folder");
-    let empty = dir.join("empty.json");
-    std::fs::write(&empty, "[]\n").expect("written");
-    let cut = dir.join("cut.edn");
-    std::fs::write(&cut, "[{:type :invoke, :process 0,\n :f :acquire, :value {:resource \"r\"")
-        .expect("written");
-    let empty_out = fencelab(&["audit", empty.to_str().unwrap_or_default()]);
-    let cut_out = fencelab(&["audit", cut.to_str().unwrap_or_default()]);
-    let _ = std::fs::remove_dir_all(&dir);
+    let empty_out = audit_text("empty.json", "[]\n");
+    let cut_out = audit_text(
+        "cut.edn",
+        "[{:type :invoke, :process 0,\n :f :acquire, :value {:resource \"r\"",
+    );
     assert_eq!(empty_out.status.code(), Some(2));
     assert!(text(&empty_out.stderr).contains("empty.json: the Jepsen history holds no operations"));
     assert_eq!(cut_out.status.code(), Some(2));
@@ -164,21 +157,15 @@ fn an_empty_jepsen_history_and_a_cut_off_one_are_named_as_such() {
 /// report lists findings in the file's order of lines.
 #[test]
 fn findings_are_listed_in_the_order_of_the_file_s_lines() {
-    let dir = std::env::temp_dir().join(format!("fencelab-order-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary folder");
-    let file = dir.join("order.json");
-    std::fs::write(
-        &file,
+    let out = audit_text(
+        "order.json",
         r#"[{"type":"invoke","process":0,"f":"acquire","time":0,"value":{"resource":"r"}},
 {"type":"invoke","process":1,"f":"acquire","time":1000000,"value":{"resource":"r"}},
 {"type":"ok","process":0,"f":"acquire","time":2000000,"value":{"resource":"r","generation":1,"ttl":1000}},
 {"type":"invoke","process":0,"f":"write","time":3000000,"value":{"resource":"r","store":"db","generation":1,"value":"a","op":"a1"}},
 {"type":"ok","process":0,"f":"write","time":4000000,"value":{"resource":"r","store":"db","generation":1,"value":"a","op":"a1"}},
 {"type":"ok","process":1,"f":"acquire","time":5000000,"value":{"resource":"r","generation":2,"ttl":1000}}]"#,
-    )
-    .expect("written");
-    let out = fencelab(&["audit", file.to_str().unwrap_or_default()]);
-    let _ = std::fs::remove_dir_all(&dir);
+    );
     let report = text(&out.stdout);
     let (five, six) = (report.find("  line 5 "), report.find("  line 6 "));
     assert!(five.is_some() && six.is_some() && five < six, "{report}");
