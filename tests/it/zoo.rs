@@ -66,6 +66,30 @@ macro_rules! honest_reads {
     };
 }
 
+/// Wrong: keeps the highest generation as text and compares it so ("10" < "9"), as a store that
+/// puts tokens in a TEXT column, a JSON string or a key name does.
+struct TextGenerations {
+    spec: StoreSpec,
+    resources: Resources,
+}
+
+impl FencedStore for TextGenerations {
+    type Error = Infallible;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Infallible> {
+        let resource = entry(&mut self.resources, &self.spec, &request.resource);
+        if let Some(highest) = resource.register.highest() {
+            if request.generation.to_string() < highest.to_string() {
+                let stale = WriteRejection::Stale { presented: request.generation, highest };
+                return Ok(WriteOutcome::Rejected(stale));
+            }
+        }
+        Ok(resource.write(request, now))
+    }
+
+    honest_reads!();
+}
+
 /// Wrong: remembers operation ids but never checks the generation.
 struct NoFence {
     spec: StoreSpec,
@@ -304,6 +328,18 @@ fn the_kit_catches_a_store_without_a_fence() {
     assert!(message.contains("fence: a stale owner is refused"), "{message}");
     assert!(message.contains("write 3 to case0/r"), "{message}");
     assert!(message.contains("the reference says rejected (stale generation)"), "{message}");
+}
+
+#[test]
+fn the_kit_catches_a_store_that_compares_generations_as_text() {
+    let divergence = caught(factory(|spec| {
+        let (spec, resources) = fresh(spec);
+        Ok(TextGenerations { spec, resources })
+    }));
+    assert_eq!(divergence.rule(), Some(Rule::Fence), "{divergence}");
+    let message = divergence.to_string();
+    assert!(message.contains("compared as numbers, across digit counts"), "{message}");
+    assert!(message.contains("write 2 to case1/r"), "{message}");
 }
 
 #[test]

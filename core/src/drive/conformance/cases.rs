@@ -31,12 +31,36 @@ pub fn rule_cases() -> Vec<Case> {
     let forever = Retention::FOREVER;
     let by_age = Retention { max_entries: None, max_age: Some(5) };
     let by_count = Retention { max_entries: NonZeroUsize::new(1), max_age: None };
-    let table: [(&str, SameGenerationPolicy, Retention, &[Line]); 9] = [
+    // Generations whose text order differs from their number order ("10" < "9"), and the
+    // extremes: a store that keeps tokens as text, or in a 32-bit or floating-point column,
+    // passes every other case. The largest is the largest a signed 64-bit column (SQL's BIGINT,
+    // Redis's counters, etcd's revisions) holds; the SQL stores refuse a larger one outright.
+    const BIG: u64 = 1 << 31;
+    const PAST_F64: u64 = (1 << 53) + 1;
+    const LARGEST: u64 = i64::MAX as u64;
+    let table: [(&str, SameGenerationPolicy, Retention, &[Line]); 10] = [
         (
             "fence: a stale owner is refused",
             AllowSame,
             forever,
             &[(0, 1, "a", None, "A1"), (1, 2, "b", None, "B1"), (2, 1, "c", None, "A2")],
+        ),
+        (
+            "fence: generations are compared as numbers, across digit counts and up to 2^63 - 1",
+            AllowSame,
+            forever,
+            &[
+                (0, 9, "a", None, "9"),
+                (1, 10, "b", None, "10"),
+                (2, 9, "c", None, "9 again"),
+                (3, 99, "d", None, "99"),
+                (4, 100, "e", None, "100"),
+                (5, BIG, "f", None, "2^31"),
+                (6, PAST_F64, "g", None, "2^53 + 1"),
+                (7, PAST_F64 - 1, "h", None, "2^53"),
+                (8, LARGEST, "i", None, "2^63 - 1"),
+                (9, LARGEST - 1, "j", None, "2^63 - 2"),
+            ],
         ),
         (
             "fence raise: a newer generation replaying a remembered id raises the fence",
