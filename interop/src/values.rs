@@ -3,10 +3,12 @@
 
 use crate::error::{ImportError, Loc};
 use fencelab_core::{
-    fence::generation::TokenError, Generation, OperationId, ResourceId, Tick, WorkerId,
+    fence::generation::TokenError, ids::IdError, Generation, OperationId, ResourceId, Tick,
+    WorkerId,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use std::str::FromStr;
 
 /// A generation from a parsed number or text, refusing zero, negatives, fractions and numbers
 /// beyond 64 bits with the core's own words ("positive integer token required ...").
@@ -105,11 +107,16 @@ impl<'a> Fields<'a> {
         Ok(Some(self.str(key)?))
     }
 
-    pub(crate) fn resource(&self, key: &str) -> Result<Option<ResourceId>, ImportError> {
+    /// A name of kind `T`, checked as every id is; the error names the field.
+    fn id<T: FromStr<Err = IdError>>(&self, key: &str) -> Result<Option<T>, ImportError> {
         match self.str(key)? {
-            Some(r) => ResourceId::new(r).map(Some).map_err(|e| self.err(key, e.to_string())),
+            Some(name) => name.parse().map(Some).map_err(|e: IdError| self.err(key, e.to_string())),
             None => Ok(None),
         }
+    }
+
+    pub(crate) fn resource(&self, key: &str) -> Result<Option<ResourceId>, ImportError> {
+        self.id(key)
     }
 
     /// A resource where nil is a value ("none"): `None` when absent, `Some(None)` for nil.
@@ -124,22 +131,15 @@ impl<'a> Fields<'a> {
     }
 
     pub(crate) fn worker(&self, key: &str) -> Result<Option<WorkerId>, ImportError> {
-        match self.str(key)? {
-            Some(w) => WorkerId::new(w).map(Some).map_err(|e| self.err(key, e.to_string())),
-            None => Ok(None),
-        }
+        self.id(key)
     }
 
     pub(crate) fn req_resource(&self, key: &str) -> Result<ResourceId, ImportError> {
-        let r = self.req_str(key)?;
-        ResourceId::new(r).map_err(|e| self.err(key, e.to_string()))
+        self.resource(key)?.ok_or_else(|| self.err(key, "missing"))
     }
 
     pub(crate) fn operation(&self, key: &str) -> Result<Option<OperationId>, ImportError> {
-        match self.str(key)? {
-            Some(o) => OperationId::new(o).map(Some).map_err(|e| self.err(key, e.to_string())),
-            None => Ok(None),
-        }
+        self.id(key)
     }
 
     pub(crate) fn gen(&self, key: &str) -> Result<Option<Generation>, ImportError> {
