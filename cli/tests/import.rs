@@ -153,8 +153,9 @@ fn an_empty_jepsen_history_and_a_cut_off_one_are_named_as_such() {
     );
 }
 
-/// A grant sits on its completion's line, after entries that come later in the history: the
-/// report lists findings in the file's order of lines.
+/// A grant sits on its completion's line, after entries that come later in the history (here
+/// a generation issued twice, found where the second grant's call began): the report lists
+/// findings in the file's order of lines.
 #[test]
 fn findings_are_listed_in_the_order_of_the_file_s_lines() {
     let out = audit_text(
@@ -162,9 +163,9 @@ fn findings_are_listed_in_the_order_of_the_file_s_lines() {
         r#"[{"type":"invoke","process":0,"f":"acquire","time":0,"value":{"resource":"r"}},
 {"type":"invoke","process":1,"f":"acquire","time":1000000,"value":{"resource":"r"}},
 {"type":"ok","process":0,"f":"acquire","time":2000000,"value":{"resource":"r","generation":1,"ttl":1000}},
-{"type":"invoke","process":0,"f":"write","time":3000000,"value":{"resource":"r","store":"db","generation":1,"value":"a","op":"a1"}},
-{"type":"ok","process":0,"f":"write","time":4000000,"value":{"resource":"r","store":"db","generation":1,"value":"a","op":"a1"}},
-{"type":"ok","process":1,"f":"acquire","time":5000000,"value":{"resource":"r","generation":2,"ttl":1000}}]"#,
+{"type":"invoke","process":0,"f":"write","time":3000000,"value":{"resource":"r","store":"db","generation":9,"value":"a","op":"a1"}},
+{"type":"ok","process":0,"f":"write","time":4000000,"value":{"resource":"r","store":"db","generation":9,"value":"a","op":"a1"}},
+{"type":"ok","process":1,"f":"acquire","time":5000000,"value":{"resource":"r","generation":1,"ttl":1000}}]"#,
     );
     let report = text(&out.stdout);
     let (five, six) = (report.find("  line 5 "), report.find("  line 6 "));

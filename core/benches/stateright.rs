@@ -143,7 +143,7 @@ impl Model for Schedules {
         let mut next = state.clone();
         let step = state.sim.position;
         let (_, at, event) = self.sim.advance(&mut next.sim, choice).expect("an enabled choice");
-        let mut broken = next.checker.feed(step, &Entry { at, wall_ns: None, event }).violations;
+        let mut broken = next.checker.feed(step, &Entry::new(at, event)).violations;
         if next.sim.finished {
             broken.extend(next.checker.finish(step));
         }

@@ -285,6 +285,18 @@ impl Builder {
         self.filled(slot);
     }
 
+    /// The event in `slot`, placed at its call's invocation, took effect at some moment up to
+    /// now, when the call was answered: a client sees its call, not the moment the authority
+    /// acted.
+    fn window(&mut self, slot: usize) {
+        let now = self.now();
+        if let Some(entry) = self.core.entry_mut(slot) {
+            if now > entry.at {
+                entry.by = Some(now);
+            }
+        }
+    }
+
     /// A slot reserved earlier was filled at the line being read.
     fn filled(&mut self, slot: usize) {
         if let Some(line) = self.lines.get_mut(slot) {
@@ -513,6 +525,7 @@ impl Builder {
                 (resource, generation, message)
             }
         };
+        self.window(open.slot);
         self.push(Event::GrantReceived { worker, resource, generation, message });
         Ok(())
     }
@@ -614,7 +627,12 @@ impl Builder {
                 ),
             )
         })?;
-        self.push(Event::Released { worker: open.worker, resource, generation });
+        self.fill(
+            open.slot,
+            open.at,
+            Event::Released { worker: open.worker, resource, generation },
+        );
+        self.window(open.slot);
         Ok(())
     }
 

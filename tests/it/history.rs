@@ -198,7 +198,7 @@ fn the_simulator_alone_produces_the_recorded_history() {
         let before = state.clone();
         let (next, event) = sim.step(&state, record.chosen).unwrap();
         assert_eq!(state, before, "step leaves the state it was given alone");
-        entries.push(Entry { at: next.now, wall_ns: None, event });
+        entries.push(Entry::new(next.now, event));
         state = next;
     }
     assert!(state.finished);

@@ -18,6 +18,7 @@ mod history;
 mod history_equivalence;
 mod idempotency;
 mod inject;
+mod intervals;
 mod intros;
 mod log;
 mod names;

@@ -291,13 +291,56 @@ pub(crate) struct Reached {
     pub steps: Steps,
 }
 
-/// The lease the authority honours for a resource, by its own record.
+/// A lease the authority honours for a resource, by its own record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Live {
     pub epoch: u64,
+    /// When it ends unless renewed, counted from the earliest moment it may have been granted.
     pub until: Tick,
+    /// When it ends at the latest: a grant seen only as a call may have happened as late as
+    /// the call's answer, and its lease runs that much longer.
+    pub until_latest: Tick,
     pub holder: usize,
     pub generation: Generation,
+    /// A release seen only as a call: the lease ended at some moment up to this one.
+    pub ending: Option<Tick>,
+    /// Its grant (and renewals).
+    pub why: Steps,
+}
+
+/// A grant seen only as a call, whose window is still open: until `by` passes, a grant that
+/// starts may have come before it or after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct OpenGrant {
+    pub resource: usize,
+    pub generation: Generation,
+    pub by: Tick,
+    pub steps: Steps,
+}
+
+/// A grant seen only as a call, made while another holder's lease was valid: an overlap for
+/// certain unless that lease's end starts before the grant's window closes at `by`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct PendingOverlap {
+    pub resource: usize,
+    pub by: Tick,
+    pub worker: usize,
+    pub generation: Generation,
+    pub steps: Steps,
+    pub old: Live,
+}
+
+/// How many leases, open grant windows and undecided overlaps the checker keeps per history:
+/// a correct authority needs one lease per resource, so only a broken one or hostile input
+/// reaches this, and beyond it the oldest are forgotten (and can no longer be reported).
+const WINDOWS_KEPT: usize = 256;
+
+/// Pushes `item`, forgetting the oldest beyond [`WINDOWS_KEPT`].
+fn push_bounded<T>(list: &mut Vec<T>, item: T) {
+    if list.len() >= WINDOWS_KEPT {
+        list.remove(0);
+    }
+    list.push(item);
 }
 
 /// An operation that took effect at a place, and whether it surely did.
@@ -313,13 +356,22 @@ pub(crate) struct Done {
 pub(crate) struct CheckState {
     /// Grants so far, per resource.
     pub epochs: Vec<u64>,
-    /// The highest generation ever issued, per resource, across restarts, and its grant.
+    /// The highest generation the authority may have issued so far, per resource, across
+    /// restarts, and its grant.
     pub max_issued: Vec<Option<(Generation, Steps)>>,
-    /// The lease the authority currently honours, per resource.
-    pub live: Vec<Option<Live>>,
-    /// Per resource: the entries that made `live` what it is (a grant and a renewal, or what
-    /// ended the lease).
+    /// The highest generation it surely issued before now (grants whose windows have closed),
+    /// per resource, and its grant.
+    pub max_done: Vec<Option<(Generation, Steps)>>,
+    /// Grants whose windows are still open.
+    pub open_grants: Vec<OpenGrant>,
+    /// The leases the authority honours, per resource: one, unless it granted a lease while
+    /// another was valid.
+    pub live: Vec<Vec<Live>>,
+    /// Per resource: the entries that last changed its leases (a grant and a renewal, or what
+    /// ended a lease).
     pub live_why: Vec<Steps>,
+    /// Grants made while another lease was valid, not yet known to overlap it for certain.
+    pub pending: Vec<PendingOverlap>,
     /// Grants on their way, by message: their epochs and their grant.
     pub grants: BTreeMap<u64, (u64, Steps)>,
     /// The lease each worker believes it holds, per (worker, resource): its epoch, with its
@@ -389,7 +441,8 @@ impl Checker {
         let state = CheckState {
             epochs: vec![0; r],
             max_issued: vec![None; r],
-            live: vec![None; r],
+            max_done: vec![None; r],
+            live: vec![Vec::new(); r],
             live_why: vec![Steps::default(); r],
             senders: vec![Arc::default(); w],
             ..CheckState::default()
@@ -425,7 +478,9 @@ impl Checker {
 
     /// Judges entry `step` of the history (entries must come in order, from 0).
     pub fn feed(&mut self, step: usize, entry: &Entry) -> Judgement {
-        let mut judge = Judge { checker: self, step, now: entry.at, out: Judgement::default() };
+        let (now, by) = (entry.at, entry.by.map(|_| entry.latest()));
+        let mut judge = Judge { checker: self, step, now, by, out: Judgement::default() };
+        judge.settle_pending(|p| p.by < now, true);
         judge.event(&entry.event);
         let out = judge.out;
         for v in &out.violations {
@@ -437,8 +492,14 @@ impl Checker {
     /// Judges the end of the history, `last` being the index of its last entry: the final value
     /// of every critical store's data.
     pub fn finish(&mut self, last_step: usize) -> Vec<Violation> {
+        let mut found = {
+            let now = Tick(u64::MAX);
+            let mut judge =
+                Judge { checker: self, step: last_step, now, by: None, out: Judgement::default() };
+            judge.settle_pending(|_| true, true);
+            judge.out.violations
+        };
         let names = &self.names;
-        let mut found = Vec::new();
         // By store in the setup's order, then by data and resource name.
         let mut cells: Vec<_> = self.state.cells.iter().collect();
         let data = |s: usize, d: usize| names.data_names[s][d].as_str();
@@ -515,7 +576,8 @@ impl Checker {
         names.resources.insert(name.to_string(), r);
         self.state.epochs.push(0);
         self.state.max_issued.push(None);
-        self.state.live.push(None);
+        self.state.max_done.push(None);
+        self.state.live.push(Vec::new());
         self.state.live_why.push(Steps::default());
         r
     }
@@ -556,6 +618,8 @@ struct Judge<'a> {
     checker: &'a mut Checker,
     step: usize,
     now: Tick,
+    /// The latest moment the entry may have happened, when the source saw only its call.
+    by: Option<Tick>,
     out: Judgement,
 }
 
@@ -608,9 +672,29 @@ impl Judge<'_> {
                 let (w, r) = (self.checker.worker(worker), self.checker.resource(resource));
                 let state = self.state();
                 let (epoch, steps) = state.held.get(&(w, r)).copied().unwrap_or_default();
-                let generation = *generation;
-                state.live[r] = Some(Live { epoch, until: *valid_until, holder: w, generation });
-                state.live_why[r] = steps.with(step);
+                let (generation, until) = (*generation, *valid_until);
+                let why = steps.with(step);
+                match state.live[r].iter_mut().find(|l| l.epoch == epoch && l.holder == w) {
+                    Some(lease) => {
+                        lease.until_latest = lease.until_latest.max(until);
+                        lease.until = until;
+                        lease.why = why;
+                    }
+                    None => {
+                        let until_latest = until;
+                        let lease = Live {
+                            epoch,
+                            until,
+                            until_latest,
+                            holder: w,
+                            generation,
+                            ending: None,
+                            why,
+                        };
+                        push_bounded(&mut state.live[r], lease);
+                    }
+                }
+                state.live_why[r] = why;
             }
             Event::RenewFailed { worker, resource, .. } => {
                 let key = (self.checker.worker(worker), self.checker.resource(resource));
@@ -621,27 +705,35 @@ impl Judge<'_> {
             }
             Event::Released { worker, resource, .. } => {
                 let key = (self.checker.worker(worker), self.checker.resource(resource));
+                let by = self.by;
                 let state = self.state();
                 let held = state.held.remove(&key);
-                // The authority honours the release only from the lease it currently holds.
+                // The authority honours the release only from a lease it still holds. Seen
+                // only as a call, the release ended the lease at some moment up to `by`.
                 if let Some((epoch, steps)) = held {
                     state.let_go.0.insert(key, steps.with(step));
-                    if state.live[key.1].map(|l| l.epoch) == Some(epoch) {
-                        state.live[key.1] = None;
+                    let leases = &mut state.live[key.1];
+                    if let Some(i) = leases.iter().position(|l| l.epoch == epoch) {
+                        match by {
+                            Some(by) => leases[i].ending = Some(by),
+                            None => drop(leases.remove(i)),
+                        }
                         state.live_why[key.1] = steps.with(step);
+                        self.settle_pending(|p| p.resource == key.1 && p.old.epoch == epoch, false);
                     }
                 }
             }
-            Event::LeaseExpired { resource, .. } => {
-                let r = self.checker.resource(resource);
+            Event::LeaseExpired { worker, resource, .. } => {
+                let (w, r) = (self.checker.worker(worker), self.checker.resource(resource));
                 let state = self.state();
-                state.live[r] = None;
+                state.live[r].retain(|l| l.holder != w);
                 state.live_why[r] = Steps::one(step);
             }
             Event::AuthorityRestarted { counter_kept: false } => {
                 let state = self.state();
-                state.live.iter_mut().for_each(|l| *l = None);
+                state.live.iter_mut().for_each(Vec::clear);
                 state.live_why.iter_mut().for_each(|why| *why = Steps::one(step));
+                self.settle_pending(|_| true, false);
             }
             // A lost message reaches nothing, so nothing waits for it any more.
             Event::MessageLost { message, .. } => {
@@ -705,44 +797,135 @@ impl Judge<'_> {
     fn granted(&mut self, grant: Grant, message: u64) {
         let Grant { worker, resource, generation, until } = grant;
         let (w, r) = (self.checker.worker(worker), self.checker.resource(resource));
-        let (now, step) = (self.now, self.step);
+        let (now, step, by) = (self.now, self.step, self.by);
+        let latest = by.unwrap_or(now);
         let names = Arc::clone(&self.checker.names);
         let state = self.state();
         state.epochs[r] += 1;
         let epoch = state.epochs[r];
-        let previous = state.max_issued[r];
-        if previous.is_none_or(|(p, _)| generation > p) {
+        if state.max_issued[r].is_none_or(|(p, _)| generation > p) {
             state.max_issued[r] = Some((generation, Steps::one(step)));
         }
-        let overlapped = state.live[r].filter(|l| l.holder != w && now < l.until);
-        let live_why = state.live_why[r];
-        state.live[r] = Some(Live { epoch, until, holder: w, generation });
+        // Grants whose windows closed before this one opened surely came before it.
+        let mut closed = Vec::new();
+        state.open_grants.retain(|g| {
+            let done = g.resource == r && g.by < now;
+            if done {
+                closed.push(*g);
+            }
+            !done
+        });
+        for g in closed {
+            if state.max_done[r].is_none_or(|(p, _)| g.generation > p) {
+                state.max_done[r] = Some((g.generation, g.steps));
+            }
+        }
+        // At or below a generation surely issued before: certain. Below one whose grant may
+        // have come after this one: possible. The same generation twice: certain, whatever
+        // the order.
+        let reissued = match state.max_done[r].filter(|(p, _)| generation <= *p) {
+            Some(done) => Some((done, false)),
+            None => state
+                .open_grants
+                .iter()
+                .filter(|g| g.resource == r && g.generation >= generation)
+                .max_by_key(|g| g.generation)
+                .map(|g| ((g.generation, g.steps), g.generation != generation)),
+        };
+        match by {
+            Some(by) => {
+                let open = OpenGrant { resource: r, generation, by, steps: Steps::one(step) };
+                push_bounded(&mut state.open_grants, open);
+            }
+            None => {
+                if state.max_done[r].is_none_or(|(p, _)| generation > p) {
+                    state.max_done[r] = Some((generation, Steps::one(step)));
+                }
+            }
+        }
+        // Every lease of another holder that may still be valid when this grant is made; the
+        // holder's own earlier lease is replaced by this one.
+        state.live[r]
+            .retain(|l| l.holder != w && l.ending.is_none_or(|e| e >= now) && now < l.until_latest);
+        let mut overlaps = Vec::new();
+        for old in &state.live[r] {
+            // Surely valid through the whole window: certain, once nothing ended it in time.
+            let through = old.ending.is_none() && latest < old.until;
+            match (through, by) {
+                (true, Some(by)) => {
+                    let pending = PendingOverlap {
+                        resource: r,
+                        by,
+                        worker: w,
+                        generation,
+                        steps: Steps::one(step),
+                        old: *old,
+                    };
+                    push_bounded(&mut state.pending, pending);
+                }
+                (through, _) => overlaps.push((*old, !through)),
+            }
+        }
+        let lease = Live {
+            epoch,
+            until,
+            // A lease of no length is never valid, whenever it was granted.
+            until_latest: if until > now { until.after(latest.0 - now.0) } else { until },
+            holder: w,
+            generation,
+            ending: None,
+            why: Steps::one(step),
+        };
+        push_bounded(&mut state.live[r], lease);
         state.live_why[r] = Steps::one(step);
         state.grants.insert(message, (epoch, Steps::one(step)));
-        if let Some((prev, steps)) = previous.filter(|(p, _)| generation <= *p) {
-            let detail = format!(
-                "the authority issued generation {generation} for {resource} after it had already issued {prev}"
-            );
+        if let Some(((prev, steps), possible)) = reissued {
+            let detail = if possible {
+                format!(
+                    "the authority may have issued generation {generation} for {resource} after {prev}: the two grants were in progress at once, so either may have come first"
+                )
+            } else if prev == generation {
+                format!("the authority issued generation {generation} for {resource} twice")
+            } else {
+                format!(
+                    "the authority issued generation {generation} for {resource} after it had already issued {prev}"
+                )
+            };
             let found = Found {
                 kind: InvariantKind::GenerationReissued,
                 detail,
-                possible: false,
+                possible,
                 steps: vec![steps],
             };
             self.report(found, Place::Authority);
         }
-        if let Some(old) = overlapped {
-            let holder = names.worker_name(old.holder);
-            let detail = format!(
-                "the authority granted {resource} to {worker} (generation {generation}) while {holder}'s lease (generation {}) ran until {} by its own record",
-                old.generation, old.until
-            );
-            let found = Found {
-                kind: InvariantKind::LeasesOverlap,
-                detail,
-                possible: false,
-                steps: vec![live_why],
-            };
+        for (old, possible) in overlaps {
+            let found = overlap(&names, resource, (worker, generation), old, possible);
+            self.report(found, Place::Authority);
+        }
+    }
+
+    /// Decides the grants made while another lease was valid that `which` picks: an overlap
+    /// for certain when nothing ended that lease before the grant's window closed, possible
+    /// when its end began inside the window.
+    fn settle_pending(&mut self, which: impl Fn(&PendingOverlap) -> bool, certain: bool) {
+        if self.state().pending.is_empty() {
+            return;
+        }
+        let mut settled = Vec::new();
+        self.state().pending.retain(|p| {
+            let now = which(p);
+            if now {
+                settled.push(*p);
+            }
+            !now
+        });
+        let names = Arc::clone(&self.checker.names);
+        for p in settled {
+            let resource = names.setup.resources.get(p.resource).map_or("", String::as_str);
+            let worker = names.worker_name(p.worker);
+            let mut found = overlap(&names, resource, (worker, p.generation), p.old, !certain);
+            found.steps.push(p.steps);
             self.report(found, Place::Authority);
         }
     }
@@ -778,16 +961,12 @@ impl Judge<'_> {
                 fresh
             }
         };
-        let live = state.live[r];
-        let valid = (retry || held.is_some())
-            && live.is_some_and(|l| l.epoch == epoch.epoch && now < l.until);
+        let live = state.live[r].iter().find(|l| l.epoch == epoch.epoch);
+        let valid =
+            (retry || held.is_some()) && live.is_some_and(|l| now < l.until && l.ending.is_none());
         // A lease that ran out by its own end shows that from its grant; one replaced or ended
         // early needs what replaced or ended it.
-        let ended = if valid || live.is_some_and(|l| l.epoch == epoch.epoch) {
-            Steps::default()
-        } else {
-            state.live_why[r]
-        };
+        let ended = if valid || live.is_some() { Steps::default() } else { state.live_why[r] };
         let steps = steps.with(step);
         let sent = Sent { epoch, valid, seq, token, resource: r, steps, ended };
         state.messages.insert(message, sent);
@@ -1101,6 +1280,29 @@ impl Judge<'_> {
     }
 }
 
+/// A grant made while `old` was valid: two holders at once, or (when `possible`) maybe.
+fn overlap(
+    names: &Names,
+    resource: &str,
+    (worker, generation): (&str, Generation),
+    old: Live,
+    possible: bool,
+) -> Found {
+    let holder = names.worker_name(old.holder);
+    let detail = if possible {
+        format!(
+            "the authority may have granted {resource} to {worker} (generation {generation}) while {holder}'s lease (generation {}) was valid: the grant and the end of that lease were in progress at once, so either may have come first",
+            old.generation
+        )
+    } else {
+        format!(
+            "the authority granted {resource} to {worker} (generation {generation}) while {holder}'s lease (generation {}) ran until {} by its own record",
+            old.generation, old.until
+        )
+    };
+    Found { kind: InvariantKind::LeasesOverlap, detail, possible, steps: vec![old.why] }
+}
+
 /// A lease grant as the authority recorded it.
 struct Grant<'a> {
     worker: &'a str,
@@ -1150,7 +1352,7 @@ fn place_text(store: &str, path: &str, resource: &str) -> String {
     format!("{resource} in {}", place_name(store, path))
 }
 
-no_heap!(Sent, Steps, Rank, Reached, Live, Done);
+no_heap!(Sent, Steps, Rank, Reached, Live, Done, OpenGrant, PendingOverlap);
 
 impl<V: HeapSize, const CAP: usize> HeapSize for Recent<V, CAP> {
     fn heap_bytes(&self) -> usize {
@@ -1203,8 +1405,11 @@ impl Checker {
         let CheckState {
             epochs,
             max_issued,
+            max_done,
+            open_grants,
             live,
             live_why,
+            pending,
             grants,
             held,
             let_go,
@@ -1218,8 +1423,11 @@ impl Checker {
         } = self.state();
         epochs.heap_bytes()
             + max_issued.heap_bytes()
+            + max_done.heap_bytes()
+            + open_grants.heap_bytes()
             + live.heap_bytes()
             + live_why.heap_bytes()
+            + pending.heap_bytes()
             + grants.heap_bytes()
             + held.heap_bytes()
             + let_go.0.heap_bytes()

@@ -221,7 +221,7 @@ impl<Seen: Fn(u64) -> bool> Successors<'_, Seen> {
         // moved, not copied again, into the frontier when it is kept.
         let (mut state, mut checker) = (node.state.clone(), node.checker.clone());
         let (enabled, at, event) = advance(self.sim, &mut state, choice)?;
-        let mut broken = checker.feed(depth, &Entry { at, wall_ns: None, event }).violations;
+        let mut broken = checker.feed(depth, &Entry::new(at, event)).violations;
         if state.finished {
             broken.extend(checker.finish(depth));
         }

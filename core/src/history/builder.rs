@@ -258,7 +258,7 @@ impl HistoryBuilder {
         self.observe(&event);
         let wall_ns = self.walls.get(slot).copied().flatten();
         if let Some(place) = self.slots.get_mut(slot) {
-            *place = Some(Entry { at, wall_ns, event });
+            *place = Some(Entry { at, wall_ns, by: None, event });
         }
     }
 

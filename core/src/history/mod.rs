@@ -127,9 +127,27 @@ pub struct Entry {
     /// runs have none; the checker never reads it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_ns: Option<u64>,
+    /// When the source saw only the call that caused the event (a client's request and its
+    /// answer), not the moment it took effect: the latest time it may have happened. The event
+    /// happened at some moment from `at` to `by`, and the checker is certain of an order only
+    /// where these windows do not overlap. Simulated and lab runs know every moment exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<Tick>,
     /// What happened.
     #[serde(flatten)]
     pub event: Event,
+}
+
+impl Entry {
+    /// An entry that happened exactly at `at`.
+    pub fn new(at: Tick, event: Event) -> Entry {
+        Entry { at, wall_ns: None, by: None, event }
+    }
+
+    /// The latest moment the event may have happened: `by`, or `at` when it is exact.
+    pub fn latest(&self) -> Tick {
+        self.by.map_or(self.at, |by| by.max(self.at))
+    }
 }
 
 /// A history: its setup and its entries, in the order they happened.
@@ -300,7 +318,7 @@ fn read<T: serde::de::DeserializeOwned>(line: &str) -> Result<T, String> {
 
 /// Reads an entry. The event's own fields are read through serde's buffer for tagged enums,
 /// which no path tracker sees into, so a bad line is read again for its times alone, to name
-/// `at` or `wall_ns` when they are at fault; otherwise serde's message names the problem.
+/// `at`, `wall_ns` or `by` when they are at fault; otherwise serde's message names the problem.
 fn read_entry(line: &str) -> Result<Entry, String> {
     serde_json::from_str(line).map_err(|e| {
         /// An entry's times, whatever else the line holds.
@@ -310,6 +328,8 @@ fn read_entry(line: &str) -> Result<Entry, String> {
             at: Tick,
             #[serde(default)]
             wall_ns: Option<u64>,
+            #[serde(default)]
+            by: Option<Tick>,
         }
         match read::<Times>(line) {
             Err(times) => times,
@@ -347,11 +367,13 @@ impl<'de> Deserialize<'de> for Entry {
             at: Tick,
             #[serde(default)]
             wall_ns: Option<u64>,
+            #[serde(default)]
+            by: Option<Tick>,
             #[serde(flatten)]
             event: Event,
         }
-        let Line { at, wall_ns, event } = Line::deserialize(deserializer)?;
-        Ok(Entry { at, wall_ns, event })
+        let Line { at, wall_ns, by, event } = Line::deserialize(deserializer)?;
+        Ok(Entry { at, wall_ns, by, event })
     }
 }
 

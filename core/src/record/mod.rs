@@ -328,11 +328,7 @@ impl Engine {
 
     /// The history up to the current position: what the checker judged and the diagram draws.
     pub fn history(&self) -> History {
-        let entries = self.records().iter().map(|r| Entry {
-            at: r.at,
-            wall_ns: None,
-            event: r.event.clone(),
-        });
+        let entries = self.records().iter().map(|r| Entry::new(r.at, r.event.clone()));
         History { setup: self.checker.setup().clone(), entries: entries.collect() }
     }
 
@@ -488,7 +484,7 @@ impl Engine {
         // A reader's own fault is told apart from the story's, which it would otherwise read as.
         let injected = self.state.injected > injections;
         let index = position;
-        let mut entry = Entry { at, wall_ns: None, event };
+        let mut entry = Entry::new(at, event);
         let judgement = self.checker.feed(index, &entry);
         let mut broken = judgement.violations;
         if self.state.finished {

@@ -1,0 +1,116 @@
+//! Histories that see only clients' calls (Jepsen, traces): an operation took effect at some
+//! moment between its invocation and its answer. A finding is certain only when every order
+//! those windows allow shows it, possible when some do, and absent when none do.
+
+use fencelab_core::{invariant::InvariantKind, Checker, Violation};
+use InvariantKind::*;
+
+/// One Jepsen op at `ms` milliseconds.
+fn op(kind: &str, process: u32, f: &str, ms: u64, value: &str) -> String {
+    format!(
+        "{{:type :{kind}, :process {process}, :f :{f}, :time {}, :value {{{value}}}}}",
+        ms * 1_000_000
+    )
+}
+
+fn judge(ops: &[String]) -> Vec<Violation> {
+    let imported =
+        fencelab_interop::jepsen::read_jepsen(&ops.join("\n")).expect("the history reads");
+    Checker::judge(&imported.history)
+}
+
+/// Each finding's kind and whether it is only possible.
+fn kinds(found: &[Violation]) -> Vec<(InvariantKind, bool)> {
+    found.iter().map(|v| (v.invariant, v.possible)).collect()
+}
+
+fn acquire(process: u32, from: u64, to: u64, generation: u64, ttl: u64) -> [String; 2] {
+    let granted = format!(":resource \"lock\" :generation {generation} :ttl {ttl}");
+    [
+        op("invoke", process, "acquire", from, ":resource \"lock\""),
+        op("ok", process, "acquire", to, &granted),
+    ]
+}
+
+fn release(process: u32, from: u64, to: u64) -> [String; 2] {
+    [
+        op("invoke", process, "release", from, ""),
+        op("ok", process, "release", to, ":resource \"lock\""),
+    ]
+}
+
+/// A blocking lock: B asks while A holds it, A lets go, B's call returns. Whether the grant
+/// came before the release is not known, so the overlap is possible, never certain.
+#[test]
+fn a_blocking_hand_off_is_at_most_a_possible_overlap() {
+    let [a0, a1] = acquire(0, 0, 1, 1, 10_000);
+    let [b0, b1] = acquire(1, 2, 7, 2, 10_000);
+    let [r0, r1] = release(0, 5, 6);
+    let found = judge(&[a0, a1, b0, r0, r1, b1]);
+    assert_eq!(kinds(&found), [(LeasesOverlap, true)], "{found:#?}");
+    assert!(found[0].detail.contains("may have granted lock to p1"), "{}", found[0].detail);
+}
+
+/// A release that began after the grant's call had returned cannot explain it.
+#[test]
+fn a_grant_answered_before_the_release_began_is_a_certain_overlap() {
+    let [a0, a1] = acquire(0, 0, 1, 1, 10_000);
+    let [b0, b1] = acquire(1, 2, 4, 2, 10_000);
+    let [r0, r1] = release(0, 5, 6);
+    let found = judge(&[a0, a1, b0, b1, r0, r1]);
+    assert_eq!(kinds(&found), [(LeasesOverlap, false)], "{found:#?}");
+}
+
+/// Calls that do not overlap at all: the release surely came first.
+#[test]
+fn a_hand_off_in_sequence_is_clean() {
+    let [a0, a1] = acquire(0, 0, 1, 1, 10_000);
+    let [r0, r1] = release(0, 2, 3);
+    let [b0, b1] = acquire(1, 4, 5, 2, 10_000);
+    assert_eq!(judge(&[a0, a1, r0, r1, b0, b1]), []);
+}
+
+/// A grant is compared with every lease that may still be valid, not only the latest.
+#[test]
+fn every_overlapping_grant_is_found() {
+    let [a0, a1] = acquire(0, 0, 1, 1, 100_000);
+    let [b0, b1] = acquire(1, 2, 3, 2, 100_000);
+    let [c0, c1] = acquire(2, 4, 5, 3, 100_000);
+    let found = judge(&[a0, a1, b0, b1, c0, c1]);
+    assert_eq!(kinds(&found), [(LeasesOverlap, false); 3], "{found:#?}");
+    let pairs: Vec<bool> = [
+        "to p1 (generation 2) while p0's",
+        "to p2 (generation 3) while p0's",
+        "to p2 (generation 3) while p1's",
+    ]
+    .iter()
+    .map(|pair| found.iter().any(|v| v.detail.contains(pair)))
+    .collect();
+    assert_eq!(pairs, [true; 3], "{found:#?}");
+}
+
+/// A timestamp service answering overlapping calls out of order (p5 asks, p6 asks, p6 gets 196,
+/// p5 gets 197) breaks no order: p6's grant may have come first. The same answers to calls in
+/// sequence do break it.
+#[test]
+fn overlapping_timestamp_calls_answered_out_of_order_are_not_certain() {
+    let [p5a, p5b] = acquire(5, 0, 3, 197, 0);
+    let [p6a, p6b] = acquire(6, 1, 2, 196, 0);
+    let found = judge(&[p5a, p6a, p6b, p5b]);
+    assert!(found.iter().all(|v| v.possible), "{found:#?}");
+    assert_eq!(kinds(&found), [(GenerationReissued, true)], "{found:#?}");
+
+    let [p5a, p5b] = acquire(5, 0, 1, 197, 0);
+    let [p6a, p6b] = acquire(6, 2, 3, 196, 0);
+    assert_eq!(kinds(&judge(&[p5a, p5b, p6a, p6b])), [(GenerationReissued, false)]);
+}
+
+/// One generation handed out twice is a reissue whatever order the calls took effect in.
+#[test]
+fn the_same_generation_from_overlapping_calls_is_certain() {
+    let [p5a, p5b] = acquire(5, 0, 3, 7, 0);
+    let [p6a, p6b] = acquire(6, 1, 2, 7, 0);
+    let found = judge(&[p5a, p6a, p6b, p5b]);
+    assert_eq!(kinds(&found), [(GenerationReissued, false)], "{found:#?}");
+    assert!(found[0].detail.contains("issued generation 7 for lock twice"), "{}", found[0].detail);
+}
