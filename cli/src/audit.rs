@@ -3,7 +3,9 @@
 //! leases and messages open at once, not with the history.
 
 use crate::{say, BadInput};
-use fencelab_core::{history::Entry, history::JsonlParser, Checker, Event, Violation};
+use fencelab_core::{
+    history::Authority, history::Entry, history::JsonlParser, Checker, Event, Violation,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, IsTerminal, Read};
@@ -48,6 +50,9 @@ struct Judged {
     grants: usize,
     writes: usize,
     effects: usize,
+    /// Whether the history holds every grant: then a history without grants is judged on them
+    /// too (every write was made under no lease).
+    authority: Authority,
 }
 
 impl Judged {
@@ -67,7 +72,8 @@ impl Judged {
             _ => format!("{count} {many}"),
         };
         let mut idle = Vec::new();
-        if self.grants == 0 {
+        let unobserved = !self.authority.is_recorded();
+        if self.grants == 0 && unobserved {
             idle.push("lease");
         }
         if self.writes == 0 {
@@ -81,6 +87,11 @@ impl Judged {
             [one] => format!("; the {one} checks had nothing to judge"),
             [a, b] => format!("; the {a} and {b} checks had nothing to judge"),
             _ => "; no check had anything to judge".to_string(),
+        };
+        let idle = if self.grants == 0 && unobserved {
+            format!("{idle} (the history does not show the authority's grants)")
+        } else {
+            idle
         };
         format!(
             "judged: {}, {}, {}{idle}",
@@ -343,6 +354,7 @@ fn audit_one(file: &str, mut input: impl BufRead) -> Result<Audited, BadInput> {
         })
         .collect();
     let incomplete = parser.setup().and_then(|s| s.incomplete.clone());
+    judged.authority = parser.setup().map(|s| s.authority).unwrap_or_default();
     Ok(Audited { file: file.to_string(), events, judged, findings, incomplete })
 }
 

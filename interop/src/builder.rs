@@ -14,8 +14,8 @@ use fencelab_core::Tick;
 use fencelab_core::{
     fence::gateway::DropReason, fence::gateway::EffectRequest, fence::generation::TokenError,
     fence::register::Applied, fence::register::Revision, fence::register::WriteRejection,
-    history::event::TokenKind, history::Entry, history::Setup, Event, Generation, History,
-    WriteOutcome, WriteRequest,
+    history::event::TokenKind, history::Authority, history::Entry, history::Setup, Event,
+    Generation, History, WriteOutcome, WriteRequest,
 };
 use fencelab_core::{
     history::builder::Beliefs, history::builder::HistoryBuilder, history::builder::Sent,
@@ -57,6 +57,9 @@ pub(crate) struct AcquireCall {
     pub valid_until: Option<Tick>,
     pub arrives_at: Option<Tick>,
     pub message: Option<u64>,
+    /// The latest moment the grant may have happened, as a source that declares its setup
+    /// writes it.
+    pub by: Option<Tick>,
 }
 
 /// A write as its sender sent it.
@@ -186,7 +189,9 @@ pub(crate) struct Builder {
 
 impl Builder {
     pub(crate) fn new() -> Builder {
-        let core = HistoryBuilder::new(Setup::default()).first_message(1);
+        // A source that does not declare its setup is seen from outside the authority.
+        let setup = Setup { authority: Authority::Unobserved, ..Setup::default() };
+        let core = HistoryBuilder::new(setup).first_message(1);
         Builder {
             core,
             lines: Vec::new(),
@@ -287,12 +292,13 @@ impl Builder {
 
     /// The event in `slot`, placed at its call's invocation, took effect at some moment up to
     /// now, when the call was answered: a client sees its call, not the moment the authority
-    /// acted.
-    fn window(&mut self, slot: usize) {
-        let now = self.now();
-        if let Some(entry) = self.core.entry_mut(slot) {
-            if now > entry.at {
-                entry.by = Some(now);
+    /// acted. A source that declares its setup (as Fencelab writes one) records events as
+    /// Fencelab saw them, and gives a window itself (`given`) where there was one.
+    fn window(&mut self, slot: usize, given: Option<Tick>) {
+        let by = if self.declared { given } else { Some(self.now()) };
+        if let (Some(entry), Some(by)) = (self.core.entry_mut(slot), by) {
+            if by > entry.at {
+                entry.by = Some(by);
             }
         }
     }
@@ -525,7 +531,7 @@ impl Builder {
                 (resource, generation, message)
             }
         };
-        self.window(open.slot);
+        self.window(open.slot, call.by);
         self.push(Event::GrantReceived { worker, resource, generation, message });
         Ok(())
     }
@@ -613,6 +619,7 @@ impl Builder {
         open: Open,
         resource: Option<ResourceId>,
         generation: Option<Generation>,
+        by: Option<Tick>,
     ) -> Result<(), ImportError> {
         let held = self.held(&open.worker, resource.as_deref());
         let resource = resource
@@ -632,7 +639,7 @@ impl Builder {
             open.at,
             Event::Released { worker: open.worker, resource, generation },
         );
-        self.window(open.slot);
+        self.window(open.slot, by);
         Ok(())
     }
 

@@ -22,11 +22,11 @@
 //! | op | value | becomes |
 //! |---|---|---|
 //! | `:invoke :acquire` | `{:resource r}` (optional) | the authority's grant, placed here once its generation is known: a careful client counts its lease from the moment it asked, so the lease ends at this op's time plus the TTL |
-//! | `:ok :acquire` | `{:resource r :generation g :ttl ms}` | `lease_granted` (at the invocation) then `grant_received` (here) |
+//! | `:ok :acquire` | `{:resource r :generation g :ttl ms}` | `lease_granted` (at the invocation, `by` here: the authority acted somewhere in the call) then `grant_received` (here) |
 //! | `:fail :acquire` | `{:resource r :holder h}` (optional) | `lease_busy` |
 //! | `:ok :renew` | `{:resource r :ttl ms}` | `renewed` (the lease ends at the invocation's time plus the TTL) |
 //! | `:fail :renew` | `:error` the reason | `renew_failed` |
-//! | `:ok :release` | `{:resource r}` | `released` |
+//! | `:ok :release` | `{:resource r}` | `released` (at the invocation, `by` here) |
 //! | `:invoke :write` | `{:resource r :store s :generation g :value v :op id}` | `write_sent` |
 //! | `:ok :write` | | `write_arrived`, applied |
 //! | `:fail :write` | `:error` `:stale` (the default), `:forged`, `:invalid-token` or `:revision-conflict`; `{:highest h}` when known | `write_arrived`, rejected |
@@ -48,6 +48,9 @@
 //! operation id `op-N` from its index; a write whose generation is not the one its worker was
 //! granted is taken as forged. A store or path the history names is fenced unless an op's
 //! `:enforcement` says otherwise (for example `:unfenced`).
+//!
+//! A history that declares its setup (as Fencelab's writers do) records its events as Fencelab
+//! saw them: its grants and releases are exact unless their op gives `:by`.
 //!
 //! Everything else about an event (message ids, arrival times, the store's highest generation,
 //! the events that only Fencelab has, such as `:compute`, `:read`, `:check-lease`,
@@ -424,6 +427,7 @@ fn worker_op(
                 valid_until: v.tick("valid-until")?,
                 arrives_at: v.tick("arrives-at")?,
                 message: v.u64("message")?,
+                by: v.tick("by")?,
             }),
             Op::Write => Call::Write(write_call(loc, v)?),
             Op::Effect => Call::Effect(effect_call(v)?),
@@ -500,7 +504,7 @@ fn worker_op(
             b.renew_failed(loc, open, v.resource("resource")?, reason)
         }
         (Op::Release, Type::Ok) => {
-            b.released(loc, open, v.resource("resource")?, v.gen("generation")?)
+            b.released(loc, open, v.resource("resource")?, v.gen("generation")?, v.tick("by")?)
         }
         // Nobody learned whether the lease changed hands.
         (Op::Acquire | Op::Renew | Op::Release, _) => Ok(()),
@@ -675,6 +679,10 @@ fn ops(history: &History) -> Vec<Value> {
             _ => Map::new(),
         };
         fields.remove("event");
+        // A window, which only a grant or a release read from a client's call has.
+        if let Some(by) = entry.by {
+            fields.insert("by".into(), by.0.into());
+        }
         let worker = match fields.remove("worker") {
             Some(Value::String(w)) => w,
             _ => String::new(),

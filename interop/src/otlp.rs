@@ -454,7 +454,13 @@ fn end(
             if span.error.is_some() {
                 return Ok(());
             }
-            b.released(loc, open, a.resource("fencing.resource")?, a.gen("fencing.generation")?)
+            b.released(
+                loc,
+                open,
+                a.resource("fencing.resource")?,
+                a.gen("fencing.generation")?,
+                None,
+            )
         }
         "fencing.write" => {
             let open = b.complete(loc, &field, worker, &Op::Write, message)?;

@@ -233,7 +233,7 @@ impl Reader {
             "release" => {
                 b.invoke(loc, &actor, Call::Plain(Op::Release))?;
                 let open = b.complete(loc, "kind", &actor, &Op::Release, None)?;
-                b.released(loc, open, l.resource()?, l.gen("generation")?)?;
+                b.released(loc, open, l.resource()?, l.gen("generation")?, None)?;
             }
             "write" => {
                 let resource = ResourceId::new(l.req("resource")?)

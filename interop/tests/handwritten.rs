@@ -29,10 +29,12 @@ fn jepsen_json_reissued_generation_and_an_operation_applied_twice() {
     let imported = jepsen::read_jepsen_json(text).unwrap_or_else(|e| panic!("{e}"));
     // Entries: grant 0, received 1, sent 2, arrived 3, sent 4, arrived 5, grant 6, received 7,
     // sent 8, refused 9.
-    // p1's grant comes while p0's lease still runs, by the authority's own record.
+    // p1's grant comes while p0's lease still runs, by the authority's own record. The grant
+    // took effect somewhere in its call (steps 6 to 7): the overlap is certain once the call
+    // has returned with p0's lease not ended, which the next entry (8) shows.
     assert_eq!(
         found(&imported),
-        [(OperationAppliedTwice, 5), (GenerationReissued, 6), (LeasesOverlap, 6)]
+        [(OperationAppliedTwice, 5), (GenerationReissued, 6), (LeasesOverlap, 8)]
     );
     let refused = &imported.history.entries[9].event;
     let Event::WriteArrived {

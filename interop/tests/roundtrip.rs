@@ -99,3 +99,24 @@ fn every_fault_a_reader_can_inject_survives_jepsen_json() {
     }
     assert!(tried > 200, "only {tried} faults were tried");
 }
+
+/// A history read from clients' calls keeps its windows (`by`) and its unobserved authority
+/// when written as a Jepsen history and read back.
+#[test]
+fn windows_read_from_calls_survive_both_formats() {
+    let calls = r#"{:type :invoke, :process 0, :f :acquire, :time 0, :value {:resource "lock"}}
+{:type :ok, :process 0, :f :acquire, :time 1000000, :value {:resource "lock" :generation 1 :ttl 10000}}
+{:type :invoke, :process 1, :f :acquire, :time 2000000, :value {:resource "lock"}}
+{:type :invoke, :process 0, :f :release, :time 5000000}
+{:type :ok, :process 0, :f :release, :time 6000000, :value {:resource "lock"}}
+{:type :ok, :process 1, :f :acquire, :time 7000000, :value {:resource "lock" :generation 2 :ttl 10000}}"#;
+    let history = read_jepsen_edn(calls).expect("the calls read").history;
+    let windows: Vec<_> =
+        history.entries.iter().filter_map(|e| e.by.map(|by| (e.at.0, by.0))).collect();
+    assert_eq!(windows, [(0, 1), (2, 7), (5, 6)], "{history:#?}");
+    for text in [to_jepsen_edn(&history), to_jepsen_json(&history)] {
+        let read = read_jepsen(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(read.history, history);
+        assert_eq!(Checker::judge(&read.history), Checker::judge(&history));
+    }
+}

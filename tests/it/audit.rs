@@ -4,9 +4,18 @@
 use fencelab_core::{invariant::InvariantKind, Checker, History, Violation};
 use InvariantKind::*;
 
-/// A history of workers A and B on `ledger`, one fenced store `db`, from its entries' lines.
+/// A history of workers A and B on `ledger`, one fenced store `db`, from its entries' lines,
+/// holding every grant the authority made.
 fn history(entries: &[&str]) -> History {
-    let head = r#"{"fencelab_history":1,"setup":{"workers":["A","B"],"resources":["ledger"],"stores":[{"name":"db","paths":[{"name":"primary","data":"primary","enforcement":"unfenced"}]}]}}"#;
+    history_seen(entries, "recorded")
+}
+
+/// The same, with the setup saying whether the authority's grants are all in it.
+fn history_seen(entries: &[&str], authority: &str) -> History {
+    let head = format!(
+        r#"{{"fencelab_history":1,"setup":{{"workers":["A","B"],"resources":["ledger"],"stores":[{{"name":"db","paths":[{{"name":"primary","data":"primary","enforcement":"unfenced"}}]}}],"authority":"{authority}"}}}}"#
+    );
+    let head = head.as_str();
     let text = std::iter::once(head).chain(entries.iter().copied()).collect::<Vec<_>>().join("\n");
     History::from_jsonl(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
@@ -52,6 +61,12 @@ fn unknown(at: u64, worker: &str, generation: u64, op: &str, message: u64) -> St
 fn judge(lines: &[String]) -> Vec<Violation> {
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
     Checker::judge(&history(&lines))
+}
+
+/// Judges a history that may miss the authority's grants, as a store's own log does.
+fn judge_unobserved(lines: &[String]) -> Vec<Violation> {
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    Checker::judge(&history_seen(&lines, "unobserved"))
 }
 
 fn kinds(found: &[Violation]) -> Vec<(InvariantKind, usize, bool)> {
@@ -159,9 +174,28 @@ fn a_generation_the_authority_never_issued() {
     let found = judge(&lines);
     assert_eq!(kinds(&found), vec![(TokenNeverIssued, 3, false)]);
     assert!(found[0].detail.contains("generation 7, which the authority never issued"));
-    // Without the authority's record there is nothing to compare with.
-    let lines = [sent(1, "A", 7, "a1", 10), applied(1, "A", 7, "a1", 10)];
-    assert!(judge(&lines).iter().all(|v| v.invariant != TokenNeverIssued));
+    // A history that holds every grant and shows none: the authority issued nothing, so the
+    // write was made under no lease, with a token nobody issued (two workers forging tokens).
+    let lines = [
+        sent(1, "A", 5, "a1", 10),
+        applied(1, "A", 5, "a1", 10),
+        sent(2, "B", 6, "b1", 11),
+        applied(2, "B", 6, "b1", 11),
+    ];
+    let found = judge(&lines);
+    assert_eq!(
+        kinds(&found),
+        vec![
+            (WriteOutsideLease, 1, false),
+            (TokenNeverIssued, 1, false),
+            (WriteOutsideLease, 3, false),
+            (TokenNeverIssued, 3, false)
+        ],
+        "{found:#?}"
+    );
+    assert!(found[1].detail.contains("never issued (it had issued none for that resource)"));
+    // A store's own log, which may miss the grants: there is nothing to compare with.
+    assert!(judge_unobserved(&lines).is_empty(), "{:#?}", judge_unobserved(&lines));
 }
 
 #[test]
@@ -229,7 +263,7 @@ fn without_the_authority_s_record_writes_are_ordered_by_their_generations() {
         sent(2, "A", 3, "a1", 11),
         applied(2, "A", 3, "a1", 11),
     ];
-    let found = judge(&lines);
+    let found = judge_unobserved(&lines);
     assert_eq!(
         kinds(&found),
         [(StaleWriteAccepted, 3, false), (FinalValueNotFromLatestOwner, 3, false)],
@@ -249,7 +283,7 @@ fn without_the_authority_s_record_writes_are_ordered_by_their_generations() {
         sent(2, "B", 4, "b1", 11),
         applied(2, "B", 4, "b1", 11),
     ];
-    assert!(judge(&lines).is_empty());
+    assert!(judge_unobserved(&lines).is_empty());
 }
 
 /// The two lab runs checked in as examples judge as their modes promise: the fenced store refused
@@ -273,4 +307,27 @@ fn the_checked_in_lab_histories_judge_as_their_modes_promise() {
         found.iter().filter(|v| v.invariant == StaleWriteAccepted).collect();
     assert_eq!(stale.len(), 1, "{found:#?}");
     assert!(!stale[0].possible && stale[0].detail.contains("accepted A's write"), "{found:#?}");
+}
+
+/// A simulated run records every grant, so two workers that never held a lease and write with
+/// made-up tokens are judged: no lease backed their writes, and nobody issued those tokens.
+#[test]
+fn a_simulated_run_in_which_forgers_write_is_judged() {
+    let scenario = r#"{"name": "forgers", "title": "Two forgers", "resources": ["ledger"],
+        "authority": {"ttl": 10}, "network": {"latency": 1},
+        "stores": [{"name": "db", "enforcement": "fenced"}],
+        "workers": [
+            {"name": "F", "script": [{"write": {"resource": "ledger", "value": "f", "forge": 5}}]},
+            {"name": "G", "start": 2, "script": [{"write": {"resource": "ledger", "value": "g", "forge": 6}}]}
+        ]}"#;
+    let scenario = fencelab_core::Scenario::from_json(scenario).expect("the scenario reads");
+    let mut engine = fencelab_core::Engine::new(scenario).expect("the scenario is valid");
+    engine.run().expect("the run ends");
+    let history = History::from_jsonl(&engine.history().to_jsonl()).expect("the history reads");
+    let found: Vec<InvariantKind> = Checker::judge(&history).iter().map(|v| v.invariant).collect();
+    assert_eq!(
+        found,
+        [WriteOutsideLease, TokenNeverIssued, WriteOutsideLease, TokenNeverIssued],
+        "{found:?}"
+    );
 }

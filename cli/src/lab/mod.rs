@@ -59,8 +59,8 @@ pub mod worker;
 use crate::{say, BadInput};
 use fencelab_core::{
     fence::authority::LeaseAuthority, fence::authority::LeaseError, history::event::TokenKind,
-    history::HistoryError, history::Setup, Event, History, ResourceId, Tick, WorkerId,
-    WriteOutcome,
+    history::Authority, history::HistoryError, history::Setup, Event, History, ResourceId, Tick,
+    WorkerId, WriteOutcome,
 };
 use fencelab_core::{format::model::Enforcement, format::model::PauseReason};
 use fencelab_core::{
@@ -478,6 +478,8 @@ impl Lab {
             stores: vec![store],
             gateway: None,
             incomplete: None,
+            // The lab's authority (built in, or etcd through its client) reports every grant.
+            authority: Authority::Recorded,
         };
         Lab {
             args: args.clone(),

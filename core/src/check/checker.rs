@@ -905,6 +905,18 @@ impl Judge<'_> {
         }
     }
 
+    /// The highest generation the authority may have issued for resource `r`, and its grant;
+    /// none issued counts as generation 0 when every grant is in the history, and says nothing
+    /// otherwise.
+    fn issued(&self, r: usize) -> Option<(u64, Steps)> {
+        let state = &self.checker.state;
+        match state.max_issued[r] {
+            Some((g, steps)) => Some((g.get(), steps)),
+            None if self.checker.names.setup.authority.is_recorded() => Some((0, Steps::default())),
+            None => None,
+        }
+    }
+
     /// Decides the grants made while another lease was valid that `which` picks: an overlap
     /// for certain when nothing ended that lease before the grant's window closed, possible
     /// when its end began inside the window.
@@ -1076,8 +1088,9 @@ impl Judge<'_> {
         let resource = request.resource.as_str();
         let text = place_text(store, path, resource);
         let names = Arc::clone(&self.checker.names);
-        let issued = self.state().max_issued[sent.resource];
-        let recorded = self.state().epochs[sent.resource] > 0;
+        let recorded = self.checker.names.setup.authority.is_recorded()
+            || self.state().epochs[sent.resource] > 0;
+        let issued = self.issued(sent.resource);
         let cell = self.cell(key);
         let mut found = Vec::new();
         let mut find = |kind, detail, possible: bool, steps: Vec<Steps>| {
@@ -1147,10 +1160,11 @@ impl Judge<'_> {
             let detail = format!("{text} {accepted} {who}'s write, {when}{why}");
             find(InvariantKind::WriteOutsideLease, detail, false, vec![sent.steps, sent.ended]);
         }
-        if let Some((issued, grant)) = issued.filter(|(g, _)| request.generation > *g) {
+        if let Some((issued, grant)) = issued.filter(|(g, _)| request.generation.get() > *g) {
             let detail = format!(
-                "{text} {accepted} {who}'s write with generation {}, which the authority never issued (the highest it had issued was {issued})",
-                request.generation
+                "{text} {accepted} {who}'s write with generation {}, which the authority never issued ({})",
+                request.generation,
+                issued_text(issued)
             );
             find(InvariantKind::TokenNeverIssued, detail, false, vec![grant, sent.steps]);
         }
@@ -1186,7 +1200,7 @@ impl Judge<'_> {
     fn delivered(&mut self, who: &str, request: &EffectRequest, sent: Sent, certain: bool) {
         let workflow = request.workflow.as_str();
         let step = self.step;
-        let issued = self.state().max_issued[sent.resource];
+        let issued = self.issued(sent.resource);
         let state = self.state();
         let mut found = Vec::new();
         let this = Done { steps: sent.steps.with(step), certain };
@@ -1239,10 +1253,12 @@ impl Judge<'_> {
                 steps,
             });
         }
-        if let Some((issued, grant)) = issued.filter(|(g, _)| request.generation > *g) {
+        if let Some((issued, grant)) = issued.filter(|(g, _)| request.generation.get() > *g) {
             let detail = format!(
-                "the partner {received} {who}'s {} with generation {}, which the authority never issued (the highest it had issued was {issued})",
-                request.effect, request.generation
+                "the partner {received} {who}'s {} with generation {}, which the authority never issued ({})",
+                request.effect,
+                request.generation,
+                issued_text(issued)
             );
             let steps = vec![grant, sent.steps];
             found.push(Found {
@@ -1301,6 +1317,15 @@ fn overlap(
         )
     };
     Found { kind: InvariantKind::LeasesOverlap, detail, possible, steps: vec![old.why] }
+}
+
+/// What the authority had issued, for a message about a generation it never issued.
+fn issued_text(issued: u64) -> String {
+    if issued == 0 {
+        "it had issued none for that resource".to_string()
+    } else {
+        format!("the highest it had issued was {issued}")
+    }
 }
 
 /// A lease grant as the authority recorded it.

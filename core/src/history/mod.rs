@@ -37,6 +37,30 @@ pub struct Setup {
     /// judges less than the run did. Simulated runs never set it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
+    /// Whether the history holds every grant the lease authority made.
+    #[serde(default, skip_serializing_if = "Authority::is_recorded")]
+    pub authority: Authority,
+}
+
+/// Whether a history holds every grant the lease authority made. Where it does, a write under
+/// no recorded lease was made under none; where it may not, the lease checks judge only the
+/// resources whose grants it shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Authority {
+    /// Every grant is in the history: a simulated run, the live lab, a file written by either.
+    #[default]
+    Recorded,
+    /// The history shows what workers and stores saw, and may miss grants: a store's own log,
+    /// a trace or a client-side history read by `fencelab-interop`.
+    Unobserved,
+}
+
+impl Authority {
+    /// Whether every grant is in the history.
+    pub fn is_recorded(&self) -> bool {
+        *self == Authority::Recorded
+    }
 }
 
 /// A store and its write paths.
@@ -101,6 +125,7 @@ impl Setup {
                 .as_ref()
                 .map(|g| GatewaySetup { partner: g.partner.clone(), enforcement: g.enforcement }),
             incomplete: None,
+            authority: Authority::Recorded,
         }
     }
 
