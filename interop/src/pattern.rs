@@ -15,6 +15,7 @@
 //! | `write` | `resource`, `store` (`store` when absent), `generation`, `value`, `op` | a write sent |
 //! | `write_ok`, `write_rejected`, `write_unknown` | `op` (optional), `highest` and `error` for a rejection | its answer: applied, refused, or never learned |
 //! | `write_done` | `outcome`: `applied`, `rejected` or `unknown` | the same, the outcome in its own group |
+//! | `accepted`, `refused` | `generation`; `highest` for a refusal; `actor`, `store`, `resource`, `value`, `op` (optional) | a store's own record of a write it applied or refused: the write and its answer at once |
 //! | `pause`, `resume` | | the worker froze, woke up |
 //! | `restart_authority`, `restart_store` | `store` for a store | a restart that kept its records |
 //!
@@ -24,6 +25,14 @@
 //!
 //! A write's answer is paired with the actor's write of the same `op`, or with its oldest write
 //! still open when the line names no operation. A write without `op` gets `line-N`.
+//!
+//! A store's own log says what it decided, often without who asked or what was written: an
+//! `accepted` or `refused` line stands for the write and its answer together, and what it does
+//! not name is filled in. The writer is named after the generation it presented (`gen-82`: one
+//! generation, one lease holder), the store is `store`, the resource is the store's name, and
+//! the value and operation are `line-N`. Such a log shows no grants, so the lease checks have
+//! nothing to judge, and the writes are ordered by their generations, as the store's fence
+//! orders them. Only these lines may leave out `actor`.
 //!
 //! Time: the `time` group is either an integer (milliseconds on the log's clock, used as `at`)
 //! or a date and time, which sets `wall_ns` and makes `at` the milliseconds since the first time
@@ -47,7 +56,10 @@ use regex::{Captures, Regex, RegexBuilder};
 use serde_json::Value;
 
 /// The kinds a log line can have.
-const KINDS: &str = "acquire, acquire_failed, renew, renew_failed, release, write, write_ok, write_rejected, write_unknown, write_done, pause, resume, restart_authority, restart_store";
+const KINDS: &str = "acquire, acquire_failed, renew, renew_failed, release, write, write_ok, write_rejected, write_unknown, write_done, accepted, refused, pause, resume, restart_authority, restart_store";
+
+/// The kinds of line a store writes about its own decisions, which need not name the writer.
+const STORE_KINDS: [&str; 2] = ["accepted", "refused"];
 
 /// Reads a log, one event per line the expression `pattern` matches.
 pub fn read_pattern(text: &str, pattern: &str) -> Result<Imported, ImportError> {
@@ -57,9 +69,12 @@ pub fn read_pattern(text: &str, pattern: &str) -> Result<Imported, ImportError> 
         .build()
         .map_err(|e| ImportError::input(format!("the pattern: {e}")))?;
     let names: Vec<String> = regex.capture_names().flatten().map(str::to_string).collect();
-    if !names.iter().any(|n| n == "actor") {
+    // Only a store's own decisions can be read without the writer's name.
+    let store_only = names.iter().all(|n| n != "kind")
+        && names.iter().filter(|n| n.starts_with("kind_")).all(|n| STORE_KINDS.contains(&&n[5..]));
+    if !names.iter().any(|n| n == "actor") && !store_only {
         return Err(ImportError::input(
-            "the pattern has no group named `actor` (write `(?P<actor>...)`)".to_string(),
+            "the pattern has no group named `actor` (write `(?P<actor>...)`; only a store's own `accepted` and `refused` lines may go without)".to_string(),
         ));
     }
     // A log's own words for its events are mapped by groups named after the kind they mean:
@@ -177,8 +192,6 @@ impl Reader {
             }
         };
         self.builder.time(loc, "time", at, wall)?;
-        let actor = WorkerId::new(l.req("actor")?)
-            .map_err(|e| loc.field("actor", format!("not a worker name: {e}")))?;
         // A `kind_NAME` group names its kind by taking part in the match, even with no text.
         let named =
             self.kinds.iter().find(|k| l.caps.name(k).is_some()).map(|k| &k["kind_".len()..]);
@@ -186,6 +199,12 @@ impl Reader {
             Some(kind) => kind.to_string(),
             None => l.req("kind")?.to_ascii_lowercase(),
         };
+        if STORE_KINDS.contains(&kind.as_str()) {
+            self.decided(&l, kind == "accepted")?;
+            return Ok(true);
+        }
+        let actor = WorkerId::new(l.req("actor")?)
+            .map_err(|e| loc.field("actor", format!("not a worker name: {e}")))?;
         let b = &mut self.builder;
         match kind.as_str() {
             "acquire" => {
@@ -317,6 +336,69 @@ impl Reader {
             }
         }
         Ok(true)
+    }
+}
+
+impl Reader {
+    /// A store's own record of a write it applied (`accepted`) or refused: the write and its
+    /// answer at once, with what the line does not name filled in.
+    fn decided(&mut self, l: &Line, accepted: bool) -> Result<(), ImportError> {
+        let loc = l.loc;
+        let generation = l.gen("generation")?.ok_or_else(|| {
+            loc.field("generation", "a store's decision needs the generation it was presented")
+        })?;
+        let actor = match l.get("actor") {
+            Some(name) => name.to_string(),
+            None => format!("gen-{generation}"),
+        };
+        let actor = WorkerId::new(actor)
+            .map_err(|e| loc.field("actor", format!("not a worker name: {e}")))?;
+        let store = l.get("store").unwrap_or("store").to_string();
+        let resource = match l.resource()? {
+            Some(r) => r,
+            None => {
+                ResourceId::new(store.as_str()).map_err(|e| loc.field("store", e.to_string()))?
+            }
+        };
+        let line = format!("line-{}", loc.line);
+        let op = l.get("op").unwrap_or(&line).to_string();
+        let operation = OperationId::new(op).map_err(|e| loc.field("op", e.to_string()))?;
+        let value = l.get("value").unwrap_or(&line).to_string();
+        let request =
+            WriteRequest { resource, generation, operation, expected_revision: None, value };
+        let call = WriteCall {
+            request,
+            store,
+            path: None,
+            token: None,
+            arrives_at: None,
+            retry: None,
+            message: None,
+            enforcement: None,
+        };
+        let b = &mut self.builder;
+        let message = b.invoke(loc, &actor, Call::Write(call))?;
+        let open = b.complete(loc, "kind", &actor, &Op::Write, message)?;
+        let result = if accepted {
+            WriteResult::Applied
+        } else {
+            WriteResult::Rejected {
+                error: l.get("error").map(str::to_string),
+                highest: l.gen("highest")?,
+            }
+        };
+        let done = WriteDone {
+            result,
+            committed: false,
+            data: None,
+            enforcement: None,
+            outcome: None,
+            value_after: None,
+            highest_before: None,
+            highest_after: None,
+            misfenced: None,
+        };
+        b.write_done(loc, open, done)
     }
 }
 

@@ -284,3 +284,44 @@ fn jepsen_info_writes_are_weighed_both_ways() {
     );
     assert_eq!(stale(&found), [false], "{found:#?}");
 }
+
+/// A store's own log, shaped like a JournalNode's: it accepts the new writer's epoch 83 and
+/// refuses the old active writer's epoch 82, saying only the epochs. Read as it is, with the
+/// writers named after their epochs; the store did its job, so the audit is clean. Had it
+/// accepted 82 after 83, that is a stale write, certain.
+#[test]
+fn a_store_s_own_refusal_log_audits_as_it_is() {
+    let re = r"^(?P<time>\S+ \S+) \S+ \S+ (?P<store>jn\d): (?:(?P<kind_accepted>Accepted)|(?P<kind_refused>Refused):) .*?epoch (?P<generation>\d+)(?: is less than the last promised epoch (?P<highest>\d+))?";
+    let log = "\
+2024-12-31 07:50:16,101 INFO server.Journal jn1: Accepted epoch 83 for a new writer
+2024-12-31 07:50:16,102 INFO server.Journal jn2: Accepted epoch 83 for a new writer
+2024-12-31 07:50:16,104 INFO server.Journal jn3: Accepted epoch 83 for a new writer
+2024-12-31 07:50:16,609 WARN ipc.Server jn1: Refused: IPC's epoch 82 is less than the last promised epoch 83
+2024-12-31 07:50:16,611 WARN ipc.Server jn2: Refused: IPC's epoch 82 is less than the last promised epoch 83
+2024-12-31 07:50:16,612 WARN ipc.Server jn3: Refused: IPC's epoch 82 is less than the last promised epoch 83
+";
+    let imported = pattern::read_pattern(log, re).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(imported.skipped, 0);
+    assert_eq!(imported.history.setup.workers, ["gen-83", "gen-82"]);
+    assert_eq!(imported.history.setup.stores.len(), 3);
+    assert!(!imported.history.setup.authority.is_recorded());
+    let refused = imported.history.entries.iter().filter(|e| {
+        matches!(
+            &e.event,
+            Event::WriteArrived {
+                outcome: WriteOutcome::Rejected(WriteRejection::Stale { .. }),
+                ..
+            }
+        )
+    });
+    assert_eq!(refused.count(), 3);
+    assert_eq!(found(&imported), []);
+
+    let stale = log.replace(
+        "jn3: Refused: IPC's epoch 82 is less than the last promised epoch 83",
+        "jn3: Accepted epoch 82 from the old writer",
+    );
+    let imported = pattern::read_pattern(&stale, re).unwrap_or_else(|e| panic!("{e}"));
+    let kinds: Vec<_> = found(&imported).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(kinds, [StaleWriteAccepted, FinalValueNotFromLatestOwner]);
+}

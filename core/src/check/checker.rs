@@ -480,7 +480,7 @@ impl Checker {
     pub fn feed(&mut self, step: usize, entry: &Entry) -> Judgement {
         let (now, by) = (entry.at, entry.by.map(|_| entry.latest()));
         let mut judge = Judge { checker: self, step, now, by, out: Judgement::default() };
-        judge.settle_pending(|p| p.by < now, true);
+        judge.settle_pending(&|p| p.by < now, true);
         judge.event(&entry.event);
         let out = judge.out;
         for v in &out.violations {
@@ -496,7 +496,7 @@ impl Checker {
             let now = Tick(u64::MAX);
             let mut judge =
                 Judge { checker: self, step: last_step, now, by: None, out: Judgement::default() };
-            judge.settle_pending(|_| true, true);
+            judge.settle_pending(&|_| true, true);
             judge.out.violations
         };
         let names = &self.names;
@@ -719,7 +719,10 @@ impl Judge<'_> {
                             None => drop(leases.remove(i)),
                         }
                         state.live_why[key.1] = steps.with(step);
-                        self.settle_pending(|p| p.resource == key.1 && p.old.epoch == epoch, false);
+                        self.settle_pending(
+                            &|p| p.resource == key.1 && p.old.epoch == epoch,
+                            false,
+                        );
                     }
                 }
             }
@@ -733,7 +736,7 @@ impl Judge<'_> {
                 let state = self.state();
                 state.live.iter_mut().for_each(Vec::clear);
                 state.live_why.iter_mut().for_each(|why| *why = Steps::one(step));
-                self.settle_pending(|_| true, false);
+                self.settle_pending(&|_| true, false);
             }
             // A lost message reaches nothing, so nothing waits for it any more.
             Event::MessageLost { message, .. } => {
@@ -807,23 +810,18 @@ impl Judge<'_> {
             state.max_issued[r] = Some((generation, Steps::one(step)));
         }
         // Grants whose windows closed before this one opened surely came before it.
-        let mut closed = Vec::new();
+        let mut done = state.max_done[r];
         state.open_grants.retain(|g| {
-            let done = g.resource == r && g.by < now;
-            if done {
-                closed.push(*g);
+            let closed = g.resource == r && g.by < now;
+            if closed && done.is_none_or(|(p, _)| g.generation > p) {
+                done = Some((g.generation, g.steps));
             }
-            !done
+            !closed
         });
-        for g in closed {
-            if state.max_done[r].is_none_or(|(p, _)| g.generation > p) {
-                state.max_done[r] = Some((g.generation, g.steps));
-            }
-        }
         // At or below a generation surely issued before: certain. Below one whose grant may
         // have come after this one: possible. The same generation twice: certain, whatever
         // the order.
-        let reissued = match state.max_done[r].filter(|(p, _)| generation <= *p) {
+        let reissued = match done.filter(|(p, _)| generation <= *p) {
             Some(done) => Some((done, false)),
             None => state
                 .open_grants
@@ -837,12 +835,12 @@ impl Judge<'_> {
                 let open = OpenGrant { resource: r, generation, by, steps: Steps::one(step) };
                 push_bounded(&mut state.open_grants, open);
             }
-            None => {
-                if state.max_done[r].is_none_or(|(p, _)| generation > p) {
-                    state.max_done[r] = Some((generation, Steps::one(step)));
-                }
+            None if done.is_none_or(|(p, _)| generation > p) => {
+                done = Some((generation, Steps::one(step)));
             }
+            None => {}
         }
+        state.max_done[r] = done;
         // Every lease of another holder that may still be valid when this grant is made; the
         // holder's own earlier lease is replaced by this one.
         state.live[r]
@@ -882,7 +880,7 @@ impl Judge<'_> {
         if let Some(((prev, steps), possible)) = reissued {
             let detail = if possible {
                 format!(
-                    "the authority may have issued generation {generation} for {resource} after {prev}: the two grants were in progress at once, so either may have come first"
+                    "the authority may have issued generation {generation} for {resource} after {prev}: the two grants were in progress at once"
                 )
             } else if prev == generation {
                 format!("the authority issued generation {generation} for {resource} twice")
@@ -920,7 +918,7 @@ impl Judge<'_> {
     /// Decides the grants made while another lease was valid that `which` picks: an overlap
     /// for certain when nothing ended that lease before the grant's window closed, possible
     /// when its end began inside the window.
-    fn settle_pending(&mut self, which: impl Fn(&PendingOverlap) -> bool, certain: bool) {
+    fn settle_pending(&mut self, which: &dyn Fn(&PendingOverlap) -> bool, certain: bool) {
         if self.state().pending.is_empty() {
             return;
         }
@@ -1307,7 +1305,7 @@ fn overlap(
     let holder = names.worker_name(old.holder);
     let detail = if possible {
         format!(
-            "the authority may have granted {resource} to {worker} (generation {generation}) while {holder}'s lease (generation {}) was valid: the grant and the end of that lease were in progress at once, so either may have come first",
+            "the authority may have granted {resource} to {worker} (generation {generation}) while {holder}'s lease (generation {}) was valid: the grant and that lease's end were in progress at once",
             old.generation
         )
     } else {

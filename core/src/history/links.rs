@@ -130,10 +130,7 @@ impl Links {
         }
         *last = Some(entry.at);
         if let Some(by) = entry.by.filter(|by| *by < entry.at) {
-            return Err(bad(format!(
-                "`by`: {} is before `at` ({}); an event's window runs from `at` to `by`",
-                by.0, entry.at.0
-            )));
+            return Err(bad(format!("`by`: {} is before `at` ({})", by.0, entry.at.0)));
         }
         let worker = |name: &str| {
             if workers.contains(name) {

@@ -332,13 +332,13 @@ impl JsonlParser {
 /// Reads one line, naming the field of a problem: "`setup.stores[0].critical`: invalid type:
 /// string \"yes\", expected a boolean (column 113)".
 fn read<T: serde::de::DeserializeOwned>(line: &str) -> Result<T, String> {
-    let mut de = serde_json::Deserializer::from_str(line);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    // Read as a JSON value first, as a scenario is, so that the path tracker's code for the
+    // types both share is compiled once.
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| problem("", e))?;
+    serde_path_to_error::deserialize(&value).map_err(|e| {
         let path = e.path().to_string();
         problem(&path, e.into_inner())
-    })?;
-    de.end().map_err(|e| problem("", e))?;
-    Ok(value)
+    })
 }
 
 /// Reads an entry. The event's own fields are read through serde's buffer for tagged enums,
