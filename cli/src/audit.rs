@@ -137,10 +137,10 @@ pub fn audit(
     json: bool,
     witnesses: Option<&Path>,
     format: crate::import::Format,
-    pattern: Option<&str>,
+    reading: &crate::import::Reading,
 ) -> Result<ExitCode, BadInput> {
     use crate::import::Format;
-    if pattern.is_some() && !matches!(format, Format::Auto | Format::Pattern) {
+    if reading.pattern.is_some() && !matches!(format, Format::Auto | Format::Pattern) {
         let name = clap::ValueEnum::to_possible_value(&format)
             .map(|v| v.get_name().to_string())
             .unwrap_or_default();
@@ -153,7 +153,7 @@ pub fn audit(
     let mut stems = Stems::default();
     for file in files {
         // One unreadable or malformed file is reported, and the others are still judged.
-        match audit_file(file, format, pattern) {
+        match audit_file(file, format, reading) {
             Ok((result, converted)) => {
                 if let Some(dir) = witnesses {
                     let stem = stems.unique(file);
@@ -188,8 +188,11 @@ pub fn audit(
             }
             for f in &a.findings {
                 let v = &f.violation;
-                let maybe =
-                    if v.possible { " (possible: depends on an unknown outcome)" } else { "" };
+                let maybe = if v.possible {
+                    " (possible: it depends on an order or an outcome the history does not show)"
+                } else {
+                    ""
+                };
                 say!(
                     "  line {} (step {}, t={}): {}{maybe}: {}",
                     f.line,
@@ -219,7 +222,7 @@ pub fn audit(
 fn audit_file(
     file: &str,
     format: crate::import::Format,
-    pattern: Option<&str>,
+    reading: &crate::import::Reading,
 ) -> Result<(Audited, Option<String>), BadInput> {
     let (input, size): (Box<dyn Read>, u64) = if file == "-" {
         (Box::new(std::io::stdin().lock()), 0)
@@ -230,7 +233,7 @@ fn audit_file(
         (Box::new(opened), size)
     };
     let mut input = BufReader::new(Progress::new(input, size));
-    match crate::import::imported(file, &mut input, format, pattern)? {
+    match crate::import::imported(file, &mut input, format, reading)? {
         Some(converted) => {
             let mut result = audit_one(file, converted.jsonl.as_bytes())?;
             // Findings point at the file's own lines, not the converted history's.

@@ -27,8 +27,9 @@ pub fn export(
     source: &str,
     variant: Option<&str>,
     to: To,
-    pattern: Option<&str>,
+    reading: &crate::import::Reading,
 ) -> Result<ExitCode, BadInput> {
+    let pattern = reading.pattern.as_deref();
     let path = std::path::Path::new(source);
     if let Some(variant) = variant.filter(|_| pattern.is_some() || crate::is_file(source)) {
         return Err(crate::variant_of_a_file(variant, source));
@@ -37,7 +38,7 @@ pub fn export(
         let bytes =
             std::fs::read(path).map_err(|e| BadInput(format!("cannot read {source}: {e}")))?;
         let history =
-            crate::import::history(source, &bytes, crate::import::Format::Pattern, pattern)?;
+            crate::import::history(source, &bytes, crate::import::Format::Pattern, reading)?;
         return write(&history, &Checker::judge(&history), to);
     }
     let text = path.is_file().then(|| std::fs::read(path));
@@ -47,7 +48,7 @@ pub fn export(
     };
     let text = match foreign {
         Some((format, bytes)) => {
-            let history = crate::import::history(source, bytes, format, None)?;
+            let history = crate::import::history(source, bytes, format, reading)?;
             let violations = Checker::judge(&history);
             return write(&history, &violations, to);
         }

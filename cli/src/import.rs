@@ -4,7 +4,7 @@
 use crate::BadInput;
 use clap::ValueEnum;
 use fencelab_core::History;
-use fencelab_interop::{jepsen, otlp, pattern};
+use fencelab_interop::{jepsen, mapping::Mapping, otlp, pattern};
 use std::io::{BufRead, Read};
 
 /// The format of a history file.
@@ -23,6 +23,44 @@ pub enum Format {
     Otlp,
     /// A text log, read through --pattern.
     Pattern,
+}
+
+/// How to read another tool's history: a text log's pattern, and a history's own words.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct Reading {
+    /// For text logs: a regular expression with named groups (`actor`, `kind`, `time`,
+    /// `resource`, `generation`, ...), or @FILE to read it from a file.
+    #[arg(long, value_name = "RE")]
+    pub pattern: Option<String>,
+    /// For Jepsen histories: the history's own name for an operation or a field, and what it
+    /// means, such as lock=acquire, unlock=release, lock-name=resource or token=generation
+    /// (repeat it, or separate renames with commas); value=FIELD reads an op's :value that is
+    /// not a map as that field.
+    #[arg(long = "map", value_name = "NAME=MEANING")]
+    pub map: Vec<String>,
+    /// For Jepsen histories: generations are opaque tokens (a UUID, a lock key), compared for
+    /// equality and reuse, not order.
+    #[arg(long)]
+    pub opaque_tokens: bool,
+    /// For Jepsen histories and logs: how long a lease lasts, in ms, when its grant or renewal
+    /// does not say (the service's configured lease length).
+    #[arg(long, value_name = "MS")]
+    pub ttl: Option<u64>,
+}
+
+impl Reading {
+    /// The mapping the options describe.
+    fn mapping(&self) -> Result<Mapping, BadInput> {
+        let mut mapping = Mapping::default();
+        for renames in &self.map {
+            for rename in renames.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+                mapping.add(rename).map_err(|e| BadInput(format!("--map: {e}")))?;
+            }
+        }
+        mapping.opaque_tokens = self.opaque_tokens;
+        mapping.ttl = self.ttl;
+        Ok(mapping)
+    }
 }
 
 /// What the first bytes of a file say its format is.
@@ -65,13 +103,13 @@ pub fn imported(
     file: &str,
     input: &mut impl BufRead,
     format: Format,
-    pattern: Option<&str>,
+    reading: &Reading,
 ) -> Result<Option<Converted>, BadInput> {
     let format = match format {
         Format::Auto => {
             let start =
                 input.fill_buf().map_err(|e| BadInput(format!("cannot read {file}: {e}")))?;
-            sniff(start, pattern.is_some())
+            sniff(start, reading.pattern.is_some())
         }
         other => other,
     };
@@ -83,7 +121,7 @@ pub fn imported(
         .take(fencelab_interop::MAX_INPUT as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| BadInput(format!("cannot read {file}: {e}")))?;
-    let (history, lines) = read(file, &bytes, format, pattern)?;
+    let (history, lines) = read(file, &bytes, format, reading)?;
     Ok(Some(Converted { jsonl: history.to_jsonl(), lines }))
 }
 
@@ -105,9 +143,9 @@ pub fn history(
     file: &str,
     bytes: &[u8],
     format: Format,
-    pattern: Option<&str>,
+    reading: &Reading,
 ) -> Result<History, BadInput> {
-    read(file, bytes, format, pattern).map(|(history, _)| history)
+    read(file, bytes, format, reading).map(|(history, _)| history)
 }
 
 /// Reads a file's bytes in `format` (not `Auto`): the history and each entry's source line.
@@ -115,14 +153,31 @@ fn read(
     file: &str,
     bytes: &[u8],
     format: Format,
-    pattern: Option<&str>,
+    reading: &Reading,
 ) -> Result<(History, Vec<usize>), BadInput> {
     let bad = |e: fencelab_interop::ImportError| BadInput(e.in_file(file).to_string());
+    let mapping = reading.mapping()?;
+    // A log's pattern names its fields itself, and a trace's spans are named by OpenTelemetry's
+    // conventions: only a Jepsen history is renamed.
+    let renamed = !mapping.ops.is_empty() || !mapping.fields.is_empty() || mapping.opaque_tokens;
+    if renamed && format != Format::Jepsen {
+        return Err(BadInput(format!(
+            "{file}: --map and --opaque-tokens read Jepsen histories; a log's pattern names its fields with its groups"
+        )));
+    }
+    if mapping.ttl.is_some() && format == Format::Otlp {
+        return Err(BadInput(format!(
+            "{file}: --ttl reads Jepsen histories and logs; a trace gives each lease's length in `lease.ttl_ms`"
+        )));
+    }
     let imported = match format {
-        Format::Jepsen => jepsen::read_jepsen_bytes(bytes).map_err(bad)?,
+        Format::Jepsen => {
+            jepsen::read_jepsen_mapped(fencelab_interop::utf8(bytes).map_err(bad)?, &mapping)
+                .map_err(bad)?
+        }
         Format::Otlp => otlp::read_otlp_bytes(bytes).map_err(bad)?,
         Format::Pattern => {
-            let Some(pattern) = pattern else {
+            let Some(pattern) = &reading.pattern else {
                 return Err(BadInput("--format pattern needs --pattern RE".into()));
             };
             let pattern = match pattern.strip_prefix('@') {
@@ -130,7 +185,8 @@ fn read(
                     .map_err(|e| BadInput(format!("cannot read the pattern file {path}: {e}")))?,
                 None => pattern.to_string(),
             };
-            pattern::read_pattern_bytes(bytes, pattern.trim_end_matches(['\n', '\r']))
+            let text = fencelab_interop::utf8(bytes).map_err(bad)?;
+            pattern::read_pattern_mapped(text, pattern.trim_end_matches(['\n', '\r']), &mapping)
                 .map_err(bad)?
         }
         Format::Auto | Format::Jsonl => {
@@ -173,7 +229,33 @@ fn read(
             "{file}: {what} earlier than the one above ({most}); each was read as that entry's time, in the file's order"
         );
     }
+    if !imported.tokens.is_empty() {
+        eprintln!("{file}: {}", tokens_note(&imported.tokens));
+    }
     Ok((imported.history, imported.lines))
+}
+
+/// Which generation stands for which opaque token, for reading the findings.
+fn tokens_note(tokens: &[(String, String, u64)]) -> String {
+    const SHOWN: usize = 12;
+    let listed: Vec<String> = tokens
+        .iter()
+        .take(SHOWN)
+        .map(|(resource, token, n)| match resource.as_str() {
+            "" => format!("{n} = {token:?}"),
+            r => format!("{r} {n} = {token:?}"),
+        })
+        .collect();
+    let more = tokens.len().saturating_sub(SHOWN);
+    let mut text = format!(
+        "{} opaque tokens, each read as a generation (a grant's numbered by its request): {}",
+        tokens.len(),
+        listed.join(", ")
+    );
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    text
 }
 
 /// The format of a file `export` was given, when it is another tool's history.

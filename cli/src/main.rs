@@ -114,10 +114,8 @@ enum Command {
         /// histories (see README, "Importing histories").
         #[arg(long, value_enum, default_value_t)]
         format: import::Format,
-        /// For text logs: a regular expression with named groups (`actor`, `kind`, `time`,
-        /// `resource`, `generation`, ...), or @FILE to read it from a file.
-        #[arg(long, value_name = "RE")]
-        pattern: Option<String>,
+        #[command(flatten)]
+        reading: import::Reading,
     },
     /// Write a run's history (a scenario played to its end) or a history file in another format.
     Export {
@@ -129,10 +127,8 @@ enum Command {
         /// What to write.
         #[arg(long, value_enum)]
         to: export::To,
-        /// Read SOURCE as a text log through this regular expression with named groups (or
-        /// @FILE to read it from a file), as `audit --pattern` does.
-        #[arg(long, value_name = "RE")]
-        pattern: Option<String>,
+        #[command(flatten)]
+        reading: import::Reading,
     },
     /// The live lab: real worker processes, a real SIGSTOP longer than the lease, a real
     /// database; the run recorded as a history, its timeline printed and the history audited.
@@ -239,11 +235,11 @@ fn main() -> ExitCode {
             say!("{}", s.to_json());
             ExitCode::SUCCESS
         }),
-        Command::Audit { files, json, witnesses, format, pattern } => {
-            audit::audit(&files, json, witnesses.as_deref(), format, pattern.as_deref())
+        Command::Audit { files, json, witnesses, format, reading } => {
+            audit::audit(&files, json, witnesses.as_deref(), format, &reading)
         }
-        Command::Export { source, variant, to, pattern } => {
-            export::export(&source, variant.as_deref(), to, pattern.as_deref())
+        Command::Export { source, variant, to, reading } => {
+            export::export(&source, variant.as_deref(), to, &reading)
         }
         Command::Lab(args) => lab::lab(args),
         Command::LabWorker(args) => Ok(lab::worker::main(args)),

@@ -176,8 +176,9 @@ pub struct Violation {
     /// Where it happened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub place: Option<Place>,
-    /// Whether it depends on a write or an effect whose outcome nobody learned: it happened if
-    /// that outcome went one way. A finding that holds either way is certain.
+    /// Whether it depends on what the history does not show: a write or an effect whose outcome
+    /// nobody learned, or the order of calls that were in progress at once. A finding that
+    /// holds whatever the outcome and whatever order the calls allow is certain.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub possible: bool,
     /// The steps of the entries that prove it, in order, ending with [`step`](Self::step) or

@@ -185,6 +185,8 @@ pub(crate) struct Builder {
     open: Vec<Open>,
     stepped_back: StepsBack,
     declared: bool,
+    /// How long a lease lasts when its grant or renewal does not say.
+    ttl: Option<u64>,
 }
 
 impl Builder {
@@ -199,7 +201,14 @@ impl Builder {
             open: Vec::new(),
             stepped_back: StepsBack::default(),
             declared: false,
+            ttl: None,
         }
+    }
+
+    /// The lease length, in ms, for grants and renewals that do not give one.
+    pub(crate) fn with_ttl(mut self, ttl: Option<u64>) -> Builder {
+        self.ttl = ttl;
+        self
     }
 
     /// Whether the source declared its setup (so it lists its workers itself).
@@ -330,7 +339,7 @@ impl Builder {
                 let ready = (
                     a.resource.clone(),
                     a.generation,
-                    a.valid_until.or_else(|| a.ttl.map(|t| at.after(t))),
+                    a.valid_until.or_else(|| a.ttl.or(self.ttl).map(|t| at.after(t))),
                 );
                 let mut message = a.message;
                 if let (Some(resource), Some(generation), Some(valid_until)) = ready {
@@ -506,14 +515,14 @@ impl Builder {
                 let generation = g.generation.or(call.generation).ok_or_else(|| {
                     loc.field("value.generation", "a grant must carry its generation")
                 })?;
-                let ttl = g.ttl.or(call.ttl);
+                let ttl = g.ttl.or(call.ttl).or(self.ttl);
                 let valid_until = match (g.valid_until.or(call.valid_until), ttl) {
                     (Some(t), _) => t,
                     (None, Some(ttl)) => open.at.after(ttl),
                     (None, None) => {
                         return Err(loc.field(
                             "value.ttl",
-                            "a grant must say how long the lease lasts (its ttl in ms)",
+                            "a grant must say how long the lease lasts: its ttl in ms, or the service's lease length given to the reader (`fencelab audit --ttl MS`)",
                         ))
                     }
                 };
@@ -581,13 +590,13 @@ impl Builder {
                 format!("{} renewed a lease it does not hold; give the generation", open.worker),
             )
         })?;
-        let valid_until = match (valid_until, ttl) {
+        let valid_until = match (valid_until, ttl.or(self.ttl)) {
             (Some(t), _) => t,
             (None, Some(ttl)) => open.at.after(ttl),
             (None, None) => {
                 return Err(loc.field(
                     "value.ttl",
-                    "a renewal must say how long the lease now lasts (its ttl in ms)",
+                    "a renewal must say how long the lease now lasts: its ttl in ms, or the service's lease length given to the reader (`fencelab audit --ttl MS`)",
                 ))
             }
         };

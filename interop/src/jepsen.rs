@@ -64,6 +64,7 @@ use crate::builder::{
 };
 use crate::edn;
 use crate::error::{check_size, ImportError, Loc, MAX_LINE};
+use crate::mapping::{Mapping, Tokens};
 use crate::values::{rename_keys, Fields};
 use crate::Imported;
 use fencelab_core::{
@@ -75,11 +76,14 @@ use std::collections::BTreeMap;
 
 /// Reads a Jepsen history, EDN or JSON, telling them apart by their first characters.
 pub fn read_jepsen(text: &str) -> Result<Imported, ImportError> {
-    if looks_like_json(text) {
-        read_jepsen_json(text)
-    } else {
-        read_jepsen_edn(text)
-    }
+    read_jepsen_mapped(text, &Mapping::default())
+}
+
+/// Reads a Jepsen history written in a system's own words (see [`crate::mapping`]), EDN or
+/// JSON.
+pub fn read_jepsen_mapped(text: &str, mapping: &Mapping) -> Result<Imported, ImportError> {
+    let ops = if looks_like_json(text) { json_ops(text)? } else { edn_ops(text)? };
+    read_ops(ops, mapping)
 }
 
 /// Reads a Jepsen history from bytes, refusing bytes that are not UTF-8 with the line.
@@ -103,6 +107,11 @@ fn looks_like_json(text: &str) -> bool {
 
 /// Reads a Jepsen history written as JSON: an array of op objects, or one object per line.
 pub fn read_jepsen_json(text: &str) -> Result<Imported, ImportError> {
+    read_ops(json_ops(text)?, &Mapping::default())
+}
+
+/// The ops of a Jepsen history written as JSON, each with its line.
+fn json_ops(text: &str) -> Result<Vec<(usize, Value)>, ImportError> {
     check_size(text.len())?;
     let trimmed = text.trim_start();
     let mut ops = Vec::new();
@@ -148,7 +157,7 @@ pub fn read_jepsen_json(text: &str) -> Result<Imported, ImportError> {
             ops.push((line, value));
         }
     }
-    read_ops(ops)
+    Ok(ops)
 }
 
 /// serde_json's message without its "at line 1 column 9", which the error already places.
@@ -160,6 +169,11 @@ fn json_problem(e: &serde_json::Error) -> String {
 
 /// Reads a Jepsen history written as EDN: a vector (or list) of op maps, or one map per line.
 pub fn read_jepsen_edn(text: &str) -> Result<Imported, ImportError> {
+    read_ops(edn_ops(text)?, &Mapping::default())
+}
+
+/// The ops of a Jepsen history written as EDN, each with its line.
+fn edn_ops(text: &str) -> Result<Vec<(usize, Value)>, ImportError> {
     check_size(text.len())?;
     for (i, line) in text.lines().enumerate() {
         if line.len() > MAX_LINE {
@@ -172,7 +186,7 @@ pub fn read_jepsen_edn(text: &str) -> Result<Imported, ImportError> {
     } else {
         edn::read_all(text)?
     };
-    read_ops(forms.into_iter().map(|f| (f.line, f.value)).collect())
+    Ok(forms.into_iter().map(|f| (f.line, f.value)).collect())
 }
 
 /// Jepsen's op types.
@@ -215,15 +229,17 @@ const NEMESIS_EVENTS: &[(&str, &str)] = &[
 ];
 const WORKER_FS: &str = "acquire, renew, release, write, effect, check-passed, compute, read, check-lease, pause-skipped, finish, stop";
 
-fn read_ops(ops: Vec<(usize, Value)>) -> Result<Imported, ImportError> {
-    let mut builder = Builder::new();
+fn read_ops(ops: Vec<(usize, Value)>, mapping: &Mapping) -> Result<Imported, ImportError> {
+    let mut builder = Builder::new().with_ttl(mapping.ttl);
+    let mut tokens = Tokens::default();
     let mut nemesis: Option<NemesisOp> = None;
     let mut skipped = 0;
     for (i, (line, value)) in ops.into_iter().enumerate() {
         let mut loc = Loc { line, op: Some(i) };
-        let Value::Object(op) = value else {
+        let Value::Object(mut op) = value else {
             return Err(loc.whole(format!("an op must be a map, not {}", short(&value))));
         };
+        crate::mapping::apply(mapping, &mut tokens, &mut op);
         let top = Fields { map: Some(&op), loc: &loc, prefix: "" };
         if let Some(index) = top.u64("index")? {
             loc.op = usize::try_from(index).ok();
@@ -337,7 +353,7 @@ fn read_ops(ops: Vec<(usize, Value)>) -> Result<Imported, ImportError> {
     if !declared {
         phantom_workers(&history, &lines)?;
     }
-    Ok(Imported { history, lines, skipped, stepped_back })
+    Ok(Imported { history, lines, skipped, stepped_back, tokens: tokens.seen })
 }
 
 /// Refuses a worker the nemesis acts on that does nothing else in the history, most likely a
@@ -415,7 +431,10 @@ fn worker_op(
         "check-passed" => Op::Other(f.into()),
         _ if WORKER_EVENTS.iter().any(|(name, _)| *name == f) => Op::Other(f.into()),
         other => {
-            return Err(loc.field("f", format!("unknown :f {other:?} for a worker ({WORKER_FS})")))
+            return Err(loc.field(
+                "f",
+                format!("unknown :f {other:?} for a worker ({WORKER_FS}); a history's own names for its operations are mapped to these (`fencelab audit --map {other}=acquire`)"),
+            ))
         }
     };
     if kind == Type::Invoke {

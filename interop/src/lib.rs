@@ -7,6 +7,8 @@
 //! - [`jepsen`]: Jepsen histories, EDN or JSON, and writers back to both;
 //! - [`otlp`]: OpenTelemetry traces as the collector's file exporter writes them (OTLP JSON);
 //! - [`pattern`]: text logs, through a regular expression with named groups;
+//! - [`mapping`]: a history's own names for operations and fields, opaque tokens, a lease
+//!   length it does not log;
 //! - [`itf`]: a writer of the Informal Trace Format that Apalache and Quint read.
 //!
 //! Every reader feeds one builder, which pairs each completion with its invocation, numbers the
@@ -27,6 +29,7 @@ mod edn;
 mod error;
 pub mod itf;
 pub mod jepsen;
+pub mod mapping;
 pub mod otlp;
 pub mod pattern;
 mod values;
@@ -51,4 +54,7 @@ pub struct Imported {
     /// The time stamps that stepped back a little from the one above them, each read as that
     /// entry's time.
     pub stepped_back: StepsBack,
+    /// Opaque tokens, as (resource, token, the generation that stands for it), in the order
+    /// they first appeared (see [`mapping::Mapping::opaque_tokens`]).
+    pub tokens: Vec<(String, String, u64)>,
 }

@@ -312,7 +312,7 @@ fn build(spans: Vec<Span>, skipped: usize) -> Result<Imported, ImportError> {
         }
     }
     let (history, lines, stepped_back) = b.finish()?;
-    Ok(Imported { history, lines, skipped, stepped_back })
+    Ok(Imported { history, lines, skipped, stepped_back, tokens: Vec::new() })
 }
 
 fn start(

@@ -48,6 +48,7 @@ use crate::builder::{
     AcquireCall, Builder, Call, Granted, Op, PauseFields, WriteCall, WriteDone, WriteResult,
 };
 use crate::error::{check_size, ImportError, Loc, MAX_LINE};
+use crate::mapping::Mapping;
 use crate::values::generation;
 use crate::Imported;
 use fencelab_core::{Event, Generation, OperationId, ResourceId, Tick, WorkerId, WriteRequest};
@@ -63,6 +64,16 @@ const STORE_KINDS: [&str; 2] = ["accepted", "refused"];
 
 /// Reads a log, one event per line the expression `pattern` matches.
 pub fn read_pattern(text: &str, pattern: &str) -> Result<Imported, ImportError> {
+    read_pattern_mapped(text, pattern, &Mapping::default())
+}
+
+/// Reads a log as [`read_pattern`] does, taking the lease length from the mapping where a line
+/// gives none (the pattern's groups name the fields themselves).
+pub fn read_pattern_mapped(
+    text: &str,
+    pattern: &str,
+    mapping: &Mapping,
+) -> Result<Imported, ImportError> {
     check_size(text.len())?;
     let regex = RegexBuilder::new(pattern)
         .size_limit(1 << 22)
@@ -85,7 +96,8 @@ pub fn read_pattern(text: &str, pattern: &str) -> Result<Imported, ImportError> 
             "the pattern has no group named `kind` (write `(?P<kind>...)`, or name the log's own words with groups such as `(?P<kind_acquire>LOCK_ACQUIRED)`)".to_string(),
         ));
     }
-    let mut reader = Reader { regex, kinds, builder: Builder::new(), first_wall: None, matched: 0 };
+    let builder = Builder::new().with_ttl(mapping.ttl);
+    let mut reader = Reader { regex, kinds, builder, first_wall: None, matched: 0 };
     let mut skipped = 0;
     for (i, line) in text.lines().enumerate() {
         let loc = Loc::line(i + 1);
@@ -98,7 +110,7 @@ pub fn read_pattern(text: &str, pattern: &str) -> Result<Imported, ImportError> 
         }
     }
     let (history, lines, stepped_back) = reader.builder.finish()?;
-    Ok(Imported { history, lines, skipped, stepped_back })
+    Ok(Imported { history, lines, skipped, stepped_back, tokens: Vec::new() })
 }
 
 /// Reads a log from bytes, refusing bytes that are not UTF-8 with the line.
@@ -225,9 +237,7 @@ impl Reader {
                             "an acquire line needs the generation it was granted",
                         )
                     })?),
-                    ttl: Some(l.u64("ttl")?.ok_or_else(|| {
-                        l.loc.field("ttl", "an acquire line needs the lease's ttl in ms")
-                    })?),
+                    ttl: l.u64("ttl")?,
                     ..Granted::default()
                 };
                 b.granted(loc, open, granted)?;
@@ -241,10 +251,7 @@ impl Reader {
                 b.invoke(loc, &actor, Call::Plain(Op::Renew))?;
                 let open = b.complete(loc, "kind", &actor, &Op::Renew, None)?;
                 if kind == "renew" {
-                    let ttl = l.u64("ttl")?.ok_or_else(|| {
-                        l.loc.field("ttl", "a renew line needs the lease's new ttl in ms")
-                    })?;
-                    b.renewed(loc, open, l.resource()?, l.gen("generation")?, Some(ttl), None)?;
+                    b.renewed(loc, open, l.resource()?, l.gen("generation")?, l.u64("ttl")?, None)?;
                 } else {
                     b.renew_failed(loc, open, l.resource()?, l.get("error").map(str::to_string))?;
                 }

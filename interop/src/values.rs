@@ -29,7 +29,11 @@ pub(crate) fn generation(value: &Value) -> Result<Generation, String> {
                 }
             }
         }
-        Value::String(s) => s.parse::<Generation>().map_err(err),
+        // Text that is no number at all is most likely a service's own opaque token.
+        Value::String(s) => s.parse::<Generation>().map_err(|e| match s.trim().parse::<f64>() {
+            Ok(_) => err(e),
+            Err(_) => format!("{}; a token that is not a number is read as an opaque token (`fencelab audit --opaque-tokens`)", err(e)),
+        }),
         Value::Null => Err(err(TokenError::NotPositive { got: "nil".into() })),
         other => Err(err(TokenError::NotPositive { got: other.to_string() })),
     }

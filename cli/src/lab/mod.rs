@@ -380,7 +380,7 @@ pub fn lab(args: LabArgs) -> Result<ExitCode, BadInput> {
         false,
         None,
         crate::import::Format::default(),
-        None,
+        &crate::import::Reading::default(),
     )?;
     say!(
         "to see it: open the page, choose \"Open a history\" (beside the story picker) and pick {}, or drop the file on the page",

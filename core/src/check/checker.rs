@@ -304,6 +304,8 @@ pub(crate) struct Live {
     pub generation: Generation,
     /// A release seen only as a call: the lease ended at some moment up to this one.
     pub ending: Option<Tick>,
+    /// The latest moment it may have been granted.
+    pub granted_by: Tick,
     /// Its grant (and renewals).
     pub why: Steps,
 }
@@ -318,16 +320,26 @@ pub(crate) struct OpenGrant {
     pub steps: Steps,
 }
 
-/// A grant seen only as a call, made while another holder's lease was valid: an overlap for
-/// certain unless that lease's end starts before the grant's window closes at `by`.
+/// Two leases of one resource whose grants were seen as calls in progress at once, each
+/// granted while the other may have been valid: an overlap for certain unless the old lease's
+/// end starts before the new grant's window closes (`by`), or the new lease's end starts before
+/// the old grant's window closes (`old.granted_by`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct PendingOverlap {
     pub resource: usize,
     pub by: Tick,
+    pub epoch: u64,
     pub worker: usize,
     pub generation: Generation,
     pub steps: Steps,
     pub old: Live,
+}
+
+impl PendingOverlap {
+    /// When both grants have surely happened.
+    fn decided_after(&self) -> Tick {
+        self.by.max(self.old.granted_by)
+    }
 }
 
 /// How many leases, open grant windows and undecided overlaps the checker keeps per history:
@@ -480,7 +492,7 @@ impl Checker {
     pub fn feed(&mut self, step: usize, entry: &Entry) -> Judgement {
         let (now, by) = (entry.at, entry.by.map(|_| entry.latest()));
         let mut judge = Judge { checker: self, step, now, by, out: Judgement::default() };
-        judge.settle_pending(&|p| p.by < now, true);
+        judge.settle_pending(&|p| p.decided_after() < now, true);
         judge.event(&entry.event);
         let out = judge.out;
         for v in &out.violations {
@@ -670,6 +682,7 @@ impl Judge<'_> {
             }
             Event::Renewed { worker, resource, valid_until, generation } => {
                 let (w, r) = (self.checker.worker(worker), self.checker.resource(resource));
+                let now = self.now;
                 let state = self.state();
                 let (epoch, steps) = state.held.get(&(w, r)).copied().unwrap_or_default();
                 let (generation, until) = (*generation, *valid_until);
@@ -689,6 +702,7 @@ impl Judge<'_> {
                             holder: w,
                             generation,
                             ending: None,
+                            granted_by: now,
                             why,
                         };
                         push_bounded(&mut state.live[r], lease);
@@ -719,8 +733,15 @@ impl Judge<'_> {
                             None => drop(leases.remove(i)),
                         }
                         state.live_why[key.1] = steps.with(step);
+                        // Either lease of a pair ending before the other's grant surely
+                        // happened leaves an order in which they did not overlap.
+                        let now = self.now;
                         self.settle_pending(
-                            &|p| p.resource == key.1 && p.old.epoch == epoch,
+                            &|p| {
+                                p.resource == key.1
+                                    && ((p.old.epoch == epoch && now <= p.by)
+                                        || (p.epoch == epoch && now <= p.old.granted_by))
+                            },
                             false,
                         );
                     }
@@ -847,21 +868,22 @@ impl Judge<'_> {
             .retain(|l| l.holder != w && l.ending.is_none_or(|e| e >= now) && now < l.until_latest);
         let mut overlaps = Vec::new();
         for old in &state.live[r] {
-            // Surely valid through the whole window: certain, once nothing ended it in time.
-            let through = old.ending.is_none() && latest < old.until;
-            match (through, by) {
-                (true, Some(by)) => {
-                    let pending = PendingOverlap {
-                        resource: r,
-                        by,
-                        worker: w,
-                        generation,
-                        steps: Steps::one(step),
-                        old: *old,
-                    };
-                    push_bounded(&mut state.pending, pending);
-                }
-                (through, _) => overlaps.push((*old, !through)),
+            // Each lease surely valid while the other's grant may still be happening: certain,
+            // once nothing ended either in time.
+            let through = old.ending.is_none() && latest < old.until && until > old.granted_by;
+            if through && latest.max(old.granted_by) > now {
+                let pending = PendingOverlap {
+                    resource: r,
+                    by: latest,
+                    epoch,
+                    worker: w,
+                    generation,
+                    steps: Steps::one(step),
+                    old: *old,
+                };
+                push_bounded(&mut state.pending, pending);
+            } else {
+                overlaps.push((*old, !through));
             }
         }
         let lease = Live {
@@ -872,6 +894,7 @@ impl Judge<'_> {
             holder: w,
             generation,
             ending: None,
+            granted_by: latest,
             why: Steps::one(step),
         };
         push_bounded(&mut state.live[r], lease);
@@ -880,7 +903,7 @@ impl Judge<'_> {
         if let Some(((prev, steps), possible)) = reissued {
             let detail = if possible {
                 format!(
-                    "the authority may have issued generation {generation} for {resource} after {prev}: the two grants were in progress at once"
+                    "the authority may have issued generation {generation} for {resource} after {prev}: the calls overlapped"
                 )
             } else if prev == generation {
                 format!("the authority issued generation {generation} for {resource} twice")
@@ -1305,7 +1328,7 @@ fn overlap(
     let holder = names.worker_name(old.holder);
     let detail = if possible {
         format!(
-            "the authority may have granted {resource} to {worker} (generation {generation}) while {holder}'s lease (generation {}) was valid: the grant and that lease's end were in progress at once",
+            "the authority may have granted {resource} to {worker} (generation {generation}) while {holder}'s lease (generation {}) was valid: the calls overlapped",
             old.generation
         )
     } else {
@@ -1320,7 +1343,7 @@ fn overlap(
 /// What the authority had issued, for a message about a generation it never issued.
 fn issued_text(issued: u64) -> String {
     if issued == 0 {
-        "it had issued none for that resource".to_string()
+        "it had issued none".to_string()
     } else {
         format!("the highest it had issued was {issued}")
     }

@@ -100,12 +100,19 @@ fn without_comments(json: &str) -> Result<Cow<'_, str>, ScenarioError> {
 /// Parses JSON text into a value, refusing a key that appears twice in one object and text after
 /// the value. Errors carry the path of the value where parsing stopped.
 pub(crate) fn json_text(json: &str) -> Result<Value, ScenarioError> {
+    json_value(json).map_err(|(at, e)| error(&at, e.to_string()))
+}
+
+/// Parses JSON text into a value as [`json_text`] does; an error comes with the path of the value
+/// where parsing stopped (empty for the whole text) and serde_json's error, for a reader that
+/// words it otherwise.
+pub(crate) fn json_value(json: &str) -> Result<Value, (String, serde_json::Error)> {
     let mut de = serde_json::Deserializer::from_str(json);
     let stopped = std::cell::RefCell::new(None);
     let seed = Strict { at: Segment::Root, stopped: &stopped };
     let value = serde::de::DeserializeSeed::deserialize(seed, &mut de)
-        .map_err(|e| error(&stopped.into_inner().unwrap_or_default(), e.to_string()))?;
-    de.end().map_err(|e| error("", e.to_string()))?;
+        .map_err(|e| (stopped.into_inner().unwrap_or_default(), e))?;
+    de.end().map_err(|e| (String::new(), e))?;
     Ok(value)
 }
 

@@ -332,9 +332,9 @@ impl JsonlParser {
 /// Reads one line, naming the field of a problem: "`setup.stores[0].critical`: invalid type:
 /// string \"yes\", expected a boolean (column 113)".
 fn read<T: serde::de::DeserializeOwned>(line: &str) -> Result<T, String> {
-    // Read as a JSON value first, as a scenario is, so that the path tracker's code for the
-    // types both share is compiled once.
-    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| problem("", e))?;
+    // Read as a JSON value first, by the scenario's reader (which also refuses a key given
+    // twice), so that the reading code for the types both share is compiled once.
+    let value = crate::format::parse::json_value(line).map_err(|(at, e)| problem(&at, e))?;
     serde_path_to_error::deserialize(&value).map_err(|e| {
         let path = e.path().to_string();
         problem(&path, e.into_inner())
