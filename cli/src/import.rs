@@ -46,6 +46,10 @@ pub struct Reading {
     /// does not say (the service's configured lease length).
     #[arg(long, value_name = "MS")]
     pub ttl: Option<u64>,
+    /// For logs: how the `time` group writes a time stamp, as strftime spells it (such as
+    /// "%d/%b/%Y:%H:%M:%S %z"), when it is neither RFC 3339 nor log4j's; without an offset, UTC.
+    #[arg(long, value_name = "FMT")]
+    pub time_format: Option<String>,
 }
 
 impl Reading {
@@ -59,6 +63,7 @@ impl Reading {
         }
         mapping.opaque_tokens = self.opaque_tokens;
         mapping.ttl = self.ttl;
+        mapping.time_format = self.time_format.clone();
         Ok(mapping)
     }
 }
@@ -163,6 +168,11 @@ fn read(
     if renamed && format != Format::Jepsen {
         return Err(BadInput(format!(
             "{file}: --map and --opaque-tokens read Jepsen histories; a log's pattern names its fields with its groups"
+        )));
+    }
+    if mapping.time_format.is_some() && format != Format::Pattern {
+        return Err(BadInput(format!(
+            "{file}: --time-format reads the time stamps of text logs (with --pattern); this history's times are its format's own"
         )));
     }
     if mapping.ttl.is_some() && format == Format::Otlp {

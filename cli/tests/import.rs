@@ -171,3 +171,66 @@ fn findings_are_listed_in_the_order_of_the_file_s_lines() {
     let (five, six) = (report.find("  line 5 "), report.find("  line 6 "));
     assert!(five.is_some() && six.is_some() && five < six, "{report}");
 }
+
+/// A lock test in its own words reads through a mapping: the blocking hand-off is at most a
+/// possible overlap, the token handed out twice is certain, and the report says which
+/// generation stands for which token. Without the mapping, the message says how to give one.
+#[test]
+fn a_lock_history_in_its_own_words_audits_through_a_mapping() {
+    let out = fencelab(&["audit", "lock.edn"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--map lock=acquire"), "{}", text(&out.stderr));
+    let out = fencelab(&[
+        "audit",
+        "lock.edn",
+        "--map",
+        "lock=acquire,unlock=release",
+        "--map",
+        "lock-name=resource,value=generation",
+        "--opaque-tokens",
+        "--ttl",
+        "10000",
+    ]);
+    let (report, err) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{report}{err}");
+    assert!(report.contains("2 findings"), "{report}");
+    assert!(report.contains("leases_overlap (possible"), "{report}");
+    assert!(report.contains("generation_reissued: the authority issued generation 1"), "{report}");
+    assert!(err.contains(r#"alpha 1 = "lt-7f3a", alpha 2 = "lt-91c0""#), "{err}");
+    // A rename is NAME=MEANING, and a log's pattern names its fields itself.
+    let out = fencelab(&["audit", "lock.edn", "--map", "lock"]);
+    assert!(text(&out.stderr).contains("is not a rename; write NAME=MEANING"));
+    let out = fencelab(&["audit", "app.log", "--pattern", "@app.pattern", "--map", "lock=acquire"]);
+    assert!(text(&out.stderr).contains("--map and --opaque-tokens read Jepsen histories"));
+}
+
+/// A store's own log of what it accepted and refused, with log4j time stamps and no writer
+/// names, audits as it is; a log in a format of its own reads through --time-format.
+#[test]
+fn a_store_s_own_log_audits_as_it_is() {
+    let out = fencelab(&["audit", "journal.log", "--pattern", "@journal.pattern"]);
+    let report = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{report}{}", text(&out.stderr));
+    assert!(report.contains("6 writes decided"), "{report}");
+    assert!(report.contains("(the history does not show the authority's grants)"), "{report}");
+
+    let dir = std::env::temp_dir().join(format!("fencelab-timefmt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let log = dir.join("access.log");
+    std::fs::write(
+        &log,
+        "[01/May/2024:14:00:00 +0200] db accepted epoch=5\n[01/May/2024:14:00:01 +0200] db accepted epoch=4\n",
+    )
+    .expect("written");
+    let pattern = r"^\[(?P<time>[^\]]+)\] (?P<store>\w+) (?P<kind>accepted|refused) epoch=(?P<generation>\d+)";
+    let log = log.to_str().expect("a UTF-8 path");
+    let out = fencelab(&["audit", log, "--pattern", pattern]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--time-format"), "{}", text(&out.stderr));
+    let out =
+        fencelab(&["audit", log, "--pattern", pattern, "--time-format", "%d/%b/%Y:%H:%M:%S %z"]);
+    let report = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}{}", text(&out.stderr));
+    assert!(report.contains("stale_write_accepted"), "{report}");
+    std::fs::remove_dir_all(&dir).ok();
+}

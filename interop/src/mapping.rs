@@ -51,6 +51,9 @@ pub struct Mapping {
     /// How long a lease lasts, in milliseconds, when its grant or renewal does not say: the
     /// length the service is configured with.
     pub ttl: Option<u64>,
+    /// How a log writes its time stamps, as `strftime` spells it (`%d/%b/%Y:%H:%M:%S %z`), for
+    /// a log whose stamps are neither RFC 3339 nor log4j's; a stamp without an offset is UTC.
+    pub time_format: Option<String>,
 }
 
 impl FromStr for Mapping {

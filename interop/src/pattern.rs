@@ -2,7 +2,8 @@
 //!
 //! Most services already log when they take a lease and when they write; a regular expression
 //! that picks those lines out is enough to judge them. The expression (the `regex` crate's
-//! syntax) must have the groups `actor` (the worker) and `kind`, and may have `time`,
+//! syntax) must have the groups `actor` (the worker; a store's own `accepted` and `refused`
+//! lines may go without) and `kind`, and may have `time`,
 //! `resource`, `store`, `generation`, `value`, `op`, `ttl`, `outcome`, `highest` and `error`.
 //!
 //! | `kind` | groups | becomes |
@@ -80,14 +81,6 @@ pub fn read_pattern_mapped(
         .build()
         .map_err(|e| ImportError::input(format!("the pattern: {e}")))?;
     let names: Vec<String> = regex.capture_names().flatten().map(str::to_string).collect();
-    // Only a store's own decisions can be read without the writer's name.
-    let store_only = names.iter().all(|n| n != "kind")
-        && names.iter().filter(|n| n.starts_with("kind_")).all(|n| STORE_KINDS.contains(&&n[5..]));
-    if !names.iter().any(|n| n == "actor") && !store_only {
-        return Err(ImportError::input(
-            "the pattern has no group named `actor` (write `(?P<actor>...)`; only a store's own `accepted` and `refused` lines may go without)".to_string(),
-        ));
-    }
     // A log's own words for its events are mapped by groups named after the kind they mean:
     // `(?P<kind_acquire>LOCK_ACQUIRED)|(?P<kind_write>PUT)`, since a group name cannot repeat.
     let kinds: Vec<String> = names.iter().filter(|n| n.starts_with("kind_")).cloned().collect();
@@ -97,7 +90,8 @@ pub fn read_pattern_mapped(
         ));
     }
     let builder = Builder::new().with_ttl(mapping.ttl);
-    let mut reader = Reader { regex, kinds, builder, first_wall: None, matched: 0 };
+    let time_format = mapping.time_format.clone();
+    let mut reader = Reader { regex, kinds, builder, first_wall: None, matched: 0, time_format };
     let mut skipped = 0;
     for (i, line) in text.lines().enumerate() {
         let loc = Loc::line(i + 1);
@@ -126,6 +120,8 @@ struct Reader {
     /// The first time stamp's Unix nanoseconds, from which `at` counts.
     first_wall: Option<u64>,
     matched: u64,
+    /// The log's own time format, when it has one.
+    time_format: Option<String>,
 }
 
 /// The named groups of one matching line.
@@ -187,12 +183,16 @@ impl Reader {
                 (Tick(ms), None)
             }
             Some(t) => {
-                let ns = time_stamp(t).ok_or_else(|| {
-                    loc.field(
-                        "time",
-                        format!("{t:?} is neither milliseconds nor a date and time (such as 2024-05-01T12:00:00.250Z or 2024-05-01 12:00:00,250)"),
-                    )
-                })?;
+                let ns = match &self.time_format {
+                    Some(format) => formatted_time(format, t)
+                        .map_err(|e| loc.field("time", format!("{t:?} is not a time written as {format:?}: {e}")))?,
+                    None => time_stamp(t).ok_or_else(|| {
+                        loc.field(
+                            "time",
+                            format!("{t:?} is neither milliseconds nor a date and time (such as 2024-05-01T12:00:00.250Z or 2024-05-01 12:00:00,250; give the log's own format with `fencelab audit --time-format`)"),
+                        )
+                    })?,
+                };
                 let first = *self.first_wall.get_or_insert(ns);
                 // A stamp a little before the first is the same moment; the builder counts it,
                 // or refuses one further back.
@@ -422,9 +422,38 @@ pub(crate) fn time_stamp(text: &str) -> Option<u64> {
     u64::try_from(at.as_nanosecond()).ok()
 }
 
+/// A time stamp written in `format` (`strftime`'s spelling) as Unix nanoseconds; one without
+/// an offset is taken as UTC.
+pub(crate) fn formatted_time(format: &str, text: &str) -> Result<u64, String> {
+    let parsed = jiff::fmt::strtime::parse(format, text).map_err(|e| e.to_string())?;
+    let at = match parsed.to_timestamp() {
+        Ok(at) => at,
+        Err(_) => parsed
+            .to_datetime()
+            .and_then(|civil| civil.to_zoned(TimeZone::UTC))
+            .map_err(|e| e.to_string())?
+            .timestamp(),
+    };
+    u64::try_from(at.as_nanosecond()).map_err(|_| "it is before 1970".to_string())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::time_stamp;
+    use super::{formatted_time, time_stamp};
+
+    #[test]
+    fn reads_time_stamps_in_a_log_s_own_format() {
+        let apache = "%d/%b/%Y:%H:%M:%S %z";
+        assert_eq!(
+            formatted_time(apache, "01/May/2024:14:00:00 +0200"),
+            Ok(1_714_564_800_000_000_000)
+        );
+        assert_eq!(
+            formatted_time("%Y%m%d %H%M%S", "20240501 120000"),
+            Ok(1_714_564_800_000_000_000)
+        );
+        assert!(formatted_time(apache, "2024-05-01").is_err());
+    }
 
     #[test]
     fn reads_time_stamps() {
