@@ -51,17 +51,24 @@ pub enum Target {
     OtlpMutated,
     /// The log reader, through the sample's pattern, on mutated logs.
     LogMutated,
+    /// The Jepsen reader through a mapping (renamed operations and fields, opaque tokens, a
+    /// default lease length) on the mutated lock test in its own words.
+    JepsenMapped,
+    /// The log reader on a store's own mutated log of what it accepted and refused.
+    StoreLogMutated,
 }
 
 impl Target {
     /// Every target, in report order.
-    pub const ALL: [Target; 6] = [
+    pub const ALL: [Target; 8] = [
         Target::ScenarioText,
         Target::ScenarioMutated,
         Target::HistoryMutated,
         Target::JepsenMutated,
         Target::OtlpMutated,
         Target::LogMutated,
+        Target::JepsenMapped,
+        Target::StoreLogMutated,
     ];
 
     /// The name the `fuzz` binary prints and accepts.
@@ -73,6 +80,8 @@ impl Target {
             Target::JepsenMutated => "jepsen-mutated",
             Target::OtlpMutated => "otlp-mutated",
             Target::LogMutated => "log-mutated",
+            Target::JepsenMapped => "jepsen-mapped",
+            Target::StoreLogMutated => "store-log-mutated",
         }
     }
 
@@ -85,6 +94,8 @@ impl Target {
             Target::JepsenMutated => 0x1e95,
             Target::OtlpMutated => 0x07e1,
             Target::LogMutated => 0x1095,
+            Target::JepsenMapped => 0x3a99,
+            Target::StoreLogMutated => 0x5707,
         }
     }
 }
@@ -107,6 +118,22 @@ pub struct Seeds {
 
 /// The pattern the log target reads its logs through: the sample's.
 pub const LOG_PATTERN: &str = include_str!("../examples/histories/app.pattern");
+
+/// The pattern the store's own log is read through: the sample's.
+pub const STORE_PATTERN: &str = include_str!("../examples/histories/journal.pattern");
+
+/// The lock test in its own words, and the mapping its sample is read with.
+const LOCK: &str = include_str!("../examples/histories/lock.edn");
+
+fn lock_mapping() -> fencelab_interop::mapping::Mapping {
+    let mut mapping: fencelab_interop::mapping::Mapping =
+        "lock=acquire,unlock=release,lock-name=resource,value=generation"
+            .parse()
+            .expect("the sample's mapping reads");
+    mapping.opaque_tokens = true;
+    mapping.ttl = Some(10_000);
+    mapping
+}
 
 /// Field names that the built-in stories leave out because they hold the default.
 const MODEL_KEYS: &[&str] = &[
@@ -242,6 +269,10 @@ pub fn input(target: Target, seeds: &Seeds, rng: &mut ChaCha8Rng) -> String {
         Target::JepsenMutated => mutated_lines(&pick(rng, &seeds.jepsen).clone(), seeds, rng),
         Target::OtlpMutated => mutated_lines(&pick(rng, &seeds.traces).clone(), seeds, rng),
         Target::LogMutated => mutated_lines(&pick(rng, &seeds.logs).clone(), seeds, rng),
+        Target::JepsenMapped => mutated_lines(LOCK, seeds, rng),
+        Target::StoreLogMutated => {
+            mutated_lines(include_str!("../examples/histories/journal.log"), seeds, rng)
+        }
     }
 }
 
@@ -689,6 +720,8 @@ pub fn exercise(target: Target, input: &str) -> Result<Exec, String> {
         Target::JepsenMutated => imported(jepsen::read_jepsen(input)),
         Target::OtlpMutated => imported(otlp::read_otlp(input)),
         Target::LogMutated => imported(pattern::read_pattern(input, LOG_PATTERN.trim())),
+        Target::JepsenMapped => imported(jepsen::read_jepsen_mapped(input, &lock_mapping())),
+        Target::StoreLogMutated => imported(pattern::read_pattern(input, STORE_PATTERN.trim())),
         Target::ScenarioText | Target::ScenarioMutated => match Scenario::from_json(input) {
             Err(_) => Ok(Exec::default()),
             Ok(scenario) => {
