@@ -325,7 +325,12 @@ pub(crate) fn load(what: &str, variant: Option<&str>) -> Result<Scenario, BadInp
             )));
         }
         return match Scenario::from_json(&text) {
-            Ok(scenario) => Ok(scenario),
+            // A checkpoint about a worker or store the file does not have is the author's typo;
+            // the page only skips it, so that an edit in progress stays playable.
+            Ok(scenario) => match scenario.check_checkpoint_names() {
+                Ok(()) => Ok(scenario),
+                Err(e) => Err(BadInput(format!("{what}: {e}"))),
+            },
             // A run file exported by the page replays as its scenario, which carries the run's
             // schedule and injected faults; importing it checks it still replays as recorded.
             Err(_) if is_run_file(&text) => fencelab_core::record::export::RunExport::import(&text)

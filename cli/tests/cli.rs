@@ -91,15 +91,30 @@ fn run_replays_a_path_with_injected_faults() {
     let replayed = History::from_jsonl(&stdout(&out)).expect("the run's history");
     assert_eq!(replayed.entries, engine.history().entries);
     assert!(stdout(&out).contains("\"event\":\"paused\",\"worker\":\"B\""));
-    // A checkpoint about something the run never does is named on stderr.
+    // A checkpoint about a worker the scenario does not have is bad input, naming the field.
     path.checkpoints.push(fencelab_core::format::model::Checkpoint::WriteAccepted {
         worker: "Z".into(),
         nth: None,
     });
     std::fs::write(&file, path.to_json()).unwrap();
     let out = fencelab(&["run", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("checkpoints[2]: a write by Z never happens in this run; the page skips this checkpoint"),
+        stderr(&out).contains("checkpoints[2].write_accepted.worker: \"Z\" is not one of the scenario's workers (A, B)"),
+        "{}",
+        stderr(&out)
+    );
+    // One about something the run never does is named on stderr.
+    path.checkpoints.pop();
+    path.checkpoints.push(fencelab_core::format::model::Checkpoint::WriteAccepted {
+        worker: "B".into(),
+        nth: Some(40),
+    });
+    std::fs::write(&file, path.to_json()).unwrap();
+    let out = fencelab(&["run", file.to_str().unwrap()]);
+    assert!(
+        stderr(&out).contains("checkpoints[2]: ")
+            && stderr(&out).contains("the page skips this checkpoint"),
         "{}",
         stderr(&out)
     );

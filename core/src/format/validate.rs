@@ -139,6 +139,34 @@ impl Scenario {
         Ok(())
     }
 
+    /// Checks that every checkpoint asks about a worker or store the scenario has. Not part of
+    /// [`Scenario::validate`]: an edited story that drops a worker stays playable on the page,
+    /// which skips the checkpoint; a scenario file read by the command line is refused.
+    pub fn check_checkpoint_names(&self) -> Result<(), ScenarioError> {
+        for (i, checkpoint) in self.checkpoints.iter().enumerate() {
+            let kind = crate::names::variant_name(checkpoint).unwrap_or("checkpoint");
+            let (field, name, known): (&str, &str, Vec<&str>) = match checkpoint {
+                Checkpoint::WriteAccepted { worker, .. }
+                | Checkpoint::EffectDelivered { worker, .. } => {
+                    ("worker", worker, self.workers.iter().map(|w| w.name.as_str()).collect())
+                }
+                Checkpoint::FinalValue { store, .. } => {
+                    ("store", store, self.stores.iter().map(|s| s.name.as_str()).collect())
+                }
+            };
+            if !known.contains(&name) {
+                return Err(ScenarioError::new(
+                    format!("checkpoints[{i}].{kind}.{field}"),
+                    format!(
+                        "\"{name}\" is not one of the scenario's {field}s ({})",
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn validate_script(
         &self,
         at: &str,
