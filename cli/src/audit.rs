@@ -337,7 +337,7 @@ fn audit_one(file: &str, mut input: impl BufRead) -> Result<Audited, BadInput> {
     }
     if parser.setup().is_none() {
         return Err(BadInput(format!(
-            "{file}: the file is empty; a history starts with its header line"
+            "{file}: the file is empty: there is no history in it to judge"
         )));
     }
     // Judged the same as an imported file in which nothing reads as an event.

@@ -42,6 +42,9 @@ pub struct Reading {
     /// equality and reuse, not order.
     #[arg(long)]
     pub opaque_tokens: bool,
+    /// For Jepsen histories: the resource of an op that names none (a test of one lock).
+    #[arg(long, value_name = "NAME")]
+    pub resource: Option<String>,
     /// For Jepsen histories and logs: how long a lease lasts, in ms, when its grant or renewal
     /// does not say (the service's configured lease length).
     #[arg(long, value_name = "MS")]
@@ -62,6 +65,7 @@ impl Reading {
             }
         }
         mapping.opaque_tokens = self.opaque_tokens;
+        mapping.resource = self.resource.clone();
         mapping.ttl = self.ttl;
         mapping.time_format = self.time_format.clone();
         Ok(mapping)
@@ -119,6 +123,12 @@ pub fn imported(
         other => other,
     };
     if format == Format::Jsonl {
+        let given = reading.mapping()?;
+        if !given.is_empty() || given.ttl.is_some() || given.time_format.is_some() {
+            return Err(BadInput(format!(
+                "{file} is Fencelab's own history, which needs no --map, --opaque-tokens, --resource, --ttl or --time-format"
+            )));
+        }
         return Ok(None);
     }
     let mut bytes = Vec::new();
@@ -164,10 +174,9 @@ fn read(
     let mapping = reading.mapping()?;
     // A log's pattern names its fields itself, and a trace's spans are named by OpenTelemetry's
     // conventions: only a Jepsen history is renamed.
-    let renamed = !mapping.ops.is_empty() || !mapping.fields.is_empty() || mapping.opaque_tokens;
-    if renamed && format != Format::Jepsen {
+    if !mapping.is_empty() && format != Format::Jepsen {
         return Err(BadInput(format!(
-            "{file}: --map and --opaque-tokens read Jepsen histories; a log's pattern names its fields with its groups"
+            "{file}: --map, --opaque-tokens and --resource read Jepsen histories; a log's pattern names its fields with its groups"
         )));
     }
     if mapping.time_format.is_some() && format != Format::Pattern {

@@ -201,7 +201,16 @@ fn a_lock_history_in_its_own_words_audits_through_a_mapping() {
     let out = fencelab(&["audit", "lock.edn", "--map", "lock"]);
     assert!(text(&out.stderr).contains("is not a rename; write NAME=MEANING"));
     let out = fencelab(&["audit", "app.log", "--pattern", "@app.pattern", "--map", "lock=acquire"]);
-    assert!(text(&out.stderr).contains("--map and --opaque-tokens read Jepsen histories"));
+    assert!(
+        text(&out.stderr).contains("--map, --opaque-tokens and --resource read Jepsen histories")
+    );
+    // A typo in a meaning is named, with what it could be.
+    let out = fencelab(&["audit", "lock.edn", "--map", "lock=aquire"]);
+    assert!(
+        text(&out.stderr).contains("\"aquire\" is neither an operation (acquire"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// A store's own log of what it accepted and refused, with log4j time stamps and no writer

@@ -258,7 +258,7 @@ impl Builder {
             return Err(loc.field(
                 field,
                 format!(
-                    "time runs backwards by {back_ms} ms; steps back of up to {} ms are read as the same moment",
+                    "time runs backwards by {back_ms} ms from the entry above; steps back of up to {} ms are read as the same moment (is the file in time order?)",
                     STEP_BACK_TOLERANCE.0
                 ),
             ));

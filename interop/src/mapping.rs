@@ -31,6 +31,27 @@ use std::str::FromStr;
 /// The operation kinds a worker's op can mean.
 pub const OPS: [&str; 5] = ["acquire", "renew", "release", "write", "effect"];
 
+/// The fields a worker's op can carry (see the `jepsen` module's table).
+pub const FIELDS: [&str; 17] = [
+    "resource",
+    "generation",
+    "ttl",
+    "store",
+    "path",
+    "value",
+    "op",
+    "holder",
+    "highest",
+    "workflow",
+    "effect",
+    "token",
+    "message",
+    "enforcement",
+    "retry",
+    "valid-until",
+    "arrives-at",
+];
+
 /// How to read a history written in a system's own words.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Mapping {
@@ -51,6 +72,8 @@ pub struct Mapping {
     /// How long a lease lasts, in milliseconds, when its grant or renewal does not say: the
     /// length the service is configured with.
     pub ttl: Option<u64>,
+    /// The resource of an op that names none: the one lock a test takes.
+    pub resource: Option<String>,
     /// How a log writes its time stamps, as `strftime` spells it (`%d/%b/%Y:%H:%M:%S %z`), for
     /// a log whose stamps are neither RFC 3339 nor log4j's; a stamp without an offset is UTC.
     pub time_format: Option<String>,
@@ -82,7 +105,17 @@ impl Mapping {
         if name.is_empty() || meaning.is_empty() {
             return Err(format!("{rename:?} names nothing on one side of its `=`"));
         }
-        let map = if OPS.contains(&meaning) { &mut self.ops } else { &mut self.fields };
+        let map = if OPS.contains(&meaning) {
+            &mut self.ops
+        } else if FIELDS.contains(&meaning) {
+            &mut self.fields
+        } else {
+            return Err(format!(
+                "{meaning:?} is neither an operation ({}) nor a field ({})",
+                OPS.join(", "),
+                FIELDS.join(", ")
+            ));
+        };
         if let Some(before) = map.insert(name.to_string(), meaning.to_string()) {
             if before != meaning {
                 return Err(format!("{name} is mapped twice, to {before} and to {meaning}"));
@@ -93,7 +126,10 @@ impl Mapping {
 
     /// Whether the mapping changes nothing about an op.
     pub fn is_empty(&self) -> bool {
-        self.ops.is_empty() && self.fields.is_empty() && !self.opaque_tokens
+        self.ops.is_empty()
+            && self.fields.is_empty()
+            && !self.opaque_tokens
+            && self.resource.is_none()
     }
 }
 
@@ -145,7 +181,9 @@ const OP_KEYS: [&str; 8] = ["type", "f", "process", "time", "index", "value", "e
 /// Rewrites one Jepsen op as the mapping says: its `:f`, the fields in and beside its value, and
 /// its opaque tokens.
 pub(crate) fn apply(mapping: &Mapping, tokens: &mut Tokens, op: &mut Map<String, Value>) {
-    if mapping.is_empty() {
+    // The nemesis and Fencelab's own ops speak Fencelab's words already.
+    let worker = !matches!(op.get("process").and_then(Value::as_str), Some("nemesis" | "fencelab"));
+    if mapping.is_empty() || !worker {
         return;
     }
     if let Some(Value::String(f)) = op.get_mut("f") {
@@ -164,13 +202,21 @@ pub(crate) fn apply(mapping: &Mapping, tokens: &mut Tokens, op: &mut Map<String,
         tokens.asked += 1;
         tokens.open.insert(process.clone(), tokens.asked);
     }
+    let f = op.get("f").and_then(Value::as_str).unwrap_or_default();
+    let payload = matches!(f, "write" | "effect");
     let mut value = match op.remove("value") {
         Some(Value::Object(m)) => m,
         None | Some(Value::Null) => Map::new(),
         Some(scalar) => {
+            // A write's bare value is what it writes; a lease op's is what the mapping says.
+            let field = if payload {
+                Some("value")
+            } else {
+                mapping.fields.get("value").map(String::as_str)
+            };
             let mut m = Map::new();
-            if let Some(field) = mapping.fields.get("value") {
-                m.insert(field.clone(), scalar);
+            if let Some(field) = field {
+                m.insert(field.to_string(), scalar);
             }
             m
         }
@@ -195,6 +241,9 @@ pub(crate) fn apply(mapping: &Mapping, tokens: &mut Tokens, op: &mut Map<String,
         if let Some(v) = value.remove(&from) {
             value.insert(to, v);
         }
+    }
+    if let Some(resource) = &mapping.resource {
+        value.entry("resource").or_insert_with(|| Value::String(resource.clone()));
     }
     if mapping.opaque_tokens {
         if let Some(token) = value.get("generation").filter(|t| !t.is_null()) {

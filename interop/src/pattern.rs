@@ -60,6 +60,22 @@ use serde_json::Value;
 /// The kinds a log line can have.
 const KINDS: &str = "acquire, acquire_failed, renew, renew_failed, release, write, write_ok, write_rejected, write_unknown, write_done, accepted, refused, pause, resume, restart_authority, restart_store";
 
+/// The groups a pattern may name, besides `kind_NAME`.
+const GROUPS: [&str; 12] = [
+    "actor",
+    "kind",
+    "time",
+    "resource",
+    "store",
+    "generation",
+    "value",
+    "op",
+    "ttl",
+    "outcome",
+    "highest",
+    "error",
+];
+
 /// The kinds of line a store writes about its own decisions, which need not name the writer.
 const STORE_KINDS: [&str; 2] = ["accepted", "refused"];
 
@@ -81,6 +97,15 @@ pub fn read_pattern_mapped(
         .build()
         .map_err(|e| ImportError::input(format!("the pattern: {e}")))?;
     let names: Vec<String> = regex.capture_names().flatten().map(str::to_string).collect();
+    // A misspelt group would be read as absent and change the verdict without a word.
+    if let Some(unknown) =
+        names.iter().find(|n| !GROUPS.contains(&n.as_str()) && !n.starts_with("kind_"))
+    {
+        return Err(ImportError::input(format!(
+            "the pattern's group `{unknown}` is not one this reader knows ({}, or kind_NAME for a kind in the log's own words); leave other groups unnamed, as (?:...)",
+            GROUPS.join(", ")
+        )));
+    }
     // A log's own words for its events are mapped by groups named after the kind they mean:
     // `(?P<kind_acquire>LOCK_ACQUIRED)|(?P<kind_write>PUT)`, since a group name cannot repeat.
     let kinds: Vec<String> = names.iter().filter(|n| n.starts_with("kind_")).cloned().collect();
@@ -198,7 +223,9 @@ impl Reader {
                 // or refuses one further back.
                 let since = ns.saturating_sub(first) / 1_000_000;
                 if ns < first {
-                    self.builder.step_back(loc, "time", (first - ns) / 1_000_000)?;
+                    // Back from the line above, which is this far past the first.
+                    let back = self.builder.now().0.saturating_add((first - ns) / 1_000_000);
+                    self.builder.step_back(loc, "time", back)?;
                 }
                 (Tick(since), Some(ns))
             }

@@ -48,7 +48,12 @@ fn time_that_runs_backwards_is_named() {
         r#""time":5000000000,"value":{"resource":"ledger"}}"#,
     );
     let e = jepsen_err(&text);
-    says(&e, 2, Some("time"), "time runs backwards by 5000 ms; steps back of up to 1000 ms");
+    says(
+        &e,
+        2,
+        Some("time"),
+        "time runs backwards by 5000 ms from the entry above; steps back of up to 1000 ms",
+    );
     let e = jepsen_err(r#"{"type":"invoke","process":0,"f":"acquire","time":-5}"#);
     says(&e, 1, Some("time"), "whole number");
 }
@@ -191,6 +196,18 @@ fn log_errors_name_the_line_and_group() {
     says(&e, 1, Some("kind"), "is not a kind this reader knows");
     let e = pattern::read_pattern("5000 a pause\n3 a resume\n", LOG_RE).expect_err("backwards");
     says(&e, 2, Some("time"), "time runs backwards by 4997 ms");
+    // Dated stamps: measured from the line above, also when a stamp is before the first.
+    let dated = r"^(?P<time>\S+) (?P<actor>\w+) (?P<kind>\w+)";
+    let log = "2024-05-01T12:00:00.000Z a pause\n2024-05-01T12:00:00.500Z a resume\n2024-05-01T11:59:58.302Z a pause\n";
+    let e = pattern::read_pattern(log, dated).expect_err("backwards");
+    says(&e, 3, Some("time"), "time runs backwards by 2198 ms from the entry above");
+    // A misspelt group is named rather than read as absent.
+    let e = pattern::read_pattern("1 a pause\n", r"^(?P<time>\d+) (?P<actr>\w+) (?P<kind>\w+)")
+        .expect_err("a misspelt group");
+    assert!(
+        e.to_string().contains("the pattern's group `actr` is not one this reader knows"),
+        "{e}"
+    );
     let e = pattern::read_pattern("1 a write_ok op=w1\n", LOG_RE).expect_err("no invocation");
     says(&e, 1, Some("op"), "without its invocation");
     let e = pattern::read_pattern("1 a pause\n", "(?P<actor>a)").expect_err("no kind group");

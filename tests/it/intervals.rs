@@ -114,3 +114,21 @@ fn the_same_generation_from_overlapping_calls_is_certain() {
     assert_eq!(kinds(&found), [(GenerationReissued, false)], "{found:#?}");
     assert!(found[0].detail.contains("issued generation 7 for lock twice"), "{}", found[0].detail);
 }
+
+/// A blocking lock that waits longer than the lease lasts: the grant may have come as late as
+/// the call's answer, so a write just after the answer is inside the lease in some order, and
+/// not judged outside it. One after the answer plus the TTL is.
+#[test]
+fn a_lock_that_waits_longer_than_its_ttl_is_not_taken_for_expired() {
+    let [a0, a1] = acquire(0, 0, 15_000, 1, 10_000);
+    let write = |ms: u64, op: &str| {
+        let v =
+            format!(":resource \"lock\" :store \"db\" :generation 1 :value \"{op}\" :op \"{op}\"");
+        [self::op("invoke", 0, "write", ms, &v), self::op("ok", 0, "write", ms + 10, "")]
+    };
+    let [w0, w1] = write(15_100, "soon");
+    assert_eq!(judge(&[a0.clone(), a1.clone(), w0, w1]), []);
+    let [w0, w1] = write(25_100, "late");
+    let found = judge(&[a0, a1, w0, w1]);
+    assert_eq!(kinds(&found), [(WriteOutsideLease, false)], "{found:#?}");
+}

@@ -995,8 +995,10 @@ impl Judge<'_> {
             }
         };
         let live = state.live[r].iter().find(|l| l.epoch == epoch.epoch);
-        let valid =
-            (retry || held.is_some()) && live.is_some_and(|l| now < l.until && l.ending.is_none());
+        // A lease whose grant was seen only as a call may have been granted as late as the
+        // call's answer, and last that much longer: a write before then is not judged outside.
+        let valid = (retry || held.is_some())
+            && live.is_some_and(|l| now < l.until_latest && l.ending.is_none());
         // A lease that ran out by its own end shows that from its grant; one replaced or ended
         // early needs what replaced or ended it.
         let ended = if valid || live.is_some() { Steps::default() } else { state.live_why[r] };
