@@ -214,10 +214,17 @@ pub enum WriteRejection {
 
 /// The words for a generation the fence refused, shared by the register and the gateway.
 pub(crate) fn stale_message(presented: Generation, highest: Generation) -> String {
-    if presented < highest {
-        format!("stale owner: generation {presented} < highest accepted {highest}")
-    } else {
-        format!("already written with generation {presented} (strictly-newer policy)")
+    match presented.cmp(&highest) {
+        std::cmp::Ordering::Less => {
+            format!("stale owner: generation {presented} < highest accepted {highest}")
+        }
+        std::cmp::Ordering::Equal => {
+            format!("already written with generation {presented} (strictly-newer policy)")
+        }
+        // No policy refuses a newer generation: a store that says so has its comparison wrong.
+        std::cmp::Ordering::Greater => {
+            format!("refused generation {presented}, above the highest accepted {highest}")
+        }
     }
 }
 
@@ -487,5 +494,24 @@ impl HeapSize for WriteRejection {
 impl HeapSize for FencedRegister {
     fn heap_bytes(&self) -> usize {
         self.resource().heap_bytes() + self.value().map_or(0, |v| block(v.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stale_message;
+    use crate::fence::generation::Generation;
+
+    /// Each refusal of a generation is worded for what it is; a store that refuses a newer
+    /// generation is not described with the strict policy's words.
+    #[test]
+    fn a_refused_generation_is_worded_by_how_it_compares() {
+        let g = |n| Generation::new(n).unwrap();
+        assert_eq!(stale_message(g(2), g(3)), "stale owner: generation 2 < highest accepted 3");
+        assert!(stale_message(g(3), g(3)).contains("(strictly-newer policy)"));
+        assert_eq!(
+            stale_message(g(10), g(9)),
+            "refused generation 10, above the highest accepted 9"
+        );
     }
 }

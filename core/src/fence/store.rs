@@ -45,6 +45,16 @@ impl std::fmt::Display for StoredValue {
 /// step that no other writer can interleave with (a conditional update in one transaction).
 /// The conformance kit ([`drive::conformance`](crate::drive::conformance)) checks the rules one
 /// writer at a time; `fencelab_kit::check_concurrent` races writers to check atomicity.
+///
+/// What a store keeps per resource is [`boundary::Held`](crate::fence::boundary::Held): besides
+/// the value, the revision and the operation ids, the fence record is the highest generation
+/// that has passed *and whether a write under it has acted*. The strict policy
+/// ([`SameGenerationPolicy::StrictlyNewer`](crate::fence::register::SameGenerationPolicy))
+/// needs the second part: the first write under a generation applies, a second one under the
+/// same generation is refused, and that generation's own retry of its operation is answered
+/// from the stored result until the id expires (then refused, not applied again). A store that
+/// keeps only the highest generation cannot tell the first write from the second; the
+/// conformance kit's strict-policy cases catch it.
 pub trait FencedStore {
     /// What can go wrong besides a rejection (I/O, a locked database).
     type Error: std::error::Error;
