@@ -48,6 +48,9 @@ impl Op {
     }
 }
 
+/// The window's end of a release whose answer nobody learned: the end of time.
+pub(crate) const UNKNOWN: Tick = Tick(u64::MAX);
+
 /// A lease request, with what the source says about it up front.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct AcquireCall {
@@ -303,10 +306,13 @@ impl Builder {
     /// now, when the call was answered: a client sees its call, not the moment the authority
     /// acted. A source that declares its setup (as Fencelab writes one) records events as
     /// Fencelab saw them, and gives a window itself (`given`) where there was one.
+    /// A window is kept even within one millisecond, the history's finest time: what else
+    /// happened in that millisecond may have come before or after. A release whose answer
+    /// nobody learned ([`UNKNOWN`]) may have happened at any moment from its invocation on.
     fn window(&mut self, slot: usize, given: Option<Tick>) {
-        let by = if self.declared { given } else { Some(self.now()) };
+        let by = if self.declared || given == Some(UNKNOWN) { given } else { Some(self.now()) };
         if let (Some(entry), Some(by)) = (self.core.entry_mut(slot), by) {
-            if by > entry.at {
+            if by >= entry.at {
                 entry.by = Some(by);
             }
         }
@@ -631,6 +637,10 @@ impl Builder {
         by: Option<Tick>,
     ) -> Result<(), ImportError> {
         let held = self.held(&open.worker, resource.as_deref());
+        // A release that timed out from a worker that holds nothing changes nothing.
+        if by == Some(UNKNOWN) && held.is_none() && generation.is_none() {
+            return Ok(());
+        }
         let resource = resource
             .or(held.as_ref().map(|h| h.0.clone()))
             .ok_or_else(|| loc.field("value.resource", "a release must name its resource"))?;

@@ -43,8 +43,10 @@
 //! Fencelab worker may have several writes on their way. A completion without its invocation is
 //! an error. The nemesis's ops alternate, invocation then completion, as Jepsen writes them (both
 //! often `:info`); a fault takes effect at its completion, and nemesis faults Fencelab does not
-//! model (partitions, Jepsen's own clock nemeses) are skipped and counted. An `:info` acquire, renewal or
-//! release changes nothing: nobody learned whether it happened. A write without `:op` gets the
+//! model (partitions, Jepsen's own clock nemeses) are skipped and counted. An `:info` acquire or renewal
+//! changes nothing: nobody learned whether it happened; an `:info` release is a release that may
+//! have happened at any moment from its invocation on (its `by` is the end of time), so the lease
+//! may have ended, never surely did. A write without `:op` gets the
 //! operation id `op-N` from its index; a write whose generation is not the one its worker was
 //! granted is taken as forged. A store or path the history names is fenced unless an op's
 //! `:enforcement` says otherwise (for example `:unfenced`).
@@ -524,6 +526,12 @@ fn worker_op(
         }
         (Op::Release, Type::Ok) => {
             b.released(loc, open, v.resource("resource")?, v.gen("generation")?, v.tick("by")?)
+        }
+        // A release that timed out may have happened at any moment from its invocation on, or
+        // not at all: a lease that may have ended, never one that surely did.
+        (Op::Release, Type::Info) => {
+            let unknown = Some(crate::builder::UNKNOWN);
+            b.released(loc, open, v.resource("resource")?, v.gen("generation")?, unknown)
         }
         // Nobody learned whether the lease changed hands.
         (Op::Acquire | Op::Renew | Op::Release, _) => Ok(()),

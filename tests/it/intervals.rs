@@ -132,3 +132,77 @@ fn a_lock_that_waits_longer_than_its_ttl_is_not_taken_for_expired() {
     let found = judge(&[a0, a1, w0, w1]);
     assert_eq!(kinds(&found), [(WriteOutsideLease, false)], "{found:#?}");
 }
+
+/// One Jepsen op at `ns` nanoseconds.
+fn op_ns(kind: &str, process: u32, f: &str, ns: u64, value: &str) -> String {
+    format!("{{:type :{kind}, :process {process}, :f :{f}, :time {ns}, :value {{{value}}}}}")
+}
+
+/// Cases an adversarial review found, each with the answer every order of the windows gives.
+#[test]
+fn releases_renewals_and_timeouts_are_judged_by_every_order_the_windows_allow() {
+    // A release after a refused renewal still ends the holder's lease.
+    let [a0, a1] = acquire(0, 0, 1, 1, 10_000);
+    let renew = [op("invoke", 0, "renew", 2, ":resource \"lock\""), op("fail", 0, "renew", 3, "")];
+    let released = [
+        op("invoke", 0, "release", 4, ""),
+        op("ok", 0, "release", 5, ":resource \"lock\" :generation 1"),
+    ];
+    let [b0, b1] = acquire(1, 6, 7, 2, 10_000);
+    let mut ops = vec![a0, a1];
+    ops.extend(renew);
+    ops.extend(released);
+    ops.extend([b0, b1]);
+    assert_eq!(judge(&ops), []);
+
+    // A renewal that ends the lease sooner, while another grant's call is in progress.
+    let [a0, a1] = acquire(0, 0, 1, 1, 100);
+    let [b0, b1] = acquire(1, 2, 50, 2, 100);
+    let renew = [
+        op("invoke", 0, "renew", 3, ":resource \"lock\""),
+        op("ok", 0, "renew", 3, ":resource \"lock\" :ttl 1"),
+    ];
+    let found = judge(&[a0, a1, b0, renew[0].clone(), renew[1].clone(), b1]);
+    assert!(!found.is_empty() && found.iter().all(|v| v.possible), "{found:#?}");
+
+    // A release that timed out may have happened: the next grant overlaps only possibly.
+    let [a0, a1] = acquire(0, 0, 1, 1, 10_000);
+    let timed_out = [op("invoke", 0, "release", 2, ""), op("info", 0, "release", 3, "")];
+    let [b0, b1] = acquire(1, 4, 5, 2, 10_000);
+    let found = judge(&[a0, a1, timed_out[0].clone(), timed_out[1].clone(), b0, b1]);
+    assert_eq!(kinds(&found), [(LeasesOverlap, true)], "{found:#?}");
+
+    // Calls within one millisecond are still windows: the release may have come first.
+    let [a0, a1] = acquire(0, 0, 1, 1, 10_000);
+    let ops = [
+        a0,
+        a1,
+        op_ns("invoke", 1, "acquire", 5_000_000, ":resource \"lock\""),
+        op_ns("invoke", 0, "release", 5_200_000, ""),
+        op_ns("ok", 1, "acquire", 5_500_000, ":resource \"lock\" :generation 2 :ttl 10000"),
+        op_ns("ok", 0, "release", 5_800_000, ":resource \"lock\""),
+    ];
+    let found = judge(&ops);
+    assert_eq!(kinds(&found), [(LeasesOverlap, true)], "{found:#?}");
+}
+
+/// A generation handed out twice is certain even when a higher one is in progress beside it,
+/// and a grant long since answered is remembered however many other resources were granted.
+#[test]
+fn reissues_are_certain_whatever_else_is_in_progress() {
+    let [p0a, p0b] = acquire(0, 0, 10, 5, 0);
+    let [p1a, p1b] = acquire(1, 1, 9, 7, 0);
+    let [p2a, p2b] = acquire(2, 2, 8, 5, 0);
+    let found = judge(&[p0a, p1a, p2a, p2b, p1b, p0b]);
+    assert!(found.iter().any(|v| v.invariant == GenerationReissued && !v.possible), "{found:#?}");
+
+    let mut ops = acquire(0, 0, 1, 5, 0).to_vec();
+    for r in 0..300u64 {
+        let granted = format!(":resource \"r{r}\" :generation 1 :ttl 0");
+        ops.push(op("invoke", 1, "acquire", 2 + 2 * r, &format!(":resource \"r{r}\"")));
+        ops.push(op("ok", 1, "acquire", 3 + 2 * r, &granted));
+    }
+    ops.extend(acquire(0, 700, 701, 3, 0));
+    let found = judge(&ops);
+    assert_eq!(kinds(&found), [(GenerationReissued, false)], "{found:#?}");
+}

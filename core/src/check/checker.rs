@@ -347,6 +347,11 @@ impl PendingOverlap {
 /// reaches this, and beyond it the oldest are forgotten (and can no longer be reported).
 const WINDOWS_KEPT: usize = 256;
 
+/// How many undecided overlaps the checker keeps: pairs of calls in progress at once, which
+/// grow with the square of the concurrent calls. Beyond it, a new one is reported at once as
+/// possible, so the ones waiting longest are still decided and none is lost.
+const PENDING_KEPT: usize = 4096;
+
 /// Pushes `item`, forgetting the oldest beyond [`WINDOWS_KEPT`].
 fn push_bounded<T>(list: &mut Vec<T>, item: T) {
     if list.len() >= WINDOWS_KEPT {
@@ -687,8 +692,10 @@ impl Judge<'_> {
                 let (epoch, steps) = state.held.get(&(w, r)).copied().unwrap_or_default();
                 let (generation, until) = (*generation, *valid_until);
                 let why = steps.with(step);
+                let mut shortened = false;
                 match state.live[r].iter_mut().find(|l| l.epoch == epoch && l.holder == w) {
                     Some(lease) => {
+                        shortened = until < lease.until;
                         lease.until_latest = lease.until_latest.max(until);
                         lease.until = until;
                         lease.why = why;
@@ -709,6 +716,15 @@ impl Judge<'_> {
                     }
                 }
                 state.live_why[r] = why;
+                // A renewal that ends the lease sooner may end it before a grant whose call was
+                // in progress: the pair is no longer an overlap for certain.
+                if shortened {
+                    let lasts = |p: &PendingOverlap| {
+                        (p.old.epoch == epoch && until <= p.by)
+                            || (p.epoch == epoch && until <= p.old.granted_by)
+                    };
+                    self.settle_pending(&|p| p.resource == r && lasts(p), false);
+                }
             }
             Event::RenewFailed { worker, resource, .. } => {
                 let key = (self.checker.worker(worker), self.checker.resource(resource));
@@ -722,29 +738,36 @@ impl Judge<'_> {
                 let by = self.by;
                 let state = self.state();
                 let held = state.held.remove(&key);
-                // The authority honours the release only from a lease it still holds. Seen
-                // only as a call, the release ended the lease at some moment up to `by`.
-                if let Some((epoch, steps)) = held {
+                if let Some((_, steps)) = held {
                     state.let_go.0.insert(key, steps.with(step));
-                    let leases = &mut state.live[key.1];
-                    if let Some(i) = leases.iter().position(|l| l.epoch == epoch) {
-                        match by {
-                            Some(by) => leases[i].ending = Some(by),
-                            None => drop(leases.remove(i)),
-                        }
-                        state.live_why[key.1] = steps.with(step);
-                        // Either lease of a pair ending before the other's grant surely
-                        // happened leaves an order in which they did not overlap.
-                        let now = self.now;
-                        self.settle_pending(
-                            &|p| {
-                                p.resource == key.1
-                                    && ((p.old.epoch == epoch && now <= p.by)
-                                        || (p.epoch == epoch && now <= p.old.granted_by))
-                            },
-                            false,
-                        );
+                }
+                // The authority honours the release only from a lease it still holds: the one
+                // the worker was granted, or, after a refused renewal made the worker stop
+                // believing it holds one, the holder's own. Seen only as a call, the release
+                // ended the lease at some moment up to `by`.
+                let leases = &mut state.live[key.1];
+                let found = match held {
+                    Some((epoch, _)) => leases.iter().position(|l| l.epoch == epoch),
+                    None => leases.iter().rposition(|l| l.holder == key.0),
+                };
+                if let Some(i) = found {
+                    let (epoch, steps) = (leases[i].epoch, held.map_or(leases[i].why, |h| h.1));
+                    match by {
+                        Some(by) => leases[i].ending = Some(by),
+                        None => drop(leases.remove(i)),
                     }
+                    state.live_why[key.1] = steps.with(step);
+                    // Either lease of a pair ending before the other's grant surely
+                    // happened leaves an order in which they did not overlap.
+                    let now = self.now;
+                    self.settle_pending(
+                        &|p| {
+                            p.resource == key.1
+                                && ((p.old.epoch == epoch && now <= p.by)
+                                    || (p.epoch == epoch && now <= p.old.granted_by))
+                        },
+                        false,
+                    );
                 }
             }
             Event::LeaseExpired { worker, resource, .. } => {
@@ -830,26 +853,30 @@ impl Judge<'_> {
         if state.max_issued[r].is_none_or(|(p, _)| generation > p) {
             state.max_issued[r] = Some((generation, Steps::one(step)));
         }
-        // Grants whose windows closed before this one opened surely came before it.
-        let mut done = state.max_done[r];
-        state.open_grants.retain(|g| {
-            let closed = g.resource == r && g.by < now;
+        // Grants whose windows closed before this one opened surely came before it (and before
+        // every later grant, whatever its resource).
+        let (max_done, open_grants) = (&mut state.max_done, &mut state.open_grants);
+        open_grants.retain(|g| {
+            let closed = g.by < now;
+            let done = &mut max_done[g.resource];
             if closed && done.is_none_or(|(p, _)| g.generation > p) {
-                done = Some((g.generation, g.steps));
+                *done = Some((g.generation, g.steps));
             }
             !closed
         });
+        let mut done = state.max_done[r];
         // At or below a generation surely issued before: certain. Below one whose grant may
         // have come after this one: possible. The same generation twice: certain, whatever
         // the order.
-        let reissued = match done.filter(|(p, _)| generation <= *p) {
-            Some(done) => Some((done, false)),
-            None => state
-                .open_grants
-                .iter()
-                .filter(|g| g.resource == r && g.generation >= generation)
+        let open = state.open_grants.iter().filter(|g| g.resource == r);
+        let same = open.clone().find(|g| g.generation == generation);
+        let reissued = match (done.filter(|(p, _)| generation <= *p), same) {
+            (Some(done), _) => Some((done, false)),
+            (None, Some(g)) => Some(((g.generation, g.steps), false)),
+            (None, None) => open
+                .filter(|g| g.generation > generation)
                 .max_by_key(|g| g.generation)
-                .map(|g| ((g.generation, g.steps), g.generation != generation)),
+                .map(|g| ((g.generation, g.steps), true)),
         };
         match by {
             Some(by) => {
@@ -871,7 +898,9 @@ impl Judge<'_> {
             // Each lease surely valid while the other's grant may still be happening: certain,
             // once nothing ended either in time.
             let through = old.ending.is_none() && latest < old.until && until > old.granted_by;
-            if through && latest.max(old.granted_by) > now {
+            // A grant seen as a call waits for its window to close, even within one tick: what
+            // else happens in that tick may come before it.
+            if through && (by.is_some() || old.granted_by > now) {
                 let pending = PendingOverlap {
                     resource: r,
                     by: latest,
@@ -881,7 +910,11 @@ impl Judge<'_> {
                     steps: Steps::one(step),
                     old: *old,
                 };
-                push_bounded(&mut state.pending, pending);
+                if state.pending.len() < PENDING_KEPT {
+                    state.pending.push(pending);
+                } else {
+                    overlaps.push((*old, true));
+                }
             } else {
                 overlaps.push((*old, !through));
             }
