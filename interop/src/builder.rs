@@ -149,6 +149,23 @@ pub(crate) struct WriteDone {
     pub misfenced: Option<TokenKind>,
 }
 
+impl WriteDone {
+    /// A completion that says only how the write ended.
+    pub(crate) fn of(result: WriteResult) -> WriteDone {
+        WriteDone {
+            result,
+            committed: false,
+            data: None,
+            enforcement: None,
+            outcome: None,
+            value_after: None,
+            highest_before: None,
+            highest_after: None,
+            misfenced: None,
+        }
+    }
+}
+
 /// How an effect ended.
 #[derive(Debug, Clone)]
 pub(crate) struct EffectDone {

@@ -465,15 +465,8 @@ fn end(
         "fencing.write" => {
             let open = b.complete(loc, &field, worker, &Op::Write, message)?;
             let done = WriteDone {
-                result: outcome(span, a)?,
-                committed: false,
-                data: None,
                 enforcement: a.de("fencing.enforcement")?,
-                outcome: None,
-                value_after: None,
-                highest_before: None,
-                highest_after: None,
-                misfenced: None,
+                ..WriteDone::of(outcome(span, a)?)
             };
             b.write_done(loc, open, done)
         }

@@ -344,18 +344,7 @@ impl Reader {
                     })?,
                     None => b.complete(loc, "kind", &actor, &Op::Write, None)?,
                 };
-                let done = WriteDone {
-                    result,
-                    committed: false,
-                    data: None,
-                    enforcement: None,
-                    outcome: None,
-                    value_after: None,
-                    highest_before: None,
-                    highest_after: None,
-                    misfenced: None,
-                };
-                b.write_done(loc, open, done)?;
+                b.write_done(loc, open, WriteDone::of(result))?;
             }
             "pause" => b.pause(&actor, PauseFields::default()),
             "resume" => b.resume(&actor, PauseFields::default()),
@@ -421,18 +410,7 @@ impl Reader {
                 highest: l.gen("highest")?,
             }
         };
-        let done = WriteDone {
-            result,
-            committed: false,
-            data: None,
-            enforcement: None,
-            outcome: None,
-            value_after: None,
-            highest_before: None,
-            highest_after: None,
-            misfenced: None,
-        };
-        b.write_done(loc, open, done)
+        b.write_done(loc, open, WriteDone::of(result))
     }
 }
 
