@@ -106,7 +106,8 @@ pub fn articles_race() -> Race {
 }
 
 /// The built-in races: the articles' race and its relatives (a newer owner's replay, a
-/// conditional write, three owners, the strict policy).
+/// conditional write, three owners, the strict policy, generations whose digits differ in
+/// number, which a store that compares them as text orders wrongly).
 ///
 /// ```
 /// assert!(fencelab_kit::races().len() >= 5);
@@ -150,11 +151,23 @@ pub fn races() -> Vec<Race> {
             writers: vec![Write::new("A", 1, "a-1", "A"), Write::new("B", 2, "b-1", "B")],
             held: 0,
         },
+        Race {
+            name: "the articles' race between generations 99 and 100".into(),
+            spec: spec(AllowSame),
+            setup: vec![Write::new("A", 99, "a-1", "A started")],
+            writers: vec![Write::new("A", 99, "a-2", "A late"), Write::new("B", 100, "b-1", "B")],
+            held: 0,
+        },
     ]
 }
 
+/// The generations random races draw from: small ones, and pairs whose digits differ in number
+/// (9 and 10, 99 and 100), which a store comparing them as text orders wrongly.
+const RACE_GENERATIONS: [u64; 6] = [1, 2, 9, 10, 99, 100];
+
 /// `count` random races from `seed`, each with 2 to `max_writers` writers (at most
-/// [`MAX_WRITERS`]) under generations 1 to 3, some sharing an operation id, some conditional,
+/// [`MAX_WRITERS`]) under generations from 1, 2, 9, 10, 99 and 100, some sharing an operation
+/// id, some conditional,
 /// after up to two writes made one at a time. The same seed gives the same races.
 ///
 /// ```
@@ -173,7 +186,7 @@ pub fn random_races(seed: u64, count: usize, max_writers: usize) -> Vec<Race> {
                 SameGenerationPolicy::AllowSame
             };
             let write = |rng: &mut ChaCha8Rng, who: usize| {
-                let generation = rng.random_range(1..=3u64);
+                let generation = RACE_GENERATIONS[rng.random_range(0..RACE_GENERATIONS.len())];
                 let name = ["A", "B", "C", "D", "E", "F"][who % MAX_WRITERS];
                 let operation = format!("op-{}", rng.random_range(0..4u32));
                 let value = format!("{name}{}", rng.random_range(0..100u32));
