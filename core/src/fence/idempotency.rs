@@ -267,8 +267,14 @@ impl fmt::Display for WriteOutcome {
                 applied.revision, applied.generation
             ),
             WriteOutcome::Replayed(stored) => write!(f, "replayed {stored}"),
+            // The reason in brackets, unless the rejection's own words begin with it.
             WriteOutcome::Rejected(rejection) => {
-                write!(f, "rejected ({}): {rejection}", rejection.reason())
+                let (reason, words) = (rejection.reason().to_string(), rejection.to_string());
+                if words.starts_with(&reason) {
+                    write!(f, "rejected: {words}")
+                } else {
+                    write!(f, "rejected ({reason}): {words}")
+                }
             }
         }
     }

@@ -499,8 +499,9 @@ impl HeapSize for FencedRegister {
 
 #[cfg(test)]
 mod tests {
-    use super::stale_message;
+    use super::{stale_message, Revision, WriteRejection};
     use crate::fence::generation::Generation;
+    use crate::fence::idempotency::WriteOutcome;
 
     /// Each refusal of a generation is worded for what it is; a store that refuses a newer
     /// generation is not described with the strict policy's words.
@@ -512,6 +513,22 @@ mod tests {
         assert_eq!(
             stale_message(g(10), g(9)),
             "refused generation 10, above the highest accepted 9"
+        );
+    }
+
+    /// An outcome names its reason once: in brackets, unless the rejection's words begin with it.
+    #[test]
+    fn a_rejection_s_reason_is_said_once() {
+        let conflict =
+            WriteRejection::RevisionConflict { expected: Revision(1), actual: Revision(2) };
+        let text = WriteOutcome::Rejected(conflict).to_string();
+        assert_eq!(text.matches("revision conflict").count(), 1, "{text}");
+        let g = |n| Generation::new(n).unwrap();
+        let stale =
+            WriteOutcome::Rejected(WriteRejection::Stale { presented: g(1), highest: g(2) });
+        assert!(
+            stale.to_string().starts_with("rejected (stale generation): stale owner"),
+            "{stale}"
         );
     }
 }
