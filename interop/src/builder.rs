@@ -78,6 +78,22 @@ pub(crate) struct WriteCall {
     pub enforcement: Option<Enforcement>,
 }
 
+impl WriteCall {
+    /// A write of `request` to `store`'s primary path, nothing else known.
+    pub(crate) fn new(request: WriteRequest, store: String) -> WriteCall {
+        WriteCall {
+            request,
+            store,
+            path: None,
+            token: None,
+            arrives_at: None,
+            retry: None,
+            message: None,
+            enforcement: None,
+        }
+    }
+}
+
 /// An effect as its sender sent it.
 #[derive(Debug, Clone)]
 pub(crate) struct EffectCall {

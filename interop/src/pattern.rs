@@ -296,22 +296,15 @@ impl Reader {
                 })?;
                 let op = l.get("op").map_or_else(|| format!("line-{}", loc.line), str::to_string);
                 let operation = OperationId::new(op).map_err(|e| loc.field("op", e.to_string()))?;
-                let call = WriteCall {
-                    request: WriteRequest {
-                        resource,
-                        generation,
-                        operation,
-                        expected_revision: None,
-                        value: l.req("value")?.to_string(),
-                    },
-                    store: l.get("store").unwrap_or("store").to_string(),
-                    path: None,
-                    token: None,
-                    arrives_at: None,
-                    retry: None,
-                    message: None,
-                    enforcement: None,
+                let value = l.req("value")?.to_string();
+                let request = WriteRequest {
+                    resource,
+                    generation,
+                    operation,
+                    expected_revision: None,
+                    value,
                 };
+                let call = WriteCall::new(request, l.get("store").unwrap_or("store").to_string());
                 b.invoke(loc, &actor, Call::Write(call))?;
             }
             "write_ok" | "write_rejected" | "write_unknown" | "write_done" => {
@@ -389,16 +382,7 @@ impl Reader {
         let value = l.get("value").unwrap_or(&line).to_string();
         let request =
             WriteRequest { resource, generation, operation, expected_revision: None, value };
-        let call = WriteCall {
-            request,
-            store,
-            path: None,
-            token: None,
-            arrives_at: None,
-            retry: None,
-            message: None,
-            enforcement: None,
-        };
+        let call = WriteCall::new(request, store);
         let b = &mut self.builder;
         let message = b.invoke(loc, &actor, Call::Write(call))?;
         let open = b.complete(loc, "kind", &actor, &Op::Write, message)?;
