@@ -48,6 +48,10 @@ impl Op {
     }
 }
 
+/// Where a lease's length comes from, for a grant or renewal that gives none.
+const TTL_HELP: &str =
+    "its ttl in ms, or the service's lease length given to the reader (`fencelab audit --ttl MS`)";
+
 /// The window's end of a release whose answer nobody learned: the end of time.
 pub(crate) const UNKNOWN: Tick = Tick(u64::MAX);
 
@@ -339,6 +343,7 @@ impl Builder {
     /// now, when the call was answered: a client sees its call, not the moment the authority
     /// acted. A source that declares its setup (as Fencelab writes one) records events as
     /// Fencelab saw them, and gives a window itself (`given`) where there was one.
+    ///
     /// A window is kept even within one millisecond, the history's finest time: what else
     /// happened in that millisecond may have come before or after. A release whose answer
     /// nobody learned ([`UNKNOWN`]) may have happened at any moment from its invocation on.
@@ -561,7 +566,7 @@ impl Builder {
                     (None, None) => {
                         return Err(loc.field(
                             "value.ttl",
-                            "a grant must say how long the lease lasts: its ttl in ms, or the service's lease length given to the reader (`fencelab audit --ttl MS`)",
+                            format!("a grant must say how long the lease lasts: {TTL_HELP}"),
                         ))
                     }
                 };
@@ -635,7 +640,7 @@ impl Builder {
             (None, None) => {
                 return Err(loc.field(
                     "value.ttl",
-                    "a renewal must say how long the lease now lasts: its ttl in ms, or the service's lease length given to the reader (`fencelab audit --ttl MS`)",
+                    format!("a renewal must say how long the lease now lasts: {TTL_HELP}"),
                 ))
             }
         };

@@ -340,11 +340,19 @@ impl PendingOverlap {
     fn decided_after(&self) -> Tick {
         self.by.max(self.old.granted_by)
     }
+
+    /// Whether lease `epoch` of the pair ending at `at` leaves an order in which the two did
+    /// not overlap: it ends before the other's grant surely happened.
+    fn ends_in_window(&self, epoch: u64, at: Tick) -> bool {
+        (self.old.epoch == epoch && at <= self.by)
+            || (self.epoch == epoch && at <= self.old.granted_by)
+    }
 }
 
-/// How many leases, open grant windows and undecided overlaps the checker keeps per history:
-/// a correct authority needs one lease per resource, so only a broken one or hostile input
-/// reaches this, and beyond it the oldest are forgotten (and can no longer be reported).
+/// How many leases per resource, and open grant windows, the checker keeps: a correct authority
+/// needs one lease per resource and as many windows as calls in progress at once, so only a
+/// broken one or hostile input reaches this, and beyond it the oldest are forgotten (and can no
+/// longer be reported).
 const WINDOWS_KEPT: usize = 256;
 
 /// How many undecided overlaps the checker keeps: pairs of calls in progress at once, which
@@ -719,11 +727,10 @@ impl Judge<'_> {
                 // A renewal that ends the lease sooner may end it before a grant whose call was
                 // in progress: the pair is no longer an overlap for certain.
                 if shortened {
-                    let lasts = |p: &PendingOverlap| {
-                        (p.old.epoch == epoch && until <= p.by)
-                            || (p.epoch == epoch && until <= p.old.granted_by)
-                    };
-                    self.settle_pending(&|p| p.resource == r && lasts(p), false);
+                    self.settle_pending(
+                        &|p| p.resource == r && p.ends_in_window(epoch, until),
+                        false,
+                    );
                 }
             }
             Event::RenewFailed { worker, resource, .. } => {
@@ -761,11 +768,7 @@ impl Judge<'_> {
                     // happened leaves an order in which they did not overlap.
                     let now = self.now;
                     self.settle_pending(
-                        &|p| {
-                            p.resource == key.1
-                                && ((p.old.epoch == epoch && now <= p.by)
-                                    || (p.epoch == epoch && now <= p.old.granted_by))
-                        },
+                        &|p| p.resource == key.1 && p.ends_in_window(epoch, now),
                         false,
                     );
                 }
