@@ -4,7 +4,7 @@
 
 use crate::{say, BadInput};
 use fencelab_core::{
-    history::Authority, history::Entry, history::JsonlParser, Checker, Event, Violation,
+    history::Authority, history::Entry, history::JsonlParser, Checker, Event, Tick, Violation,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::{BTreeMap, BTreeSet};
@@ -48,6 +48,9 @@ struct Audited {
 #[derive(Debug, Default, Clone, Copy, serde::Serialize)]
 struct Judged {
     grants: usize,
+    /// Grants that gave no lease length: such a lease may have ended at any moment before its
+    /// release, so only what needs no length is judged certain about it.
+    unknown_length: usize,
     writes: usize,
     effects: usize,
     /// Whether the history holds every grant: then a history without grants is judged on them
@@ -58,7 +61,10 @@ struct Judged {
 impl Judged {
     fn count(&mut self, event: &Event) {
         match event {
-            Event::LeaseGranted { .. } => self.grants += 1,
+            Event::LeaseGranted { valid_until, .. } => {
+                self.grants += 1;
+                self.unknown_length += usize::from(*valid_until == Tick::UNKNOWN);
+            }
             Event::WriteArrived { .. } | Event::WriteCommitted { .. } => self.writes += 1,
             Event::EffectArrived { .. } => self.effects += 1,
             _ => {}
@@ -93,8 +99,14 @@ impl Judged {
         } else {
             idle
         };
+        let unknown = match self.unknown_length {
+            0 => String::new(),
+            count => format!(
+                " ({count} of unknown length: a write under such a lease is outside it only after its release, and a grant beside one only possibly overlaps it; `--ttl MS` gives the length)"
+            ),
+        };
         format!(
-            "judged: {}, {}, {}{idle}",
+            "judged: {}{unknown}, {}, {}{idle}",
             n(self.grants, "lease grant", "lease grants"),
             n(self.writes, "write decided", "writes decided"),
             n(self.effects, "effect decided", "effects decided"),

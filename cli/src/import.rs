@@ -46,7 +46,8 @@ pub struct Reading {
     #[arg(long, value_name = "NAME")]
     pub resource: Option<String>,
     /// For Jepsen histories and logs: how long a lease lasts, in ms, when its grant or renewal
-    /// does not say (the service's configured lease length).
+    /// does not say (the service's configured lease length). Without it, such a lease is of
+    /// unknown length and judged only on what needs no length.
     #[arg(long, value_name = "MS")]
     pub ttl: Option<u64>,
     /// For logs: how the `time` group writes a time stamp, as strftime spells it (such as

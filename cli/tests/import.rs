@@ -198,6 +198,14 @@ fn a_lock_history_in_its_own_words_audits_through_a_mapping() {
     assert!(report.contains("generation_reissued: the authority issued generation 1"), "{report}");
     assert!(err.contains(r#"alpha 1 = "lt-7f3a", alpha 2 = "lt-91c0""#), "{err}");
     // A rename is NAME=MEANING, and a log's pattern names its fields itself.
+    // Without --ttl the leases are of unknown length, and the report says what that leaves.
+    let mapped = ["lock=acquire,unlock=release,lock-name=resource,value=generation"];
+    let out = fencelab(&["audit", "lock.edn", "--map", mapped[0], "--opaque-tokens"]);
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("3 lease grants (3 of unknown length: a write under such a lease"),
+        "{report}"
+    );
     let out = fencelab(&["audit", "lock.edn", "--map", "lock"]);
     assert!(text(&out.stderr).contains("is not a rename; write NAME=MEANING"));
     let out = fencelab(&["audit", "app.log", "--pattern", "@app.pattern", "--map", "lock=acquire"]);

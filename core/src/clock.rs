@@ -19,6 +19,10 @@ impl Tick {
     /// The start of every run.
     pub const ZERO: Tick = Tick(0);
 
+    /// A moment never reached, for what a history does not know: a lease of unknown length
+    /// lasts until then unless released, and an answer nobody heard came by then. Written `t=?`.
+    pub const UNKNOWN: Tick = Tick(u64::MAX);
+
     /// The moment `ticks` after this one, saturating at the end of time instead of wrapping, so a
     /// huge TTL means "never expires" rather than "already expired".
     pub fn after(self, ticks: u64) -> Tick {
@@ -33,7 +37,10 @@ impl Tick {
 
 impl fmt::Display for Tick {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "t={}", self.0)
+        match *self {
+            Tick::UNKNOWN => f.write_str("t=?"),
+            Tick(t) => write!(f, "t={t}"),
+        }
     }
 }
 

@@ -14,8 +14,8 @@ use fencelab_core::Tick;
 use fencelab_core::{
     fence::gateway::DropReason, fence::gateway::EffectRequest, fence::generation::TokenError,
     fence::register::Applied, fence::register::Revision, fence::register::WriteRejection,
-    history::event::TokenKind, history::Authority, history::Entry, history::Setup, Event,
-    Generation, History, WriteOutcome, WriteRequest,
+    history::event::TokenKind, history::Authority, history::Decisions, history::Entry,
+    history::Setup, Event, Generation, History, WriteOutcome, WriteRequest,
 };
 use fencelab_core::{
     history::builder::Beliefs, history::builder::HistoryBuilder, history::builder::Sent,
@@ -48,12 +48,8 @@ impl Op {
     }
 }
 
-/// Where a lease's length comes from, for a grant or renewal that gives none.
-const TTL_HELP: &str =
-    "its ttl in ms, or the service's lease length given to the reader (`fencelab audit --ttl MS`)";
-
-/// The window's end of a release whose answer nobody learned: the end of time.
-pub(crate) const UNKNOWN: Tick = Tick(u64::MAX);
+/// The window's end of a release whose answer nobody learned.
+pub(crate) const UNKNOWN: Tick = Tick::UNKNOWN;
 
 /// A lease request, with what the source says about it up front.
 #[derive(Debug, Clone, Default)]
@@ -231,8 +227,13 @@ pub(crate) struct Builder {
 
 impl Builder {
     pub(crate) fn new() -> Builder {
-        // A source that does not declare its setup is seen from outside the authority.
-        let setup = Setup { authority: Authority::Unobserved, ..Setup::default() };
+        // A source that does not declare its setup is seen from outside the authority and the
+        // stores: by clients, which see when they asked and when they heard back.
+        let setup = Setup {
+            authority: Authority::Unobserved,
+            decisions: Decisions::Windowed,
+            ..Setup::default()
+        };
         let core = HistoryBuilder::new(setup).first_message(1);
         Builder {
             core,
@@ -560,15 +561,11 @@ impl Builder {
                     loc.field("value.generation", "a grant must carry its generation")
                 })?;
                 let ttl = g.ttl.or(call.ttl).or(self.ttl);
+                // A lease whose length nobody gave lasts until released, at most.
                 let valid_until = match (g.valid_until.or(call.valid_until), ttl) {
                     (Some(t), _) => t,
                     (None, Some(ttl)) => open.at.after(ttl),
-                    (None, None) => {
-                        return Err(loc.field(
-                            "value.ttl",
-                            format!("a grant must say how long the lease lasts: {TTL_HELP}"),
-                        ))
-                    }
+                    (None, None) => Tick::UNKNOWN,
                 };
                 let message = self.message(g.message.or(call.message));
                 let arrives_at = g.arrives_at.or(call.arrives_at).unwrap_or(self.now());
@@ -637,12 +634,7 @@ impl Builder {
         let valid_until = match (valid_until, ttl.or(self.ttl)) {
             (Some(t), _) => t,
             (None, Some(ttl)) => open.at.after(ttl),
-            (None, None) => {
-                return Err(loc.field(
-                    "value.ttl",
-                    format!("a renewal must say how long the lease now lasts: {TTL_HELP}"),
-                ))
-            }
+            (None, None) => Tick::UNKNOWN,
         };
         self.push(Event::Renewed { worker: open.worker, resource, generation, valid_until });
         Ok(())

@@ -22,7 +22,7 @@
 //! | op | value | becomes |
 //! |---|---|---|
 //! | `:invoke :acquire` | `{:resource r}` (optional) | the authority's grant, placed here once its generation is known: a careful client counts its lease from the moment it asked, so the lease ends at this op's time plus the TTL |
-//! | `:ok :acquire` | `{:resource r :generation g :ttl ms}` | `lease_granted` (at the invocation, `by` here: the authority acted somewhere in the call) then `grant_received` (here) |
+//! | `:ok :acquire` | `{:resource r :generation g :ttl ms}` (no `:ttl`: a lease of unknown length) | `lease_granted` (at the invocation, `by` here: the authority acted somewhere in the call) then `grant_received` (here) |
 //! | `:fail :acquire` | `{:resource r :holder h}` (optional) | `lease_busy` |
 //! | `:ok :renew` | `{:resource r :ttl ms}` | `renewed` (the lease ends at the invocation's time plus the TTL) |
 //! | `:fail :renew` | `:error` the reason | `renew_failed` |

@@ -7,7 +7,7 @@
 //!
 //! | span name | attributes | becomes |
 //! |---|---|---|
-//! | `lease.acquire` | `fencing.resource`, `fencing.generation`, `lease.ttl_ms` | a grant at the span's start (the lease counted from then, as a careful client does) received at its end; a span with an error status is a refused acquire |
+//! | `lease.acquire` | `fencing.resource`, `fencing.generation`, `lease.ttl_ms` (without it, a lease of unknown length) | a grant at the span's start (the lease counted from then, as a careful client does) received at its end; a span with an error status is a refused acquire |
 //! | `lease.renew` | `fencing.resource`, `lease.ttl_ms` (`fencing.generation` optional) | a renewal ending at the span's start plus the TTL; an error status is a failed renewal, with the status message as the reason |
 //! | `lease.release` | `fencing.resource` | a release |
 //! | `fencing.write` | `fencing.resource`, `fencing.store`, `fencing.generation`, `fencing.value`, `fencing.operation` (the span id when absent), `fencing.outcome`, optional `fencing.highest`, `fencing.error`, `fencing.enforcement`, `fencing.path` | a write sent at the start and answered at the end |
@@ -425,9 +425,7 @@ fn end(
                 let granted = Granted {
                     resource: a.resource("fencing.resource")?,
                     generation: Some(a.req_gen("fencing.generation")?),
-                    ttl: Some(a.u64("lease.ttl_ms")?.ok_or_else(|| {
-                        loc.field("lease.ttl_ms", "missing: how long the lease lasts")
-                    })?),
+                    ttl: a.u64("lease.ttl_ms")?,
                     ..Granted::default()
                 };
                 b.granted(loc, open, granted)

@@ -349,8 +349,13 @@ fn a_lock_history_in_its_own_words_reads_through_a_mapping() {
     let error = jepsen::read_jepsen_mapped(history, &mapping).unwrap_err().to_string();
     assert!(error.contains("`fencelab audit --opaque-tokens`"), "{error}");
     mapping.opaque_tokens = true;
-    let error = jepsen::read_jepsen_mapped(history, &mapping).unwrap_err().to_string();
-    assert!(error.contains("`fencelab audit --ttl MS`"), "{error}");
+    // Without a lease length, each lease may have ended at any moment before its release:
+    // a grant beside one is at most a possible overlap, and says why.
+    let read = jepsen::read_jepsen_mapped(history, &mapping).unwrap_or_else(|e| panic!("{e}"));
+    let found = Checker::judge(&read.history);
+    assert!(!found.is_empty() && found.iter().all(|v| v.possible), "{found:#?}");
+    let unknown = "the history does not say how long it lasted";
+    assert!(found.iter().any(|v| v.detail.contains(unknown)), "{found:#?}");
     mapping.ttl = Some(60_000);
     let read = jepsen::read_jepsen_mapped(history, &mapping).unwrap_or_else(|e| panic!("{e}"));
     // p1 asked before p2 and was answered after it: numbered by the requests, the tokens break

@@ -206,3 +206,74 @@ fn reissues_are_certain_whatever_else_is_in_progress() {
     let found = judge(&ops);
     assert_eq!(kinds(&found), [(GenerationReissued, false)], "{found:#?}");
 }
+
+/// A write call from `process` between `from` and `to` ms, applied.
+fn write(process: u32, from: u64, to: u64, generation: u64, op: &str) -> [String; 2] {
+    let v = format!(
+        ":resource \"lock\" :store \"db\" :generation {generation} :value \"{op}\" :op \"{op}\""
+    );
+    [self::op("invoke", process, "write", from, &v), self::op("ok", process, "write", to, &v)]
+}
+
+/// A store decides a write at some moment between its call and its answer. The old owner's
+/// write called while the new owner's was still in progress may have been applied first: the
+/// stale write and the final value are possible, while the write sent after its lease ended is
+/// certain whatever the order. Calls in sequence leave no doubt.
+#[test]
+fn writes_in_progress_at_once_are_judged_by_every_order_their_windows_allow() {
+    let [a0, a1] = acquire(0, 0, 1, 1, 1_000);
+    let [b0, b1] = acquire(1, 2_000, 2_001, 2, 10_000);
+    let [bw0, bw1] = write(1, 2_100, 2_300, 2, "new");
+    let [aw0, aw1] = write(0, 2_200, 2_400, 1, "old");
+    let found = judge(&[a0.clone(), a1.clone(), b0.clone(), b1.clone(), bw0, aw0, bw1, aw1]);
+    let mut found = kinds(&found);
+    found.sort_by_key(|(kind, _)| *kind as usize);
+    let expected = [
+        (StaleWriteAccepted, true),
+        (FinalValueNotFromLatestOwner, true),
+        (WriteOutsideLease, false),
+    ];
+    let mut expected = expected.to_vec();
+    expected.sort_by_key(|(kind, _)| *kind as usize);
+    assert_eq!(found, expected);
+
+    let [bw0, bw1] = write(1, 2_100, 2_150, 2, "new");
+    let [aw0, aw1] = write(0, 2_200, 2_400, 1, "old");
+    let found = judge(&[a0, a1, b0, b1, bw0, bw1, aw0, aw1]);
+    assert!(found.iter().all(|v| !v.possible), "{found:#?}");
+    assert_eq!(found.len(), 3, "{found:#?}");
+}
+
+/// Two writes of one worker in flight at once, answered in the opposite order: the store may
+/// have applied them in the order they were sent.
+#[test]
+fn one_workers_writes_in_flight_at_once_are_at_most_possibly_reordered() {
+    let [a0, a1] = acquire(0, 0, 1, 1, 10_000);
+    let [first0, first1] = write(0, 10, 40, 1, "first");
+    let [second0, second1] = write(0, 20, 30, 1, "second");
+    let found = judge(&[a0.clone(), a1.clone(), first0, second0, second1, first1]);
+    assert_eq!(kinds(&found), [(WritesReordered, true)], "{found:#?}");
+    assert!(found[0].detail.contains("may have applied"), "{}", found[0].detail);
+}
+
+/// A lease whose length nobody gave may have ended at any moment before its release: a write an
+/// hour later is not judged outside it, one after its release is, and a grant beside it is at
+/// most a possible overlap.
+#[test]
+fn a_lease_of_unknown_length_is_judged_on_what_needs_no_length() {
+    let a0 = op("invoke", 0, "acquire", 0, ":resource \"lock\"");
+    let a1 = op("ok", 0, "acquire", 1, ":resource \"lock\" :generation 1");
+    let [w0, w1] = write(0, 3_600_000, 3_600_010, 1, "late");
+    assert_eq!(judge(&[a0.clone(), a1.clone(), w0, w1]), []);
+
+    let [r0, r1] = release(0, 3_600_100, 3_600_200);
+    let [w2, w3] = write(0, 3_600_300, 3_600_400, 1, "after");
+    let found = judge(&[a0.clone(), a1.clone(), r0, r1, w2, w3]);
+    assert_eq!(kinds(&found), [(WriteOutsideLease, false)], "{found:#?}");
+
+    let b0 = op("invoke", 1, "acquire", 10, ":resource \"lock\"");
+    let b1 = op("ok", 1, "acquire", 11, ":resource \"lock\" :generation 2");
+    let found = judge(&[a0, a1, b0, b1]);
+    assert_eq!(kinds(&found), [(LeasesOverlap, true)], "{found:#?}");
+    assert!(found[0].detail.contains("does not say how long it lasted"), "{}", found[0].detail);
+}

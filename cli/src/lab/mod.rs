@@ -59,8 +59,8 @@ pub mod worker;
 use crate::{say, BadInput};
 use fencelab_core::{
     fence::authority::LeaseAuthority, fence::authority::LeaseError, history::event::TokenKind,
-    history::Authority, history::HistoryError, history::Setup, Event, History, ResourceId, Tick,
-    WorkerId, WriteOutcome,
+    history::Authority, history::Decisions, history::HistoryError, history::Setup, Event, History,
+    ResourceId, Tick, WorkerId, WriteOutcome,
 };
 use fencelab_core::{format::model::Enforcement, format::model::PauseReason};
 use fencelab_core::{
@@ -480,6 +480,8 @@ impl Lab {
             incomplete: None,
             // The lab's authority (built in, or etcd through its client) reports every grant.
             authority: Authority::Recorded,
+            // The lab's stores answer in its own process, which records each decision as made.
+            decisions: Decisions::Exact,
         };
         Lab {
             args: args.clone(),

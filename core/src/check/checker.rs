@@ -32,7 +32,7 @@ use crate::fence::idempotency::WriteOutcome;
 use crate::fence::register::{WriteRejection, WriteRequest};
 use crate::format::model::Enforcement;
 use crate::history::event::{Event, StoreWrite, TokenKind};
-use crate::history::{place_name, Entry, Setup};
+use crate::history::{place_name, Decisions, Entry, Setup};
 use crate::invariant::{InvariantKind, Place, Violation};
 use litemap::LiteMap;
 use rustc_hash::FxBuildHasher;
@@ -229,7 +229,7 @@ impl<V, const CAP: usize> Recent<V, CAP> {
 }
 
 /// A value that takes no part in comparing or hashing its owner.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Untracked<T>(pub T);
 
 impl<T> PartialEq for Untracked<T> {
@@ -259,6 +259,8 @@ pub(crate) struct Sent {
     pub steps: Steps,
     /// What had ended its lease when it was sent, if it had ended.
     pub ended: Steps,
+    /// The step that sent it. Untracked, like the window of [`Reached`].
+    pub step: Untracked<usize>,
 }
 
 /// How new the lease behind a request is: its epoch (the grant's count, 0 for no lease), and for
@@ -283,12 +285,28 @@ impl Rank {
     }
 }
 
-/// A request that reached a boundary: its lease epoch, its sender, and the steps that show it.
+/// A request that reached a boundary: its lease epoch, its sender, the steps that show it, and
+/// the steps between which the boundary decided it (one step, unless the history shows only
+/// when the sender asked and heard back).
+///
+/// The window takes no part in comparing states: where each decision is at its own step (the
+/// only histories the explorer searches), one already judged never may precede a later one,
+/// so states that differ only in windows judge every later entry alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Reached {
     pub epoch: Rank,
     pub worker: usize,
     pub steps: Steps,
+    pub window: Untracked<(usize, usize)>,
+}
+
+impl Reached {
+    /// Whether this request may have been decided before `other`: the history's order between
+    /// two decisions is certain only where their windows do not overlap.
+    fn may_precede(&self, other: &Reached) -> bool {
+        let ((from, _), (_, to)) = (self.window.0, other.window.0);
+        from < to
+    }
 }
 
 /// A lease the authority honours for a resource, by its own record.
@@ -452,10 +470,10 @@ pub(crate) struct CellCheck {
     /// Operations applied here (or that may have been).
     pub applied_ops: Recent<Done, OPS_REMEMBERED>,
     /// The newest lease whose write applied, or was fenced out although no newer lease had
-    /// reached this data.
-    pub max_attempted: Option<Reached>,
-    /// Per writer, the (epoch, order) of its newest applied write and the steps that show it.
-    pub last_seq: LiteMap<usize, (Rank, u64, Steps)>,
+    /// reached this data, and whether it applied.
+    pub max_attempted: Option<(Reached, bool)>,
+    /// Per writer, the (epoch, order) of its newest applied write and where it reached the data.
+    pub last_seq: LiteMap<usize, (Rank, u64, Reached)>,
 }
 
 impl Checker {
@@ -535,7 +553,7 @@ impl Checker {
             if !store.critical {
                 continue;
             }
-            let Some(latest) = cell.max_attempted else {
+            let Some((latest, applied)) = cell.max_attempted else {
                 continue;
             };
             // What the data ends with: the last applied write, unless a write whose outcome
@@ -546,6 +564,9 @@ impl Checker {
                 (None, Some(maybe)) => (maybe, true),
                 (None, None) => continue,
             };
+            // A newer write applied in a window the last one's overlaps may have come after it;
+            // one the fence refused leaves the last value whatever the order.
+            let possible = possible || (applied && last.may_precede(&latest));
             let (data, resource) = (data(*s, *d), resource(*r));
             let (writer, owner) =
                 (names.worker_name(last.worker), names.worker_name(latest.worker));
@@ -699,17 +720,21 @@ impl Judge<'_> {
                 let state = self.state();
                 let (epoch, steps) = state.held.get(&(w, r)).copied().unwrap_or_default();
                 let (generation, until) = (*generation, *valid_until);
+                // A renewal of unknown length is surely valid only now.
+                let (until, until_latest) = match until {
+                    Tick::UNKNOWN => (now, until),
+                    until => (until, until),
+                };
                 let why = steps.with(step);
                 let mut shortened = false;
                 match state.live[r].iter_mut().find(|l| l.epoch == epoch && l.holder == w) {
                     Some(lease) => {
                         shortened = until < lease.until;
-                        lease.until_latest = lease.until_latest.max(until);
+                        lease.until_latest = lease.until_latest.max(until_latest);
                         lease.until = until;
                         lease.why = why;
                     }
                     None => {
-                        let until_latest = until;
                         let lease = Live {
                             epoch,
                             until,
@@ -806,8 +831,7 @@ impl Judge<'_> {
                     sent.steps = sent.steps.with(step);
                     let sent = *sent;
                     let cell = self.cell_key(at.store, at.data, at.request.resource.as_str());
-                    let w = self.checker.worker(at.worker);
-                    let reached = Reached { epoch: sent.epoch, worker: w, steps: sent.steps };
+                    let reached = self.reached(at.worker, &sent);
                     self.presented(cell, reached, true);
                 }
             }
@@ -849,6 +873,12 @@ impl Judge<'_> {
         let (w, r) = (self.checker.worker(worker), self.checker.resource(resource));
         let (now, step, by) = (self.now, self.step, self.by);
         let latest = by.unwrap_or(now);
+        // A lease of unknown length is surely valid only at its grant, and may last until
+        // released.
+        let (until, unknown) = match until {
+            Tick::UNKNOWN => (now, true),
+            until => (until, false),
+        };
         let names = Arc::clone(&self.checker.names);
         let state = self.state();
         state.epochs[r] += 1;
@@ -926,7 +956,11 @@ impl Judge<'_> {
             epoch,
             until,
             // A lease of no length is never valid, whenever it was granted.
-            until_latest: if until > now { until.after(latest.0 - now.0) } else { until },
+            until_latest: match until {
+                _ if unknown => Tick::UNKNOWN,
+                until if until > now => until.after(latest.0 - now.0),
+                until => until,
+            },
             holder: w,
             generation,
             ending: None,
@@ -1039,8 +1073,21 @@ impl Judge<'_> {
         // early needs what replaced or ended it.
         let ended = if valid || live.is_some() { Steps::default() } else { state.live_why[r] };
         let steps = steps.with(step);
-        let sent = Sent { epoch, valid, seq, token, resource: r, steps, ended };
+        let step = Untracked(step);
+        let sent = Sent { epoch, valid, seq, token, resource: r, steps, ended, step };
         state.messages.insert(message, sent);
+    }
+
+    /// `sent` reaching its boundary at this entry, sent by `worker`.
+    fn reached(&mut self, worker: &str, sent: &Sent) -> Reached {
+        let worker = self.checker.worker(worker);
+        let step = self.step;
+        let from = match self.checker.names.setup.decisions {
+            Decisions::Exact => step,
+            Decisions::Windowed => sent.step.0,
+        };
+        let window = Untracked((from, step));
+        Reached { epoch: sent.epoch, worker, steps: sent.steps.with(step), window }
     }
 
     fn cell_key(&mut self, store: &str, data: &str, resource: &str) -> (usize, usize, usize) {
@@ -1075,8 +1122,7 @@ impl Judge<'_> {
         let Write { at: StoreWrite { worker, store, path, data, request, .. }, outcome, sent } =
             write;
         let key = self.cell_key(store, data, request.resource.as_str());
-        let w = self.checker.worker(worker);
-        let reached = Reached { epoch: sent.epoch, worker: w, steps: sent.steps.with(self.step) };
+        let reached = self.reached(worker, &sent);
         // What the cell knew before this write; copied out so the cell itself is not.
         let (max_presented, highest_token) = match self.state().cells.get(&key) {
             Some(cell) => (cell.max_presented, cell.highest_token),
@@ -1107,13 +1153,13 @@ impl Judge<'_> {
             );
         if outcome.is_applied() || fenced_out {
             let cell = self.cell(key);
-            if cell.max_attempted.is_none_or(|m| sent.epoch > m.epoch) {
-                cell.max_attempted = Some(reached);
+            if cell.max_attempted.is_none_or(|(m, _)| sent.epoch > m.epoch) {
+                cell.max_attempted = Some((reached, outcome.is_applied()));
             }
         }
         let critical = self.checker.names.setup.stores[key.0].critical;
         if outcome.is_applied() && critical {
-            let write = Accepted { who: worker, w, store, path, data, request, sent };
+            let write = Accepted { who: worker, store, path, data, request, sent, reached };
             self.accepted(write, key, true);
         }
         self.presented(key, reached, true);
@@ -1127,12 +1173,11 @@ impl Judge<'_> {
     fn unknown_write(&mut self, at: StoreWrite, sent: Sent) {
         let StoreWrite { worker, store, path, data, request, .. } = at;
         let key = self.cell_key(store, data, request.resource.as_str());
-        let w = self.checker.worker(worker);
+        let reached = self.reached(worker, &sent);
         if self.checker.names.setup.stores[key.0].critical {
-            let write = Accepted { who: worker, w, store, path, data, request, sent };
+            let write = Accepted { who: worker, store, path, data, request, sent, reached };
             self.accepted(write, key, false);
         }
-        let reached = Reached { epoch: sent.epoch, worker: w, steps: sent.steps.with(self.step) };
         let cell = self.cell(key);
         if cell.maybe_last.is_none_or(|m| reached.epoch >= m.epoch) {
             cell.maybe_last = Some(reached);
@@ -1142,7 +1187,8 @@ impl Judge<'_> {
 
     /// A critical store applied a write, or (when not `certain`) may have.
     fn accepted(&mut self, write: Accepted, key: (usize, usize, usize), certain: bool) {
-        let Accepted { who, w, store, path, data, request, sent } = write;
+        let Accepted { who, store, path, data, request, sent, reached } = write;
+        let w = reached.worker;
         let step = self.step;
         let resource = request.resource.as_str();
         let text = place_text(store, path, resource);
@@ -1157,14 +1203,15 @@ impl Judge<'_> {
         };
         let accepted = if certain { "accepted" } else { "may have accepted" };
         let older = |m: &Reached| sent.epoch < m.epoch;
-        let newer = cell.max_presented.filter(older).map(|m| (m, false));
+        // A newer request decided in a window this write's overlaps may have come after it.
+        let newer = cell.max_presented.filter(older).map(|m| (m, reached.may_precede(&m)));
         let stale = newer.is_some() || cell.maybe_presented.is_some_and(|m| older(&m));
         if let Some((m, possible)) =
             newer.or_else(|| cell.maybe_presented.filter(older).map(|m| (m, true)))
         {
             let newer = names.worker_name(m.worker);
             // What is only possible is said so: the write may not have applied, or the newer
-            // one may never have arrived.
+            // one may never have arrived or have arrived after it.
             let presented = if possible { "may have presented" } else { "presented" };
             let detail = if !m.epoch.leased() {
                 // No recorded lease on either side: the generations are all there is to compare.
@@ -1228,16 +1275,19 @@ impl Judge<'_> {
             find(InvariantKind::TokenNeverIssued, detail, false, vec![grant, sent.steps]);
         }
         if certain {
-            if let Some((epoch, seq, steps)) = cell.last_seq.get(&w) {
+            if let Some((epoch, seq, later)) = cell.last_seq.get(&w) {
                 if *epoch == sent.epoch && sent.seq < *seq {
+                    let possible = reached.may_precede(later);
+                    let applied = if possible { "may have applied" } else { "applied" };
                     let detail = format!(
-                        "{text} applied {who}'s earlier write \"{}\" after a later one",
+                        "{text} {applied} {who}'s earlier write \"{}\" after a later one",
                         request.value
                     );
-                    find(InvariantKind::WritesReordered, detail, false, vec![*steps, sent.steps]);
+                    let steps = vec![later.steps, sent.steps];
+                    find(InvariantKind::WritesReordered, detail, possible, steps);
                 }
             }
-            let mine = (sent.epoch, sent.seq, sent.steps.with(step));
+            let mine = (sent.epoch, sent.seq, reached);
             match cell.last_seq.get_mut(&w) {
                 Some(newest) if (newest.0, newest.1) < (sent.epoch, sent.seq) => *newest = mine,
                 Some(_) => {}
@@ -1245,8 +1295,7 @@ impl Judge<'_> {
                     cell.last_seq.insert(w, mine);
                 }
             }
-            cell.last =
-                Some(Reached { epoch: sent.epoch, worker: w, steps: sent.steps.with(step) });
+            cell.last = Some(reached);
             cell.maybe_last = None;
         }
         let place = store_place(store, path, data, resource);
@@ -1260,6 +1309,7 @@ impl Judge<'_> {
         let workflow = request.workflow.as_str();
         let step = self.step;
         let issued = self.issued(sent.resource);
+        let reached = self.reached(who, &sent);
         let state = self.state();
         let mut found = Vec::new();
         let this = Done { steps: sent.steps.with(step), certain };
@@ -1290,7 +1340,8 @@ impl Judge<'_> {
             None => ops.insert(request.operation.as_str(), this),
         }
         let older = |m: &Reached| sent.epoch < m.epoch;
-        let newer = state.effect_presented.get(workflow).filter(|m| older(m)).map(|m| (*m, false));
+        let newer = state.effect_presented.get(workflow).filter(|m| older(m));
+        let newer = newer.map(|m| (*m, reached.may_precede(m)));
         let maybe = || state.effect_maybe.get(workflow).filter(|m| older(m)).map(|m| (*m, true));
         if let Some((m, possible)) = newer.or_else(maybe) {
             let from = if sent.epoch.leased() {
@@ -1335,8 +1386,7 @@ impl Judge<'_> {
     /// An effect reached the gateway (or, when not `certain`, may have): from now on every
     /// older lease's effect for its workflow is superseded.
     fn effect_reached(&mut self, who: &str, request: &EffectRequest, sent: Sent, certain: bool) {
-        let w = self.checker.worker(who);
-        let reached = Reached { epoch: sent.epoch, worker: w, steps: sent.steps.with(self.step) };
+        let reached = self.reached(who, &sent);
         let workflow = request.workflow.as_str();
         let state = self.state();
         let newest = state.effect_presented.get(workflow).map(|m| m.epoch);
@@ -1365,8 +1415,13 @@ fn overlap(
 ) -> Found {
     let holder = names.worker_name(old.holder);
     let detail = if possible {
+        let why = if old.until_latest == Tick::UNKNOWN {
+            "the history does not say how long it lasted"
+        } else {
+            "the calls overlapped"
+        };
         format!(
-            "the authority may have granted {resource} to {worker} (generation {generation}) while {holder}'s lease (generation {}) was valid: the calls overlapped",
+            "the authority may have granted {resource} to {worker} (generation {generation}) while {holder}'s lease (generation {}) was valid: {why}",
             old.generation
         )
     } else {
@@ -1414,12 +1469,12 @@ struct Write<'a> {
 /// A write a critical store applied (or may have), and who sent it (by name and index).
 struct Accepted<'a> {
     who: &'a str,
-    w: usize,
     store: &'a str,
     path: &'a str,
     data: &'a str,
     request: &'a WriteRequest,
     sent: Sent,
+    reached: Reached,
 }
 
 fn store_place(store: &str, path: &str, data: &str, resource: &str) -> Place {

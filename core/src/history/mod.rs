@@ -40,6 +40,9 @@ pub struct Setup {
     /// Whether the history holds every grant the lease authority made.
     #[serde(default, skip_serializing_if = "Authority::is_recorded")]
     pub authority: Authority,
+    /// When a store decided a write, or the gateway an effect.
+    #[serde(default, skip_serializing_if = "Decisions::is_exact")]
+    pub decisions: Decisions,
 }
 
 /// Whether a history holds every grant the lease authority made. Where it does, a write under
@@ -60,6 +63,28 @@ impl Authority {
     /// Whether every grant is in the history.
     pub fn is_recorded(&self) -> bool {
         *self == Authority::Recorded
+    }
+}
+
+/// When a history says a store decided a write (or the gateway an effect). A client sees only
+/// when it sent a request and when the answer came back, and two requests in flight at once
+/// may have been decided in either order; the checker is then certain of an order between two
+/// decisions only where their windows do not overlap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decisions {
+    /// At the request's arrival entry: a simulated run, the live lab, a file written by either.
+    #[default]
+    Exact,
+    /// Somewhere between the request's send and its arrival entry, which is when its sender
+    /// heard the answer: a client-side history read by `fencelab-interop`.
+    Windowed,
+}
+
+impl Decisions {
+    /// Whether each decision is at its arrival entry.
+    pub fn is_exact(&self) -> bool {
+        *self == Decisions::Exact
     }
 }
 
@@ -126,6 +151,7 @@ impl Setup {
                 .map(|g| GatewaySetup { partner: g.partner.clone(), enforcement: g.enforcement }),
             incomplete: None,
             authority: Authority::Recorded,
+            decisions: Decisions::Exact,
         }
     }
 
