@@ -54,15 +54,17 @@
 //! assert_eq!(report.races, races().len());
 //! ```
 
+mod all;
 mod gap;
 mod races;
 
+pub use all::{check_all, Check, Found, KitOptions, KitReport, Ran, SEED_VARIABLE};
 pub use gap::gap;
 pub use races::{articles_race, races, random_races, Race, Write, MAX_WRITERS};
 
+use fencelab_core::drive::conformance::{check_cases, factory, show_value, Case, Rule, StoryWrite};
 use fencelab_core::fence::store::MemoryStore;
 use fencelab_core::format::model::StoreSpec;
-use fencelab_core::{drive::conformance::show_value, drive::conformance::Rule};
 use fencelab_core::{
     fence::store::StoredValue, FencedStore, ResourceId, Tick, WriteOutcome, WriteRequest,
 };
@@ -148,17 +150,25 @@ pub struct Lost {
     pub state: Option<StoredValue>,
     /// What a linearizable store allows: each distinct result, with one order that gives it.
     pub allowed: Vec<Allowed>,
+    /// The rule the store breaks with one writer at a time, when playing the race's writes one
+    /// at a time on a fresh store already diverges from the reference, and that divergence: a
+    /// sequential bug, which explains the round better than the race does.
+    pub sequential: Option<(Rule, String)>,
 }
 
 impl Lost {
-    /// The rule broken.
+    /// The rule broken: the one a sequential play of the race breaks, if it breaks one, else
+    /// [`Rule::Linearizable`].
     pub fn rule(&self) -> Rule {
-        Rule::Linearizable
+        self.sequential.as_ref().map_or(Rule::Linearizable, |(rule, _)| *rule)
     }
 
-    /// The race lost, in words: a superseded write applied after a newer one had landed, when
-    /// that is what happened.
+    /// The race lost, in words: the sequential divergence when there is one, else a
+    /// superseded write applied after a newer one had landed, when that is what happened.
     pub fn verdict(&self) -> String {
+        if let Some((_, divergence)) = &self.sequential {
+            return format!("the store breaks a rule with one writer at a time too: {divergence}");
+        }
         let writers = &self.race.writers;
         for (old, old_outcome) in self.outcomes.iter().enumerate() {
             for (new, new_outcome) in self.outcomes.iter().enumerate() {
@@ -294,6 +304,7 @@ where
             report.held_in_gap += usize::from(matches!(start, Start::Held { in_gap: true, .. }));
             let fits = |a: &Allowed| a.outcomes == outcomes && a.state == state;
             if setup_got != setup || !allowed.iter().any(fits) {
+                let sequential = one_at_a_time(race, &mut open);
                 return Err(ConcurrencyError::NotLinearizable(Box::new(Lost {
                     race: race.clone(),
                     round,
@@ -302,6 +313,7 @@ where
                     outcomes,
                     state,
                     allowed,
+                    sequential,
                 })));
             }
         }
@@ -367,6 +379,36 @@ where
             (outcomes, Start::Barrier)
         }
     }
+}
+
+/// The first divergence from the reference of the race's writes played one at a time on fresh
+/// stores from `open`, in each order of the writers until one diverges.
+fn one_at_a_time<S: FencedStore, H: FnMut() -> Result<S, S::Error>>(
+    race: &Race,
+    open: &mut impl FnMut(&StoreSpec) -> Result<H, S::Error>,
+) -> Option<(Rule, String)> {
+    let resource = ResourceId::new("race").expect("a short name");
+    let now = race.setup.len() as u64;
+    let place = format!("{}/race", race.spec.name);
+    let write = |at: u64, write: &Write| StoryWrite {
+        at: Tick(at),
+        request: request(write, &resource),
+        spec: race.spec.clone(),
+        place: place.clone(),
+    };
+    let setup = race.setup.iter().enumerate().map(|(at, w)| write(at as u64, w));
+    let setup: Vec<StoryWrite> = setup.collect();
+    let writers = race.writers.len();
+    (0..writers).permutations(writers).find_map(|order| {
+        let mut writes = setup.clone();
+        writes.extend(order.iter().map(|&w| write(now, &race.writers[w])));
+        let case = Case { name: race.name.clone(), schedule: Vec::new(), writes };
+        let fresh = factory(|spec: &StoreSpec| open(spec)?());
+        match check_cases(&[case], fresh) {
+            Err(divergence) => Some((divergence.rule()?, divergence.to_string())),
+            Ok(_) => None,
+        }
+    })
 }
 
 fn request(write: &Write, resource: &ResourceId) -> WriteRequest {

@@ -1,11 +1,11 @@
 //! The races the concurrency check runs: the articles' race and its relatives, written out, and
 //! random ones from a seed.
 
+use fencelab_core::format::model::StoreSpec;
 use fencelab_core::{
     fence::idempotency::Retention, fence::register::Revision,
     fence::register::SameGenerationPolicy, Generation, OperationId,
 };
-use fencelab_core::{format::model::Enforcement, format::model::StoreSpec};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use std::fmt;
@@ -75,16 +75,7 @@ pub struct Race {
 }
 
 fn spec(policy: SameGenerationPolicy) -> StoreSpec {
-    StoreSpec {
-        name: "db".into(),
-        enforcement: Enforcement::FencedIdempotent,
-        policy,
-        retention: Retention::FOREVER,
-        persist_highest: true,
-        critical: true,
-        check_write_gap: 1,
-        paths: Vec::new(),
-    }
+    StoreSpec::fenced("db", policy, Retention::FOREVER)
 }
 
 /// The articles' race: A wrote under generation 1 and was paused; its lease ran out and B got

@@ -16,6 +16,7 @@ use fencelab_core::{
     fence::register::WriteRejection, fence::store::MemoryStore, fence::store::StoredValue,
 };
 use fencelab_kit::{articles_race, check_concurrent, races, ConcurrencyError, ConcurrentOptions};
+use fencelab_kit::{check_all, Check, KitOptions, KitReport};
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -238,6 +239,12 @@ impl HighestInMemory {
             resource.register.forget_highest();
         }
         self
+    }
+
+    /// A new handle to the same disk: a new process, which starts without the fence.
+    fn open(spec: &StoreSpec) -> impl FnMut() -> Result<HighestInMemory, Infallible> {
+        let (spec, disk) = (spec.clone(), Arc::<Mutex<Resources>>::default());
+        move || Ok(HighestInMemory { spec: spec.clone(), disk: disk.clone() }.reopen())
     }
 }
 
@@ -493,4 +500,149 @@ fn find_divergences_reports_every_case_a_store_gets_wrong() {
     );
     assert!(broken.iter().all(|(_, rule)| *rule == Some(Rule::Retention)), "{broken:?}");
     assert!(findings.report.scenarios + findings.divergences.len() == everything().len());
+}
+
+/// Handles to one store behind a lock, as an in-memory store is shared by [`check_all`]'s
+/// writers.
+struct Shared<T>(Arc<Mutex<T>>);
+
+impl<T: FencedStore<Error = Infallible>> FencedStore for Shared<T> {
+    type Error = Infallible;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Infallible> {
+        self.0.lock().unwrap().write(request, now)
+    }
+
+    fn read(&mut self, resource: &ResourceId) -> Result<Option<StoredValue>, Infallible> {
+        self.0.lock().unwrap().read(resource)
+    }
+
+    fn lookup(
+        &mut self,
+        resource: &ResourceId,
+        operation: &OperationId,
+    ) -> Result<Option<StoredResult>, Infallible> {
+        self.0.lock().unwrap().lookup(resource, operation)
+    }
+}
+
+/// An opener of shared handles to stores `make` makes.
+fn shared<T: FencedStore<Error = Infallible>>(
+    make: impl Fn(&StoreSpec) -> T,
+) -> impl FnMut(&StoreSpec) -> Result<Box<dyn FnMut() -> Result<Shared<T>, Infallible>>, Infallible>
+where
+    T: 'static,
+{
+    move |spec| {
+        let store = Arc::new(Mutex::new(make(spec)));
+        Ok(Box::new(move || Ok(Shared(store.clone()))))
+    }
+}
+
+/// What the one entry point reports on a store, with a fixed seed.
+fn kit<S: FencedStore<Error = Infallible> + Send, H: FnMut() -> Result<S, Infallible>>(
+    open: impl FnMut(&StoreSpec) -> Result<H, Infallible>,
+) -> KitReport<Infallible> {
+    check_all(open, &KitOptions { seed: Some(7), ..KitOptions::default() })
+}
+
+/// The checks that found something, and the rules each named.
+fn found_by(report: &KitReport<Infallible>) -> Vec<(Check, Option<Rule>)> {
+    let mut found: Vec<_> = report.found.iter().map(|f| (f.check(), f.rule())).collect();
+    found.dedup();
+    found
+}
+
+#[test]
+fn the_one_entry_point_passes_the_reference_and_says_what_it_ran() {
+    let report = kit(shared(|spec| MemoryStore::new(spec.policy, spec.retention)));
+    assert!(report.passed(), "{report}");
+    let ran: Vec<Check> = report.ran.iter().map(|r| r.check).collect();
+    use Check::*;
+    assert_eq!(ran, [Rules, Stories, Schedules, Sequences, Concurrent]);
+    let text = report.to_string();
+    assert!(text.starts_with("fencelab-kit: passed every check (seed 7: FENCELAB_KIT_SEED=7 plays the same random sequences and races)"), "{text}");
+    assert!(text.contains("  rules      10 of 10 cases played"), "{text}");
+    assert!(text.contains("  sequences  64 random sequences of up to 9 writes played"), "{text}");
+    assert!(text.contains("built-in races and 16 random ones"), "{text}");
+    assert!(text.contains(" reopens"), "{text}");
+}
+
+#[test]
+fn the_one_entry_point_catches_a_store_that_compares_generations_as_text() {
+    let report =
+        kit(shared(|spec| TextGenerations { spec: spec.clone(), resources: Resources::new() }));
+    assert_eq!(report.rules_broken(), [Rule::Fence], "{report}");
+    let checks: Vec<Check> = found_by(&report).iter().map(|(c, _)| *c).collect();
+    // Every check catches it, the races with the sequential explanation.
+    for check in [Check::Rules, Check::Sequences, Check::Concurrent] {
+        assert!(checks.contains(&check), "{check}: {report}");
+    }
+    let text = report.to_string();
+    assert!(text.contains("the store breaks a rule with one writer at a time too"), "{text}");
+    // The shrunk sequence names its seed, and the place is in the store's terms too.
+    assert!(text.contains("random sequence"), "{text}");
+    assert!(text.contains("of seed 7"), "{text}");
+}
+
+#[test]
+fn the_one_entry_point_names_the_rule_each_store_of_the_zoo_breaks() {
+    fn resources(spec: &StoreSpec) -> (StoreSpec, Resources) {
+        fresh(spec)
+    }
+    let broken = |report: KitReport<Infallible>| report.rules_broken();
+    let no_fence = broken(kit(shared(|spec| {
+        let (spec, resources) = resources(spec);
+        NoFence { spec, resources }
+    })));
+    assert!(no_fence.contains(&Rule::Fence), "{no_fence:?}");
+    let replay = broken(kit(shared(|spec| {
+        let (spec, resources) = resources(spec);
+        ReplayWithoutRaise { spec, resources }
+    })));
+    assert!(replay.contains(&Rule::FenceRaise), "{replay:?}");
+    let operation_first = broken(kit(shared(|spec| {
+        let (spec, resources) = resources(spec);
+        OperationBeforeGeneration { spec, resources }
+    })));
+    assert!(operation_first.contains(&Rule::CheckOrder), "{operation_first:?}");
+    let revision_first = broken(kit(shared(|spec| {
+        let (spec, resources) = resources(spec);
+        RevisionBeforeOperation { spec, resources }
+    })));
+    assert!(revision_first.contains(&Rule::CheckOrder), "{revision_first:?}");
+    let retention = broken(kit(shared(|spec| {
+        let (spec, resources) = resources(spec);
+        RetentionIgnored { spec, resources }
+    })));
+    assert!(retention.contains(&Rule::Retention), "{retention:?}");
+    let lookup =
+        broken(kit(shared(|spec| LookupBroken(MemoryStore::new(spec.policy, spec.retention)))));
+    assert!(lookup.contains(&Rule::Lookup), "{lookup:?}");
+    // The fence kept in memory is lost by a new handle: the one opener is also the reopen.
+    let memory = broken(kit(|spec: &StoreSpec| Ok(HighestInMemory::open(spec))));
+    assert!(memory.contains(&Rule::Durability), "{memory:?}");
+    // None of these is a concurrency bug, and none is reported as one.
+    for rules in [no_fence, replay, operation_first, revision_first, retention, lookup, memory] {
+        assert!(!rules.contains(&Rule::Linearizable), "{rules:?}");
+    }
+}
+
+#[test]
+fn the_one_entry_point_catches_a_check_then_write_store_only_in_the_races() {
+    let report = kit(check_then_write);
+    assert_eq!(found_by(&report), [(Check::Concurrent, Some(Rule::Linearizable))], "{report}");
+}
+
+#[test]
+fn a_divergence_in_a_story_names_the_place_and_the_store_s_resource() {
+    let findings = find_divergences(
+        &library::all().iter().map(Case::of).collect::<Vec<_>>(),
+        factory(|spec| {
+            let (spec, resources) = fresh(spec);
+            Ok(NoFence { spec, resources })
+        }),
+    );
+    let message = findings.divergences[0].to_string();
+    assert!(message.contains("(resource s0/p0/r0 in the store)"), "{message}");
 }

@@ -181,7 +181,7 @@ impl fmt::Display for Rule {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Divergence<E: std::error::Error> {
     /// The store returned a different outcome, state or lookup.
-    #[error("{scenario}{}: write {} to {place} at {at} ({}): {what}: the reference says {expected}, the store says {actual} (rule: {rule})", show_schedule(schedule), index + 1, request)]
+    #[error("{scenario}{}: write {} to {}, at {at} ({}): {what}: the reference says {expected}, the store says {actual} (rule: {rule})", show_schedule(schedule), index + 1, show_place(place, request), request)]
     Outcome {
         /// `name/variant` of the scenario, or the case's name.
         scenario: String,
@@ -222,6 +222,15 @@ impl<E: std::error::Error> Divergence<E> {
             Divergence::Outcome { rule, .. } => Some(*rule),
             Divergence::Store { .. } => None,
         }
+    }
+}
+
+/// Where a write went, by name, and by the resource the store was given when that differs
+/// (the kit renames each store path's resource so that every one is a resource of its own).
+fn show_place(place: &str, request: &WriteRequest) -> String {
+    match request.resource.as_str() {
+        resource if resource == place => place.to_string(),
+        resource => format!("{place} (resource {resource} in the store)"),
     }
 }
 
@@ -312,6 +321,17 @@ pub trait StoreFactory<S: FencedStore> {
     fn reopen(&mut self, spec: &StoreSpec, store: S) -> Option<Result<S, S::Error>> {
         let _ = (spec, store);
         None
+    }
+}
+
+/// A factory lent to a check is a factory.
+impl<S: FencedStore, F: StoreFactory<S>> StoreFactory<S> for &mut F {
+    fn make(&mut self, spec: &StoreSpec) -> Result<S, S::Error> {
+        (**self).make(spec)
+    }
+
+    fn reopen(&mut self, spec: &StoreSpec, store: S) -> Option<Result<S, S::Error>> {
+        (**self).reopen(spec, store)
     }
 }
 

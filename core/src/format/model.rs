@@ -215,6 +215,21 @@ impl PathSpec {
 }
 
 impl StoreSpec {
+    /// A critical store named `name`, fenced with operation ids on its one path and keeping its
+    /// highest generation: the store the conformance kit's cases and races write to.
+    pub fn fenced(name: &str, policy: SameGenerationPolicy, retention: Retention) -> StoreSpec {
+        StoreSpec {
+            name: name.into(),
+            enforcement: Enforcement::FencedIdempotent,
+            policy,
+            retention,
+            persist_highest: true,
+            critical: true,
+            check_write_gap: 1,
+            paths: Vec::new(),
+        }
+    }
+
     /// The data a write path of this store writes and how that path is protected, or `None`
     /// for a path the store does not have.
     pub fn route(&self, path: &str) -> Option<(&str, Enforcement)> {

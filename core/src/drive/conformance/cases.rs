@@ -7,7 +7,7 @@ use crate::clock::Tick;
 use crate::fence::generation::Generation;
 use crate::fence::idempotency::Retention;
 use crate::fence::register::{Revision, SameGenerationPolicy, WriteRequest};
-use crate::format::model::{Enforcement, StoreSpec};
+use crate::format::model::StoreSpec;
 use crate::ids::{OperationId, ResourceId};
 use std::num::NonZeroUsize;
 
@@ -120,16 +120,7 @@ pub fn rule_cases() -> Vec<Case> {
         .iter()
         .enumerate()
         .map(|(n, (name, policy, retention, lines))| {
-            let spec = StoreSpec {
-                name: format!("case{n}"),
-                enforcement: Enforcement::FencedIdempotent,
-                policy: *policy,
-                retention: *retention,
-                persist_highest: true,
-                critical: true,
-                check_write_gap: 1,
-                paths: Vec::new(),
-            };
+            let spec = StoreSpec::fenced(&format!("case{n}"), *policy, *retention);
             let resource = ResourceId::new(format!("case{n}/r")).expect("a short name");
             let writes = lines
                 .iter()
