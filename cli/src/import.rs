@@ -125,7 +125,9 @@ pub fn imported(
     };
     if format == Format::Jsonl {
         let given = reading.mapping()?;
-        if !given.is_empty() || given.ttl.is_some() || given.time_format.is_some() {
+        // An empty file is told as such by the reader, whatever options came with it.
+        let empty = input.fill_buf().is_ok_and(|start| start.iter().all(u8::is_ascii_whitespace));
+        if !empty && (!given.is_empty() || given.ttl.is_some() || given.time_format.is_some()) {
             return Err(BadInput(format!(
                 "{file} is Fencelab's own history, which needs no --map, --opaque-tokens, --resource, --ttl or --time-format"
             )));
@@ -248,6 +250,11 @@ fn read(
         eprintln!(
             "{file}: {what} earlier than the one above ({most}); each was read as that entry's time, in the file's order"
         );
+    }
+    match imported.unfinished {
+        0 => {}
+        1 => eprintln!("{file}: 1 call never got its answer; a write, effect or release is judged as one that timed out"),
+        n => eprintln!("{file}: {n} calls never got their answers; writes, effects and releases among them are judged as ones that timed out"),
     }
     if !imported.tokens.is_empty() {
         eprintln!("{file}: {}", tokens_note(&imported.tokens));

@@ -179,7 +179,7 @@ fn findings_are_listed_in_the_order_of_the_file_s_lines() {
 fn a_lock_history_in_its_own_words_audits_through_a_mapping() {
     let out = fencelab(&["audit", "lock.edn"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("--map lock=acquire"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--map lock=MEANING"), "{}", text(&out.stderr));
     let out = fencelab(&[
         "audit",
         "lock.edn",

@@ -888,13 +888,35 @@ impl Builder {
         self.sync();
     }
 
-    /// The history: every event in order. Invocations never completed stay as they are: a
-    /// write sent stays on its way; an acquire whose grant was never reported adds nothing.
+    /// The history: every event in order, and how many calls never completed. In a source that
+    /// declares its setup (a file Fencelab wrote), an invocation never completed stays as it
+    /// is: a write sent stays on its way. Elsewhere the run ended without its answer, as when a
+    /// client crashed: a write, an effect or a release is read as one that timed out, which may
+    /// have happened; an acquire or a renewal whose answer never came adds nothing.
     ///
     /// A history that does not hold together (a completion that names a path's data other than
     /// the setup's, say) is refused at the source line of the entry that breaks it: what a
     /// reader returns, the checker can judge.
-    pub(crate) fn finish(self) -> Result<(History, Vec<usize>, StepsBack), ImportError> {
+    pub(crate) fn finish(mut self) -> Result<(History, Vec<usize>, StepsBack, usize), ImportError> {
+        let unfinished = if self.declared { 0 } else { self.open.len() };
+        if !self.declared {
+            let loc = Loc::line(self.line);
+            for open in std::mem::take(&mut self.open) {
+                match open.call {
+                    Call::Write(_) => {
+                        self.write_done(&loc, open, WriteDone::of(WriteResult::Unknown))?
+                    }
+                    Call::Effect(_) => {
+                        let done = EffectDone { dropped: None, partner: None, enforcement: None };
+                        self.effect_done(&loc, open, done)?
+                    }
+                    Call::Plain(Op::Release) => {
+                        self.released(&loc, open, None, None, Some(UNKNOWN))?
+                    }
+                    _ => {}
+                }
+            }
+        }
         let lines = self.lines;
         let (history, places) = self.core.finish_with_places();
         let lines: Vec<usize> =
@@ -903,7 +925,7 @@ impl Builder {
             let source = e.line.checked_sub(2).and_then(|step| lines.get(step)).copied();
             return Err(Loc::line(source.unwrap_or_default()).whole(e.problem));
         }
-        Ok((history, lines, self.stepped_back))
+        Ok((history, lines, self.stepped_back, unfinished))
     }
 }
 

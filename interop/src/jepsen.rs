@@ -351,11 +351,11 @@ fn read_ops(ops: Vec<(usize, Value)>, mapping: &Mapping) -> Result<Imported, Imp
         skipped += 1;
     }
     let declared = builder.declared();
-    let (history, lines, stepped_back) = builder.finish()?;
+    let (history, lines, stepped_back, unfinished) = builder.finish()?;
     if !declared {
         phantom_workers(&history, &lines)?;
     }
-    Ok(Imported { history, lines, skipped, stepped_back, tokens: tokens.seen })
+    Ok(Imported { history, lines, skipped, stepped_back, unfinished, tokens: tokens.seen })
 }
 
 /// Refuses a worker the nemesis acts on that does nothing else in the history, most likely a
@@ -435,7 +435,7 @@ fn worker_op(
         other => {
             return Err(loc.field(
                 "f",
-                format!("unknown :f {other:?} for a worker ({WORKER_FS}); a history's own names for its operations are mapped to these (`fencelab audit --map {other}=acquire`)"),
+                format!("unknown :f {other:?} for a worker ({WORKER_FS}); a history's own names for its operations are mapped to these (`fencelab audit --map {other}=MEANING`, MEANING one of {})", crate::mapping::OPS.join(", ")),
             ))
         }
     };

@@ -54,6 +54,9 @@ pub struct Imported {
     /// The time stamps that stepped back a little from the one above them, each read as that
     /// entry's time.
     pub stepped_back: StepsBack,
+    /// Calls whose answer never came before the history ended: a write, an effect or a release
+    /// among them is read as one that timed out (see each reader's documentation).
+    pub unfinished: usize,
     /// Opaque tokens, as (resource, token, the generation that stands for it), in the order
     /// they first appeared (see [`mapping::Mapping::opaque_tokens`]).
     pub tokens: Vec<(String, String, u64)>,

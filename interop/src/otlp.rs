@@ -311,8 +311,8 @@ fn build(spans: Vec<Span>, skipped: usize) -> Result<Imported, ImportError> {
             }
         }
     }
-    let (history, lines, stepped_back) = b.finish()?;
-    Ok(Imported { history, lines, skipped, stepped_back, tokens: Vec::new() })
+    let (history, lines, stepped_back, unfinished) = b.finish()?;
+    Ok(Imported { history, lines, skipped, stepped_back, unfinished, tokens: Vec::new() })
 }
 
 fn start(

@@ -128,8 +128,8 @@ pub fn read_pattern_mapped(
             skipped += 1;
         }
     }
-    let (history, lines, stepped_back) = reader.builder.finish()?;
-    Ok(Imported { history, lines, skipped, stepped_back, tokens: Vec::new() })
+    let (history, lines, stepped_back, unfinished) = reader.builder.finish()?;
+    Ok(Imported { history, lines, skipped, stepped_back, unfinished, tokens: Vec::new() })
 }
 
 /// Reads a log from bytes, refusing bytes that are not UTF-8 with the line.

@@ -343,7 +343,10 @@ fn a_lock_history_in_its_own_words_reads_through_a_mapping() {
 {:type :ok, :f :unlock, :process 2, :time 7000000, :lock-name "alpha"}
 {:type :ok, :f :lock, :process 1, :time 8000000, :lock-name "alpha", :value "lt-ffff"}"#;
     let error = jepsen::read_jepsen(history).unwrap_err().to_string();
-    assert!(error.contains("`fencelab audit --map lock=acquire`"), "{error}");
+    assert!(
+        error.contains("`fencelab audit --map lock=MEANING`, MEANING one of acquire, renew"),
+        "{error}"
+    );
     let mut mapping: Mapping =
         "lock=acquire, unlock=release, lock-name=resource, value=generation".parse().unwrap();
     let error = jepsen::read_jepsen_mapped(history, &mapping).unwrap_err().to_string();

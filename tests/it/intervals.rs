@@ -117,7 +117,7 @@ fn the_same_generation_from_overlapping_calls_is_certain() {
 
 /// A blocking lock that waits longer than the lease lasts: the grant may have come as late as
 /// the call's answer, so a write just after the answer is inside the lease in some order, and
-/// not judged outside it. One after the answer plus the TTL is.
+/// only possibly outside it. One after the answer plus the TTL surely is.
 #[test]
 fn a_lock_that_waits_longer_than_its_ttl_is_not_taken_for_expired() {
     let [a0, a1] = acquire(0, 0, 15_000, 1, 10_000);
@@ -127,7 +127,7 @@ fn a_lock_that_waits_longer_than_its_ttl_is_not_taken_for_expired() {
         [self::op("invoke", 0, "write", ms, &v), self::op("ok", 0, "write", ms + 10, "")]
     };
     let [w0, w1] = write(15_100, "soon");
-    assert_eq!(judge(&[a0.clone(), a1.clone(), w0, w1]), []);
+    assert_eq!(kinds(&judge(&[a0.clone(), a1.clone(), w0, w1])), [(WriteOutsideLease, true)]);
     let [w0, w1] = write(25_100, "late");
     let found = judge(&[a0, a1, w0, w1]);
     assert_eq!(kinds(&found), [(WriteOutsideLease, false)], "{found:#?}");
@@ -276,4 +276,32 @@ fn a_lease_of_unknown_length_is_judged_on_what_needs_no_length() {
     let found = judge(&[a0, a1, b0, b1]);
     assert_eq!(kinds(&found), [(LeasesOverlap, true)], "{found:#?}");
     assert!(found[0].detail.contains("does not say how long it lasted"), "{}", found[0].detail);
+}
+
+/// A history that ends while a write is in progress (the client crashed, the run was cut): the
+/// write may have reached the store, as a write that timed out may have.
+#[test]
+fn a_write_still_in_progress_when_the_history_ends_may_have_happened() {
+    let [a0, a1] = acquire(0, 0, 1, 7, 100_000);
+    let [b0, b1] = acquire(1, 2, 3, 8, 100_000);
+    let [new0, new1] = write(1, 10, 12, 8, "new");
+    let [old0, _] = write(0, 15, 16, 7, "old");
+    let found = judge(&[a0, a1, b0, b1, new0, new1, old0]);
+    assert!(found.iter().any(|v| v.invariant == StaleWriteAccepted && v.possible), "{found:#?}");
+    assert!(found.iter().all(|v| v.possible || v.invariant == LeasesOverlap), "{found:#?}");
+}
+
+/// A grant seen as a call from 0 to 2 ms with a 5 s lease: the lease ended between 5,000 and
+/// 5,002 ms. A write sent at 5,001 ms may have been outside it; one at 5,003 surely was.
+#[test]
+fn a_write_sent_while_the_lease_may_have_ended_is_a_possible_write_outside_it() {
+    let [a0, a1] = acquire(0, 0, 2, 1, 5_000);
+    let [w0, w1] = write(0, 5_001, 5_010, 1, "edge");
+    let found = judge(&[a0.clone(), a1.clone(), w0, w1]);
+    assert_eq!(kinds(&found), [(WriteOutsideLease, true)], "{found:#?}");
+    assert!(found[0].detail.contains("may have ended"), "{}", found[0].detail);
+    let [w0, w1] = write(0, 5_003, 5_010, 1, "late");
+    assert_eq!(kinds(&judge(&[a0.clone(), a1.clone(), w0, w1])), [(WriteOutsideLease, false)]);
+    let [w0, w1] = write(0, 4_999, 5_010, 1, "in time");
+    assert_eq!(judge(&[a0, a1, w0, w1]), []);
 }

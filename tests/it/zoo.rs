@@ -526,13 +526,13 @@ impl<T: FencedStore<Error = Infallible>> FencedStore for Shared<T> {
     }
 }
 
+/// Opens one more handle to a shared store.
+type OpenHandle<T> = Box<dyn FnMut() -> Result<Shared<T>, Infallible>>;
+
 /// An opener of shared handles to stores `make` makes.
-fn shared<T: FencedStore<Error = Infallible>>(
+fn shared<T: FencedStore<Error = Infallible> + 'static>(
     make: impl Fn(&StoreSpec) -> T,
-) -> impl FnMut(&StoreSpec) -> Result<Box<dyn FnMut() -> Result<Shared<T>, Infallible>>, Infallible>
-where
-    T: 'static,
-{
+) -> impl FnMut(&StoreSpec) -> Result<OpenHandle<T>, Infallible> {
     move |spec| {
         let store = Arc::new(Mutex::new(make(spec)));
         Ok(Box::new(move || Ok(Shared(store.clone()))))

@@ -251,6 +251,9 @@ impl<T> std::hash::Hash for Untracked<T> {
 pub(crate) struct Sent {
     pub epoch: Rank,
     pub valid: bool,
+    /// Valid in some order the windows allow and not in another: sent after the earliest
+    /// moment its lease may have ended (a grant seen only as a call ends that much earlier).
+    pub maybe_ended: bool,
     pub seq: u64,
     pub token: TokenKind,
     /// The resource whose lease backs it.
@@ -1069,12 +1072,15 @@ impl Judge<'_> {
         // call's answer, and last that much longer: a write before then is not judged outside.
         let valid = (retry || held.is_some())
             && live.is_some_and(|l| now < l.until_latest && l.ending.is_none());
+        // A lease of unknown length is judged only by its release.
+        let maybe_ended =
+            valid && live.is_some_and(|l| now >= l.until && l.until_latest != Tick::UNKNOWN);
         // A lease that ran out by its own end shows that from its grant; one replaced or ended
         // early needs what replaced or ended it.
         let ended = if valid || live.is_some() { Steps::default() } else { state.live_why[r] };
         let steps = steps.with(step);
         let step = Untracked(step);
-        let sent = Sent { epoch, valid, seq, token, resource: r, steps, ended, step };
+        let sent = Sent { epoch, valid, maybe_ended, seq, token, resource: r, steps, ended, step };
         state.messages.insert(message, sent);
     }
 
@@ -1265,6 +1271,9 @@ impl Judge<'_> {
             };
             let detail = format!("{text} {accepted} {who}'s write, {when}{why}");
             find(InvariantKind::WriteOutsideLease, detail, false, vec![sent.steps, sent.ended]);
+        } else if sent.maybe_ended && recorded {
+            let detail = format!("{text} {accepted} {who}'s write, sent when its lease may have ended: the grant was seen as a call, and its lease ran out between the call's start and its answer plus the lease length");
+            find(InvariantKind::WriteOutsideLease, detail, true, vec![sent.steps]);
         }
         if let Some((issued, grant)) = issued.filter(|(g, _)| request.generation.get() > *g) {
             let detail = format!(
