@@ -282,7 +282,7 @@ fn covered(report: &Conformance, cases: usize, what: &str) -> String {
     let outcomes: Vec<String> =
         report.outcomes.iter().map(|(outcome, n)| format!("{outcome} {n}")).collect();
     format!(
-        "{} of {cases} {what} played, {} writes ({}), {} reopens",
+        "{} of {cases} {what} passed, {} writes ({}), {} reopens",
         report.scenarios,
         report.writes,
         outcomes.join(", "),
@@ -380,10 +380,10 @@ fn sequence() -> impl Strategy<Value = (bool, usize, Vec<Step>)> {
 fn case_of(seed: u64, n: usize, (strict, retention, steps): &(bool, usize, Vec<Step>)) -> Case {
     let policy =
         if *strict { SameGenerationPolicy::StrictlyNewer } else { SameGenerationPolicy::AllowSame };
-    let retention = match retention {
-        0 => Retention::FOREVER,
-        1 => Retention { max_entries: NonZeroUsize::new(1), max_age: None },
-        _ => Retention { max_entries: None, max_age: Some(5) },
+    let (retention, kept) = match retention {
+        0 => (Retention::FOREVER, "ids kept forever"),
+        1 => (Retention { max_entries: NonZeroUsize::new(1), max_age: None }, "one id kept"),
+        _ => (Retention { max_entries: None, max_age: Some(5) }, "ids kept 5 ticks"),
     };
     let spec = StoreSpec::fenced("sequence", policy, retention);
     let resource = ResourceId::new(format!("sequence{n}/r")).expect("a short name");
@@ -403,7 +403,8 @@ fn case_of(seed: u64, n: usize, (strict, retention, steps): &(bool, usize, Vec<S
             StoryWrite { at: Tick(at), request, spec: spec.clone(), place }
         })
         .collect();
-    let name = format!("random sequence {n} of seed {seed} ({policy:?}, {retention:?})");
+    let policy = if *strict { "strict policy" } else { "same generation allowed" };
+    let name = format!("random sequence {n} of seed {seed} ({policy}, {kept})");
     Case { name, schedule: Vec::new(), writes }
 }
 

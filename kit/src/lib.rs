@@ -389,7 +389,7 @@ fn one_at_a_time<S: FencedStore, H: FnMut() -> Result<S, S::Error>>(
 ) -> Option<(Rule, String)> {
     let resource = ResourceId::new("race").expect("a short name");
     let now = race.setup.len() as u64;
-    let place = format!("{}/race", race.spec.name);
+    let place = resource.to_string();
     let write = |at: u64, write: &Write| StoryWrite {
         at: Tick(at),
         request: request(write, &resource),

@@ -16,7 +16,7 @@ use fencelab_core::{
     fence::register::SameGenerationPolicy, fence::register::WriteRejection,
     fence::store::MemoryStore, fence::store::StoredValue,
 };
-use fencelab_kit::{check_concurrent, races, random_races, ConcurrentOptions, MAX_WRITERS};
+use fencelab_kit::{check_all, check_concurrent, races, ConcurrentOptions, KitOptions};
 use fencelab_postgres::postgres::error::SqlState;
 use fencelab_postgres::postgres::{Client, Config, IsolationLevel, NoTls};
 use fencelab_postgres::testing::{shared, TestServer};
@@ -648,13 +648,14 @@ fn concurrent_connections_to_postgres_stay_linearizable_in_every_race() {
     assert_eq!(report.held_in_gap, 0);
 }
 
+/// The kit's one entry point, on connections to PostgreSQL (a schema per store): every check,
+/// random sequences and races from a fresh seed each run (a failure prints it).
 #[test]
-fn concurrent_connections_to_postgres_stay_linearizable_in_random_races() {
-    let options = ConcurrentOptions { barrier_rounds: 20, ..ConcurrentOptions::default() };
-    for seed in 0..4 {
-        let config = shared().database();
-        let races = random_races(seed, 4, MAX_WRITERS);
-        check_concurrent(&races, pg_connections(&config), &options)
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
+fn postgres_passes_every_check_of_the_kit() {
+    let config = shared().database();
+    let concurrent = ConcurrentOptions { barrier_rounds: 20, ..ConcurrentOptions::default() };
+    let options = KitOptions { concurrent, ..KitOptions::default() };
+    let report = check_all(pg_connections(&config), &options);
+    assert!(report.passed(), "{report}");
+    assert_eq!(report.ran.len(), 5, "{report}");
 }

@@ -15,7 +15,7 @@ use fencelab_core::{
     fence::register::SameGenerationPolicy, fence::register::WriteRejection,
     fence::store::MemoryStore, fence::store::StoredValue,
 };
-use fencelab_kit::{check_concurrent, races, random_races, ConcurrentOptions, MAX_WRITERS};
+use fencelab_kit::{check_all, check_concurrent, races, ConcurrentOptions, KitOptions};
 use fencelab_sqlite::{Options, SqliteStore, StoreError};
 use rusqlite::Connection;
 use std::num::NonZeroUsize;
@@ -948,13 +948,14 @@ fn concurrent_connections_to_one_sqlite_file_stay_linearizable_in_every_race() {
     assert_eq!(report.held_in_gap, 0);
 }
 
+/// The kit's one entry point, on connections to SQLite files: every check, random sequences
+/// and races from a fresh seed each run (a failure prints it).
 #[test]
-fn concurrent_connections_to_one_sqlite_file_stay_linearizable_in_random_races() {
-    let options = ConcurrentOptions { barrier_rounds: 20, ..ConcurrentOptions::default() };
-    for seed in 0..4 {
-        let dir = tempfile::tempdir().unwrap();
-        let races = random_races(seed, 4, MAX_WRITERS);
-        check_concurrent(&races, connections(dir.path()), &options)
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
+fn sqlite_passes_every_check_of_the_kit() {
+    let dir = tempfile::tempdir().unwrap();
+    let concurrent = ConcurrentOptions { barrier_rounds: 20, ..ConcurrentOptions::default() };
+    let options = KitOptions { concurrent, ..KitOptions::default() };
+    let report = check_all(connections(dir.path()), &options);
+    assert!(report.passed(), "{report}");
+    assert_eq!(report.ran.len(), 5, "{report}");
 }

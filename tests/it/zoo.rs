@@ -562,7 +562,7 @@ fn the_one_entry_point_passes_the_reference_and_says_what_it_ran() {
     assert_eq!(ran, [Rules, Stories, Schedules, Sequences, Concurrent]);
     let text = report.to_string();
     assert!(text.starts_with("fencelab-kit: passed every check (seed 7: FENCELAB_KIT_SEED=7 plays the same random sequences and races)"), "{text}");
-    assert!(text.contains("  rules      10 of 10 cases played"), "{text}");
+    assert!(text.contains("  rules      10 of 10 cases passed"), "{text}");
     assert!(text.contains("  sequences  64 random sequences of up to 9 writes played"), "{text}");
     assert!(text.contains("built-in races and 16 random ones"), "{text}");
     assert!(text.contains(" reopens"), "{text}");
