@@ -248,7 +248,8 @@ fn read(
             format!("{} time stamps were", back.count)
         };
         eprintln!(
-            "{file}: {what} earlier than the one above ({most}); each was read as that entry's time, in the file's order"
+            "{file}: {what} earlier than the one above ({most}; the first on line {}); each was read as that entry's time, in the file's order",
+            back.first_line
         );
     }
     match imported.unfinished {

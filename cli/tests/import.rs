@@ -116,7 +116,7 @@ fn audit_reads_time_stamps_a_little_out_of_order_and_says_so() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
-        err.contains("jitter.json: 1 time stamp was earlier than the one above (by up to 1 ms)"),
+        err.contains("jitter.json: 1 time stamp was earlier than the one above (by up to 1 ms; the first on line"),
         "{err}"
     );
 }

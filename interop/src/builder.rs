@@ -208,6 +208,8 @@ pub struct StepsBack {
     pub count: usize,
     /// The largest step back, in milliseconds (0 when each was under a millisecond).
     pub largest_ms: u64,
+    /// The line of the first.
+    pub first_line: usize,
 }
 
 /// A history being built from observed operations.
@@ -303,6 +305,9 @@ impl Builder {
                     STEP_BACK_TOLERANCE.0
                 ),
             ));
+        }
+        if self.stepped_back.count == 0 {
+            self.stepped_back.first_line = loc.line;
         }
         self.stepped_back.count += 1;
         self.stepped_back.largest_ms = self.stepped_back.largest_ms.max(back_ms);

@@ -232,8 +232,27 @@ const NEMESIS_EVENTS: &[(&str, &str)] = &[
 const WORKER_FS: &str = "acquire, renew, release, write, effect, check-passed, compute, read, check-lease, pause-skipped, finish, stop";
 
 fn read_ops(ops: Vec<(usize, Value)>, mapping: &Mapping) -> Result<Imported, ImportError> {
-    let mut builder = Builder::new().with_ttl(mapping.ttl);
     let mut tokens = Tokens::default();
+    read_mapped_ops(ops, mapping, &mut tokens).map_err(|mut e| {
+        // A rename that matched nothing before the error is the likeliest cause of it.
+        let unmatched = tokens.unmatched(mapping);
+        if !unmatched.is_empty() {
+            let list = unmatched.join(", ");
+            e.problem = format!(
+                "{} (the --map rename {list} matched no field so far: is it spelt as in the file?)",
+                e.problem
+            );
+        }
+        e
+    })
+}
+
+fn read_mapped_ops(
+    ops: Vec<(usize, Value)>,
+    mapping: &Mapping,
+    tokens: &mut Tokens,
+) -> Result<Imported, ImportError> {
+    let mut builder = Builder::new().with_ttl(mapping.ttl);
     let mut nemesis: Option<NemesisOp> = None;
     let mut skipped = 0;
     for (i, (line, value)) in ops.into_iter().enumerate() {
@@ -241,7 +260,7 @@ fn read_ops(ops: Vec<(usize, Value)>, mapping: &Mapping) -> Result<Imported, Imp
         let Value::Object(mut op) = value else {
             return Err(loc.whole(format!("an op must be a map, not {}", short(&value))));
         };
-        crate::mapping::apply(mapping, &mut tokens, &mut op);
+        crate::mapping::apply(mapping, tokens, &mut op);
         let top = Fields { map: Some(&op), loc: &loc, prefix: "" };
         if let Some(index) = top.u64("index")? {
             loc.op = usize::try_from(index).ok();
@@ -355,7 +374,8 @@ fn read_ops(ops: Vec<(usize, Value)>, mapping: &Mapping) -> Result<Imported, Imp
     if !declared {
         phantom_workers(&history, &lines)?;
     }
-    Ok(Imported { history, lines, skipped, stepped_back, unfinished, tokens: tokens.seen })
+    let tokens = std::mem::take(&mut tokens.seen);
+    Ok(Imported { history, lines, skipped, stepped_back, unfinished, tokens })
 }
 
 /// Refuses a worker the nemesis acts on that does nothing else in the history, most likely a

@@ -149,6 +149,17 @@ pub(crate) struct Tokens {
     unknown: u64,
     /// (resource, token, generation) in order of first appearance.
     pub seen: Vec<(String, String, u64)>,
+    /// The mapping's field names that some op has carried so far: a rename that matched none
+    /// when the reading fails is probably misspelt.
+    pub renamed: std::collections::BTreeSet<String>,
+}
+
+impl Tokens {
+    /// The mapping's field renames that no op carried, as `NAME=MEANING`.
+    pub(crate) fn unmatched(&self, mapping: &Mapping) -> Vec<String> {
+        let unused = mapping.fields.iter().filter(|(from, _)| !self.renamed.contains(*from));
+        unused.map(|(from, to)| format!("{from}={to}")).collect()
+    }
 }
 
 /// Where the numbers of tokens no grant handed out start: far above any grant's.
@@ -217,6 +228,9 @@ pub(crate) fn apply(mapping: &Mapping, tokens: &mut Tokens, op: &mut Map<String,
             let mut m = Map::new();
             if let Some(field) = field {
                 m.insert(field.to_string(), scalar);
+                if !payload {
+                    tokens.renamed.insert("value".into());
+                }
             }
             m
         }
@@ -240,6 +254,7 @@ pub(crate) fn apply(mapping: &Mapping, tokens: &mut Tokens, op: &mut Map<String,
     for (from, to) in renamed {
         if let Some(v) = value.remove(&from) {
             value.insert(to, v);
+            tokens.renamed.insert(from);
         }
     }
     if let Some(resource) = &mapping.resource {

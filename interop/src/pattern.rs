@@ -58,7 +58,24 @@ use regex::{Captures, Regex, RegexBuilder};
 use serde_json::Value;
 
 /// The kinds a log line can have.
-const KINDS: &str = "acquire, acquire_failed, renew, renew_failed, release, write, write_ok, write_rejected, write_unknown, write_done, accepted, refused, pause, resume, restart_authority, restart_store";
+const KINDS: [&str; 16] = [
+    "acquire",
+    "acquire_failed",
+    "renew",
+    "renew_failed",
+    "release",
+    "write",
+    "write_ok",
+    "write_rejected",
+    "write_unknown",
+    "write_done",
+    "accepted",
+    "refused",
+    "pause",
+    "resume",
+    "restart_authority",
+    "restart_store",
+];
 
 /// The groups a pattern may name, besides `kind_NAME`.
 const GROUPS: [&str; 12] = [
@@ -109,6 +126,12 @@ pub fn read_pattern_mapped(
     // A log's own words for its events are mapped by groups named after the kind they mean:
     // `(?P<kind_acquire>LOCK_ACQUIRED)|(?P<kind_write>PUT)`, since a group name cannot repeat.
     let kinds: Vec<String> = names.iter().filter(|n| n.starts_with("kind_")).cloned().collect();
+    if let Some(unknown) = kinds.iter().find(|k| !KINDS.contains(&&k["kind_".len()..])) {
+        return Err(ImportError::input(format!(
+            "the pattern's group `{unknown}` names no kind this reader knows ({})",
+            KINDS.join(", ")
+        )));
+    }
     if !names.iter().any(|n| n == "kind") && kinds.is_empty() {
         return Err(ImportError::input(
             "the pattern has no group named `kind` (write `(?P<kind>...)`, or name the log's own words with groups such as `(?P<kind_acquire>LOCK_ACQUIRED)`)".to_string(),
@@ -347,8 +370,10 @@ impl Reader {
                 highest_kept: true,
             }),
             other => {
-                return Err(loc
-                    .field("kind", format!("{other:?} is not a kind this reader knows ({KINDS})")))
+                return Err(loc.field(
+                    "kind",
+                    format!("{other:?} is not a kind this reader knows ({})", KINDS.join(", ")),
+                ));
             }
         }
         Ok(true)

@@ -251,14 +251,14 @@ fn time_stamps_a_little_out_of_order_are_read_in_the_file_s_order() {
         .replace(r#""time":0,"value""#, r#""time":2000100,"value""#)
         .replace(r#""time":1000000,"value""#, r#""time":1999700,"value""#);
     let read = jepsen::read_jepsen(&text).expect("a step back of 0.4 ms reads");
-    assert_eq!(read.stepped_back, StepsBack { count: 1, largest_ms: 1 });
+    assert_eq!(read.stepped_back, StepsBack { count: 1, largest_ms: 1, first_line: 2 });
     assert!(read.history.entries.iter().all(|e| e.at.0 == 2), "{:?}", read.history.entries);
     let read = pattern::read_pattern("5 a pause\n3 a resume\n", LOG_RE).expect("2 ms back reads");
-    assert_eq!(read.stepped_back, StepsBack { count: 1, largest_ms: 2 });
+    assert_eq!(read.stepped_back, StepsBack { count: 1, largest_ms: 2, first_line: 2 });
     let stamped = "2024-12-31T07:50:16.609Z a pause\n2024-12-31T07:50:16.601Z a resume\n";
     let stamped_re = r"^(?P<time>\S+) (?P<actor>\w+) (?P<kind>\w+)";
     let read = pattern::read_pattern(stamped, stamped_re).expect("8 ms before the first reads");
-    assert_eq!(read.stepped_back, StepsBack { count: 1, largest_ms: 8 });
+    assert_eq!(read.stepped_back, StepsBack { count: 1, largest_ms: 8, first_line: 2 });
     // log4j's time stamps: no offset, a comma before the milliseconds.
     let log4j = "2024-12-31 07:50:16,609 a pause\n2024-12-31 07:50:17,010 a resume\n";
     let log4j_re = r"^(?P<time>\S+ \S+) (?P<actor>\w+) (?P<kind>\w+)";
@@ -291,6 +291,10 @@ fn a_kind_group_that_matches_no_text_still_names_its_kind() {
     let re = r"^(?P<time>\d+) (?P<actor>\w+) (?:paused(?P<kind_pause>)|woke(?P<kind_resume>))";
     let read = pattern::read_pattern("1 a paused\n5 a woke\n", re).expect("both lines read");
     assert_eq!(read.history.entries.len(), 2, "{:?}", read.history.entries);
+    // A misspelt kind is named when the pattern is read, before any line.
+    let typo = re.replace("kind_resume", "kind_resme");
+    let e = pattern::read_pattern("1 a paused\n", &typo).expect_err("a misspelt kind");
+    assert!(e.to_string().contains("`kind_resme` names no kind this reader knows"), "{e}");
 }
 
 /// What a reader returns holds together: two writes on their way under one message id, or a

@@ -351,6 +351,14 @@ fn a_lock_history_in_its_own_words_reads_through_a_mapping() {
         "lock=acquire, unlock=release, lock-name=resource, value=generation".parse().unwrap();
     let error = jepsen::read_jepsen_mapped(history, &mapping).unwrap_err().to_string();
     assert!(error.contains("`fencelab audit --opaque-tokens`"), "{error}");
+    // A misspelt rename that matched nothing is named beside the error it caused.
+    let typo: Mapping =
+        "lock=acquire, unlock=release, lock-nam=resource, value=generation".parse().unwrap();
+    let error = jepsen::read_jepsen_mapped(history, &typo).unwrap_err().to_string();
+    assert!(
+        error.contains("the --map rename lock-nam=resource matched no field so far"),
+        "{error}"
+    );
     mapping.opaque_tokens = true;
     // Without a lease length, each lease may have ended at any moment before its release:
     // a grant beside one is at most a possible overlap, and says why.
