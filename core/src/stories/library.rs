@@ -389,7 +389,7 @@ const CASES: &[Case] = &[
     Case {
         name: "fresh-register",
         asks: &[FirstWrite("A"), Write("A")],
-        title: "The limit: a stale write that arrives first is accepted",
+        title: "The fresh register: a stale write that arrives first is accepted",
         intro: "A fence refuses only generations it knows to be superseded. A is descheduled past its lease while the new owner, B, computes and has not written yet. A wakes and writes first, then B writes, then A writes again.",
         variants: &[
             (

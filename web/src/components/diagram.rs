@@ -81,9 +81,12 @@ fn lane_status(id: &str, frame: &Frame) -> Html {
     if id == "authority" {
         return html! {
             { for frame.authority.iter().map(|a| {
-                let holder = a.holder.clone().unwrap_or_else(|| "nobody".into());
-                let gen = a.generation.map_or("–".into(), |g| format!("g{g}"));
-                html! { <span class="status-line">{ format!("{gen} → {holder}") }</span> }
+                let text = match (a.generation, &a.holder) {
+                    (Some(g), Some(holder)) => format!("g{g} → {holder}"),
+                    (Some(g), None) => format!("g{g}, lease over"),
+                    (None, _) => "no lease granted yet".to_string(),
+                };
+                html! { <span class="status-line">{ text }</span> }
             }) }
         };
     }

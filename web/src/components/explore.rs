@@ -123,7 +123,7 @@ fn broken_view(stats: &ExploreStats, found: &Rc<Counterexample>, on: &Callback<A
             </p>
             <p class="detail">{ found.detail.clone() }</p>
             <p class="explore-counts">
-                { format!("A shortest interleaving, found after {}. It is loaded below, at the step that broke the invariant (the red warning mark).", counts(stats)) }
+                { format!("A shortest interleaving, found after {}. It is now in the diagram, at the step that broke the invariant (the red warning mark).", counts(stats)) }
             </p>
             <div class="explore-actions">
                 <button type="button" id="explore-replay" class="chip" onclick={replay}>

@@ -27,7 +27,7 @@ pub fn caption(steps: &[StepRecord], kind: &str, id: &str, what: &str) -> Html {
                 // Nothing plays by itself while the reader decides: the first event is theirs.
                 <p class="muted">{ "You decide: choose the first event under “What can happen next”, or inject a fault." }</p>
             } else if steps.is_empty() {
-                <p class="muted">{ format!("Press play, or step forward with the → key, to start the {what}.") }</p>
+                <p class="muted">{ format!("Press play, or step forward (the → key on a keyboard), to start the {what}.") }</p>
             } else {
                 { for steps.iter().map(|r| html! {
                     <p>

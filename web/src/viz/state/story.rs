@@ -195,6 +195,10 @@ impl Story {
             label.push_str(" · possibly broken");
             Tone::Possible
         } else if self.run.breaks {
+            // Every protection on and still broken: what the story shows is where fencing ends.
+            if self.switches.is_empty() && fully_fenced(&self.run.scenario) {
+                label.push_str(" · a limit of fencing");
+            }
             Tone::Breaks
         } else if self.switches.is_empty() {
             Tone::Holds
@@ -316,4 +320,12 @@ impl Viz {
         self.story.steer(schedule, injected);
         self.replay();
     }
+}
+
+/// Whether every write path and the gateway check generations atomically with the write.
+fn fully_fenced(scenario: &Scenario) -> bool {
+    let stores = scenario.stores.iter().all(|store| {
+        store.enforcement.is_fenced() && store.paths.iter().all(|p| p.enforcement.is_fenced())
+    });
+    stores && scenario.gateway.as_ref().is_none_or(|g| g.enforcement.is_fenced())
 }
