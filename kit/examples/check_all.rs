@@ -5,9 +5,9 @@
 //! Set `FENCELAB_KIT_SEED` to the seed a failing report printed to play the same random
 //! sequences and races again.
 
-use fencelab_core::fence::idempotency::StoredResult;
-use fencelab_core::fence::store::{MemoryStore, StoredValue};
-use fencelab_core::{FencedStore, OperationId, ResourceId, Tick, WriteOutcome, WriteRequest};
+use fencelab_core::fence::store::MemoryStore;
+use fencelab_kit::store::{FencedStore, OperationId, ResourceId, StoredResult, StoredValue};
+use fencelab_kit::store::{Tick, WriteOutcome, WriteRequest};
 use fencelab_kit::{check_all, KitOptions};
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};

@@ -10,12 +10,13 @@ use fencelab_core::drive::conformance::{
 };
 use fencelab_core::fence::idempotency::Retention;
 use fencelab_core::fence::register::{Revision, SameGenerationPolicy};
+use fencelab_core::fence::{idempotency::StoredResult, store::StoredValue};
 use fencelab_core::format::model::StoreSpec;
 use fencelab_core::{stories::library, FencedStore, Generation, OperationId, ResourceId};
-use fencelab_core::{Tick, WriteRequest};
+use fencelab_core::{Tick, WriteOutcome, WriteRequest};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::num::NonZeroUsize;
 
@@ -247,7 +248,7 @@ where
             report.found.push(Found::Sequential { check: Check::Schedules, divergence });
         }
     }
-    let (covered, divergence) = sequences(Handles::new(&mut open), seed, options.sequences);
+    let (covered, divergence) = sequences(HandlePerCall(&mut open), seed, options.sequences);
     report.ran.push(Ran { check: Check::Sequences, covered });
     if let Some(divergence) = divergence {
         report.found.push(Found::Sequential { check: Check::Sequences, divergence });
@@ -342,6 +343,50 @@ where
     }
 }
 
+/// A factory whose stores take a new handle for every call: what one handle keeps to itself (a
+/// fence cached per connection) shows one writer at a time, with the rule it breaks, rather
+/// than only as a lost race.
+pub(crate) struct HandlePerCall<O>(pub(crate) O);
+
+/// A store reached through a new handle at every call.
+pub(crate) struct Fresh<H>(H);
+
+impl<S: FencedStore, H: FnMut() -> Result<S, S::Error>> FencedStore for Fresh<H> {
+    type Error = S::Error;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, S::Error> {
+        (self.0)()?.write(request, now)
+    }
+
+    fn read(&mut self, resource: &ResourceId) -> Result<Option<StoredValue>, S::Error> {
+        (self.0)()?.read(resource)
+    }
+
+    fn lookup(
+        &mut self,
+        resource: &ResourceId,
+        operation: &OperationId,
+    ) -> Result<Option<StoredResult>, S::Error> {
+        (self.0)()?.lookup(resource, operation)
+    }
+}
+
+impl<S, O, H> StoreFactory<Fresh<H>> for HandlePerCall<O>
+where
+    S: FencedStore,
+    O: FnMut(&StoreSpec) -> Result<H, S::Error>,
+    H: FnMut() -> Result<S, S::Error>,
+{
+    fn make(&mut self, spec: &StoreSpec) -> Result<Fresh<H>, S::Error> {
+        (self.0)(spec).map(Fresh)
+    }
+
+    // Every call is a reopen already.
+    fn reopen(&mut self, _: &StoreSpec, store: Fresh<H>) -> Option<Result<Fresh<H>, S::Error>> {
+        Some(Ok(store))
+    }
+}
+
 /// One write of a random sequence: its generation, operation id (of four), expected revision
 /// and how many ticks after the previous write it comes.
 type Step = (u64, usize, Option<u64>, u64);
@@ -377,6 +422,14 @@ fn sequence() -> impl Strategy<Value = (bool, usize, Vec<Step>)> {
     (any::<bool>(), 0..3usize, prop::collection::vec(step(), 1..10))
 }
 
+/// A write of a sequence in a few words: `t=2 g10 op-1 expecting r1`.
+fn show_write(write: &StoryWrite) -> String {
+    let request = &write.request;
+    let expecting =
+        request.expected_revision.map(|r| format!(" expecting {r}")).unwrap_or_default();
+    format!("t={} g{} {}{expecting}", write.at.0, request.generation, request.operation)
+}
+
 fn case_of(seed: u64, n: usize, (strict, retention, steps): &(bool, usize, Vec<Step>)) -> Case {
     let policy =
         if *strict { SameGenerationPolicy::StrictlyNewer } else { SameGenerationPolicy::AllowSame };
@@ -388,7 +441,7 @@ fn case_of(seed: u64, n: usize, (strict, retention, steps): &(bool, usize, Vec<S
     let spec = StoreSpec::fenced("sequence", policy, retention);
     let resource = ResourceId::new(format!("sequence{n}/r")).expect("a short name");
     let mut at = 0;
-    let writes = steps
+    let writes: Vec<StoryWrite> = steps
         .iter()
         .map(|&(generation, operation, expected, after)| {
             at += after;
@@ -404,7 +457,11 @@ fn case_of(seed: u64, n: usize, (strict, retention, steps): &(bool, usize, Vec<S
         })
         .collect();
     let policy = if *strict { "strict policy" } else { "same generation allowed" };
-    let name = format!("random sequence {n} of seed {seed} ({policy}, {kept})");
+    let shown: Vec<String> = writes.iter().map(show_write).collect();
+    let name = format!(
+        "random sequence {n} of seed {seed} ({policy}, {kept}, a new handle for every call; {})",
+        shown.join(", ")
+    );
     Case { name, schedule: Vec::new(), writes }
 }
 
@@ -423,30 +480,35 @@ fn sequences<S: FencedStore>(
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &bytes);
     let mut runner = TestRunner::new_with_rng(config, rng);
     let stores = RefCell::new(stores);
-    let played = RefCell::new(0usize);
+    // Sequences generated so far; once one fails, the calls that follow shrink it and keep its
+    // number.
+    let played = Cell::new(0usize);
+    let failed = Cell::new(false);
     // The last divergence seen: shrinking ends on the shortest input that still failed.
     let last = RefCell::new(None);
     let result = runner.run(&sequence(), |input| {
-        let n = {
-            let mut played = played.borrow_mut();
-            *played += 1;
-            *played
-        };
-        let case = case_of(seed, n, &input);
+        if !failed.get() {
+            played.set(played.get() + 1);
+        }
+        let case = case_of(seed, played.get(), &input);
         match check_cases(&[case], &mut *stores.borrow_mut()) {
             Ok(_) => Ok(()),
             Err(divergence) => {
+                failed.set(true);
                 let message = divergence.to_string();
                 *last.borrow_mut() = Some(divergence);
                 Err(TestCaseError::fail(message))
             }
         }
     });
-    let played = played.into_inner();
+    let played = played.get();
     match result {
-        Ok(()) => (format!("{played} random sequences of up to 9 writes played"), None),
+        Ok(()) => (
+            format!("{played} random sequences of up to 9 writes played, each call on a new handle"),
+            None,
+        ),
         Err(TestError::Fail(_, _)) => (
-            format!("{played} random sequences played, the first that diverged shrunk to the shortest that still does"),
+            format!("{played} random sequences played, each call on a new handle; the one that diverged shrunk to the shortest that still does"),
             last.into_inner(),
         ),
         Err(TestError::Abort(why)) => (format!("stopped: {why}"), None),

@@ -269,6 +269,49 @@ impl FencedStore for HighestInMemory {
     }
 }
 
+/// Wrong: keeps the fence in each connection's memory, so a write through one handle is checked
+/// only against the generations that handle has seen.
+struct FencePerHandle {
+    store: Shared<NoFence>,
+    seen: BTreeMap<ResourceId, Generation>,
+}
+
+impl FencePerHandle {
+    fn open(spec: &StoreSpec) -> impl FnMut() -> Result<FencePerHandle, Infallible> {
+        let (spec, resources) = fresh(spec);
+        let rows = Arc::new(Mutex::new(NoFence { spec, resources }));
+        move || Ok(FencePerHandle { store: Shared(rows.clone()), seen: BTreeMap::new() })
+    }
+}
+
+/// The handle's own fence in front of the shared, unfenced rows.
+impl FencedStore for FencePerHandle {
+    type Error = Infallible;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Infallible> {
+        if let Some(&highest) = self.seen.get(&request.resource) {
+            if request.generation < highest {
+                let stale = WriteRejection::Stale { presented: request.generation, highest };
+                return Ok(WriteOutcome::Rejected(stale));
+            }
+        }
+        self.seen.insert(request.resource.clone(), request.generation);
+        self.store.write(request, now)
+    }
+
+    fn read(&mut self, resource: &ResourceId) -> Result<Option<StoredValue>, Infallible> {
+        self.store.read(resource)
+    }
+
+    fn lookup(
+        &mut self,
+        resource: &ResourceId,
+        operation: &OperationId,
+    ) -> Result<Option<StoredResult>, Infallible> {
+        self.store.lookup(resource, operation)
+    }
+}
+
 /// Wrong under concurrency: checks under one lock, lets go, and writes what it computed under a
 /// second lock, with a round trip's gap between them. One at a time it behaves.
 struct CheckThenWrite {
@@ -492,6 +535,7 @@ fn find_divergences_reports_every_case_a_store_gets_wrong() {
         names,
         [
             "retention: an id past its age is forgotten and applies again",
+            "retention: an id exactly its age old is forgotten",
             "retention: an id past the capacity is forgotten and applies again",
             "strict policy: an own retry past its retention is refused",
             "retention-window/expected-revision",
@@ -562,8 +606,13 @@ fn the_one_entry_point_passes_the_reference_and_says_what_it_ran() {
     assert_eq!(ran, [Rules, Stories, Schedules, Sequences, Concurrent]);
     let text = report.to_string();
     assert!(text.starts_with("fencelab-kit: passed every check (seed 7: FENCELAB_KIT_SEED=7 plays the same random sequences and races)"), "{text}");
-    assert!(text.contains("  rules      10 of 10 cases passed"), "{text}");
-    assert!(text.contains("  sequences  64 random sequences of up to 9 writes played"), "{text}");
+    assert!(text.contains("  rules      12 of 12 cases passed"), "{text}");
+    assert!(
+        text.contains(
+            "  sequences  64 random sequences of up to 9 writes played, each call on a new handle"
+        ),
+        "{text}"
+    );
     assert!(text.contains("built-in races and 16 random ones"), "{text}");
     assert!(text.contains(" reopens"), "{text}");
 }
@@ -622,8 +671,14 @@ fn the_one_entry_point_names_the_rule_each_store_of_the_zoo_breaks() {
     // The fence kept in memory is lost by a new handle: the one opener is also the reopen.
     let memory = broken(kit(|spec: &StoreSpec| Ok(HighestInMemory::open(spec))));
     assert!(memory.contains(&Rule::Durability), "{memory:?}");
+    // A fence each connection keeps to itself shows one writer at a time, each call on a new
+    // handle, as the fence failing.
+    let per_handle = broken(kit(|spec: &StoreSpec| Ok(FencePerHandle::open(spec))));
+    assert!(per_handle.contains(&Rule::Fence), "{per_handle:?}");
     // None of these is a concurrency bug, and none is reported as one.
-    for rules in [no_fence, replay, operation_first, revision_first, retention, lookup, memory] {
+    let all =
+        [no_fence, replay, operation_first, revision_first, retention, lookup, memory, per_handle];
+    for rules in all {
         assert!(!rules.contains(&Rule::Linearizable), "{rules:?}");
     }
 }

@@ -206,10 +206,13 @@ pub enum Divergence<E: std::error::Error> {
         rule: Rule,
     },
     /// The store failed.
-    #[error("{scenario}: the store failed: {error}")]
+    #[error("{scenario}: {}the store failed: {error}", show_write(*write))]
     Store {
         /// `name/variant` of the scenario.
         scenario: String,
+        /// Which write of the case it failed on, from 0 (messages count from 1), when it
+        /// failed on one.
+        write: Option<usize>,
         /// Its error.
         error: E,
     },
@@ -232,6 +235,10 @@ fn show_place(place: &str, request: &WriteRequest) -> String {
         resource if resource == place => place.to_string(),
         resource => format!("{place} (resource {resource} in the store)"),
     }
+}
+
+fn show_write(write: Option<usize>) -> String {
+    write.map_or_else(String::new, |index| format!("write {}: ", index + 1))
 }
 
 fn show_schedule(schedule: &[usize]) -> String {
@@ -483,7 +490,8 @@ fn check_case<S: FencedStore>(
     report.exercised(Rule::Read);
     for (spec, store, reference) in std::mem::take(&mut open.0) {
         let Some(reopened) = stores.reopen(&spec, store) else { continue };
-        let store_error = |error| Divergence::Store { scenario: case.name.clone(), error };
+        let store_error =
+            |error| Divergence::Store { scenario: case.name.clone(), write: None, error };
         let mut pair = (reopened.map_err(store_error)?, reference);
         after_reopen(case, &spec, &mut pair, Tick(last.0 + 1))?;
         report.reopens += 1;
@@ -510,7 +518,8 @@ pub(crate) fn play<S: FencedStore>(
     stores: &mut Stores<S>,
     report: &mut Conformance,
 ) -> Result<(), Divergence<S::Error>> {
-    let store_error = |error| Divergence::Store { scenario: case.name.clone(), error };
+    let failed =
+        |write| move |error| Divergence::Store { scenario: case.name.clone(), write, error };
     // The operations the reference has applied, so a retry it applies again is known to be
     // one whose id it forgot.
     let mut applied: HashSet<(ResourceId, OperationId)> = HashSet::new();
@@ -519,7 +528,7 @@ pub(crate) fn play<S: FencedStore>(
         let position = match stores.0.iter().position(|(s, _, _)| s.name == spec.name) {
             Some(position) => position,
             None => {
-                let store = factory.make(spec).map_err(store_error)?;
+                let store = factory.make(spec).map_err(failed(None))?;
                 let reference = MemoryStore::new(spec.policy, spec.retention);
                 stores.0.push((spec.clone(), store, reference));
                 stores.0.len() - 1
@@ -546,20 +555,21 @@ pub(crate) fn play<S: FencedStore>(
         if expected.is_applied() {
             applied.insert(key);
         }
-        let actual = store.write(request, at).map_err(store_error)?;
+        let actual = store.write(request, at).map_err(failed(Some(index)))?;
         if actual != expected {
             let rule = outcome_rule(&expected, &actual, applied_before);
             return Err(diverge("outcome", expected.to_string(), actual.to_string(), rule));
         }
         report.count(&expected);
         let want = infallible(reference.read(&request.resource));
-        let got = store.read(&request.resource).map_err(store_error)?;
+        let got = store.read(&request.resource).map_err(failed(Some(index)))?;
         if got != want {
             let rule = state_rule(&expected, &want, &got);
             return Err(diverge("state after", show_value(&want), show_value(&got), rule));
         }
         let want = infallible(reference.lookup(&request.resource, &request.operation));
-        let got = store.lookup(&request.resource, &request.operation).map_err(store_error)?;
+        let got =
+            store.lookup(&request.resource, &request.operation).map_err(failed(Some(index)))?;
         if got != want {
             let (want, got) = (show_lookup(&want), show_lookup(&got));
             return Err(diverge("lookup after", want, got, Rule::Lookup));
@@ -577,9 +587,11 @@ fn never_written<S: FencedStore>(
 ) -> Result<(), Divergence<S::Error>> {
     let resource = ResourceId::new("kit/never-written").expect("a valid id");
     for (spec, store, _) in &mut stores.0 {
-        let got = store
-            .read(&resource)
-            .map_err(|error| Divergence::Store { scenario: case.name.clone(), error })?;
+        let got = store.read(&resource).map_err(|error| Divergence::Store {
+            scenario: case.name.clone(),
+            write: None,
+            error,
+        })?;
         if got.is_some() {
             let request = WriteRequest::new(
                 resource.clone(),
@@ -607,13 +619,16 @@ fn never_written<S: FencedStore>(
 
 /// Compares a reopened store with the reference: the state of every resource the case wrote,
 /// then a write under the first generation, which must be refused wherever a newer one passed.
+/// A state that differs breaks durability; a probe answered otherwise by a store whose state
+/// came back whole breaks the rule its outcome names (a policy compared wrongly, say), and the
+/// probe counts as the write after the case's last.
 fn after_reopen<S: FencedStore>(
     case: &Case,
     spec: &StoreSpec,
     (store, reference): &mut (S, MemoryStore),
     at: Tick,
 ) -> Result<(), Divergence<S::Error>> {
-    let store_error = |error| Divergence::Store { scenario: case.name.clone(), error };
+    let store_error = |error| Divergence::Store { scenario: case.name.clone(), write: None, error };
     let mut seen: Vec<&ResourceId> = Vec::new();
     for (index, write) in case.writes.iter().enumerate() {
         let resource = &write.request.resource;
@@ -628,7 +643,7 @@ fn after_reopen<S: FencedStore>(
             value: "probe after reopen".into(),
             ..write.request.clone()
         };
-        let diverge = |what: &str, expected: String, actual: String, request: &WriteRequest| {
+        let diverge = |index, what: &str, (expected, actual), request: &WriteRequest, rule| {
             Divergence::Outcome {
                 scenario: case.name.clone(),
                 schedule: case.schedule.clone(),
@@ -639,20 +654,23 @@ fn after_reopen<S: FencedStore>(
                 what: what.into(),
                 expected,
                 actual,
-                rule: Rule::Durability,
+                rule,
             }
         };
         let want = infallible(reference.read(resource));
         let got = store.read(resource).map_err(store_error)?;
         if got != want {
-            let (want, got) = (show_value(&want), show_value(&got));
-            return Err(diverge("state after reopen", want, got, &write.request));
+            let shown = (show_value(&want), show_value(&got));
+            let what = "state after reopen";
+            return Err(diverge(index, what, shown, &write.request, Rule::Durability));
         }
         let expected = infallible(reference.write(&probe, at));
         let actual = store.write(&probe, at).map_err(store_error)?;
         if actual != expected {
-            let (expected, actual) = (expected.to_string(), actual.to_string());
-            return Err(diverge("outcome after reopen", expected, actual, &probe));
+            let rule = outcome_rule(&expected, &actual, false);
+            let shown = (expected.to_string(), actual.to_string());
+            let probe_index = case.writes.len();
+            return Err(diverge(probe_index, "outcome after reopen", shown, &probe, rule));
         }
     }
     Ok(())

@@ -38,7 +38,7 @@ pub fn rule_cases() -> Vec<Case> {
     const BIG: u64 = 1 << 31;
     const PAST_F64: u64 = (1 << 53) + 1;
     const LARGEST: u64 = i64::MAX as u64;
-    let table: [(&str, SameGenerationPolicy, Retention, &[Line]); 10] = [
+    let table: [(&str, SameGenerationPolicy, Retention, &[Line]); 12] = [
         (
             "fence: a stale owner is refused",
             AllowSame,
@@ -98,10 +98,27 @@ pub fn rule_cases() -> Vec<Case> {
             &[(0, 1, "a", None, "A1"), (1, 1, "a", None, "A1"), (2, 1, "b", None, "A2")],
         ),
         (
+            "strict policy: a generation that raised the fence without acting may still write once",
+            StrictlyNewer,
+            forever,
+            &[
+                (0, 1, "a", None, "A1"),
+                (1, 2, "b", Some(0), "B conflict"),
+                (2, 2, "c", None, "B1"),
+                (3, 2, "d", None, "B2"),
+            ],
+        ),
+        (
             "retention: an id past its age is forgotten and applies again",
             AllowSame,
             by_age,
             &[(0, 1, "a", None, "A1"), (2, 1, "a", None, "A1"), (10, 1, "a", None, "A1")],
+        ),
+        (
+            "retention: an id exactly its age old is forgotten",
+            AllowSame,
+            by_age,
+            &[(0, 1, "a", None, "A1"), (4, 1, "a", None, "A1"), (5, 1, "a", None, "A1")],
         ),
         (
             "retention: an id past the capacity is forgotten and applies again",
