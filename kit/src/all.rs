@@ -37,8 +37,9 @@ pub enum Check {
     /// ([`explore_store`]).
     Schedules,
     /// Random sequences of writes from the seed (generations from 1 to 2^63 - 1, replays,
-    /// conditional writes, both policies, three retentions), the first that fails shrunk to
-    /// the shortest that still fails.
+    /// conditional writes, both policies, three retentions), each call on a new handle, so a
+    /// fence a handle keeps to itself shows; the first that fails is shrunk to the shortest
+    /// that still fails.
     Sequences,
     /// Several handles to one store racing ([`check_concurrent`]): the built-in races and
     /// random ones from the seed.

@@ -13,7 +13,8 @@ use fencelab_core::{
 use fencelab_core::{
     fence::boundary::FencedResource, fence::idempotency::Retention,
     fence::idempotency::StoredResult, fence::register::FencedRegister,
-    fence::register::WriteRejection, fence::store::MemoryStore, fence::store::StoredValue,
+    fence::register::SameGenerationPolicy, fence::register::WriteRejection,
+    fence::store::MemoryStore, fence::store::StoredValue,
 };
 use fencelab_kit::{articles_race, check_concurrent, races, ConcurrencyError, ConcurrentOptions};
 use fencelab_kit::{check_all, Check, KitOptions, KitReport};
@@ -267,6 +268,33 @@ impl FencedStore for HighestInMemory {
     ) -> Result<Option<StoredResult>, Infallible> {
         Ok(lookup(&self.disk.lock().unwrap(), resource, operation))
     }
+}
+
+/// Wrong under the strict policy: refuses every generation at or below the highest unless its
+/// operation id is remembered, as if the highest had always acted, so a generation that raised
+/// the fence with a refused write can never write at all.
+struct StrictWithoutActed {
+    spec: StoreSpec,
+    resources: Resources,
+}
+
+impl FencedStore for StrictWithoutActed {
+    type Error = Infallible;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Infallible> {
+        let strict = self.spec.policy == SameGenerationPolicy::StrictlyNewer;
+        let resource = entry(&mut self.resources, &self.spec, &request.resource);
+        if let Some(highest) = resource.register.highest().filter(|_| strict) {
+            let remembered = resource.idempotency.lookup(&request.operation).is_some();
+            if request.generation <= highest && !remembered {
+                let stale = WriteRejection::Stale { presented: request.generation, highest };
+                return Ok(WriteOutcome::Rejected(stale));
+            }
+        }
+        Ok(resource.write(request, now))
+    }
+
+    honest_reads!();
 }
 
 /// Wrong: keeps the fence in each connection's memory, so a write through one handle is checked
@@ -671,6 +699,11 @@ fn the_one_entry_point_names_the_rule_each_store_of_the_zoo_breaks() {
     // The fence kept in memory is lost by a new handle: the one opener is also the reopen.
     let memory = broken(kit(|spec: &StoreSpec| Ok(HighestInMemory::open(spec))));
     assert!(memory.contains(&Rule::Durability), "{memory:?}");
+    let strict = broken(kit(shared(|spec| {
+        let (spec, resources) = resources(spec);
+        StrictWithoutActed { spec, resources }
+    })));
+    assert!(strict.contains(&Rule::Fence), "{strict:?}");
     // A fence each connection keeps to itself shows one writer at a time, each call on a new
     // handle, as the fence failing.
     let per_handle = broken(kit(|spec: &StoreSpec| Ok(FencePerHandle::open(spec))));
@@ -700,4 +733,16 @@ fn a_divergence_in_a_story_names_the_place_and_the_store_s_resource() {
     );
     let message = findings.divergences[0].to_string();
     assert!(message.contains("(resource s0/p0/r0 in the store)"), "{message}");
+}
+
+#[test]
+fn the_rule_cases_catch_a_strict_store_that_forgets_whether_its_highest_acted() {
+    let stores = factory(|spec| {
+        let (spec, resources) = fresh(spec);
+        Ok(StrictWithoutActed { spec, resources })
+    });
+    let divergence = check_cases(&rule_cases(), stores).expect_err("the rule cases catch it");
+    assert_eq!(divergence.rule(), Some(Rule::Fence), "{divergence}");
+    let message = divergence.to_string();
+    assert!(message.contains("raised the fence without acting may still write once"), "{message}");
 }
