@@ -135,7 +135,7 @@ test('in a check-then-write store the write question waits for the write itself,
   await page.close();
 });
 
-test('autoplay pauses at a question; seeking past it is not stopped; without the quiz nothing is asked', async () => {
+test('autoplay and End pause at a question; seeking past it is not stopped; without the quiz nothing is asked', async () => {
   const { page, problems } = await fresh('/#scenario=payment-capture&variant=fenced&quiz=1&speed=400');
   await page.click('#play');
   await page.locator('#quiz-question').waitFor({ timeout: 15_000 });
@@ -150,8 +150,11 @@ test('autoplay pauses at a question; seeking past it is not stopped; without the
 
   const other = await fresh('/#scenario=network-delay&variant=fenced&quiz=1');
   await other.page.click('#to-end');
+  await other.page.locator('#quiz-question').waitFor();
   await other.page.click('#to-start');
   assert.equal(await other.page.locator('#quiz').count(), 0);
+  await other.page.locator('#scrubber').fill(await other.page.locator('#scrubber').getAttribute('max'));
+  await other.page.waitForFunction(() => document.querySelector('#step-forward')?.disabled);
   const off = await fresh('/#scenario=network-delay&variant=fenced');
   for (let i = 0; i < 14; i++) await off.page.click('#step-forward');
   assert.equal(await captionStep(off.page), 14);
@@ -212,7 +215,7 @@ test('the course: chapters listed, progress kept across a reload, a chapter link
   await shot(page, 'learn-course');
   const axeFound = await axe(page, 'the course');
 
-  // The first story of the first chapter, played to its end, counts as done.
+  // The first story of the first chapter, watched to its end, counts as done.
   await page.locator('#course ol ol a').first().click();
   await page.locator('#course-bar').waitFor();
   assert.match(await text(page, '#course-bar .course-where'), /story 1 of 3 · 0 of 3 done/);
@@ -221,7 +224,10 @@ test('the course: chapters listed, progress kept across a reload, a chapter link
   assert.equal(await page.locator('#course-bar details[open]').count(), 0);
   await page.click('#course-bar .course-intro summary');
   assert.ok(await page.locator('#course-bar details[open] p').isVisible());
+  // End stops at the story's question; the scrubber seeks past it to the end.
   await page.click('#to-end');
+  await page.locator('#quiz-question').waitFor();
+  await page.locator('#scrubber').fill(await page.locator('#scrubber').getAttribute('max'));
   await page.locator('#course-bar', { hasText: '1 of 3 done' }).waitFor();
   axeFound.push(...(await axe(page, 'a course story')));
   await page.waitForTimeout(400);
@@ -252,4 +258,26 @@ test('the course: chapters listed, progress kept across a reload, a chapter link
   assert.deepEqual(axeFound, []);
   assert.deepEqual(problems, []);
   await page.close();
+});
+
+test('while the quiz waits for answers, the event log hides the steps to come, at both sizes', async () => {
+  for (const size of [{ width: 1280, height: 900 }, { width: 360, height: 740 }]) {
+    const { page, problems } = await fresh('/#scenario=paused-worker&variant=broken&quiz=1');
+    await page.setViewportSize(size);
+    await forwardToQuestion(page);
+    const spoiler = page.locator('[data-testid="log"] .text', { hasText: /stale write was accepted/ });
+    const shown = () => spoiler.evaluateAll((els) => els.filter((e) => getComputedStyle(e).visibility === 'visible').length);
+    assert.ok((await spoiler.count()) > 0, 'the log lists the step to come');
+    assert.equal(await shown(), 0, `the answer is hidden at ${size.width}px`);
+    assert.match(await text(page, '.log-card .hint'), /stay hidden until the quiz's questions are answered/);
+    // Answering every question shows the log whole.
+    for (let i = 0; i < 10 && (await page.locator('.log.conceal').count()) > 0; i++) {
+      if (await page.locator('#quiz-question').isVisible()) await page.locator('#quiz .option').first().click();
+      else if (await page.locator('#quiz-continue').isVisible()) await page.click('#quiz-continue');
+      else await page.click('#to-end');
+    }
+    assert.ok((await shown()) > 0, `the log shows the step once answered, at ${size.width}px`);
+    assert.deepEqual(problems, []);
+    await page.close();
+  }
 });

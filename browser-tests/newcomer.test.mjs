@@ -145,7 +145,11 @@ test('inside the course: no invitation to start it, a watched story says so, and
   const { page, problems } = await openPage(env, '/#course=the-paused-worker');
   await page.locator('#course-bar').waitFor();
   assert.equal(await page.locator('#course-toggle').count(), 0, 'the course bar has the contents');
+  // End stops at the first question on the way; only seeking past it reaches the end.
   await page.keyboard.press('End');
+  await page.locator('#quiz-question').waitFor({ timeout: 5_000 });
+  assert.doesNotMatch(await text(page, '.quiz-count'), /watched/);
+  await page.locator('#scrubber').fill(await page.locator('#scrubber').getAttribute('max'));
   await page.locator('.quiz-count', { hasText: /^watched, 0 of \d+ answered$/ }).waitFor({ timeout: 5_000 });
   assert.equal(await page.locator('#course-end').count(), 0, 'not the last chapter');
   const last = await openPage(env, '/#course=when-not-to-fence');
@@ -162,4 +166,21 @@ test('inside the course: no invitation to start it, a watched story says so, and
   }
   assert.deepEqual(problems, []);
   await page.close();
+});
+
+test('the words a learner reads: the fresh register is named, its fenced run is a limit, the lanes and hints say what is true', async () => {
+  for (const size of [{ width: 1440, height: 900 }, { width: 360, height: 740 }]) {
+    const { page, problems } = await openPage(env, '/#scenario=fresh-register&variant=fenced');
+    await page.setViewportSize(size);
+    assert.match(await text(page, '#story-title'), /The fresh register: a stale write that arrives first is accepted/);
+    // Before anything happened, the authority has granted nothing, and says so in words.
+    assert.equal(await text(page, '[data-lane="authority"] .status-line'), 'no lease granted yet');
+    assert.match(await text(page, 'main'), /Press play, or step forward \(the → key on a keyboard\), to start/);
+    await page.click('#to-end');
+    // Every protection on and still broken: a limit of fencing, not fencing switched off.
+    assert.equal(await badgeLabel(page), 'fenced · a limit of fencing');
+    assert.match(await text(page, '[data-lane="authority"] .status-line'), /^g\d+(, lease over| → \w+)$/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  }
 });

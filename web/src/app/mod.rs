@@ -335,7 +335,8 @@ fn visualizer(
                 }
                 if !compare_on && state.shows(Part::Log) {
                     { log(&LogProps { run: track, position: state.position, on_seek: on_seek.clone(),
-                        node: refs.log.clone(), highlight: state.highlight(), band: views.log }) }
+                        node: refs.log.clone(), highlight: state.highlight(), band: views.log,
+                        conceal: !state.shows_outcome() }) }
                 }
             </div>
             if !embedded {

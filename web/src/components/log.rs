@@ -21,6 +21,8 @@ pub struct LogProps<'a> {
     /// The band of the log's box to draw (in its content's pixels): a long run lists only the
     /// rows within it.
     pub band: (f64, f64),
+    /// Whether the steps still to come are hidden: a quiz question's answer is among them.
+    pub conceal: bool,
 }
 
 #[derive(Properties, PartialEq)]
@@ -107,13 +109,17 @@ pub fn log(props: &LogProps) -> Html {
             <h2 id="log-title">{ icon("list") }{ "Event log" }
                 <span class="count">{ format!("{} steps", count(len)) }</span></h2>
             <p class="hint">
-                { "Click a step to jump to it. Steps still to come are faded." }
+                if props.conceal {
+                    { "Click a step to jump to it. Steps still to come stay hidden until the quiz's questions are answered." }
+                } else {
+                    { "Click a step to jump to it. Steps still to come are faded." }
+                }
                 if windowed {
                     { " This run is long: the log lists the steps in view as you scroll, each on one line; \
                        hover a step for its whole text, or choose it to read it whole in the caption." }
                 }
             </p>
-            <div class={classes!("log", windowed.then_some("windowed"))} role="list" ref={props.node.clone()}
+            <div class={classes!("log", windowed.then_some("windowed"), props.conceal.then_some("conceal"))} role="list" ref={props.node.clone()}
                 data-testid="log" data-current={current}>
                 if windowed {
                     <div class="log-window" role="presentation" style={format!("height:{}px", num(len as f64 * LOG_ROW))}>

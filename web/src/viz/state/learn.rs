@@ -162,6 +162,19 @@ impl Viz {
             .find(|&i| asked[i].step.index() == position && self.remembered(&asked[i]).is_none())
     }
 
+    /// Moves to the end, or in a quiz to the next unanswered question on the way there and asks
+    /// it: skipping ahead never skips a question, nor finishes a story whose questions wait.
+    pub(super) fn to_end_or_ask(&mut self, end: usize) {
+        match (self.position..end).find(|&p| self.unanswered_at(p).is_some()) {
+            Some(question) => {
+                self.seek(question);
+                self.learn.answered.clear();
+                self.ask_here(false);
+            }
+            None => self.seek(end),
+        }
+    }
+
     /// Opens the question at the current position, if one is unanswered there, and pauses.
     fn ask_here(&mut self, resume: bool) -> bool {
         let Some(i) = self.unanswered_at(self.position) else {
@@ -522,9 +535,27 @@ mod tests {
         assert!(Viz::new().shows_outcome());
         let state = quizzing();
         assert!(!state.shows_outcome());
-        assert!(apply(state.clone(), [Action::ToEnd]).shows_outcome());
+        // The end key stops at the first question on the way, and gives nothing away.
+        let skipped = apply(state.clone(), [Action::ToEnd]);
+        assert!(matches!(skipped.shown(), Some(Shown::Asking(_))));
+        assert!(!skipped.shows_outcome());
         let answered = answer_all_here(forward_until_asked(state));
         assert!(answered.shows_outcome());
+        assert!(to_the_end(answered).shows_outcome());
+    }
+
+    /// The end of the story, each question on the way answered right.
+    fn to_the_end(mut state: Rc<Viz>) -> Rc<Viz> {
+        for _ in 0..=2 * state.story.run.asked.len() + 1 {
+            state = match state.shown() {
+                Some(Shown::Asking(a)) => {
+                    let answer = a.answer;
+                    apply(state.clone(), [learn(LearnAction::Answer(answer))])
+                }
+                _ => apply(state, [Action::ToEnd]),
+            };
+        }
+        state
     }
 
     #[test]
@@ -549,8 +580,13 @@ mod tests {
         assert_eq!((state.story.case.as_str(), state.story.variant.as_str()), chapter.stories[0]);
         assert!(state.learn.quiz);
         assert_eq!(state.in_course().map(|c| c.2), Some(Some(0)));
-        // Playing to the end finishes the story; the chapter then opens at the next one.
-        let done = apply(state, [Action::ToEnd]);
+        // The end key stops at a question, and the story is not done while one waits.
+        let asked = apply(state.clone(), [Action::ToEnd]);
+        assert!(!asked.learn.progress.is_done(chapter.stories[0]));
+        // Playing to the end, answering on the way, finishes it; the chapter then opens at the
+        // next one.
+        let done = to_the_end(state);
+        assert_eq!(done.position, done.story.run.track.len());
         assert!(done.learn.progress.is_done(chapter.stories[0]));
         assert_eq!(done.learn.progress.done_in(chapter), 1);
         let next = apply(done, [learn(LearnAction::Chapter(the_fence))]);

@@ -43,7 +43,7 @@ impl Viz {
             }
             Action::ToEnd => {
                 self.playing = false;
-                self.seek(end);
+                self.to_end_or_ask(end);
             }
             Action::Seek(n) => {
                 self.playing = false;

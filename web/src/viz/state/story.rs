@@ -196,7 +196,8 @@ impl Story {
             Tone::Possible
         } else if self.run.breaks {
             // Every protection on and still broken: what the story shows is where fencing ends.
-            if self.switches.is_empty() && fully_fenced(&self.run.scenario) {
+            let as_told = self.switches.is_empty() && self.run.scenario.injected.is_empty();
+            if as_told && fully_fenced(&self.run.scenario) {
                 label.push_str(" · a limit of fencing");
             }
             Tone::Breaks
