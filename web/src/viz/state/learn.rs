@@ -164,7 +164,7 @@ impl Viz {
 
     /// Moves to the end, or in a quiz to the next unanswered question on the way there and asks
     /// it: skipping ahead never skips a question, nor finishes a story whose questions wait.
-    pub(super) fn to_end_or_ask(&mut self, end: usize) {
+    pub(super) fn end_or_ask(&mut self, end: usize) {
         match (self.position..end).find(|&p| self.unanswered_at(p).is_some()) {
             Some(question) => {
                 self.seek(question);

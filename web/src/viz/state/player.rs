@@ -43,7 +43,7 @@ impl Viz {
             }
             Action::ToEnd => {
                 self.playing = false;
-                self.to_end_or_ask(end);
+                self.end_or_ask(end);
             }
             Action::Seek(n) => {
                 self.playing = false;
