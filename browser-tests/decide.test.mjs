@@ -204,3 +204,27 @@ test("a lane's menu by keyboard, a message delivered from the diagram, axe clean
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test("a lane's menu shows every item whole, above the diagram's scrolling box, at both sizes", async () => {
+  for (const size of [{ width: 1440, height: 900 }, { width: 360, height: 740 }]) {
+    const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=fenced&decide=1');
+    await page.setViewportSize(size);
+    const button = page.locator('[data-lane-menu="worker:A"]');
+    await button.scrollIntoViewIfNeeded();
+    await button.click();
+    await page.locator('#menu-worker-A').waitFor();
+    // Each item is what the window shows at its middle, inside the window's edges.
+    const whole = await page.locator('#menu-worker-A [role="menuitem"]').evaluateAll((items) =>
+      items.map((item) => {
+        const r = item.getBoundingClientRect();
+        const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        return r.left >= 0 && r.right <= innerWidth && r.top >= 0 && r.bottom <= innerHeight && !!hit && item.contains(hit);
+      }),
+    );
+    assert.deepEqual(whole, [true, true, true, true], `at ${size.width}px`);
+    await page.keyboard.press('Escape');
+    assert.equal(await page.locator('#menu-worker-A').count(), 0);
+    assert.deepEqual(problems, []);
+    await page.close();
+  }
+});

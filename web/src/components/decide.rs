@@ -205,6 +205,11 @@ fn LaneMenu(props: &LaneMenuProps) -> Html {
         let menu = menu.clone();
         use_effect_with(*focused, move |n| {
             if *n > 0 {
+                // In the top layer, so the diagram's scrolling box cannot clip it; showing it
+                // again while open fails harmlessly.
+                if let Some(m) = menu.cast::<HtmlElement>() {
+                    let _ = m.show_popover();
+                }
                 focus_item(&menu, *n);
             }
         });
@@ -287,13 +292,14 @@ fn LaneMenu(props: &LaneMenuProps) -> Html {
         <div class="lane-menu" onfocusout={on_leave}>
             <button ref={button} type="button" class="lane-name lane-button" aria-haspopup="menu"
                 aria-expanded={is_open.to_string()} aria-controls={is_open.then(|| id.clone())}
+                style={is_open.then_some("anchor-name:--lane-menu")}
                 data-lane-menu={props.lane.clone()} onclick={toggle} oncontextmenu={open}
                 onkeydown={on_button_key}>
                 { icon(props.kind) }{ props.label.clone() }
             </button>
             if is_open {
                 // A chosen item's click reaches the menu too, which then closes.
-                <div ref={menu} class="menu" onkeydown={on_menu_key} onclick={move |_: MouseEvent| close()}>
+                <div ref={menu} class="menu" popover="manual" onkeydown={on_menu_key} onclick={move |_: MouseEvent| close()}>
                     { list(id, props.items.0.iter().cloned(), &props.on, None,
                         Some(format!("What to do to {}", props.lane.split_once(':').map_or(props.lane.as_str(), |(_, n)| n)))) }
                 </div>
