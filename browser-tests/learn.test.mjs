@@ -281,3 +281,28 @@ test('while the quiz waits for answers, the event log hides the steps to come, a
     await page.close();
   }
 });
+
+test('on a phone the quiz card is not pinned over the diagram, and Continue can be reached', async () => {
+  const { page, problems } = await fresh('/#scenario=paused-worker&variant=broken&quiz=1');
+  await page.setViewportSize({ width: 360, height: 740 });
+  const pinned = () => page.locator('.player').evaluate((p) => getComputedStyle(p).position);
+  assert.equal(await pinned(), 'sticky', 'the player is pinned while no question shows');
+  await forwardToQuestion(page);
+  assert.equal(await pinned(), 'static', 'the quiz card scrolls with the page');
+  await page.locator('#quiz .option').first().click();
+  for (let i = 0; i < 3 && !(await page.locator('#quiz-continue').isVisible()); i++) {
+    await page.locator('#quiz .option').first().click();
+  }
+  const go = page.locator('#quiz-continue');
+  await go.scrollIntoViewIfNeeded();
+  const box = await go.boundingBox();
+  assert.ok(box.y >= 0 && box.y + box.height <= 740, `Continue is on screen: ${JSON.stringify(box)}`);
+  // The diagram can be scrolled to while the card shows: nothing pinned covers it.
+  await page.locator('.diagram').scrollIntoViewIfNeeded();
+  const diagram = await page.locator('.diagram').boundingBox();
+  assert.ok(diagram.y < 740 && diagram.y + diagram.height > 0, 'the diagram is on screen');
+  await go.click();
+  assert.equal(await pinned(), 'sticky', 'pinned again once the card has gone');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
