@@ -171,3 +171,18 @@ test('swiping the diagram sideways and down scrolls it and keeps the play button
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('on a phone a caption cut to its box shows a shade where there is more to read', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=fenced');
+  await page.setViewportSize({ width: 360, height: 740 });
+  const caption = page.locator('.player .caption');
+  const overflows = () => caption.evaluate((c) => c.scrollHeight > c.clientHeight + 1);
+  for (let i = 0; i < 40 && !(await overflows()); i++) await page.click('#step-forward');
+  assert.ok(await overflows(), 'some caption is longer than its box');
+  // Covers that scroll with the text over shades that stay at the box's edges.
+  const attachment = await caption.evaluate((c) => getComputedStyle(c).backgroundAttachment);
+  assert.equal(attachment, 'local, local, scroll, scroll, scroll');
+  assert.equal(await caption.evaluate((c) => getComputedStyle(c).overflowY), 'auto');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
