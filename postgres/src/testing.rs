@@ -225,6 +225,12 @@ impl TestServer {
                     return Ok(());
                 }
                 Err(e) if e.to_string().contains("could not bind") => last = Some(e),
+                // A backend killed with its postmaster may still be leaving the old shared
+                // memory on a loaded machine; the server refuses to start until it has.
+                Err(e) if e.to_string().contains("is still in use") => {
+                    last = Some(e);
+                    std::thread::sleep(Duration::from_millis(200));
+                }
                 Err(e) => return Err(e),
             }
         }
