@@ -270,6 +270,36 @@ impl FencedStore for HighestInMemory {
     }
 }
 
+/// Wrong: counts the retention's capacity across the whole store, not per resource, so a write
+/// to one resource forgets another's ids and a retry there applies twice.
+struct RetentionAcrossResources {
+    spec: StoreSpec,
+    resources: Resources,
+    /// Every id recorded, oldest first, with its resource.
+    recorded: std::collections::VecDeque<(ResourceId, OperationId)>,
+}
+
+impl FencedStore for RetentionAcrossResources {
+    type Error = Infallible;
+
+    fn write(&mut self, request: &WriteRequest, now: Tick) -> Result<WriteOutcome, Infallible> {
+        let outcome = entry(&mut self.resources, &self.spec, &request.resource).write(request, now);
+        if outcome.is_applied() {
+            self.recorded.push_back((request.resource.clone(), request.operation.clone()));
+        }
+        let capacity = self.spec.retention.max_entries.map_or(usize::MAX, |n| n.get());
+        while self.recorded.len() > capacity {
+            let Some((resource, operation)) = self.recorded.pop_front() else { break };
+            if let Some(r) = self.resources.get_mut(&resource) {
+                r.idempotency.forget(&operation, now);
+            }
+        }
+        Ok(outcome)
+    }
+
+    honest_reads!();
+}
+
 /// Wrong under the strict policy: refuses every generation at or below the highest unless its
 /// operation id is remembered, as if the highest had always acted, so a generation that raised
 /// the fence with a refused write can never write at all.
@@ -634,7 +664,7 @@ fn the_one_entry_point_passes_the_reference_and_says_what_it_ran() {
     assert_eq!(ran, [Rules, Stories, Schedules, Sequences, Concurrent]);
     let text = report.to_string();
     assert!(text.starts_with("fencelab-kit: passed every check (seed 7: FENCELAB_KIT_SEED=7 plays the same random sequences and races)"), "{text}");
-    assert!(text.contains("  rules      12 of 12 cases passed"), "{text}");
+    assert!(text.contains("  rules      13 of 13 cases passed"), "{text}");
     assert!(
         text.contains(
             "  sequences  64 random sequences of up to 9 writes played, each call on a new handle"
@@ -699,6 +729,11 @@ fn the_one_entry_point_names_the_rule_each_store_of_the_zoo_breaks() {
     // The fence kept in memory is lost by a new handle: the one opener is also the reopen.
     let memory = broken(kit(|spec: &StoreSpec| Ok(HighestInMemory::open(spec))));
     assert!(memory.contains(&Rule::Durability), "{memory:?}");
+    let across = broken(kit(shared(|spec| {
+        let (spec, resources) = resources(spec);
+        RetentionAcrossResources { spec, resources, recorded: Default::default() }
+    })));
+    assert!(across.contains(&Rule::Idempotency), "{across:?}");
     let strict = broken(kit(shared(|spec| {
         let (spec, resources) = resources(spec);
         StrictWithoutActed { spec, resources }

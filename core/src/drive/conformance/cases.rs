@@ -14,6 +14,10 @@ use std::num::NonZeroUsize;
 /// One write of a case: `(tick, generation, operation, expected revision, value)`.
 type Line = (u64, u64, &'static str, Option<u64>, &'static str);
 
+/// A case: what it shows, the store's policy and retention, and its writes, each to the resource
+/// it names.
+type Row = (&'static str, SameGenerationPolicy, Retention, &'static [(&'static str, Line)]);
+
 /// The kit's own cases: each plays a few writes to one resource that exercise one rule, with
 /// the rule in its name.
 ///
@@ -133,28 +137,43 @@ pub fn rule_cases() -> Vec<Case> {
             &[(0, 1, "a", None, "A1"), (2, 1, "a", None, "A1"), (10, 1, "a", None, "A1")],
         ),
     ];
-    table
+    // Cases over two resources of one store, each line with its resource.
+    let two: [Row; 1] = [(
+        "retention: each resource keeps its own ids up to the capacity",
+        AllowSame,
+        by_count,
+        &[
+            ("r", (0, 1, "a", None, "A1")),
+            ("s", (1, 1, "b", None, "B1")),
+            ("r", (2, 1, "a", None, "A1")),
+        ],
+    )];
+    let one = table.iter().map(|(name, policy, retention, lines)| {
+        (*name, *policy, *retention, lines.iter().map(|line| ("r", *line)).collect::<Vec<_>>())
+    });
+    let two = two
         .iter()
+        .map(|(name, policy, retention, lines)| (*name, *policy, *retention, lines.to_vec()));
+    one.chain(two)
         .enumerate()
         .map(|(n, (name, policy, retention, lines))| {
-            let spec = StoreSpec::fenced(&format!("case{n}"), *policy, *retention);
-            let resource = ResourceId::new(format!("case{n}/r")).expect("a short name");
+            let spec = StoreSpec::fenced(&format!("case{n}"), policy, retention);
             let writes = lines
                 .iter()
-                .map(|&(at, generation, operation, expected, value)| StoryWrite {
+                .map(|&(resource, (at, generation, operation, expected, value))| StoryWrite {
                     at: Tick(at),
                     request: WriteRequest::new(
-                        resource.clone(),
+                        ResourceId::new(format!("case{n}/{resource}")).expect("a short name"),
                         Generation::new(generation).expect("not zero"),
                         OperationId::new(operation).expect("a short name"),
                         expected.map(Revision),
                         value,
                     ),
                     spec: spec.clone(),
-                    place: format!("case{n}/r"),
+                    place: format!("case{n}/{resource}"),
                 })
                 .collect();
-            Case { name: (*name).to_string(), schedule: Vec::new(), writes }
+            Case { name: name.to_string(), schedule: Vec::new(), writes }
         })
         .collect()
 }
