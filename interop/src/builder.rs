@@ -48,9 +48,6 @@ impl Op {
     }
 }
 
-/// The window's end of a release whose answer nobody learned.
-pub(crate) const UNKNOWN: Tick = Tick::UNKNOWN;
-
 /// A lease request, with what the source says about it up front.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct AcquireCall {
@@ -352,9 +349,10 @@ impl Builder {
     ///
     /// A window is kept even within one millisecond, the history's finest time: what else
     /// happened in that millisecond may have come before or after. A release whose answer
-    /// nobody learned ([`UNKNOWN`]) may have happened at any moment from its invocation on.
+    /// nobody learned ([`Tick::UNKNOWN`]) may have happened at any moment from its invocation on.
     fn window(&mut self, slot: usize, given: Option<Tick>) {
-        let by = if self.declared || given == Some(UNKNOWN) { given } else { Some(self.now()) };
+        let by =
+            if self.declared || given == Some(Tick::UNKNOWN) { given } else { Some(self.now()) };
         if let (Some(entry), Some(by)) = (self.core.entry_mut(slot), by) {
             if by >= entry.at {
                 entry.by = Some(by);
@@ -673,7 +671,7 @@ impl Builder {
     ) -> Result<(), ImportError> {
         let held = self.held(&open.worker, resource.as_deref());
         // A release that timed out from a worker that holds nothing changes nothing.
-        if by == Some(UNKNOWN) && held.is_none() && generation.is_none() {
+        if by == Some(Tick::UNKNOWN) && held.is_none() && generation.is_none() {
             return Ok(());
         }
         let resource = resource
@@ -916,7 +914,7 @@ impl Builder {
                         self.effect_done(&loc, open, done)?
                     }
                     Call::Plain(Op::Release) => {
-                        self.released(&loc, open, None, None, Some(UNKNOWN))?
+                        self.released(&loc, open, None, None, Some(Tick::UNKNOWN))?
                     }
                     _ => {}
                 }

@@ -550,7 +550,7 @@ fn worker_op(
         // A release that timed out may have happened at any moment from its invocation on, or
         // not at all: a lease that may have ended, never one that surely did.
         (Op::Release, Type::Info) => {
-            let unknown = Some(crate::builder::UNKNOWN);
+            let unknown = Some(Tick::UNKNOWN);
             b.released(loc, open, v.resource("resource")?, v.gen("generation")?, unknown)
         }
         // Nobody learned whether the lease changed hands.

@@ -722,12 +722,8 @@ impl Judge<'_> {
                 let now = self.now;
                 let state = self.state();
                 let (epoch, steps) = state.held.get(&(w, r)).copied().unwrap_or_default();
-                let (generation, until) = (*generation, *valid_until);
-                // A renewal of unknown length is surely valid only now.
-                let (until, until_latest) = match until {
-                    Tick::UNKNOWN => (now, until),
-                    until => (until, until),
-                };
+                let (generation, until_latest) = (*generation, *valid_until);
+                let until = surely_until(until_latest, now);
                 let why = steps.with(step);
                 let mut shortened = false;
                 match state.live[r].iter_mut().find(|l| l.epoch == epoch && l.holder == w) {
@@ -876,12 +872,8 @@ impl Judge<'_> {
         let (w, r) = (self.checker.worker(worker), self.checker.resource(resource));
         let (now, step, by) = (self.now, self.step, self.by);
         let latest = by.unwrap_or(now);
-        // A lease of unknown length is surely valid only at its grant, and may last until
-        // released.
-        let (until, unknown) = match until {
-            Tick::UNKNOWN => (now, true),
-            until => (until, false),
-        };
+        let unknown = until == Tick::UNKNOWN;
+        let until = surely_until(until, now);
         let names = Arc::clone(&self.checker.names);
         let state = self.state();
         state.epochs[r] += 1;
@@ -1440,6 +1432,16 @@ fn overlap(
         )
     };
     Found { kind: InvariantKind::LeasesOverlap, detail, possible, steps: vec![old.why] }
+}
+
+/// Until when a lease granted or renewed `now` to run until `valid_until` is surely valid: a
+/// lease of unknown length only at that moment, though it may last until released.
+fn surely_until(valid_until: Tick, now: Tick) -> Tick {
+    if valid_until == Tick::UNKNOWN {
+        now
+    } else {
+        valid_until
+    }
 }
 
 /// What the authority had issued, for a message about a generation it never issued.

@@ -237,6 +237,14 @@ fn show_place(place: &str, request: &WriteRequest) -> String {
     }
 }
 
+/// The divergence of a store that failed in `case`, on write `write` (from 0) if on one.
+fn failed<E: std::error::Error>(
+    case: &Case,
+    write: Option<usize>,
+) -> impl Fn(E) -> Divergence<E> + '_ {
+    move |error| Divergence::Store { scenario: case.name.clone(), write, error }
+}
+
 fn show_write(write: Option<usize>) -> String {
     write.map_or_else(String::new, |index| format!("write {}: ", index + 1))
 }
@@ -490,9 +498,7 @@ fn check_case<S: FencedStore>(
     report.exercised(Rule::Read);
     for (spec, store, reference) in std::mem::take(&mut open.0) {
         let Some(reopened) = stores.reopen(&spec, store) else { continue };
-        let store_error =
-            |error| Divergence::Store { scenario: case.name.clone(), write: None, error };
-        let mut pair = (reopened.map_err(store_error)?, reference);
+        let mut pair = (reopened.map_err(failed(case, None))?, reference);
         after_reopen(case, &spec, &mut pair, Tick(last.0 + 1))?;
         report.reopens += 1;
         report.exercised(Rule::Durability);
@@ -518,8 +524,6 @@ pub(crate) fn play<S: FencedStore>(
     stores: &mut Stores<S>,
     report: &mut Conformance,
 ) -> Result<(), Divergence<S::Error>> {
-    let failed =
-        |write| move |error| Divergence::Store { scenario: case.name.clone(), write, error };
     // The operations the reference has applied, so a retry it applies again is known to be
     // one whose id it forgot.
     let mut applied: HashSet<(ResourceId, OperationId)> = HashSet::new();
@@ -528,7 +532,7 @@ pub(crate) fn play<S: FencedStore>(
         let position = match stores.0.iter().position(|(s, _, _)| s.name == spec.name) {
             Some(position) => position,
             None => {
-                let store = factory.make(spec).map_err(failed(None))?;
+                let store = factory.make(spec).map_err(failed(case, None))?;
                 let reference = MemoryStore::new(spec.policy, spec.retention);
                 stores.0.push((spec.clone(), store, reference));
                 stores.0.len() - 1
@@ -555,21 +559,22 @@ pub(crate) fn play<S: FencedStore>(
         if expected.is_applied() {
             applied.insert(key);
         }
-        let actual = store.write(request, at).map_err(failed(Some(index)))?;
+        let actual = store.write(request, at).map_err(failed(case, Some(index)))?;
         if actual != expected {
             let rule = outcome_rule(&expected, &actual, applied_before);
             return Err(diverge("outcome", expected.to_string(), actual.to_string(), rule));
         }
         report.count(&expected);
         let want = infallible(reference.read(&request.resource));
-        let got = store.read(&request.resource).map_err(failed(Some(index)))?;
+        let got = store.read(&request.resource).map_err(failed(case, Some(index)))?;
         if got != want {
             let rule = state_rule(&expected, &want, &got);
             return Err(diverge("state after", show_value(&want), show_value(&got), rule));
         }
         let want = infallible(reference.lookup(&request.resource, &request.operation));
-        let got =
-            store.lookup(&request.resource, &request.operation).map_err(failed(Some(index)))?;
+        let got = store
+            .lookup(&request.resource, &request.operation)
+            .map_err(failed(case, Some(index)))?;
         if got != want {
             let (want, got) = (show_lookup(&want), show_lookup(&got));
             return Err(diverge("lookup after", want, got, Rule::Lookup));
@@ -587,11 +592,7 @@ fn never_written<S: FencedStore>(
 ) -> Result<(), Divergence<S::Error>> {
     let resource = ResourceId::new("kit/never-written").expect("a valid id");
     for (spec, store, _) in &mut stores.0 {
-        let got = store.read(&resource).map_err(|error| Divergence::Store {
-            scenario: case.name.clone(),
-            write: None,
-            error,
-        })?;
+        let got = store.read(&resource).map_err(failed(case, None))?;
         if got.is_some() {
             let request = WriteRequest::new(
                 resource.clone(),
@@ -628,7 +629,6 @@ fn after_reopen<S: FencedStore>(
     (store, reference): &mut (S, MemoryStore),
     at: Tick,
 ) -> Result<(), Divergence<S::Error>> {
-    let store_error = |error| Divergence::Store { scenario: case.name.clone(), write: None, error };
     let mut seen: Vec<&ResourceId> = Vec::new();
     for (index, write) in case.writes.iter().enumerate() {
         let resource = &write.request.resource;
@@ -658,14 +658,14 @@ fn after_reopen<S: FencedStore>(
             }
         };
         let want = infallible(reference.read(resource));
-        let got = store.read(resource).map_err(store_error)?;
+        let got = store.read(resource).map_err(failed(case, None))?;
         if got != want {
             let shown = (show_value(&want), show_value(&got));
             let what = "state after reopen";
             return Err(diverge(index, what, shown, &write.request, Rule::Durability));
         }
         let expected = infallible(reference.write(&probe, at));
-        let actual = store.write(&probe, at).map_err(store_error)?;
+        let actual = store.write(&probe, at).map_err(failed(case, None))?;
         if actual != expected {
             let rule = outcome_rule(&expected, &actual, false);
             let shown = (expected.to_string(), actual.to_string());
