@@ -21,6 +21,7 @@ mod audit;
 mod export;
 mod import;
 mod lab;
+mod render;
 
 const RUN_EXIT_CODES: &str = "\
 Exit codes:
@@ -155,6 +156,30 @@ enum Command {
         #[arg(long, value_name = "SIZE", default_value_t = Bytes(DEFAULT_MEMORY_BUDGET))]
         memory_limit: Bytes,
     },
+    /// Draw a scenario at one step as the player draws it: an HTML figure (title, diagram,
+    /// caption, verdict, a link to play it) or the SVG alone, for pages that show a story before
+    /// the player loads, without scripts, and on paper.
+    Render {
+        /// A scenario file, or a built-in NAME or NAME/VARIANT.
+        scenario: String,
+        /// The variant of a built-in scenario.
+        #[arg(long)]
+        variant: Option<String>,
+        /// How many steps have run in the picture. By default the story's key step: just after
+        /// the first broken invariant, else the first refused write, else the end.
+        #[arg(long)]
+        step: Option<usize>,
+        /// What to write.
+        #[arg(long, value_enum, default_value_t)]
+        to: render::Picture,
+        /// Where the figure's "Play this story" link goes (with --to html), for example the
+        /// player's page with the story's link.
+        #[arg(long, value_name = "URL")]
+        link: Option<String>,
+        /// The picture's colours; it always prints light.
+        #[arg(long, value_enum, default_value_t)]
+        theme: render::Colours,
+    },
     /// Explore every interleaving of a scenario, breadth first, and report a shortest schedule
     /// that breaks a safety invariant, or that none does within the bounds.
     #[command(after_help = CHECK_EXIT_CODES)]
@@ -247,6 +272,12 @@ fn main() -> ExitCode {
             load(&scenario, variant.as_deref()).and_then(|s| {
                 let label = label(&scenario, &s);
                 run(s, &label, format, memory_limit)
+            })
+        }
+        Command::Render { scenario, variant, step, to, link, theme } => {
+            load(&scenario, variant.as_deref()).and_then(|s| {
+                let label = label(&scenario, &s);
+                render::render(s, &label, step, to, link.as_deref(), theme)
             })
         }
         Command::Check {

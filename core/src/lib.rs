@@ -84,6 +84,7 @@ pub mod invariant;
 mod maps;
 pub mod memory;
 pub mod names;
+pub mod picture;
 pub mod prelude;
 pub mod record;
 pub mod sim;

@@ -40,6 +40,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     // conformance kit drive those and the recorder.
     ("record", &["sim", "check"]),
     ("drive", &["record", "stories"]),
+    // Pictures of a played run: the layout every front draws from, and stills.
+    ("picture", &["record", "draw"]),
     // The crate's entry points, which gather everything.
     ("error", &["drive"]),
     ("prelude", &["drive", "error"]),

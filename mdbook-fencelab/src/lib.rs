@@ -38,6 +38,7 @@
 use anyhow::bail;
 use fencelab_core::format::model::Scenario;
 use fencelab_core::names::Named;
+use fencelab_core::picture::escape;
 use fencelab_core::{stories::library, stories::library::UnknownStory};
 use fencelab_links::{self as links, Attribute, LinkScenario, ShareLink, Theme, BOOK_THEME};
 use mdbook_preprocessor::book::{Book, Chapter};
@@ -232,7 +233,7 @@ impl Embed {
             let problem = format!("\"{theme}\" is not a theme (use {})", themes().join(" or "));
             return Err(field("theme", problem));
         }
-        let title = scenario_title(&scenario);
+        let title = scenario.full_title();
         let step = spec.step.unwrap_or(0);
         if step > 0 {
             let steps = step_count(&scenario).map_err(|problem| field("step", problem))?;
@@ -333,14 +334,6 @@ fn toml_problem(body: &str, e: &toml::de::Error) -> Problem {
 fn read_parts(value: &str) -> Result<links::Embed, Problem> {
     let names: Vec<&str> = value.split(',').map(str::trim).collect();
     links::Embed::read(&names.join(",")).map_err(|e| field("parts", e.problem))
-}
-
-fn scenario_title(scenario: &Scenario) -> String {
-    match (scenario.title.trim(), scenario.variant.trim()) {
-        ("", _) => scenario.name.clone(),
-        (title, "") => title.to_string(),
-        (title, variant) => format!("{title} ({variant})"),
-    }
 }
 
 /// How many steps a scenario's run takes, played to its end.
@@ -474,22 +467,6 @@ pub fn expand(markdown: &str, player: &str) -> Result<Option<String>, Vec<(usize
     };
     out.push_str(&format!("\n\n<script src=\"{}{ELEMENT_SCRIPT}\"></script>\n", escape(&folder)));
     Ok(Some(out))
-}
-
-/// `text` safe inside a double-quoted HTML attribute or as element text.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Blob, BlobPropertyBag, Document, HtmlAnchorElement, HtmlTextAreaElement, Url};
 
-use crate::viz::layout::MONO_W;
+use fencelab_core::picture::layout::MONO_W;
 
 /// Where the last custom scenario is kept, so a bad link never loses it.
 pub const CUSTOM_KEY: &str = "fencelab.custom-scenario";
@@ -399,7 +399,7 @@ pub fn diagram_svg(
             let x = rect.left() + rect.width() / 2.0 - frame.left();
             names.push_str(&format!(
                 "<text class=\"export-lane\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                crate::viz::layout::decimal(x, 0),
+                fencelab_core::picture::layout::decimal(x, 0),
                 24 + TITLE_LINE * lines,
                 xml_text(name.trim())
             ));

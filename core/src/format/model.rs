@@ -148,6 +148,26 @@ pub enum Enforcement {
     FencedIdempotent,
 }
 
+impl Scenario {
+    /// The title a reader sees: the title and the variant, or the name when it has no title.
+    pub fn full_title(&self) -> String {
+        match (self.title.trim(), self.variant.trim()) {
+            ("", _) => self.name.clone(),
+            (title, "") => title.to_string(),
+            (title, variant) => format!("{title} ({variant})"),
+        }
+    }
+
+    /// Whether every write path and the gateway check generations atomically with the write:
+    /// a run that still breaks then shows a limit of fencing, not a missing fence.
+    pub fn fully_fenced(&self) -> bool {
+        let stores = self.stores.iter().all(|store| {
+            store.enforcement.is_fenced() && store.paths.iter().all(|p| p.enforcement.is_fenced())
+        });
+        stores && self.gateway.as_ref().is_none_or(|g| g.enforcement.is_fenced())
+    }
+}
+
 impl Enforcement {
     /// Whether the generation check is atomic with the write.
     pub fn is_fenced(self) -> bool {

@@ -28,10 +28,10 @@ use crate::hooks::{
 };
 use crate::io;
 use crate::viz::history::Origin;
-use crate::viz::layout::{Fit, LONG_RUN};
 use crate::viz::state::{Action, Tab, Viz};
 use crate::viz::window::{export_crop, Focus};
 use explore::Explore;
+use fencelab_core::picture::layout::{Fit, LONG_RUN};
 use fencelab_links::{Embed, Part, ShareLink};
 use playground::Playground;
 

@@ -10,13 +10,13 @@ use crate::components::decide::DecideView;
 use crate::components::icons::{glyph, icon};
 use crate::viz::frame::Frame;
 use crate::viz::history::{Highlight, FEW_LANES};
-use crate::viz::layout::{
-    clip, decimal, num, ArrowGeom, Fit, Layout, LegendEntry, MarkGeom, Settled, SpanGeom, BUCKET,
-    CHAR_W, GUTTER, LONG_RUN, MONO_W, ROW,
-};
 use crate::viz::run::{step_no, TrackRef};
 use crate::viz::state::{Action, DecideAction};
 use crate::viz::words::{count, diagram_summary, pill_width};
+use fencelab_core::picture::layout::{
+    clip, decimal, num, ArrowGeom, Fit, Layout, LegendEntry, MarkGeom, Settled, SpanGeom, BUCKET,
+    CHAR_W, GUTTER, LONG_RUN, MONO_W, ROW,
+};
 
 /// What a diagram shows. Not a component's props: the position moves with every step, so a
 /// component would re-render each time anyway; the costly parts below (the backdrop and the

@@ -16,10 +16,10 @@ use crate::components::icons::icon;
 use crate::components::panels::run_badge;
 use crate::io;
 use crate::viz::history::{scrub_marks, Opened, Origin, FEW_LANES, THUMB_PX};
-use crate::viz::layout::{decimal, num};
 use crate::viz::run::step_no;
 use crate::viz::state::{Action, Badge, HistoryAction};
 use crate::viz::words::{count, mark_label, marks_summary};
+use fencelab_core::picture::layout::{decimal, num};
 
 /// Reads the file chosen in the `<input>` an event came from and opens it as a history.
 fn on_choose(on: &Callback<Action>) -> Callback<Event> {

@@ -3,7 +3,7 @@
 
 use yew::prelude::*;
 
-use crate::viz::layout::num;
+use fencelab_core::picture::layout::num;
 
 /// The SVG path data of a glyph, by name. Unknown names get a dot.
 pub fn path(name: &str) -> &'static str {

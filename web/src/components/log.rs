@@ -4,10 +4,10 @@ use yew::prelude::*;
 
 use crate::components::icons::icon;
 use crate::viz::history::Highlight;
-use crate::viz::layout::{num, BUCKET, LONG_RUN};
 use crate::viz::run::{step_no, TrackRef};
 use crate::viz::window::{rows_within, LOG_ROW};
 use crate::viz::words::count;
+use fencelab_core::picture::layout::{num, BUCKET, LONG_RUN};
 
 /// What the event log shows. Not a component's props: the position changes with every step, so a
 /// component would re-render each time anyway; the rows below it are components and are reused.

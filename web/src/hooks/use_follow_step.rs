@@ -7,10 +7,10 @@ use yew::prelude::*;
 
 use super::use_window::measure;
 use crate::viz::history::Highlight;
-use crate::viz::layout::{Fit, LONG_RUN, ROW};
 use crate::viz::run::TrackRef;
 use crate::viz::state::Viz;
 use crate::viz::window::{below_cover, reveal_x, View};
+use fencelab_core::picture::layout::{Fit, LONG_RUN, ROW};
 
 /// Roughly how tall the lane headers are above a diagram's drawing, inside its scrolling box.
 pub const HEADS: f64 = 70.0;

@@ -9,8 +9,8 @@ use fencelab_core::{draw::diagram, draw::Diagram, draw::Lane};
 use fencelab_core::{record::StepRecord, Checker, History, Violation};
 
 use crate::viz::frame::{Frame, ViolationRow};
-use crate::viz::layout::MarkGeom;
 use crate::viz::run::{Track, TrackRef};
+use fencelab_core::picture::layout::MarkGeom;
 
 /// What a chosen finding highlights: the entries of its witness (their event marks and
 /// messages, and their rows in the log) and its own violation mark. Other findings' violation

@@ -5,7 +5,6 @@ pub mod decide;
 pub mod explore;
 pub mod frame;
 pub mod history;
-pub mod layout;
 pub mod run;
 pub mod state;
 pub mod window;

@@ -14,7 +14,7 @@ use fencelab_core::{record::export::rust_test, record::export::RunExport};
 
 use crate::viz::decide::{message_name, Options};
 use crate::viz::frame::Frame;
-use crate::viz::layout::Layout;
+use fencelab_core::picture::layout::Layout;
 
 /// What a reader who decides does after the steps on screen.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +29,7 @@ pub enum Decision {
 
 /// The most steps the page plays of one scenario. Longer runs are cut off with a notice, so an
 /// edited scenario cannot freeze the tab.
-pub const MAX_VIEW_STEPS: usize = 4_000;
+pub const MAX_VIEW_STEPS: usize = fencelab_core::picture::MAX_STEPS;
 
 /// The number the page shows for the step at timeline index `index`. Steps are numbered from 1
 /// everywhere a reader sees them (caption, counter, log, transcript, diagram, panels, exports):

@@ -5,8 +5,8 @@
 
 use std::ops::Range;
 
-use crate::viz::layout::{Fit, Layout, ROW};
 use crate::viz::words::count;
+use fencelab_core::picture::layout::{Fit, Layout, ROW};
 
 /// How much a long run draws beyond what is on screen, above and below, in CSS pixels: enough
 /// that a step or a short scroll rarely needs anything new drawn.

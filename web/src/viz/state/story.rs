@@ -197,7 +197,7 @@ impl Story {
         } else if self.run.breaks {
             // Every protection on and still broken: what the story shows is where fencing ends.
             let as_told = self.switches.is_empty() && self.run.scenario.injected.is_empty();
-            if as_told && fully_fenced(&self.run.scenario) {
+            if as_told && self.run.scenario.fully_fenced() {
                 label.push_str(" · a limit of fencing");
             }
             Tone::Breaks
@@ -321,12 +321,4 @@ impl Viz {
         self.story.steer(schedule, injected);
         self.replay();
     }
-}
-
-/// Whether every write path and the gateway check generations atomically with the write.
-fn fully_fenced(scenario: &Scenario) -> bool {
-    let stores = scenario.stores.iter().all(|store| {
-        store.enforcement.is_fenced() && store.paths.iter().all(|p| p.enforcement.is_fenced())
-    });
-    stores && scenario.gateway.as_ref().is_none_or(|g| g.enforcement.is_fenced())
 }

@@ -1,10 +1,13 @@
 //! Where everything in a diagram sits: time runs down the page, one column per lane, one row
 //! per step, with extra room where logical time jumps. Pure geometry; nothing here knows HTML.
 
-use fencelab_core::names::Named;
-use fencelab_core::{draw::Diagram, draw::Lane, draw::LaneKind, draw::MarkKind, draw::SpanKind};
-use fencelab_core::{format::model::Enforcement, format::model::PauseReason};
-use fencelab_core::{record::StepRecord, Event, Violation, WriteOutcome};
+use crate::draw::{Diagram, Lane, LaneKind, MarkKind, SpanKind};
+use crate::fence::idempotency::WriteOutcome;
+use crate::format::model::{Enforcement, PauseReason};
+use crate::history::event::Event;
+use crate::invariant::Violation;
+use crate::names::Named;
+use crate::record::StepRecord;
 
 /// Width of the time axis on the left.
 pub const GUTTER: f64 = 52.0;
@@ -119,8 +122,9 @@ pub struct MarkGeom {
 /// What a store holds after the write that `record` decided, if it is one. The core's diagram
 /// marks say what was decided; the step record says what the store then holds.
 fn store_note(record: &StepRecord) -> Option<String> {
-    let gen =
-        |g: &Option<fencelab_core::Generation>| g.map_or_else(String::new, |g| format!(" · g{g}"));
+    let gen = |g: &Option<crate::fence::generation::Generation>| {
+        g.map_or_else(String::new, |g| format!(" · g{g}"))
+    };
     match &record.event {
         Event::WriteArrived { outcome, value_after, highest_after, enforcement, .. } => {
             let verb = if matches!(outcome, WriteOutcome::Rejected(_)) { "kept" } else { "=" };
@@ -748,19 +752,23 @@ fn pause_label(reason: PauseReason) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::viz::run::Run;
-    use fencelab_core::history::event::TokenKind;
-    use fencelab_core::stories::library;
-    use fencelab_core::{draw::ArrowKind, draw::MarkKind};
+    use crate::draw::ArrowKind;
+    use crate::history::event::TokenKind;
+    use crate::picture::Played;
+    use crate::stories::library;
 
-    fn run(name: &str, variant: &str) -> Run {
-        Run::play(library::scenario(name, Some(variant)).expect("a built-in story")).unwrap()
+    fn play(scenario: crate::Scenario) -> Played {
+        Played::play(scenario, 4_000).unwrap()
+    }
+
+    fn run(name: &str, variant: &str) -> Played {
+        play(library::scenario(name, Some(variant)).expect("a built-in story"))
     }
 
     #[test]
     fn a_witness_is_placed_by_its_workers_marks_when_it_has_any() {
         let run = run("paused-worker", "broken");
-        let track = &run.track.0;
+        let track = &run;
         let lanes = &track.diagram.lanes;
         let kind = |x: f64| lanes[((x - GUTTER) / LANE_W) as usize].kind;
         let every: Vec<usize> = (0..track.len()).collect();
@@ -850,7 +858,7 @@ mod tests {
     #[test]
     fn the_legend_lists_exactly_what_each_story_draws() {
         for scenario in library::all() {
-            let run = Run::play(scenario).unwrap();
+            let run = play(scenario);
             let layout = &run.layout;
             let listed = |group: &str| -> Vec<&str> {
                 let mut kinds: Vec<&str> =
@@ -880,7 +888,7 @@ mod tests {
     #[test]
     fn messages_and_periods_are_in_the_order_they_began_and_each_step_finds_its_own() {
         for scenario in library::all().into_iter().chain([library::generated(20, 5, 6)]) {
-            let run = Run::play(scenario).unwrap();
+            let run = play(scenario);
             let layout = &run.layout;
             let name = format!("{}/{}", run.scenario.name, run.scenario.variant);
             assert!(layout.arrows.windows(2).all(|w| w[0].sent_step <= w[1].sent_step), "{name}");
@@ -906,7 +914,7 @@ mod tests {
 
     #[test]
     fn a_band_draws_the_buckets_and_ticks_that_reach_into_it() {
-        let run = Run::play(library::generated(20, 5, 6)).unwrap();
+        let run = play(library::generated(20, 5, 6));
         let layout = &run.layout;
         assert_eq!(layout.bucket_extent.len(), run.len().div_ceil(BUCKET));
         let band = (layout.row(400), layout.row(440));
