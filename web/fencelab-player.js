@@ -6,12 +6,20 @@
 // instead of a story), history (a recorded history's address on this site, instead of a story),
 // title (the title the player shows), src (the player's page, default the index.html beside this
 // script), label (the frame's accessible name) and height (the first height, in CSS pixels).
+// The element's children (a still of the story from `fencelab render`, or a link) show until
+// the player is ready, without JavaScript, and on paper. With JavaScript the still shows at the
+// player's first height (scrolling inside it), so the player takes its place without moving
+// the page; the player loads when it comes near the screen or is clicked.
 (() => {
   if (customElements.get('fencelab-player')) return;
   // The page build ships this file beside its index.html, so that is the default player.
   const script = document.currentScript;
   const beside = script ? new URL('index.html', script.src).href : 'index.html';
   const players = new Set();
+  // Players load a screen's height before they scroll into view.
+  const near = new IntersectionObserver((entries) => {
+    for (const e of entries) if (e.isIntersecting) e.target.load();
+  }, { rootMargin: '100% 0px' });
 
   // The link parameter each attribute writes; src, label and height are the element's own. The
   // fencelab-links crate holds the same list (its tests read this file and name any difference).
@@ -59,23 +67,49 @@
 
     constructor() {
       super();
-      // A shadow root keeps the site's styles off the frame; the element's own children (a
-      // link for readers without JavaScript) are not shown while it runs.
+      // A shadow root keeps the site's styles off the frame. The element's own children (the
+      // still) show in the box until the player takes their place, and on paper.
       const root = this.attachShadow({ mode: 'open' });
-      root.innerHTML = '<style>:host{display:block}iframe{display:block;width:100%;border:0}</style>';
-      this.frame = document.createElement('iframe');
-      this.frame.loading = 'lazy';
-      root.append(this.frame);
-      this.url = '';
+      root.innerHTML = '<style>:host{display:block;position:relative}iframe{display:block;width:100%;border:0}'
+        + '.still{overflow:auto}.wait{position:absolute;top:0;visibility:hidden}.gone{display:none}'
+        + '.skip:not(:focus){position:absolute;clip-path:inset(50%)}'
+        + '@media print{iframe{display:none}.still{display:block;height:auto!important}}</style>'
+        + '<a class="skip" href="#">Skip the player</a><div class="still"><slot></slot></div><iframe></iframe><span tabindex="-1"></span>';
+      const [skip, box, frame, end] = root.querySelectorAll('a,div,iframe,span');
+      Object.assign(this, { box, frame, url: '' });
+      skip.onclick = (e) => {
+        e.preventDefault();
+        end.focus();
+      };
+      // A click on the still starts the player at once and hands it the focus.
+      this.addEventListener('click', (e) => {
+        if (!this.still() || e.composedPath()[0] === skip) return;
+        e.preventDefault();
+        this.clicked = true;
+        this.load();
+      });
     }
 
     connectedCallback() {
       players.add(this);
+      near.observe(this);
       this.update();
     }
 
     disconnectedCallback() {
       players.delete(this);
+      near.unobserve(this);
+    }
+
+    // Starts the player's page.
+    load() {
+      this.loading = true;
+      this.update();
+    }
+
+    // Whether the still is shown: the element has children and the player has not taken over.
+    still() {
+      return this.firstElementChild && !this.box.className.includes('gone');
     }
 
     // Several attributes set in a row make one navigation.
@@ -118,8 +152,20 @@
       page.hash = this.fragment(page, page.hash.slice(1));
       // Until the page says what it shows (see `named`).
       if (page.href !== this.url) this.frame.title = get('label') || `Fencelab: ${this.name()}`;
-      // Until the page reports its height: the author's hint, or one that fits the default parts.
-      if (!this.fitted) this.frame.style.height = `${Number(get('height')) || 640}px`;
+      // Until the page reports its height: the author's hint, or one that fits the default
+      // parts; the still takes it too, and the frame waits hidden behind it.
+      if (!this.height) {
+        const height = `${Number(get('height')) || 640}px`;
+        this.frame.style.height = height;
+        if (this.still()) {
+          this.box.style.height = height;
+          this.frame.className = 'wait';
+          // The still's current step in the middle of the box, as the player shows it.
+          const now = this.querySelector('.fl-still .now');
+          if (now) this.box.scrollTop += now.getBoundingClientRect().top - this.box.getBoundingClientRect().top - this.box.clientHeight / 2;
+        }
+      }
+      if (!this.loading) return;
       if (page.href !== this.url) {
         this.url = page.href;
         this.frame.src = page.href;
@@ -145,9 +191,14 @@
       if (!this.getAttribute('label')) this.frame.title = `Fencelab: ${title}`;
     }
 
+    // The player, ready at its own height, takes the still's place.
     fit(height) {
-      this.fitted = true;
-      this.frame.style.height = `${Math.ceil(height)}px`;
+      this.height = Math.ceil(height);
+      this.box.className = 'still gone';
+      this.frame.className = '';
+      this.frame.style.height = `${this.height}px`;
+      if (this.clicked) this.frame.focus();
+      this.clicked = false;
     }
   }
 

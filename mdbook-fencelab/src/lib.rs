@@ -38,7 +38,7 @@
 use anyhow::bail;
 use fencelab_core::format::model::Scenario;
 use fencelab_core::names::Named;
-use fencelab_core::picture::escape;
+use fencelab_core::picture::{escape, Played, Scheme, MAX_STEPS};
 use fencelab_core::{stories::library, stories::library::UnknownStory};
 use fencelab_links::{self as links, Attribute, LinkScenario, ShareLink, Theme, BOOK_THEME};
 use mdbook_preprocessor::book::{Book, Chapter};
@@ -47,6 +47,7 @@ use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
 use serde::Deserialize;
 use std::fmt;
 use std::path::{Component, Path};
+use std::sync::Arc;
 
 /// The code block language this preprocessor expands.
 pub const LANGUAGE: &str = "fencelab";
@@ -167,7 +168,7 @@ struct BlockSpec {
 }
 
 /// A checked block, ready to render.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Embed {
     /// The view the player opens: the story or scenario, the first step, the embed parts and a
     /// theme the block forces.
@@ -179,7 +180,21 @@ pub struct Embed {
     pub height: u32,
     /// The accessible name of the embedded frame.
     pub label: String,
+    /// The run, played while the book builds, whose still shows until the player is ready.
+    pub played: Arc<Played>,
+    /// The step the still shows: the block's, else the story's key step.
+    pub still_at: usize,
 }
+
+/// Two embeds are the same view; the run is played from it.
+impl PartialEq for Embed {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.link, self.follow_book, self.height, &self.label, self.still_at)
+            == (&other.link, other.follow_book, other.height, &other.label, other.still_at)
+    }
+}
+
+impl Eq for Embed {}
 
 impl Embed {
     /// Reads and checks the text inside a `fencelab` block. Errors name the field; the caller
@@ -235,14 +250,16 @@ impl Embed {
         }
         let title = scenario.full_title();
         let step = spec.step.unwrap_or(0);
-        if step > 0 {
-            let steps = step_count(&scenario).map_err(|problem| field("step", problem))?;
-            if step > steps {
-                return Err(field(
-                    "step",
-                    format!("{title} has {steps} steps; use a step from 0 to {steps}"),
-                ));
-            }
+        let played = Played::play(scenario, MAX_STEPS).map_err(|e| field(".", e.to_string()))?;
+        if let Some(why) = played.stopped.as_ref().filter(|_| step > 0) {
+            return Err(field("step", format!("{title} cannot be played to its end: {why}")));
+        }
+        let steps = played.len();
+        if step > steps {
+            return Err(field(
+                "step",
+                format!("{title} has {steps} steps; use a step from 0 to {steps}"),
+            ));
         }
         if spec.height == Some(0) {
             return Err(field("height", "use a height in CSS pixels above 0"));
@@ -259,6 +276,8 @@ impl Embed {
             follow_book: theme == BOOK_THEME,
             height: spec.height.unwrap_or(DEFAULT_HEIGHT),
             label: spec.label.unwrap_or_else(|| format!("Fencelab: {title}")),
+            still_at: if step > 0 { step } else { played.key_position() },
+            played: Arc::new(played),
         })
     }
 
@@ -300,15 +319,28 @@ impl Embed {
             .into_iter()
             .map(|(attribute, value)| format!("{}=\"{}\"", attribute.name(), escape(&value)))
             .collect();
+        let href = format!("{src}#{}", self.fragment());
+        // The opening tag alone on its line starts Markdown's HTML block, which a blank line
+        // would end, so the still has none.
         format!(
-            "<fencelab-player {attributes}>\n\
-             <a href=\"{src}#{fragment}\">{label} (opens the interactive player)</a>\n\
-             </fencelab-player>",
+            "<fencelab-player {attributes}>\n{still}\n</fencelab-player>",
             attributes = attributes.join(" "),
-            label = escape(&self.label),
-            src = escape(&src),
-            fragment = escape(&self.fragment()),
+            still = self
+                .played
+                .still(self.still_at)
+                .html(Some(&href), self.scheme())
+                .replace('\n', " "),
         )
+    }
+
+    /// The still's colours: the theme the block forces, else the book's or the reader's.
+    fn scheme(&self) -> Scheme {
+        match (self.link.theme, self.follow_book) {
+            (Some(Theme::Light), _) => Scheme::Light,
+            (Some(Theme::Dark), _) => Scheme::Dark,
+            (_, true) => Scheme::Book,
+            (_, false) => Scheme::System,
+        }
     }
 }
 
@@ -334,13 +366,6 @@ fn toml_problem(body: &str, e: &toml::de::Error) -> Problem {
 fn read_parts(value: &str) -> Result<links::Embed, Problem> {
     let names: Vec<&str> = value.split(',').map(str::trim).collect();
     links::Embed::read(&names.join(",")).map_err(|e| field("parts", e.problem))
-}
-
-/// How many steps a scenario's run takes, played to its end.
-fn step_count(scenario: &Scenario) -> Result<usize, String> {
-    let mut engine = fencelab_core::Engine::new(scenario.clone()).map_err(|e| e.to_string())?;
-    engine.run().map_err(|e| e.to_string())?;
-    Ok(engine.position())
 }
 
 /// What is wrong with a relative `player` when the book's source folder `src` lacks the page

@@ -33,6 +33,30 @@ fn a_story_block_becomes_a_link_fragment_and_an_element() {
 }
 
 #[test]
+fn the_element_holds_the_still_at_its_step_or_the_key_step_in_the_block_s_colours() {
+    let at = |html: &str| {
+        let svg = html.find("<svg").unwrap();
+        html[svg..].matches("class=\"mark").count()
+    };
+    let embed = Embed::parse(PAUSED_BROKEN).unwrap();
+    let html = embed.html("../fencelab");
+    // The still is inside the element, on lines with no blank between them.
+    let inside = &html[html.find(">\n").unwrap()..html.rfind("</fencelab-player>").unwrap()];
+    assert!(inside.contains("<figure class=\"fencelab-still\""), "{html}");
+    assert!(!html.contains("\n\n"));
+    let marks_to_19 = embed.played.layout.marks.iter().filter(|m| m.step < 19).count();
+    assert_eq!(at(&html), marks_to_19);
+    assert!(html.contains("html.coal .fl-still"), "follows the book's theme");
+    // No step: the key step, where the story's point is made.
+    let unset = Embed::parse("story = \"paused-worker\"\nvariant = \"broken\"").unwrap();
+    assert_eq!(unset.still_at, unset.played.key_position());
+    assert!(unset.still_at > 0);
+    let dark = Embed::parse("story = \"paused-worker\"\ntheme = \"dark\"").unwrap();
+    let html = dark.html("p");
+    assert!(!html.contains("html.coal") && !html.contains("prefers-color-scheme"));
+}
+
+#[test]
 fn defaults_the_first_variant_no_step_and_the_usual_parts() {
     let embed = Embed::parse("story = \"paused-worker\"").unwrap();
     let first =

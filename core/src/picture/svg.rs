@@ -321,27 +321,26 @@ fn mark_svg(out: &mut String, m: &MarkGeom, fit: Fit) {
     out.push_str("</g>");
 }
 
-/// The figure: title, picture, caption, verdict, link. Inline styles only, so it needs nothing
-/// from the page; the picture scrolls sideways inside it on a narrow screen.
+/// The figure, in the player's order: the title, the step's caption, the verdict, the link,
+/// then the picture (which scrolls sideways inside it on a narrow screen). Inline styles only,
+/// so it needs nothing from the page around it.
 pub(super) fn figure(still: &Still<'_>, link: Option<&str>, scheme: Scheme) -> String {
     let played = still.played;
-    let title = escape(&played.title());
     let step = still.position;
-    let counter = format!("step {step} of {}", played.len());
     let link = link.map_or_else(String::new, |href| {
-        format!(
-            "<p style=\"margin:.4em 0 0\"><a href=\"{}\">Play this story step by step</a></p>",
-            escape(href)
-        )
+        format!(" <a href=\"{}\">Play this story step by step</a>", escape(href))
     });
     format!(
         "<figure class=\"fencelab-still\" style=\"margin:0;max-width:100%\">\
-         <figcaption style=\"font-weight:600;margin:0 0 .4em\">{title} <span style=\"font-weight:400;opacity:.75\">· {counter}</span></figcaption>\
-         <div style=\"overflow-x:auto\">{svg}</div>\
-         <p style=\"margin:.4em 0 0\">{caption}</p>\
-         <p style=\"margin:.4em 0 0;font-weight:600\">{verdict}</p>{link}</figure>",
-        svg = diagram(played, step, scheme),
+         <figcaption style=\"font-weight:600\">{title} \
+         <span style=\"font-weight:400\">· step {step} of {steps}</span></figcaption>\
+         <p style=\"margin:.4em 0\">{caption}</p>\
+         <p style=\"margin:.4em 0\"><b>{verdict}</b>{link}</p>\
+         <div style=\"overflow-x:auto\">{svg}</div></figure>",
+        title = escape(&played.title()),
+        steps = played.len(),
         caption = escape(still.caption()),
         verdict = escape(&still.verdict()),
+        svg = diagram(played, step, scheme),
     )
 }
