@@ -24,6 +24,8 @@
   // The link parameter each attribute writes; src, label and height are the element's own. The
   // fencelab-links crate holds the same list (its tests read this file and name any difference).
   const PARAMETERS = { story: 'scenario', variant: 'variant', step: 'step', parts: 'embed', theme: 'theme', scenario: 'custom', history: 'history', title: 'title' };
+  // What can take the focus after a player, for its skip link.
+  const FOCUSABLE = 'a[href],area[href],button,input,select,textarea,iframe,summary,[tabindex]:not([tabindex="-1"]),fencelab-player';
   // The parts shown when the element names none.
   const DEFAULT_PARTS = 'controls,caption';
 
@@ -74,12 +76,14 @@
         + '.still{overflow:auto}.wait{position:absolute;top:0;visibility:hidden}.gone{display:none}'
         + '.skip:not(:focus){position:absolute;clip-path:inset(50%)}'
         + '@media print{iframe{display:none}.still{display:block;height:auto!important}}</style>'
-        + '<a class="skip" href="#">Skip the player</a><div class="still"><slot></slot></div><iframe></iframe><span tabindex="-1"></span>';
-      const [skip, box, frame, end] = root.querySelectorAll('a,div,iframe,span');
+        + '<a class="skip" href="#">Skip the player</a><div class="still"><slot></slot></div><iframe></iframe>';
+      const [skip, box, frame] = root.querySelectorAll('a,div,iframe');
       Object.assign(this, { box, frame, url: '' });
+      // The skip link hands the focus to what follows the player (another player's skip link).
       skip.onclick = (e) => {
         e.preventDefault();
-        end.focus();
+        const next = [...document.querySelectorAll(FOCUSABLE)].find((el) => this.compareDocumentPosition(el) === Node.DOCUMENT_POSITION_FOLLOWING);
+        (next?.shadowRoot?.querySelector('.skip') ?? next ?? skip).focus();
       };
       // A click on the still starts the player at once and hands it the focus.
       this.addEventListener('click', (e) => {
@@ -93,7 +97,9 @@
     connectedCallback() {
       players.add(this);
       near.observe(this);
-      this.update();
+      // A script in the head meets the element before its children (the still) are parsed.
+      if (document.readyState === 'loading') addEventListener('DOMContentLoaded', () => this.update(), { once: true });
+      else this.update();
     }
 
     disconnectedCallback() {

@@ -1,0 +1,202 @@
+// Players that show their story before the wasm: a course-notes page with eight players, each
+// holding the still `fencelab render` prints (browser-tests/course-page.mjs). Without
+// JavaScript every player is its picture, caption and link; with it, each still shows at the
+// player's height until the player is ready and takes its place; on paper every player prints
+// its picture; a skip link passes a player by.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { PHONE, launch, shot } from './harness.mjs';
+import { STORIES, writeCourse } from './course-page.mjs';
+
+let site;
+
+before(async () => {
+  site = await writeCourse();
+});
+
+after(async () => {
+  if (site) await rm(site, { recursive: true, force: true });
+});
+
+/** A browser serving the page build at /notes/fencelab/ under the course at /notes/. */
+async function browser(viewport, options = {}) {
+  return launch(['/notes/fencelab/'], viewport, { '/notes/': site }, options);
+}
+
+/** What each player's still shows: its figure's size, title, caption and link. */
+const stills = (page) =>
+  page.locator('fencelab-player').evaluateAll((players) =>
+    players.map((p) => {
+      const figure = p.querySelector('figure.fencelab-still');
+      const svg = figure?.querySelector('svg');
+      const box = svg?.getBoundingClientRect();
+      return {
+        title: figure?.querySelector('figcaption')?.textContent ?? '',
+        caption: figure?.querySelectorAll('p')[0]?.textContent ?? '',
+        verdict: figure?.querySelectorAll('p')[1]?.textContent ?? '',
+        link: figure?.querySelector('a')?.getAttribute('href') ?? '',
+        width: box?.width ?? 0,
+        height: box?.height ?? 0,
+        shown: !!figure && figure.checkVisibility(),
+      };
+    }));
+
+for (const [name, viewport] of [['desktop', { width: 1440, height: 900 }], ['phone', PHONE]]) {
+  test(`without JavaScript every player shows its picture, caption and a link (${name})`, async () => {
+    const env = await browser(viewport, { javaScriptEnabled: false });
+    try {
+      const page = await env.context.newPage();
+      await page.goto(`${env.server.origin}/notes/index.html`);
+      const seen = await stills(page);
+      assert.equal(seen.length, STORIES.length);
+      seen.forEach((s, i) => {
+        const [story, variant] = STORIES[i];
+        assert.ok(s.shown && s.width > 300 && s.height > 200, `player ${i}: ${JSON.stringify(s)}`);
+        assert.match(s.title, /· step \d+ of \d+$/, `player ${i}`);
+        assert.ok(s.caption.length > 30, `player ${i} has a caption: ${s.caption}`);
+        assert.match(s.verdict, /^(Holds|Broken|Possibly broken): .*Play this story step by step$/, `player ${i}`);
+        assert.match(s.link, new RegExp(`^fencelab/index\\.html#scenario=${story}&variant=${variant}`), `player ${i}`);
+      });
+      // A wide picture scrolls inside its figure; the page itself never scrolls sideways.
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(wide <= viewport.width, `the page is ${wide} px wide in ${viewport.width}`);
+      await shot(page, `stills-no-js-${name}`, { fullPage: false });
+      await page.close();
+    } finally {
+      await env.close();
+    }
+  });
+
+  test(`each still shows at the player's height until the player is ready, then the player takes its place (${name})`, async () => {
+    const env = await browser(viewport);
+    try {
+      const page = await env.context.newPage();
+      const problems = [];
+      page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+      // The module is held back, so the stills are all a reader has for now.
+      const held = [];
+      let wasm = 0;
+      await page.context().route('**/*.wasm', (route) => {
+        wasm += 1;
+        held.push(route);
+      });
+      await page.addInitScript(() => {
+        window.shifts = [];
+        new PerformanceObserver((list) => {
+          for (const e of list.getEntries()) if (!e.hadRecentInput) window.shifts.push(e.value);
+        }).observe({ type: 'layout-shift', buffered: true });
+      });
+      await page.goto(`${env.server.origin}/notes/index.html`);
+      const first = page.locator('#p0');
+      const state = (el) => el.evaluate((p) => {
+        const box = p.shadowRoot.querySelector('.still');
+        const frame = p.shadowRoot.querySelector('iframe');
+        return { box: box.className, height: box.getBoundingClientRect().height, frame: getComputedStyle(frame).visibility };
+      });
+      await page.waitForFunction(() => document.querySelector('#p0').shadowRoot.querySelector('iframe').src);
+      assert.deepEqual(await state(first), { box: 'still', height: 640, frame: 'hidden' });
+      // The still's current step is in the middle of its box, as the player shows it.
+      // The still's current step is in its box, in the middle unless the box is scrolled to an end.
+      const centred = await first.evaluate((p) => {
+        const still = p.shadowRoot.querySelector('.still');
+        const [box, now] = [still.getBoundingClientRect(), p.querySelector('.fl-still .now').getBoundingClientRect()];
+        const end = still.scrollTop === 0 || still.scrollTop + still.clientHeight >= still.scrollHeight - 1;
+        return { inside: now.top >= box.top && now.bottom <= box.bottom, off: Math.abs(now.top + now.height / 2 - (box.top + box.height / 2)), end };
+      });
+      assert.ok(centred.inside && (centred.off < 20 || centred.end), JSON.stringify(centred));
+      // Only players near the screen load.
+      const started = await page.locator('fencelab-player').evaluateAll((ps) => ps.map((p) => !!p.shadowRoot.querySelector('iframe').getAttribute('src')));
+      assert.equal(started[0], true);
+      assert.equal(started.at(-1), false, 'the last player waits until it comes near');
+      for (const route of held.splice(0)) await route.continue();
+      await page.context().unroute('**/*.wasm');
+      await page.context().route('**/*.wasm', (route) => {
+        wasm += 1;
+        route.continue();
+      });
+      await page.waitForFunction(() => document.querySelector('#p0').shadowRoot.querySelector('.still').className.includes('gone'), null, { timeout: 30_000 });
+      const frame = await (await first.locator('iframe').elementHandle()).contentFrame();
+      await frame.locator('svg.swimlanes').waitFor();
+      assert.match(await frame.locator('#scrubber').getAttribute('aria-valuetext'), /^step 19 of /);
+      // Every player in turn, as a reader scrolls down the notes.
+      for (let i = 1; i < STORIES.length; i++) {
+        await page.locator(`#p${i}`).scrollIntoViewIfNeeded();
+        await page.waitForFunction((i) => document.querySelector(`#p${i}`).shadowRoot.querySelector('.still').className.includes('gone'), i, { timeout: 30_000 });
+      }
+      const cls = await page.evaluate(() => window.shifts.reduce((a, b) => a + b, 0));
+      console.log(`# ${name}: layout shift ${cls.toFixed(4)} over ${STORIES.length} players; wasm requested ${wasm} times`);
+      assert.ok(cls < 0.05, `the players moved the page: layout shift ${cls}`);
+      assert.deepEqual(problems, []);
+      await shot(page, `stills-live-${name}`, { fullPage: false });
+      await page.close();
+    } finally {
+      await env.close();
+    }
+  });
+}
+
+test('on paper every player prints its picture, before and after the player is ready', async () => {
+  const env = await browser({ width: 1000, height: 900 });
+  try {
+    const page = await env.context.newPage();
+    await page.goto(`${env.server.origin}/notes/index.html`);
+    await page.waitForFunction(() => document.querySelector('#p0').shadowRoot.querySelector('.still').className.includes('gone'), null, { timeout: 30_000 });
+    await page.emulateMedia({ media: 'print' });
+    const printed = await page.locator('fencelab-player').evaluateAll((players) =>
+      players.map((p) => ({
+        frame: getComputedStyle(p.shadowRoot.querySelector('iframe')).display,
+        picture: p.querySelector('figure svg').getBoundingClientRect().height,
+        // Whole, not cut to the player's height.
+        cut: p.shadowRoot.querySelector('.still').scrollHeight > p.shadowRoot.querySelector('.still').clientHeight + 1,
+        background: getComputedStyle(p.querySelector('svg .bg')).fill,
+      })));
+    for (const [i, p] of printed.entries()) {
+      assert.equal(p.frame, 'none', `player ${i} prints no frame`);
+      assert.ok(p.picture > 200 && !p.cut, `player ${i} prints its whole picture: ${JSON.stringify(p)}`);
+      assert.equal(p.background, 'rgb(255, 255, 255)', `player ${i} prints light`);
+    }
+    const pdf = await page.pdf({ format: 'A4' });
+    assert.ok(pdf.length > 10_000);
+    await page.close();
+  } finally {
+    await env.close();
+  }
+});
+
+test('a click on a still starts its player with the focus in it, and the skip link passes a player by', async () => {
+  const env = await browser({ width: 1000, height: 700 });
+  try {
+    const page = await env.context.newPage();
+    // The module is held back until the still has been clicked.
+    const held = [];
+    let released = false;
+    await page.context().route('**/*.wasm', (route) => (released ? route.continue() : held.push(route)));
+    await page.goto(`${env.server.origin}/notes/index.html`);
+    const last = page.locator(`#p${STORIES.length - 1}`);
+    await last.evaluate((p) => p.scrollIntoView());
+    await last.locator('figure svg').click();
+    released = true;
+    for (const route of held.splice(0)) await route.continue();
+    await page.waitForFunction((id) => document.getElementById(id).shadowRoot.activeElement?.localName === 'iframe', `p${STORIES.length - 1}`, { timeout: 30_000 });
+    // The skip link is the first stop of a player, shown when focused, and jumps past the frame.
+    await page.locator('#p2').evaluate((p) => p.previousElementSibling.setAttribute('tabindex', '-1'));
+    await page.locator('#p2').evaluate((p) => p.previousElementSibling.focus());
+    await page.keyboard.press('Tab');
+    const skip = await page.locator('#p2').evaluate((p) => {
+      const a = p.shadowRoot.activeElement;
+      return { text: a?.textContent, width: a?.getBoundingClientRect().width };
+    });
+    assert.equal(skip.text, 'Skip the player');
+    assert.ok(skip.width > 20, 'visible when focused');
+    await page.keyboard.press('Enter');
+    const next = await page.evaluate(() => {
+      const el = document.activeElement;
+      return el.localName === 'fencelab-player' ? `${el.id}: ${el.shadowRoot.activeElement?.textContent}` : el.localName;
+    });
+    assert.equal(next, 'p3: Skip the player');
+    await page.close();
+  } finally {
+    await env.close();
+  }
+});
