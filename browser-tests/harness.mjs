@@ -34,12 +34,12 @@ export const CHROMIUM_ARGS = [
  * mounts other folders (see `serveStatic`); `options` are more of the browser context's options
  * (a touch screen: `{ hasTouch: true, isMobile: true }`).
  */
-export async function launch(prefixes = ['/'], viewport = { width: 1440, height: 900 }, extra = {}, options = {}) {
+export async function launch(prefixes = ['/'], viewport = { width: 1440, height: 900 }, extra = {}, { cache, ...options } = {}) {
   assert.ok(
     existsSync(join(DIST, 'index.html')),
     `no ${DIST}/index.html: run \`trunk build --release --offline\` first`,
   );
-  const server = await serveStatic(DIST, prefixes, extra);
+  const server = await serveStatic(DIST, prefixes, extra, cache);
   const userDataDir = await mkdtemp(join(tmpdir(), 'fencelab-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,

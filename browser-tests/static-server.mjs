@@ -21,9 +21,11 @@ const MIME = {
  * Starts serving `root` on 127.0.0.1 at a free port.
  * `prefixes` lists the URL paths the folder is mounted at, e.g. ['/', '/docs/deep/fencelab/'];
  * `extra` mounts other folders at their own paths, e.g. { '/fixtures/': 'browser-tests/fixtures' }.
+ * `cache` is the Cache-Control header sent (by default `no-store`, so every test sees fresh files;
+ * a static host's usual `max-age=600` shows what a reader's browser fetches once).
  * Resolves to { origin, requests, close }; `requests` records [status, path] of every request.
  */
-export async function serveStatic(root, prefixes = ['/'], extra = {}) {
+export async function serveStatic(root, prefixes = ['/'], extra = {}, cache = 'no-store') {
   const folders = new Map(prefixes.map((p) => [p, resolve(root)]));
   for (const [prefix, folder] of Object.entries(extra)) folders.set(prefix, resolve(folder));
   const mounts = [...folders.keys()].sort((a, b) => b.length - a.length);
@@ -32,7 +34,7 @@ export async function serveStatic(root, prefixes = ['/'], extra = {}) {
   const server = createServer(async (req, res) => {
     const send = (status, body, type = 'text/plain; charset=utf-8') => {
       requests.push([status, req.url]);
-      res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+      res.writeHead(status, { 'content-type': type, 'cache-control': cache });
       res.end(body);
     };
     try {
