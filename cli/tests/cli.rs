@@ -735,3 +735,51 @@ fn a_flag_that_would_be_ignored_is_an_error() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn render_prints_a_still_as_a_figure_or_an_svg_and_names_a_step_past_the_end() {
+    let figure = fencelab(&[
+        "render",
+        "paused-worker/broken",
+        "--step",
+        "19",
+        "--link",
+        "/fencelab/index.html#scenario=paused-worker&variant=broken&step=19",
+    ]);
+    assert!(figure.status.success(), "{}", stderr(&figure));
+    let html = stdout(&figure);
+    assert!(html.starts_with("<figure class=\"fencelab-still\""), "{html}");
+    assert!(html.contains("· step 19 of 20</span>"), "{html}");
+    assert!(html.contains("Broken: stale write accepted"), "{html}");
+    assert!(html.contains(
+        "href=\"/fencelab/index.html#scenario=paused-worker&amp;variant=broken&amp;step=19\""
+    ));
+    let svg = fencelab(&[
+        "render",
+        "paused-worker",
+        "--variant",
+        "fenced",
+        "--to",
+        "svg",
+        "--theme",
+        "dark",
+    ]);
+    assert!(svg.status.success(), "{}", stderr(&svg));
+    assert!(stdout(&svg).starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    // No step: the key step, just after the refused stale write.
+    assert!(stdout(&svg).contains("after step 19 of 20"), "{}", stdout(&svg));
+    let past = fencelab(&["render", "paused-worker", "--step", "99"]);
+    assert_eq!(past.status.code(), Some(2));
+    assert!(
+        stderr(&past)
+            .contains("--step 99: paused-worker (fenced) has 20 steps; use a step from 0 to 20"),
+        "{}",
+        stderr(&past)
+    );
+    let link = fencelab(&["render", "paused-worker", "--to", "svg", "--link", "x"]);
+    assert_eq!(link.status.code(), Some(2));
+    assert!(stderr(&link).contains("--link goes with --to html"), "{}", stderr(&link));
+    let unknown = fencelab(&["render", "paused-wroker"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(stderr(&unknown).contains("\"paused-wroker\""), "{}", stderr(&unknown));
+}
