@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use fencelab_core::picture::play;
 use fencelab_core::{check::checkpoint::place, check::checkpoint::Asked};
 use fencelab_core::{
     clock::RunStep, format::model::Fault, record::ScheduleMode, record::StepRecord, Engine,
@@ -129,20 +130,8 @@ impl Run {
     /// Plays the first `limit` steps of `scenario` (at most [`MAX_VIEW_STEPS`]): a reader who
     /// decides sees only the steps decided so far.
     pub fn play_to(scenario: Scenario, limit: usize) -> Result<Run, String> {
-        let mut engine = Engine::new(scenario.clone())
-            .map_err(|e| e.to_string())?
-            .with_schedule_mode(ScheduleMode::Lenient);
-        let mut stopped = None;
-        while engine.position() < limit.min(MAX_VIEW_STEPS) {
-            match engine.step() {
-                Ok(Some(_)) => {}
-                Ok(None) => break,
-                Err(e) => {
-                    stopped = Some(e.to_string());
-                    break;
-                }
-            }
-        }
+        let (engine, mut stopped) =
+            play(scenario.clone(), limit.min(MAX_VIEW_STEPS)).map_err(|e| e.to_string())?;
         if stopped.is_none() && !engine.is_finished() && limit >= MAX_VIEW_STEPS {
             stopped = Some(format!("the page shows the first {MAX_VIEW_STEPS} steps only"));
         }
