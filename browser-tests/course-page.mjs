@@ -53,10 +53,26 @@ ${players.join('')}
 </html>`;
 }
 
-/** Writes the page (and, beside it, the same page without stills) to a new folder. */
+/** Stills of three colour schemes side by side, on a page in mdBook's dark Coal theme. */
+export function themesPage() {
+  const still = (theme) => render(['paused-worker/broken', '--theme', theme]);
+  return `<!doctype html>
+<html lang="en" class="coal">
+<head><meta charset="utf-8"><title>Stills in three schemes</title><link rel="icon" href="data:,"></head>
+<body>
+<div id="light">${still('light')}</div>
+<div id="dark">${still('dark')}</div>
+<div id="book">${still('book')}</div>
+</body>
+</html>`;
+}
+
+/** Writes the page (and, beside it, the same page without stills, and the themes page) to a
+ * new folder. */
 export async function writeCourse() {
   const site = await mkdtemp(join(tmpdir(), 'fencelab-course-'));
   await writeFile(join(site, 'index.html'), coursePage());
   await writeFile(join(site, 'bare.html'), coursePage({ stills: false }));
+  await writeFile(join(site, 'themes.html'), themesPage());
   return site;
 }

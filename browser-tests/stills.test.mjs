@@ -95,13 +95,24 @@ for (const [name, viewport] of [['desktop', { width: 1440, height: 900 }], ['pho
       assert.deepEqual(await state(first), { box: 'still', height: 640, frame: 'hidden' });
       // The still's current step is in the middle of its box, as the player shows it.
       // The still's current step is in its box, in the middle unless the box is scrolled to an end.
+      // The title, caption and verdict stay in view; the diagram below them shows the current
+      // step's mark, in the middle unless scrolled to an end.
       const centred = await first.evaluate((p) => {
-        const still = p.shadowRoot.querySelector('.still');
-        const [box, now] = [still.getBoundingClientRect(), p.querySelector('.fl-still .now').getBoundingClientRect()];
-        const end = still.scrollTop === 0 || still.scrollTop + still.clientHeight >= still.scrollHeight - 1;
-        return { inside: now.top >= box.top && now.bottom <= box.bottom, off: Math.abs(now.top + now.height / 2 - (box.top + box.height / 2)), end };
+        const box = p.shadowRoot.querySelector('.still').getBoundingClientRect();
+        const pic = p.querySelector('.fl-scroll');
+        const view = pic.getBoundingClientRect();
+        const mark = p.querySelector('.fl-still .mark[data-step="18"]').getBoundingClientRect();
+        const within = (r, o) => r.top >= o.top - 1 && r.bottom <= o.bottom + 1 && r.left >= o.left - 1 && r.right <= o.right + 1;
+        const end = pic.scrollTop + pic.clientHeight >= pic.scrollHeight - 1;
+        return {
+          words: within(p.querySelector('figcaption').getBoundingClientRect(), box) && within(p.querySelectorAll('figure p')[1].getBoundingClientRect(), box),
+          mark: within(mark, view),
+          off: Math.abs(mark.top + mark.height / 2 - (view.top + view.height / 2)),
+          end,
+          fits: view.bottom <= box.bottom + 1,
+        };
       });
-      assert.ok(centred.inside && (centred.off < 20 || centred.end), JSON.stringify(centred));
+      assert.ok(centred.words && centred.mark && centred.fits && (centred.off < 20 || centred.end), JSON.stringify(centred));
       // Only players near the screen load.
       const started = await page.locator('fencelab-player').evaluateAll((ps) => ps.map((p) => !!p.shadowRoot.querySelector('iframe').getAttribute('src')));
       assert.equal(started[0], true);
@@ -199,6 +210,25 @@ test('a click on a still starts its player with the focus in it, and the skip li
       return el.localName === 'fencelab-player' ? `${el.id}: ${el.shadowRoot.activeElement?.textContent}` : el.localName;
     });
     assert.equal(next, 'p3: Skip the player');
+    await page.close();
+  } finally {
+    await env.close();
+  }
+});
+
+test('stills of different colour schemes on one page keep their own colours, and all print light', async () => {
+  const env = await browser({ width: 1000, height: 900 }, { javaScriptEnabled: false });
+  try {
+    const page = await env.context.newPage();
+    await page.goto(`${env.server.origin}/notes/themes.html`);
+    const backgrounds = () => page.evaluate(() =>
+      Object.fromEntries(['light', 'dark', 'book'].map((id) => [id, getComputedStyle(document.querySelector(`#${id} svg .bg`)).fill])));
+    const WHITE = 'rgb(255, 255, 255)';
+    const DARK = 'rgb(22, 28, 35)';
+    // The page is in mdBook's Coal theme, so the book's still is dark too.
+    assert.deepEqual(await backgrounds(), { light: WHITE, dark: DARK, book: DARK });
+    await page.emulateMedia({ media: 'print' });
+    assert.deepEqual(await backgrounds(), { light: WHITE, dark: WHITE, book: WHITE });
     await page.close();
   } finally {
     await env.close();

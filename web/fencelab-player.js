@@ -74,8 +74,8 @@
       const root = this.attachShadow({ mode: 'open' });
       root.innerHTML = '<style>:host{display:block;position:relative}iframe{display:block;width:100%;border:0}'
         + '.still{overflow:auto}.wait{position:absolute;top:0;visibility:hidden}.gone{display:none}'
-        + '.skip:not(:focus){position:absolute;clip-path:inset(50%)}'
-        + '@media print{iframe{display:none}.still{display:block;height:auto!important}}</style>'
+        + '.skip{position:absolute;z-index:1;padding:4px 8px;background:Canvas;color:LinkText}.skip:not(:focus){clip-path:inset(50%)}'
+        + '@media print{iframe{display:none}.still{display:block;height:auto!important}:host{--fl-still-h:none!important}}</style>'
         + '<a class="skip" href="#">Skip the player</a><div class="still"><slot></slot></div><iframe></iframe>';
       const [skip, box, frame] = root.querySelectorAll('a,div,iframe');
       Object.assign(this, { box, frame, url: '' });
@@ -85,9 +85,10 @@
         const next = [...document.querySelectorAll(FOCUSABLE)].find((el) => this.compareDocumentPosition(el) === Node.DOCUMENT_POSITION_FOLLOWING);
         (next?.shadowRoot?.querySelector('.skip') ?? next ?? skip).focus();
       };
-      // A click on the still starts the player at once and hands it the focus.
+      // A click on the still starts the player at once and hands it the focus; a click that
+      // opens its link elsewhere (a new tab or window) is the browser's.
       this.addEventListener('click', (e) => {
-        if (!this.still() || e.composedPath()[0] === skip) return;
+        if (!this.still() || e.composedPath()[0] === skip || e.ctrlKey || e.metaKey || e.shiftKey || e.button) return;
         e.preventDefault();
         this.clicked = true;
         this.load();
@@ -111,6 +112,21 @@
     load() {
       this.loading = true;
       this.update();
+    }
+
+    // The still's diagram takes the room its words leave in the box and shows its current step,
+    // as the player's diagram does: in the middle, its marks a third of the way across.
+    centre() {
+      const pic = this.querySelector('.fl-scroll');
+      const svg = pic?.querySelector('svg');
+      if (!svg) return;
+      const top = pic.getBoundingClientRect().top - this.box.getBoundingClientRect().top;
+      this.style.setProperty('--fl-still-h', `${Math.max(160, this.box.clientHeight - top)}px`);
+      const aim = svg.querySelector(`.mark[data-step="${svg.dataset.position - 1}"]`) ?? svg.querySelector('.now');
+      if (!aim) return;
+      const [a, p] = [aim.getBoundingClientRect(), pic.getBoundingClientRect()];
+      pic.scrollTop += a.top + a.height / 2 - p.top - p.height / 2;
+      pic.scrollLeft += a.left - p.left - p.width / 3;
     }
 
     // Whether the still is shown: the element has children and the player has not taken over.
@@ -166,9 +182,7 @@
         if (this.still()) {
           this.box.style.height = height;
           this.frame.className = 'wait';
-          // The still's current step in the middle of the box, as the player shows it.
-          const now = this.querySelector('.fl-still .now');
-          if (now) this.box.scrollTop += now.getBoundingClientRect().top - this.box.getBoundingClientRect().top - this.box.clientHeight / 2;
+          this.centre();
         }
       }
       if (!this.loading) return;

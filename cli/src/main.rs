@@ -172,8 +172,12 @@ enum Command {
         /// What to write.
         #[arg(long, value_enum, default_value_t)]
         to: render::Picture,
-        /// Where the figure's "Play this story" link goes (with --to html), for example the
-        /// player's page with the story's link.
+        /// The player's page build (a folder or its index.html, as the page with the figure
+        /// sees it): the figure's "Play this story" link opens the story there, at the
+        /// still's step.
+        #[arg(long, value_name = "URL", conflicts_with = "link")]
+        player: Option<String>,
+        /// Where the figure's "Play this story" link goes, given whole (with --to html).
         #[arg(long, value_name = "URL")]
         link: Option<String>,
         /// The picture's colours; it always prints light.
@@ -274,10 +278,15 @@ fn main() -> ExitCode {
                 run(s, &label, format, memory_limit)
             })
         }
-        Command::Render { scenario, variant, step, to, link, theme } => {
+        Command::Render { scenario, variant, step, to, player, link, theme } => {
+            let link = match (player, link) {
+                (Some(player), _) => render::Link::Player(player),
+                (None, Some(link)) => render::Link::To(link),
+                (None, None) => render::Link::None,
+            };
             load(&scenario, variant.as_deref()).and_then(|s| {
                 let label = label(&scenario, &s);
-                render::render(s, &label, step, to, link.as_deref(), theme)
+                render::render(s, is_file(&scenario), &label, step, to, link, theme)
             })
         }
         Command::Check {

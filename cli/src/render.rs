@@ -4,6 +4,7 @@
 use clap::ValueEnum;
 use fencelab_core::picture::{Played, Scheme, MAX_STEPS};
 use fencelab_core::Scenario;
+use fencelab_links::{page_address, Embed, LinkScenario, ShareLink};
 
 use crate::{say, BadInput};
 
@@ -22,7 +23,7 @@ pub enum Picture {
 pub enum Colours {
     /// Follow the reader's system setting.
     #[default]
-    System,
+    Auto,
     /// Always light.
     Light,
     /// Always dark.
@@ -34,7 +35,7 @@ pub enum Colours {
 impl From<Colours> for Scheme {
     fn from(colours: Colours) -> Scheme {
         match colours {
-            Colours::System => Scheme::System,
+            Colours::Auto => Scheme::Auto,
             Colours::Light => Scheme::Light,
             Colours::Dark => Scheme::Dark,
             Colours::Book => Scheme::Book,
@@ -42,15 +43,33 @@ impl From<Colours> for Scheme {
     }
 }
 
+/// Where the figure's link goes: an address given whole, or the player's page with this view.
+pub enum Link {
+    /// No link.
+    None,
+    /// This address.
+    To(String),
+    /// The player's page at this address (a folder or its `index.html`), showing the story at
+    /// the still's step with the usual embed parts.
+    Player(String),
+}
+
 /// Plays `scenario` and prints its still after `step` steps (by default its key step).
 pub fn render(
     scenario: Scenario,
+    from_file: bool,
     label: &str,
     step: Option<usize>,
     to: Picture,
-    link: Option<&str>,
+    link: Link,
     colours: Colours,
 ) -> Result<std::process::ExitCode, BadInput> {
+    // A scenario file travels in the link whole; a built-in story by its name.
+    let shown = if from_file {
+        LinkScenario::Custom(Box::new(scenario.clone()))
+    } else {
+        LinkScenario::Builtin { name: scenario.name.clone(), variant: scenario.variant.clone() }
+    };
     let played =
         Played::play(scenario, MAX_STEPS).map_err(|e| BadInput(format!("{label}: {e}")))?;
     if let Some(why) = &played.stopped {
@@ -65,14 +84,36 @@ pub fn render(
             )))
         }
         Some(step) => step,
-        None => played.key_position(),
+        None => {
+            let key = played.key_position();
+            eprintln!(
+                "note: drew step {key} of {}, the story's key step; a player that opens there says step=\"{key}\"",
+                played.len()
+            );
+            key
+        }
+    };
+    let href = match link {
+        Link::None => None,
+        Link::To(href) => Some(href),
+        Link::Player(player) => {
+            let view = ShareLink {
+                scenario: shown,
+                step: position,
+                embed: Some(Embed::USUAL),
+                ..ShareLink::builtin("", "")
+            };
+            Some(format!("{}#{}", page_address(&player), view.to_fragment()))
+        }
     };
     let still = played.still(position);
     match to {
-        Picture::Html => say!("{}", still.html(link, colours.into())),
+        Picture::Html => say!("{}", still.html(href.as_deref(), colours.into())),
         Picture::Svg => {
-            if link.is_some() {
-                return Err(BadInput("--link goes with --to html: an SVG has no link".into()));
+            if href.is_some() {
+                return Err(BadInput(
+                    "--link and --player go with --to html: an SVG has no link".into(),
+                ));
             }
             say!("{}", still.svg(colours.into()))
         }

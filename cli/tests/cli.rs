@@ -766,8 +766,9 @@ fn render_prints_a_still_as_a_figure_or_an_svg_and_names_a_step_past_the_end() {
     ]);
     assert!(svg.status.success(), "{}", stderr(&svg));
     assert!(stdout(&svg).starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
-    // No step: the key step, just after the refused stale write.
+    // No step: the key step, just after the refused stale write, and the step a player needs.
     assert!(stdout(&svg).contains("after step 19 of 20"), "{}", stdout(&svg));
+    assert!(stderr(&svg).contains("step=\"19\""), "{}", stderr(&svg));
     let past = fencelab(&["render", "paused-worker", "--step", "99"]);
     assert_eq!(past.status.code(), Some(2));
     assert!(
@@ -778,7 +779,7 @@ fn render_prints_a_still_as_a_figure_or_an_svg_and_names_a_step_past_the_end() {
     );
     let link = fencelab(&["render", "paused-worker", "--to", "svg", "--link", "x"]);
     assert_eq!(link.status.code(), Some(2));
-    assert!(stderr(&link).contains("--link goes with --to html"), "{}", stderr(&link));
+    assert!(stderr(&link).contains("--link and --player go with --to html"), "{}", stderr(&link));
     let unknown = fencelab(&["render", "paused-wroker"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(stderr(&unknown).contains("\"paused-wroker\""), "{}", stderr(&unknown));

@@ -622,3 +622,13 @@ fn parse_flag(param: &str, value: &str) -> Result<bool, LinkError> {
         other => Err(bad(param, format!("\"{other}\" is not 0 or 1"))),
     }
 }
+
+/// The page's `index.html` under `player`, a folder or the page itself: a folder gets the file
+/// name, so a link works on a host that lists folders instead of serving their index.
+pub fn page_address(player: &str) -> String {
+    if player.ends_with(".html") {
+        player.to_string()
+    } else {
+        format!("{}/index.html", player.trim_end_matches('/'))
+    }
+}

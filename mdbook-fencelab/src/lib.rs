@@ -249,8 +249,9 @@ impl Embed {
             return Err(field("theme", problem));
         }
         let title = scenario.full_title();
-        let step = spec.step.unwrap_or(0);
         let played = Played::play(scenario, MAX_STEPS).map_err(|e| field(".", e.to_string()))?;
+        // Without a step the player opens where its still shows the story's point.
+        let step = spec.step.unwrap_or_else(|| played.key_position());
         if let Some(why) = played.stopped.as_ref().filter(|_| step > 0) {
             return Err(field("step", format!("{title} cannot be played to its end: {why}")));
         }
@@ -276,7 +277,7 @@ impl Embed {
             follow_book: theme == BOOK_THEME,
             height: spec.height.unwrap_or(DEFAULT_HEIGHT),
             label: spec.label.unwrap_or_else(|| format!("Fencelab: {title}")),
-            still_at: if step > 0 { step } else { played.key_position() },
+            still_at: step,
             played: Arc::new(played),
         })
     }
@@ -311,7 +312,7 @@ impl Embed {
             (None, true) => attributes.push((Attribute::Theme, BOOK_THEME.into())),
             (None, false) => {}
         }
-        let src = page_address(player);
+        let src = links::page_address(player);
         attributes.push((Attribute::Height, self.height.to_string()));
         attributes.push((Attribute::Label, self.label.clone()));
         attributes.push((Attribute::Src, src.clone()));
@@ -339,7 +340,7 @@ impl Embed {
             (Some(Theme::Light), _) => Scheme::Light,
             (Some(Theme::Dark), _) => Scheme::Dark,
             (_, true) => Scheme::Book,
-            (_, false) => Scheme::System,
+            (_, false) => Scheme::Auto,
         }
     }
 }
@@ -392,16 +393,6 @@ pub fn missing_player(src: &Path, player: &str) -> Option<String> {
             src.join(folder).display()
         )
     })
-}
-
-/// The page's `index.html` under `player`: a folder gets the file name, so the link works on a
-/// host that lists folders instead of serving their index.
-fn page_address(player: &str) -> String {
-    if player.ends_with(".html") {
-        player.to_string()
-    } else {
-        format!("{}/index.html", player.trim_end_matches('/'))
-    }
 }
 
 /// The player's folder as seen from a chapter at `chapter` (relative to `src/`): a relative
@@ -486,7 +477,7 @@ pub fn expand(markdown: &str, player: &str) -> Result<Option<String>, Vec<(usize
         return Err(errors);
     }
     // The element's script sits beside the page in the build.
-    let folder = match page_address(player).rsplit_once('/') {
+    let folder = match links::page_address(player).rsplit_once('/') {
         Some((folder, _)) => format!("{folder}/"),
         None => String::new(),
     };

@@ -46,14 +46,13 @@ fn the_element_holds_the_still_at_its_step_or_the_key_step_in_the_block_s_colour
     assert!(!html.contains("\n\n"));
     let marks_to_19 = embed.played.layout.marks.iter().filter(|m| m.step < 19).count();
     assert_eq!(at(&html), marks_to_19);
-    assert!(html.contains("html.coal .fl-still"), "follows the book's theme");
+    assert!(html.contains("class=\"fl-still fl-book\""), "follows the book's theme");
     // No step: the key step, where the story's point is made.
     let unset = Embed::parse("story = \"paused-worker\"\nvariant = \"broken\"").unwrap();
     assert_eq!(unset.still_at, unset.played.key_position());
     assert!(unset.still_at > 0);
     let dark = Embed::parse("story = \"paused-worker\"\ntheme = \"dark\"").unwrap();
-    let html = dark.html("p");
-    assert!(!html.contains("html.coal") && !html.contains("prefers-color-scheme"));
+    assert!(dark.html("p").contains("class=\"fl-still fl-dark\""));
 }
 
 #[test]
@@ -65,9 +64,11 @@ fn defaults_the_first_variant_no_step_and_the_usual_parts() {
         embed.link.scenario,
         LinkScenario::Builtin { name: "paused-worker".into(), variant: first.clone() }
     );
-    assert_eq!(embed.link.step, 0);
+    // No step: the story's key step, where the player opens and its still shows it.
+    assert_eq!(embed.link.step, embed.played.key_position());
+    assert_eq!(embed.still_at, embed.link.step);
     assert_eq!(embed.link.embed, Some(links::Embed::USUAL));
-    assert!(!embed.fragment().contains("step="));
+    assert!(embed.fragment().contains(&format!("step={}", embed.still_at)));
 }
 
 #[test]

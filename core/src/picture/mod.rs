@@ -166,7 +166,7 @@ impl Still<'_> {
     /// The diagram as a self-contained SVG document in `scheme`: its own styles, no scripts,
     /// nothing fetched.
     pub fn svg(&self, scheme: Scheme) -> String {
-        svg::diagram(self.played, self.position, scheme)
+        svg::diagram(self.played, self.position, scheme, true)
     }
 
     /// A `<figure>` with the title, the SVG, the step's caption, the verdict and, when `link` is
@@ -181,7 +181,7 @@ impl Still<'_> {
 pub enum Scheme {
     /// The reader's system setting (`prefers-color-scheme`).
     #[default]
-    System,
+    Auto,
     /// Always light.
     Light,
     /// Always dark.
@@ -218,7 +218,7 @@ mod tests {
             let name = scenario.full_title();
             let played = Played::play(scenario, MAX_STEPS).unwrap();
             for position in 0..=played.len() {
-                let svg = played.still(position).svg(Scheme::System);
+                let svg = played.still(position).svg(Scheme::Auto);
                 let doc = roxmltree::Document::parse(&svg)
                     .unwrap_or_else(|e| panic!("{name} at {position}: {e}"));
                 let marks = with_class(&doc, "mark").len();
@@ -280,17 +280,30 @@ mod tests {
     }
 
     #[test]
-    fn each_scheme_styles_the_picture_and_every_one_prints_light() {
+    fn each_scheme_is_the_picture_s_own_class_and_print_outranks_them_all() {
         let played = played("paused-worker", "broken");
-        let svg = |scheme| played.still(5).svg(scheme);
-        assert!(!svg(Scheme::Light).contains("#161c23"), "light has no dark colours outside print");
-        assert!(svg(Scheme::Dark).contains("#161c23"));
-        assert!(svg(Scheme::System).contains("prefers-color-scheme:dark"));
-        assert!(svg(Scheme::Book).contains("html.coal .fl-still"));
-        for scheme in [Scheme::System, Scheme::Light, Scheme::Dark, Scheme::Book] {
-            let css = svg(scheme);
-            let print = css.find("@media print").expect("a print rule");
-            assert!(css[print..].starts_with("@media print{.fl-still{--bg:#fff"), "{scheme:?}");
+        for (scheme, class) in [
+            (Scheme::Auto, "fl-auto"),
+            (Scheme::Light, "fl-light"),
+            (Scheme::Dark, "fl-dark"),
+            (Scheme::Book, "fl-book"),
+        ] {
+            let svg = played.still(5).svg(scheme);
+            let root =
+                format!("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"fl-still {class}\"");
+            assert!(svg.starts_with(&root), "{svg}");
+            // Every still brings the same rules, so stills of other schemes on the page agree.
+            assert!(svg.contains(".fl-still.fl-dark{--bg:#161c23"));
+            assert!(
+                svg.contains("@media (prefers-color-scheme:dark){.fl-still.fl-auto{--bg:#161c23")
+            );
+            let book = "html.coal .fl-still.fl-book,html.navy .fl-still.fl-book,html.ayu .fl-still.fl-book{--bg:#161c23";
+            assert!(svg.contains(book));
+            // Paper is white under a dark book too.
+            assert!(
+                svg.contains("@media print{:root .fl-still.fl-still.fl-still{--bg:#fff"),
+                "{scheme:?}"
+            );
         }
     }
 }

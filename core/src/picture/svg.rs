@@ -3,7 +3,9 @@
 
 use std::fmt::Write;
 
-use super::layout::{clip, num, ArrowGeom, Fit, MarkGeom, SpanGeom, CHAR_W, GUTTER, MONO_W, ROW};
+use super::layout::{
+    clip, num, ArrowGeom, Fit, MarkGeom, SpanGeom, BOTTOM, CHAR_W, GUTTER, MONO_W, ROW,
+};
 use super::{Played, Scheme, Still};
 use crate::draw::LaneKind;
 
@@ -46,20 +48,30 @@ font:12px system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}\
 .fl-still .lease{fill:var(--lease)}.fl-still .validity{fill:var(--lease);opacity:.25}\
 .fl-still .belief{fill:var(--belief)}.fl-still .pause{fill:var(--pause);opacity:.55}";
 
-/// The picture's styles in the colour scheme `scheme` asks for. Print is always light: paper is
-/// white whatever the screen's scheme.
-fn style(scheme: Scheme) -> String {
-    let dark_when = match scheme {
-        Scheme::Light => String::new(),
-        Scheme::Dark => format!(".fl-still{{{DARK}}}"),
-        Scheme::System => format!("@media (prefers-color-scheme:dark){{.fl-still{{{DARK}}}}}"),
-        Scheme::Book => {
-            let dark: Vec<String> =
-                super::BOOK_DARK.iter().map(|theme| format!("html.{theme} .fl-still")).collect();
-            format!("{}{{{DARK}}}", dark.join(","))
-        }
-    };
-    format!("<style>.fl-still{{{LIGHT}}}{dark_when}@media print{{.fl-still{{{LIGHT}}}}}{SHAPES}</style>")
+/// The picture's styles. Every still on a page brings the same rules, so each scheme is
+/// scoped by the picture's own class (`fl-auto`, `fl-light`, `fl-dark`, `fl-book`) and stills
+/// of different schemes side by side keep their own colours. Print is always light, and its
+/// rule outranks the book's (0,4,0 against 0,3,1): paper is white whatever the screen's scheme. A picture printed
+/// wider than the paper is scaled down to it.
+fn style() -> String {
+    let book: Vec<String> =
+        super::BOOK_DARK.iter().map(|theme| format!("html.{theme} .fl-still.fl-book")).collect();
+    format!(
+        "<style>.fl-still{{{LIGHT}}}.fl-still.fl-dark{{{DARK}}}\
+         @media (prefers-color-scheme:dark){{.fl-still.fl-auto{{{DARK}}}}}{book}{{{DARK}}}\
+         @media print{{:root .fl-still.fl-still.fl-still{{{LIGHT};max-width:100%;height:auto}}}}{SHAPES}</style>",
+        book = book.join(","),
+    )
+}
+
+/// The class that picks a picture's colours.
+fn scheme_class(scheme: Scheme) -> &'static str {
+    match scheme {
+        Scheme::Auto => "fl-auto",
+        Scheme::Light => "fl-light",
+        Scheme::Dark => "fl-dark",
+        Scheme::Book => "fl-book",
+    }
 }
 
 /// `text` safe inside a double-quoted attribute or as element text, in HTML and in SVG.
@@ -106,25 +118,45 @@ fn symbol(m: &MarkGeom) -> &'static str {
 
 /// The SVG of `played` after `position` steps: what has happened so far, messages in flight
 /// where they are, the current step's row shaded.
-pub(super) fn diagram(played: &Played, position: usize, scheme: Scheme) -> String {
+///
+/// It ends a little below what has happened: the rest of a long run would be blank lanes. With
+/// `fluid` it shrinks to the width it is given (a picture on its own); inside a figure it keeps
+/// its size and the figure scrolls.
+pub(super) fn diagram(played: &Played, position: usize, scheme: Scheme, fluid: bool) -> String {
     let layout = &played.layout;
     let lanes = &played.diagram.lanes;
     let fit = Fit::natural(lanes.len());
-    let (width, height) = (fit.width(), layout.height + HEAD);
     let now = position.checked_sub(1).and_then(|i| played.timeline.get(i)).map_or(0, |r| r.at.0);
     let now_y = layout.now_y(position);
+    let drawn = layout
+        .marks
+        .iter()
+        .filter(|m| m.step < position)
+        .map(|m| m.y)
+        .chain(
+            layout
+                .arrows
+                .iter()
+                .filter(|a| a.sent_step < position)
+                .map(|a| a.y2.min(now_y + 2.0 * ROW)),
+        )
+        .fold(now_y, f64::max);
+    let (width, height) = (fit.width(), (drawn + BOTTOM + ROW).min(layout.height) + HEAD);
     let mut out = String::new();
     let title =
         format!("{}: the diagram after step {position} of {}", played.title(), played.len());
     let _ = write!(
         out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"fl-still\" role=\"img\" \
-         width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" aria-label=\"{t}\">{style}\
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"fl-still {class}\" role=\"img\" \
+         width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" aria-label=\"{t}\" \
+         data-position=\"{position}\"{fluid}>{style}\
          <rect class=\"bg\" width=\"{w}\" height=\"{h}\"/><g transform=\"translate(0 {head})\">",
+        class = scheme_class(scheme),
         w = num(width),
         h = num(height),
         t = escape(&title),
-        style = style(scheme),
+        fluid = if fluid { " style=\"max-width:100%;height:auto\"" } else { "" },
+        style = style(),
         head = num(HEAD),
     );
     for (lane, x) in lanes.iter().zip(&layout.lane_x) {
@@ -290,10 +322,11 @@ fn mark_svg(out: &mut String, m: &MarkGeom, fit: Fit) {
     let label_y = if m.kind == "granted" { m.y - 6.0 } else { m.y + 4.0 };
     let _ = write!(
         out,
-        "<g class=\"mark {tone}\"><title>step {step}: {whole}</title>\
+        "<g class=\"mark {tone}\" data-step=\"{index}\"><title>step {step}: {whole}</title>\
          <circle cx=\"{x}\" cy=\"{y}\" r=\"{r}\"/><text class=\"sym\" x=\"{x}\" y=\"{sy}\">{sym}</text>\
          <text class=\"label\" x=\"{lx}\" y=\"{ly}\">{shown}</text>",
         tone = tone(m),
+        index = m.step,
         step = m.step + 1,
         whole = escape(&match &m.note {
             Some(note) => format!("{text} {note}"),
@@ -322,7 +355,8 @@ fn mark_svg(out: &mut String, m: &MarkGeom, fit: Fit) {
 }
 
 /// The figure, in the player's order: the title, the step's caption, the verdict, the link,
-/// then the picture (which scrolls sideways inside it on a narrow screen). Inline styles only,
+/// then the picture (which scrolls sideways inside it on a narrow screen, and, inside a
+/// `<fencelab-player>` that sets `--fl-still-h`, down too). Inline styles only,
 /// so it needs nothing from the page around it.
 pub(super) fn figure(still: &Still<'_>, link: Option<&str>, scheme: Scheme) -> String {
     let played = still.played;
@@ -336,11 +370,12 @@ pub(super) fn figure(still: &Still<'_>, link: Option<&str>, scheme: Scheme) -> S
          <span style=\"font-weight:400\">· step {step} of {steps}</span></figcaption>\
          <p style=\"margin:.4em 0\">{caption}</p>\
          <p style=\"margin:.4em 0\"><b>{verdict}</b>{link}</p>\
-         <div style=\"overflow-x:auto\">{svg}</div></figure>",
+         <div class=\"fl-scroll\" role=\"region\" tabindex=\"0\" aria-label=\"The diagram (scrolls)\" \
+         style=\"overflow:auto;max-height:var(--fl-still-h,none)\">{svg}</div></figure>",
         title = escape(&played.title()),
         steps = played.len(),
         caption = escape(still.caption()),
         verdict = escape(&still.verdict()),
-        svg = diagram(played, step, scheme),
+        svg = diagram(played, step, scheme, false),
     )
 }
