@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { PHONE, launch, openPage, shot, text } from './harness.mjs';
+import { launch, openPage, shot, text } from './harness.mjs';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
@@ -306,27 +306,3 @@ test('on a phone the quiz card is not pinned over the diagram, and Continue can 
   assert.deepEqual(problems, []);
   await page.close();
 });
-
-for (const [name, viewport] of [['desktop', { width: 1440, height: 900 }], ['phone', PHONE]]) {
-  test(`the course's links show whole, none cut or scrolled out of sight (${name})`, async () => {
-    const env = await launch(['/'], viewport);
-    try {
-      const { page, problems } = await openPage(env, '/#course=the-fence');
-      await page.locator('#course-bar', { hasText: 'story 1 of 6' }).waitFor();
-      await page.click('#course-next');
-      await page.locator('#course-bar', { hasText: 'story 2 of 6' }).waitFor();
-      for (const id of ['course-previous', 'course-next', 'course-contents']) {
-        const box = await page.locator(`#${id}`).evaluate((el) => {
-          const r = el.getBoundingClientRect();
-          return { left: r.left, right: r.right, cut: el.scrollWidth > el.clientWidth + 1 };
-        });
-        assert.ok(box.left >= 0 && box.right <= viewport.width && !box.cut, `#${id} at ${name}: ${JSON.stringify(box)}`);
-      }
-      assert.match(await text(page, '#course-next'), /^Next: /);
-      assert.deepEqual(problems, []);
-      await page.close();
-    } finally {
-      await env.close();
-    }
-  });
-}
