@@ -234,3 +234,34 @@ test('stills of different colour schemes on one page keep their own colours, and
     await env.close();
   }
 });
+
+test('the page shows its name and that it is loading at once, and neither without JavaScript', async () => {
+  const env = await browser({ width: 1000, height: 700 });
+  try {
+    const page = await env.context.newPage();
+    const held = [];
+    let released = false;
+    await page.context().route('**/*.wasm', (route) => (released ? route.continue() : held.push(route)));
+    await page.goto(`${env.server.origin}/notes/fencelab/index.html`);
+    const boot = page.locator('.boot');
+    await boot.waitFor({ state: 'visible' });
+    assert.equal(await boot.innerText(), 'Fencelab · loading the stories…');
+    released = true;
+    for (const route of held.splice(0)) await route.continue();
+    await page.locator('#play').waitFor({ state: 'visible', timeout: 20_000 });
+    assert.equal(await boot.isVisible(), false, 'gone once the page is there');
+    await page.close();
+  } finally {
+    await env.close();
+  }
+  const off = await browser({ width: 1000, height: 700 }, { javaScriptEnabled: false });
+  try {
+    const page = await off.context.newPage();
+    await page.goto(`${off.server.origin}/notes/fencelab/index.html`);
+    assert.equal(await page.locator('.boot').isVisible(), false, 'no promise of loading without JavaScript');
+    assert.match(await page.locator('body').innerText(), /Fencelab needs JavaScript/);
+    await page.close();
+  } finally {
+    await off.close();
+  }
+});
