@@ -201,32 +201,46 @@ test('at 360 px the diagram scrolls to the break, and a cut label shows whole on
   await page.close();
 });
 
-test('marks are buttons: Tab reaches them and Enter jumps to their step', async () => {
+test('the diagram is one Tab stop: the arrow keys reach its marks, and Enter or Space jumps to their step', async () => {
   const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&step=20');
-  await page.locator('[data-testid="diagram"]').focus();
+  const diagram = page.locator('[data-testid="diagram"]');
+  await diagram.focus();
+  // Tab leaves the diagram: no mark is a stop of its own.
   await page.keyboard.press('Tab');
-  const focused = await page.evaluate(() => {
+  assert.equal(await page.evaluate(() => document.activeElement.closest('[data-testid="diagram"]')), null);
+  const focusedMark = () => page.evaluate(() => {
     const e = document.activeElement;
     const style = getComputedStyle(e);
-    return { mark: e.matches('.mark'), role: e.getAttribute('role'), step: Number(e.dataset.step), name: e.querySelector('title').textContent, ring: style.outlineStyle !== 'none' };
+    return { mark: e.matches('.mark'), role: e.getAttribute('role'), step: Number(e.dataset.step), name: e.querySelector('title')?.textContent, ring: style.outlineStyle !== 'none' };
   });
-  assert.ok(focused.mark && focused.role === 'button', JSON.stringify(focused));
-  assert.match(focused.name, /^step 1: gen 1 → A$/);
-  assert.ok(focused.ring, 'a focused mark shows a focus ring');
+  // Up from the diagram: the latest mark; up again, the ones before; down, back.
+  await diagram.focus();
+  await page.keyboard.press('ArrowUp');
+  const latest = await focusedMark();
+  assert.ok(latest.mark && latest.role === 'button' && latest.ring, JSON.stringify(latest));
+  assert.match(latest.name, /^step 20: /);
+  await page.keyboard.press('ArrowUp');
+  const before = await focusedMark();
+  assert.ok(before.mark && before.step <= latest.step, JSON.stringify(before));
+  await page.keyboard.press('ArrowDown');
+  assert.equal((await focusedMark()).name, latest.name);
   // Space presses a mark, and does not start playing.
-  await page.keyboard.press('Tab');
-  const next = await page.evaluate(() => Number(document.activeElement.dataset.step));
-  assert.ok(next > focused.step);
+  for (let i = 0; i < 40 && !(await focusedMark()).name?.startsWith('step 1:'); i++) await page.keyboard.press('ArrowUp');
+  const first = await focusedMark();
+  assert.match(first.name, /^step 1: gen 1 → A$/);
+  await page.keyboard.press('ArrowDown');
+  const next = await focusedMark();
+  assert.ok(next.step > first.step);
   await page.keyboard.press(' ');
-  await atPosition(page, `${next + 1}/20`);
-  // Enter too. The page re-renders after a move, so the first mark is focused again by keyboard
-  // from the diagram rather than by stepping back from a mark that may have been redrawn.
-  await page.locator('[data-testid="diagram"]').focus();
-  await page.keyboard.press('Tab');
-  assert.equal(await page.evaluate(() => Number(document.activeElement.dataset.step)), focused.step);
-  await page.keyboard.press('Enter');
-  await atPosition(page, `${focused.step + 1}/20`);
+  await atPosition(page, `${next.step + 1}/20`);
   assert.equal(await page.locator('#play').getAttribute('aria-pressed'), 'false');
+  // Enter too; marks of steps still to come are not reached.
+  await diagram.focus();
+  await page.keyboard.press('ArrowUp');
+  assert.equal((await focusedMark()).step, next.step, 'the latest shown mark is the one just played');
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('Enter');
+  await atPosition(page, `${first.step + 1}/20`);
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -2,7 +2,7 @@
 // holding the still `fencelab render` prints (browser-tests/course-page.mjs). Without
 // JavaScript every player is its picture, caption and link; with it, each still shows at the
 // player's height until the player is ready and takes its place; on paper every player prints
-// its picture; a skip link passes a player by.
+// its picture; a player is one Tab stop.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
@@ -179,7 +179,7 @@ test('the eight players fetch the module once, and on paper every player prints 
   }
 });
 
-test('a click on a still starts its player with the focus in it, and the skip link passes a player by', async () => {
+test('a click on a still starts its player with the focus in it; a player is one Tab stop, entered with Enter', async () => {
   const env = await browser({ width: 1000, height: 700 });
   try {
     const page = await env.context.newPage();
@@ -194,22 +194,27 @@ test('a click on a still starts its player with the focus in it, and the skip li
     released = true;
     for (const route of held.splice(0)) await route.continue();
     await page.waitForFunction((id) => document.getElementById(id).shadowRoot.activeElement?.localName === 'iframe', `p${STORIES.length - 1}`, { timeout: 30_000 });
-    // The skip link is the first stop of a player, shown when focused, and jumps past the frame.
-    await page.locator('#p2').evaluate((p) => p.previousElementSibling.setAttribute('tabindex', '-1'));
-    await page.locator('#p2').evaluate((p) => p.previousElementSibling.focus());
-    await page.keyboard.press('Tab');
-    const skip = await page.locator('#p2').evaluate((p) => {
-      const a = p.shadowRoot.activeElement;
-      return { text: a?.textContent, width: a?.getBoundingClientRect().width };
-    });
-    assert.equal(skip.text, 'Skip the player');
-    assert.ok(skip.width > 20, 'visible when focused');
-    await page.keyboard.press('Enter');
-    const next = await page.evaluate(() => {
+    // From the text before a player, Tab reaches its button, then the next player's: one stop
+    // each, whether its still or its player is showing.
+    const focused = () => page.evaluate(() => {
       const el = document.activeElement;
       return el.localName === 'fencelab-player' ? `${el.id}: ${el.shadowRoot.activeElement?.textContent}` : el.localName;
     });
-    assert.equal(next, 'p3: Skip the player');
+    await page.locator('#p1').evaluate((p) => p.previousElementSibling.setAttribute('tabindex', '-1'));
+    await page.locator('#p1').evaluate((p) => p.previousElementSibling.focus());
+    await page.keyboard.press('Tab');
+    assert.match(await focused(), /^p1: Enter the player: .* \(Tab passes it by\)$/);
+    const width = await page.locator('#p1').evaluate((p) => p.shadowRoot.activeElement.getBoundingClientRect().width);
+    assert.ok(width > 100, 'the button shows while focused');
+    await page.keyboard.press('Tab');
+    assert.match(await focused(), /^p2: Enter the player: /);
+    // Enter: the player takes the focus, and Tab then moves through its own controls.
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.getElementById('p2').shadowRoot.activeElement?.localName === 'iframe', null, { timeout: 30_000 });
+    const frame = await (await page.locator('#p2 iframe').elementHandle()).contentFrame();
+    await frame.locator('#play').waitFor();
+    await page.keyboard.press('Tab');
+    assert.notEqual(await frame.evaluate(() => document.activeElement.localName), 'body', 'a control of the player has the focus');
     await page.close();
   } finally {
     await env.close();

@@ -9,7 +9,8 @@
 // The element's children (a still of the story from `fencelab render`, or a link) show until
 // the player is ready, without JavaScript, and on paper. With JavaScript the still shows at the
 // player's first height (scrolling inside it), so the player takes its place without moving
-// the page; the player loads when it comes near the screen or is clicked.
+// the page; the player loads when it comes near the screen or is clicked. A player is one Tab
+// stop, a button that enters it.
 (() => {
   if (customElements.get('fencelab-player')) return;
   // The page build ships this file beside its index.html, so that is the default player.
@@ -24,8 +25,6 @@
   // The link parameter each attribute writes; src, label and height are the element's own. The
   // fencelab-links crate holds the same list (its tests read this file and name any difference).
   const PARAMETERS = { story: 'scenario', variant: 'variant', step: 'step', parts: 'embed', theme: 'theme', scenario: 'custom', history: 'history', title: 'title' };
-  // What can take the focus after a player, for its skip link.
-  const FOCUSABLE = 'a[href],area[href],button,input,select,textarea,iframe,summary,[tabindex]:not([tabindex="-1"]),fencelab-player';
   // The parts shown when the element names none.
   const DEFAULT_PARTS = 'controls,caption';
 
@@ -74,25 +73,31 @@
       const root = this.attachShadow({ mode: 'open' });
       root.innerHTML = '<style>:host{display:block;position:relative}iframe{display:block;width:100%;border:0}'
         + '.still{overflow:auto}.wait{position:absolute;top:0;visibility:hidden}.gone{display:none}'
-        + '.skip{position:absolute;z-index:1;padding:4px 8px;background:Canvas;color:LinkText}.skip:not(:focus){clip-path:inset(50%)}'
+        + '.enter{position:absolute;z-index:1;font:inherit;padding:4px 8px}.enter:not(:focus){clip-path:inset(50%)}'
         + '@media print{iframe{display:none}.still{display:block;height:auto!important}:host{--fl-still-h:none!important}}</style>'
-        + '<a class="skip" href="#">Skip the player</a><div class="still"><slot></slot></div><iframe></iframe>';
-      const [skip, box, frame] = root.querySelectorAll('a,div,iframe');
-      Object.assign(this, { box, frame, url: '' });
-      // The skip link hands the focus to what follows the player (another player's skip link).
-      skip.onclick = (e) => {
-        e.preventDefault();
-        const next = [...document.querySelectorAll(FOCUSABLE)].find((el) => this.compareDocumentPosition(el) === Node.DOCUMENT_POSITION_FOLLOWING);
-        (next?.shadowRoot?.querySelector('.skip') ?? next ?? skip).focus();
-      };
+        + '<button class="enter" type="button"></button><div class="still"><slot></slot></div><iframe tabindex="-1"></iframe>';
+      const [enter, box, frame] = root.querySelectorAll('button,div,iframe');
+      Object.assign(this, { enter, box, frame, url: '' });
+      // One Tab stop per player: its button. The frame's controls stay out of the page's Tab
+      // order until a reader enters the player, and leave it again with the focus.
+      enter.onclick = () => this.open();
+      this.addEventListener('focusout', (e) => {
+        if (!this.contains(e.relatedTarget) && e.relatedTarget !== this) frame.tabIndex = -1;
+      });
       // A click on the still starts the player at once and hands it the focus; a click that
       // opens its link elsewhere (a new tab or window) is the browser's.
       this.addEventListener('click', (e) => {
-        if (!this.still() || e.composedPath()[0] === skip || e.ctrlKey || e.metaKey || e.shiftKey || e.button) return;
+        if (!this.still() || e.composedPath()[0] === enter || e.ctrlKey || e.metaKey || e.shiftKey || e.button) return;
         e.preventDefault();
-        this.clicked = true;
-        this.load();
+        this.open();
       });
+    }
+
+    // The reader asks for the player: it starts now, and takes the focus once it is ready.
+    open() {
+      this.clicked = true;
+      this.load();
+      if (this.height) this.fit(this.height);
     }
 
     connectedCallback() {
@@ -173,7 +178,7 @@
       const page = new URL(get('src') || beside, document.baseURI);
       page.hash = this.fragment(page, page.hash.slice(1));
       // Until the page says what it shows (see `named`).
-      if (page.href !== this.url) this.frame.title = get('label') || `Fencelab: ${this.name()}`;
+      if (page.href !== this.url) this.named(this.name());
       // Until the page reports its height: the author's hint, or one that fits the default
       // parts; the still takes it too, and the frame waits hidden behind it.
       if (!this.height) {
@@ -183,6 +188,8 @@
           this.box.style.height = height;
           this.frame.className = 'wait';
           this.centre();
+          // The still's link and scroller would be stops of their own: the button stands for them.
+          for (const el of this.querySelectorAll('a[href],[tabindex]')) el.tabIndex = -1;
         }
       }
       if (!this.loading) return;
@@ -208,7 +215,8 @@
 
     // The page's own name for what it shows (a story's title, not its id).
     named(title) {
-      if (!this.getAttribute('label')) this.frame.title = `Fencelab: ${title}`;
+      this.frame.title = this.getAttribute('label') || `Fencelab: ${title}`;
+      this.enter.textContent = `Enter the player: ${this.frame.title.replace(/^Fencelab: /, '')} (Tab passes it by)`;
     }
 
     // The player, ready at its own height, takes the still's place.
@@ -217,7 +225,10 @@
       this.box.className = 'still gone';
       this.frame.className = '';
       this.frame.style.height = `${this.height}px`;
-      if (this.clicked) this.frame.focus();
+      if (this.clicked) {
+        this.frame.tabIndex = 0;
+        this.frame.focus();
+      }
       this.clicked = false;
     }
   }

@@ -1,5 +1,5 @@
 //! `fencelab lab`, run as a user runs it: real worker processes, a real SIGSTOP, real stores.
-//! Leases last 300 ms and the pause 900 ms, so each run takes about a second plus the store's
+//! Leases last 800 ms and the pause 2 s, so each run takes about two seconds plus the store's
 //! start-up.
 
 // The tests signal the lab and its workers through the C library.
@@ -18,10 +18,12 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Runs the lab with a 300 ms lease and a 900 ms pause, writing its history into `dir`.
+/// Runs the lab with an 800 ms lease and a 2 s pause, writing its history into `dir`. The
+/// lease is long enough for a worker to renew it on a loaded machine (at 300 ms, one whose two
+/// cores were busy compiling missed a renewal, and the lab rightly refused to show a stale write).
 fn lab(dir: &Path, extra: &[&str]) -> (Output, PathBuf) {
     let out = dir.join("lab.jsonl");
-    let mut args = vec!["lab", "--ttl-ms", "300", "--pause-ms", "900", "--out"];
+    let mut args = vec!["lab", "--ttl-ms", "800", "--pause-ms", "2000", "--out"];
     args.push(out.to_str().expect("a UTF-8 path"));
     args.extend_from_slice(extra);
     (fencelab(&args), out)
@@ -79,7 +81,7 @@ fn sqlite_fenced_the_database_refuses_the_stale_write() {
     let stdout = text(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}\n{}", text(&output.stderr));
     let history = read_history(&path);
-    assert_real_pause(&history, 900);
+    assert_real_pause(&history, 2000);
     assert!(matches!(late_write(&history), WriteOutcome::Rejected(_)));
     assert!(Checker::judge(&history).is_empty());
     assert!(stdout.contains("0 findings"), "{stdout}");
@@ -95,7 +97,7 @@ fn sqlite_unfenced_the_stale_write_lands_and_the_audit_names_it() {
     let stdout = text(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{}", text(&output.stderr));
     let history = read_history(&path);
-    assert_real_pause(&history, 900);
+    assert_real_pause(&history, 2000);
     assert!(matches!(late_write(&history), WriteOutcome::Applied(_)));
     let found = Checker::judge(&history);
     assert!(found.iter().any(|v| v.invariant == InvariantKind::StaleWriteAccepted), "{found:?}");
@@ -115,7 +117,7 @@ fn postgres_fenced_the_database_refuses_the_stale_write() {
     let stdout = text(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}\n{}", text(&output.stderr));
     let history = read_history(&path);
-    assert_real_pause(&history, 900);
+    assert_real_pause(&history, 2000);
     assert!(matches!(late_write(&history), WriteOutcome::Rejected(_)));
     assert!(Checker::judge(&history).is_empty());
     assert!(stdout.contains("postgres refused the stale write"), "{stdout}");
@@ -189,7 +191,7 @@ fn default_history_names_keep_authorities_apart() {
         assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
         text(&output.stdout)
     };
-    let builtin = run(&["--ttl-ms", "300", "--pause-ms", "900"]);
+    let builtin = run(&["--ttl-ms", "800", "--pause-ms", "2000"]);
     assert!(builtin.contains("history: lab-sqlite-unfenced.jsonl ("), "{builtin}");
     let etcd = run(&["--authority", "etcd", "--ttl-ms", "1000", "--pause-ms", "1200"]);
     assert!(etcd.contains("history: lab-sqlite-etcd-unfenced.jsonl ("), "{etcd}");

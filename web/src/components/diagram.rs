@@ -4,6 +4,7 @@
 
 use fencelab_core::clock::RunStep;
 use fencelab_core::draw::LaneKind;
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use crate::components::decide::DecideView;
@@ -322,7 +323,7 @@ fn mark_view(m: &MarkGeom, on_seek: &Callback<usize>, fit: Fit, witness: bool) -
     html! {
         <g class={classes!("mark", m.kind.clone(), m.possible.then_some("possible"), witness.then_some("witness"))}
             data-kind={m.kind.clone()} data-step={step.to_string()} data-finding={m.finding.map(|i| i.to_string())}
-            tabindex="0" role="button" onclick={onclick} onkeydown={onkeydown}>
+            tabindex="-1" role="button" onclick={onclick} onkeydown={onkeydown}>
             <title>{ whole }</title>
             // A touch target of 44 px around the mark, drawn (transparent) only where the pointer
             // is coarse or the screen narrow (style.css).
@@ -416,6 +417,39 @@ fn deliverable(
     }
 }
 
+/// The diagram is one Tab stop: the arrow keys up and down move the focus between the marks
+/// shown (from the diagram itself, to the latest), so a reader reaches any mark without tabbing
+/// through every one.
+fn between_marks(e: KeyboardEvent) {
+    let forward = match e.key().as_str() {
+        "ArrowDown" => true,
+        "ArrowUp" => false,
+        _ => return,
+    };
+    let from = e.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok());
+    let diagram = from.as_ref().and_then(|f| f.closest(".diagram").ok().flatten());
+    let (Some(from), Some(diagram)) = (from, diagram) else { return };
+    // Only from a mark or the diagram itself: a lane's menu has arrow keys of its own.
+    if !from.matches(".mark").unwrap_or(false) && from != diagram {
+        return;
+    }
+    let Ok(all) = diagram.query_selector_all(".settled .mark") else { return };
+    let shown: Vec<web_sys::Element> = (0..all.length())
+        .filter_map(|i| all.item(i)?.dyn_into::<web_sys::Element>().ok())
+        .filter(|m| m.closest(".future").ok().flatten().is_none())
+        .collect();
+    let at = shown.iter().position(|m| *m == from);
+    let to = match (at, forward) {
+        (Some(i), true) => shown.get(i + 1),
+        (Some(i), false) => i.checked_sub(1).and_then(|i| shown.get(i)),
+        (None, _) => shown.last(),
+    };
+    let Some(to) = to.and_then(|t| t.dyn_ref::<web_sys::SvgElement>()) else { return };
+    // The arrows move between the marks here, not the diagram's scroll.
+    e.prevent_default();
+    let _ = to.focus();
+}
+
 /// The diagram of one run at one position.
 pub fn diagram_view(props: &DiagramProps) -> Html {
     let run = props.run;
@@ -458,8 +492,8 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                     scrubber, the keys and the log reach every step." }</p>
         }
         <div class="diagram" ref={props.node.clone()} data-testid="diagram" id={format!("diagram-{id}")}
-            data-position={position.to_string()} tabindex="0" role="region"
-            aria-label="Swimlane diagram (scrollable; click a mark to jump to its step)">
+            data-position={position.to_string()} tabindex="0" role="region" onkeydown={between_marks}
+            aria-label="Swimlane diagram (scrollable; click a mark, or reach it with the up and down arrow keys, to jump to its step)">
             // Many lanes' heads would be read, one by one, before the summary that names the
             // first of them: the summary and the side panels say it for assistive technology.
             <div class="lane-heads" style={head_style} role="list" aria-label="Actors"
