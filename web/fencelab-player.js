@@ -96,6 +96,7 @@
     // The reader asks for the player: it starts now, and takes the focus once it is ready.
     open() {
       this.clicked = true;
+      if (!this.height) this.enter.textContent = 'Loading the player…';
       this.load();
       if (this.height) this.fit(this.height);
     }
@@ -206,6 +207,9 @@
       if (get('title')) return get('title');
       if (get('history')) return `history ${get('history').split(/[?#]/)[0].split('/').pop()}`;
       if (get('scenario')) return 'a scenario';
+      // A still names its story as the player will.
+      const still = this.querySelector('.fencelab-still figcaption')?.firstChild?.textContent.trim();
+      if (still) return still;
       const own = new URL(get('src') || beside, document.baseURI).hash;
       const linked = own.match(/[#&](?:history|scenario)=([^&]*)/);
       if (!get('story') && linked) return decodeURIComponent(linked[1]).split('/').pop();
@@ -214,9 +218,11 @@
     }
 
     // The page's own name for what it shows (a story's title, not its id).
+    // The button's words stay short, on a line over the player; its name says which player.
     named(title) {
       this.frame.title = this.getAttribute('label') || `Fencelab: ${title}`;
-      this.enter.textContent = `Enter the player: ${this.frame.title.replace(/^Fencelab: /, '')} (Tab passes it by)`;
+      this.enter.textContent = 'Enter the player · Tab passes it by';
+      this.enter.ariaLabel = `Enter the player: ${this.frame.title.replace(/^Fencelab: /, '')}. Tab passes it by.`;
     }
 
     // The player, ready at its own height, takes the still's place.

@@ -52,14 +52,15 @@ font:12px system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}\
 /// scoped by the picture's own class (`fl-auto`, `fl-light`, `fl-dark`, `fl-book`) and stills
 /// of different schemes side by side keep their own colours. Print is always light, and its
 /// rule outranks the book's (0,4,0 against 0,3,1): paper is white whatever the screen's scheme. A picture printed
-/// wider than the paper is scaled down to it.
+/// wider than the paper is scaled down to it, and a figure is kept on one page where it fits.
 fn style() -> String {
     let book: Vec<String> =
         super::BOOK_DARK.iter().map(|theme| format!("html.{theme} .fl-still.fl-book")).collect();
     format!(
         "<style>.fl-still{{{LIGHT}}}.fl-still.fl-dark{{{DARK}}}\
          @media (prefers-color-scheme:dark){{.fl-still.fl-auto{{{DARK}}}}}{book}{{{DARK}}}\
-         @media print{{:root .fl-still.fl-still.fl-still{{{LIGHT};max-width:100%;height:auto}}}}{SHAPES}</style>",
+         @media print{{:root .fl-still.fl-still.fl-still{{{LIGHT};max-width:100%;height:auto}}\
+         .fencelab-still{{break-inside:avoid}}}}{SHAPES}</style>",
         book = book.join(","),
     )
 }
