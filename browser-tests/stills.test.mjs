@@ -24,6 +24,18 @@ async function browser(viewport, options = {}) {
   return launch(['/notes/fencelab/'], viewport, { '/notes/': site }, options);
 }
 
+/** Holds the page's module back until the returned function lets it through (with everything
+ * asked for meanwhile): what a reader on a slow link has until it arrives. */
+async function holdModule(page) {
+  const held = [];
+  let released = false;
+  await page.context().route('**/*.wasm', (route) => (released ? route.continue() : held.push(route)));
+  return async () => {
+    released = true;
+    for (const route of held.splice(0)) await route.continue();
+  };
+}
+
 /** What each player's still shows: its figure's size, title, caption and link. */
 const stills = (page) =>
   page.locator('fencelab-player').evaluateAll((players) =>
@@ -75,9 +87,7 @@ for (const [name, viewport] of [['desktop', { width: 1440, height: 900 }], ['pho
       const problems = [];
       page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
       // The module is held back, so the stills are all a reader has for now.
-      const held = [];
-      let released = false;
-      await page.context().route('**/*.wasm', (route) => (released ? route.continue() : held.push(route)));
+      const release = await holdModule(page);
       await page.addInitScript(() => {
         window.shifts = [];
         new PerformanceObserver((list) => {
@@ -117,8 +127,7 @@ for (const [name, viewport] of [['desktop', { width: 1440, height: 900 }], ['pho
       const started = await page.locator('fencelab-player').evaluateAll((ps) => ps.map((p) => !!p.shadowRoot.querySelector('iframe').getAttribute('src')));
       assert.equal(started[0], true);
       assert.equal(started.at(-1), false, 'the last player waits until it comes near');
-      released = true;
-      for (const route of held.splice(0)) await route.continue();
+      await release();
       await page.waitForFunction(() => document.querySelector('#p0').shadowRoot.querySelector('.still').className.includes('gone'), null, { timeout: 30_000 });
       const frame = await (await first.locator('iframe').elementHandle()).contentFrame();
       await frame.locator('svg.swimlanes').waitFor();
@@ -184,15 +193,12 @@ test('a click on a still starts its player with the focus in it; a player is one
   try {
     const page = await env.context.newPage();
     // The module is held back until the still has been clicked.
-    const held = [];
-    let released = false;
-    await page.context().route('**/*.wasm', (route) => (released ? route.continue() : held.push(route)));
+    const release = await holdModule(page);
     await page.goto(`${env.server.origin}/notes/index.html`);
     const last = page.locator(`#p${STORIES.length - 1}`);
     await last.evaluate((p) => p.scrollIntoView());
     await last.locator('figure svg').click();
-    released = true;
-    for (const route of held.splice(0)) await route.continue();
+    await release();
     await page.waitForFunction((id) => document.getElementById(id).shadowRoot.activeElement?.localName === 'iframe', `p${STORIES.length - 1}`, { timeout: 30_000 });
     // From the text before a player, Tab reaches its button, then the next player's: one stop
     // each, whether its still or its player is showing.
@@ -246,15 +252,12 @@ test('the page shows its name and that it is loading at once, and neither withou
   const env = await browser({ width: 1000, height: 700 });
   try {
     const page = await env.context.newPage();
-    const held = [];
-    let released = false;
-    await page.context().route('**/*.wasm', (route) => (released ? route.continue() : held.push(route)));
+    const release = await holdModule(page);
     await page.goto(`${env.server.origin}/notes/fencelab/index.html`);
     const boot = page.locator('.boot');
     await boot.waitFor({ state: 'visible' });
     assert.equal(await boot.innerText(), 'Fencelab · loading the stories…');
-    released = true;
-    for (const route of held.splice(0)) await route.continue();
+    await release();
     await page.locator('#play').waitFor({ state: 'visible', timeout: 20_000 });
     assert.equal(await boot.isVisible(), false, 'gone once the page is there');
     await page.close();
