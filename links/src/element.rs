@@ -123,6 +123,12 @@ pub fn script_differences(js: &str) -> Vec<String> {
     if !js.contains(&format!("'{BOOK_THEME}'")) {
         found.push(format!("the element does not know the theme '{BOOK_THEME}'"));
     }
+    // The stills darken under the same mdBook themes as the element's players.
+    for theme in fencelab_core::picture::BOOK_DARK {
+        if !js.contains(&format!("{theme}: 'dark'")) {
+            found.push(format!("the element does not darken under the mdBook theme `{theme}`"));
+        }
+    }
     found
 }
 
