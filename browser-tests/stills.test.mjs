@@ -169,6 +169,23 @@ for (const [name, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
       assert.ok(tall > 640 + 20, `the player is taller than its still: ${tall}`);
       assert.equal(await one.evaluate((p) => p.shadowRoot.querySelector('.enter').textContent), 'Enter the player · Tab passes it by');
       await again.close();
+
+      // Given the player's own height, a player in view takes its still's place as soon as it is
+      // ready, by itself: nothing moves.
+      const given = await env.context.newPage();
+      const go = await holdModule(given);
+      await given.addInitScript(recordShifts);
+      await given.goto(`${env.server.origin}/notes/index.html`);
+      await given.locator('#p0').evaluate((p, h) => p.setAttribute('height', h), tall);
+      await given.waitForFunction(() => document.querySelector('#p0').shadowRoot.querySelector('iframe').src);
+      assert.equal((await state(given.locator('#p0'))).height, tall);
+      const shifted = await given.evaluate(() => window.shifts.length);
+      await go();
+      await gone(given, 0);
+      assert.equal(await inView(given.locator('#p0')), true);
+      assert.deepEqual(await given.evaluate((n) => window.shifts.slice(n), shifted), [], 'nothing moved');
+      assert.equal(await given.evaluate(() => document.activeElement.localName), 'body', 'the player did not take the focus');
+      await given.close();
     } finally {
       await env.close();
     }
