@@ -81,7 +81,8 @@
       // still) show in the box until the player takes their place, and on paper. While the
       // player waits, the box lies over its frame, which keeps its place in the page: the swap
       // then changes the `position` of nothing left shown, a change that would stop the
-      // browser's scroll anchoring.
+      // browser's scroll anchoring. The button is a 1 px box until it shows: a clipped one of
+      // full size would count as moving when it appears.
       const root = this.attachShadow({ mode: 'open' });
       root.innerHTML = '<style>:host{display:block;position:relative}iframe{display:block;width:100%;border:0}'
         + '.still{overflow:auto}.wait{visibility:hidden}.wait+.still{position:absolute;top:0;left:0;right:0}.gone{display:none}'
