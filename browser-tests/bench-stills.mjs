@@ -2,8 +2,10 @@
 // 1.6 Mbit/s down with 150 ms latency, as a reader on a poor mobile connection gets it. Prints,
 // for the page with stills and, as the baseline in the same run, the same page without them:
 // when the page's own text is painted, when every player shows its story (its still's picture,
-// or for the baseline its player's diagram), when the first player is interactive, the layout
-// shift, and how often the module was fetched. Served with a static host's caching.
+// or for the baseline its player's diagram), when the first player is interactive (its player
+// has drawn the story and shows, or waits behind its still, which says it is ready: a click
+// starts it at once), the layout shift until every player that started loading is interactive,
+// and how often the module was fetched. Served with a static host's caching.
 // Usage: node bench-stills.mjs [runs]    (after `trunk build --release --offline` and `cargo build`)
 import { rm } from 'node:fs/promises';
 import { launch } from './harness.mjs';
@@ -27,7 +29,8 @@ const RECORDER = () => {
     document.querySelectorAll('fencelab-player').forEach((p) => {
       mark(`still ${p.id}`, () => p.querySelector('figure svg')?.getBoundingClientRect().height > 0);
       const frame = p.shadowRoot?.querySelector('iframe');
-      mark(`player ${p.id}`, () => frame?.className === '' && frame.contentDocument?.querySelector('svg.swimlanes'));
+      const shown = () => frame?.className === '' || p.shadowRoot?.querySelector('.enter.ready');
+      mark(`player ${p.id}`, () => shown() && frame.contentDocument?.querySelector('svg.swimlanes'));
     });
     requestAnimationFrame(look);
   };
@@ -44,6 +47,10 @@ async function once(path) {
   const before = env.server.requests.length;
   await page.goto(`${env.server.origin}/notes/${path}`, { waitUntil: 'commit' });
   await page.waitForFunction(() => window.bench && 'player p0' in window.bench.seen, null, { timeout: 120_000 });
+  // The players below it that started loading may still take their stills' places.
+  await page.waitForFunction(() => [...document.querySelectorAll('fencelab-player')]
+    .every((p) => !p.shadowRoot.querySelector('iframe').getAttribute('src') || `player ${p.id}` in window.bench.seen), null, { timeout: 120_000 });
+  await page.waitForTimeout(500);
   const result = await page.evaluate(() => window.bench);
   const wasm = env.server.requests.slice(before).filter(([, p]) => p.endsWith('.wasm')).length;
   await page.close();
@@ -66,6 +73,7 @@ for (let run = 1; run <= RUNS; run++) {
     console.log(`${name.padEnd(9)} ${ms(r.seen.text)}  ${ms(first)}         ${ms(visible)}         ${ms(r.seen['player p0'])}           ${r.shifts.toFixed(4)}        ${r.wasm}`);
   }
 }
-console.log('(milliseconds from navigation; "all-on-screen" is when the last of the eight stills was painted)');
+console.log('(milliseconds from navigation; "all-on-screen" is when the last of the eight stills was painted; "first-interactive"');
+console.log(' is when the first player shows its story, or waits behind its still saying it is ready)');
 await env.close();
 await rm(site, { recursive: true, force: true });

@@ -36,10 +36,15 @@ async function chapter(name) {
   return { page, problems };
 }
 
-/** The nth player's frame, once its page has started. */
+/** The nth player's frame, once its page has started. A reader scrolls to the player; one that
+ * got ready in view waits behind its still, which says so, and the reader starts it there. */
 async function player(page, nth = 0) {
   const element = page.locator('fencelab-player').nth(nth);
   await element.scrollIntoViewIfNeeded();
+  await element.locator('.enter.ready, .still.gone').first().waitFor({ state: 'attached', timeout: 20_000 });
+  const sign = element.locator('.enter.ready');
+  if (await sign.count()) await sign.click();
+  await element.locator('.still.gone').waitFor({ state: 'attached', timeout: 5_000 });
   const iframe = element.locator('iframe');
   const frame = await (await iframe.elementHandle()).contentFrame();
   await frame.locator('svg.swimlanes').waitFor({ timeout: 20_000 });

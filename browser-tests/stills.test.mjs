@@ -1,12 +1,13 @@
 // Players that show their story before the wasm: a course-notes page with eight players, each
 // holding the still `fencelab render` prints (browser-tests/course-page.mjs). Without
 // JavaScript every player is its picture, caption and link; with it, each still shows at the
-// player's height until the player is ready and takes its place; on paper every player prints
-// its picture; a player is one Tab stop.
+// player's height until the player is ready, and the player takes its place only where that
+// moves nothing the reader sees (out of view, or when asked for; in view, the still says the
+// player is ready); on paper every player prints its picture; a player is one Tab stop.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
-import { PHONE, launch, shot } from './harness.mjs';
+import { DESKTOP, PHONE, launch, shot } from './harness.mjs';
 import { STORIES, writeCourse } from './course-page.mjs';
 
 let site;
@@ -54,7 +55,7 @@ const stills = (page) =>
       };
     }));
 
-for (const [name, viewport] of [['desktop', { width: 1440, height: 900 }], ['phone', PHONE]]) {
+for (const [name, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
   test(`without JavaScript every player shows its picture, caption and a link (${name})`, async () => {
     const env = await browser(viewport, { javaScriptEnabled: false });
     try {
@@ -80,7 +81,7 @@ for (const [name, viewport] of [['desktop', { width: 1440, height: 900 }], ['pho
     }
   });
 
-  test(`each still shows at the player's height until the player is ready, then the player takes its place (${name})`, async () => {
+  test(`each still shows at the player's height until the player is ready; a player takes its place only where that moves nothing in view (${name})`, async () => {
     const env = await browser(viewport);
     try {
       const page = await env.context.newPage();
@@ -88,21 +89,11 @@ for (const [name, viewport] of [['desktop', { width: 1440, height: 900 }], ['pho
       page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
       // The module is held back, so the stills are all a reader has for now.
       const release = await holdModule(page);
-      await page.addInitScript(() => {
-        window.shifts = [];
-        new PerformanceObserver((list) => {
-          for (const e of list.getEntries()) if (!e.hadRecentInput) window.shifts.push(e.value);
-        }).observe({ type: 'layout-shift', buffered: true });
-      });
+      await page.addInitScript(recordShifts);
       await page.goto(`${env.server.origin}/notes/index.html`);
       const first = page.locator('#p0');
-      const state = (el) => el.evaluate((p) => {
-        const box = p.shadowRoot.querySelector('.still');
-        const frame = p.shadowRoot.querySelector('iframe');
-        return { box: box.className, height: box.getBoundingClientRect().height, frame: getComputedStyle(frame).visibility };
-      });
       await page.waitForFunction(() => document.querySelector('#p0').shadowRoot.querySelector('iframe').src);
-      assert.deepEqual(await state(first), { box: 'still', height: 640, frame: 'hidden' });
+      assert.deepEqual(await state(first), { box: 'still', height: 640, frame: 'hidden', sign: false });
       // The still's current step is in the middle of its box, as the player shows it.
       // The still's current step is in its box, in the middle unless the box is scrolled to an end.
       // The title, caption and verdict stay in view; the diagram below them shows the current
@@ -127,27 +118,163 @@ for (const [name, viewport] of [['desktop', { width: 1440, height: 900 }], ['pho
       const started = await page.locator('fencelab-player').evaluateAll((ps) => ps.map((p) => !!p.shadowRoot.querySelector('iframe').getAttribute('src')));
       assert.equal(started[0], true);
       assert.equal(started.at(-1), false, 'the last player waits until it comes near');
+      const before = await page.evaluate(() => window.shifts.length);
       await release();
-      await page.waitForFunction(() => document.querySelector('#p0').shadowRoot.querySelector('.still').className.includes('gone'), null, { timeout: 30_000 });
+      // The first player is in view and its height is not the still's: it gets ready behind its
+      // still, which says so in its corner and moves nothing.
+      await first.locator('.enter.ready').waitFor({ timeout: 30_000 });
       const frame = await (await first.locator('iframe').elementHandle()).contentFrame();
       await frame.locator('svg.swimlanes').waitFor();
       assert.match(await frame.locator('#scrubber').getAttribute('aria-valuetext'), /^step 19 of /);
-      // Every player in turn, as a reader scrolls down the notes.
+      assert.deepEqual(await state(first), { box: 'still ready', height: 640, frame: 'hidden', sign: true });
+      const ready = await readySign(first);
+      console.log(`# ${name}: the ready still's sign: ${JSON.stringify(ready)}`);
+      assert.equal(ready.text, 'Start the player');
+      assert.match(ready.name, /^Start the player: A paused worker wakes up after its lease expired \(broken\)\. Tab passes it by\.$/);
+      assert.ok(ready.oneLine && ready.inCorner, 'the sign is one line in the top corner of the still\'s picture');
+      assert.equal(ready.cursor, 'pointer', 'the still says it can be clicked');
+      assert.deepEqual(await page.evaluate((n) => window.shifts.slice(n), before), [], 'nothing moved once the module came');
+      // Every other player, as a reader scrolls down the notes: each comes near while out of
+      // view, loads and takes its still's place there, so the reader finds it live.
       for (let i = 1; i < STORIES.length; i++) {
-        await page.locator(`#p${i}`).scrollIntoViewIfNeeded();
-        await page.waitForFunction((i) => document.querySelector(`#p${i}`).shadowRoot.querySelector('.still').className.includes('gone'), i, { timeout: 30_000 });
+        const player = page.locator(`#p${i}`);
+        assert.equal(await inView(player), false, `player ${i} is out of view before the reader scrolls to it`);
+        await gone(page, i);
+        assert.equal(await inView(player), false, `player ${i} took its place out of view`);
+        await player.evaluate((p) => p.scrollIntoView({ block: 'end' }));
+        assert.deepEqual(await state(player), { box: 'still gone', height: 0, frame: 'visible', sign: false }, `player ${i}`);
       }
+      // The first player took its still's place once it was out of view.
+      await first.evaluate((p) => p.scrollIntoView({ block: 'end' }));
+      assert.deepEqual(await state(first), { box: 'still gone', height: 0, frame: 'visible', sign: false });
       const cls = await page.evaluate(() => window.shifts.reduce((a, b) => a + b, 0));
       console.log(`# ${name}: layout shift ${cls.toFixed(4)} over ${STORIES.length} players`);
       assert.ok(cls < 0.05, `the players moved the page: layout shift ${cls}`);
       assert.deepEqual(problems, []);
       await shot(page, `stills-live-${name}`, { fullPage: false });
       await page.close();
+
+      // Again, the first player ready in view: a click on its still (on the phone, on its sign)
+      // starts it at once with the focus in it.
+      const again = await env.context.newPage();
+      await again.goto(`${env.server.origin}/notes/index.html`);
+      const one = again.locator('#p0');
+      await one.locator('.enter.ready').waitFor({ timeout: 30_000 });
+      await shot(again, `stills-ready-${name}`, { fullPage: false });
+      if (name === 'phone') await one.locator('.enter.ready').click();
+      else await one.locator('figure svg').click();
+      await again.waitForFunction(() => document.getElementById('p0').shadowRoot.activeElement?.localName === 'iframe', null, { timeout: 5_000 });
+      assert.deepEqual(await state(one), { box: 'still gone', height: 0, frame: 'visible', sign: false });
+      const tall = await one.locator('iframe').evaluate((f) => f.getBoundingClientRect().height);
+      assert.ok(tall > 640 + 20, `the player is taller than its still: ${tall}`);
+      assert.equal(await one.evaluate((p) => p.shadowRoot.querySelector('.enter').textContent), 'Enter the player · Tab passes it by');
+      await again.close();
+
+      // Given the player's own height, a player in view takes its still's place as soon as it is
+      // ready, by itself: nothing moves.
+      const given = await env.context.newPage();
+      const go = await holdModule(given);
+      await given.addInitScript(recordShifts);
+      await given.goto(`${env.server.origin}/notes/index.html`);
+      await given.locator('#p0').evaluate((p, h) => p.setAttribute('height', h), tall);
+      await given.waitForFunction(() => document.querySelector('#p0').shadowRoot.querySelector('iframe').src);
+      assert.equal((await state(given.locator('#p0'))).height, tall);
+      const shifted = await given.evaluate(() => window.shifts.length);
+      await go();
+      await gone(given, 0);
+      assert.equal(await inView(given.locator('#p0')), true);
+      assert.deepEqual(await given.evaluate((n) => window.shifts.slice(n), shifted), [], 'nothing moved');
+      assert.equal(await given.evaluate(() => document.activeElement.localName), 'body', 'the player did not take the focus');
+      await given.close();
     } finally {
       await env.close();
     }
   });
 }
+
+/** Records every layout shift the browser reports that no input of the reader's caused. */
+const recordShifts = () => {
+  window.shifts = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) if (!e.hadRecentInput) window.shifts.push(e.value);
+  }).observe({ type: 'layout-shift', buffered: true });
+};
+
+/** A player's still box (its class and height), its frame's visibility, and whether its button
+ * shows as the sign that the player is ready. */
+const state = (el) => el.evaluate((p) => {
+  const box = p.shadowRoot.querySelector('.still');
+  const frame = p.shadowRoot.querySelector('iframe');
+  const sign = getComputedStyle(p.shadowRoot.querySelector('.enter')).clipPath === 'none';
+  return { box: box.className, height: box.getBoundingClientRect().height, frame: getComputedStyle(frame).visibility, sign };
+});
+
+/** Waits until the player `#p${i}` has taken its still's place. */
+const gone = (page, i) =>
+  page.waitForFunction((i) => document.querySelector(`#p${i}`).shadowRoot.querySelector('.still').className.includes('gone'), i, { timeout: 30_000 });
+
+/** Whether any of the element is in the viewport. */
+const inView = (el) => el.evaluate((p) => {
+  const r = p.getBoundingClientRect();
+  return r.bottom > 0 && r.top < innerHeight;
+});
+
+/** The ready sign: its words, accessible name, whether it is one line in the top corner of the
+ * still's picture (off its words), and the still's cursor. */
+const readySign = (el) => el.evaluate((p) => {
+  const sign = p.shadowRoot.querySelector('.enter');
+  const [s, box] = [sign.getBoundingClientRect(), p.querySelector('.fl-scroll').getBoundingClientRect()];
+  const line = parseFloat(getComputedStyle(sign).lineHeight) || parseFloat(getComputedStyle(sign).fontSize) * 1.3;
+  return {
+    text: sign.textContent,
+    name: sign.ariaLabel,
+    oneLine: s.height < 2 * line,
+    inCorner: s.top >= box.top && s.top - box.top < 20 && s.right <= box.right && box.right - s.right < 20,
+    cursor: getComputedStyle(p.querySelector('figure')).cursor,
+    width: Math.round(s.width),
+  };
+});
+
+test('a player that gets ready above the screen takes its still\'s place without moving the text in view', async () => {
+  for (const [name, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
+    const env = await browser(viewport);
+    try {
+      // With the browser's scroll anchoring, as a reader has it; and without, to show that the
+      // player's new height would otherwise move the text.
+      for (const anchoring of [true, false]) {
+        const page = await env.context.newPage();
+        const release = await holdModule(page);
+        await page.addInitScript(recordShifts);
+        await page.goto(`${env.server.origin}/notes/index.html`);
+        if (!anchoring) await page.addStyleTag({ content: 'html{overflow-anchor:none}' });
+        await page.waitForFunction(() => document.querySelector('#p0').shadowRoot.querySelector('iframe').src);
+        // The reader has read past the first player, which is loading, and reads on below it.
+        const text = page.locator('#p1').locator('xpath=preceding-sibling::p[1]');
+        await page.evaluate(() => scrollTo(0, scrollY + document.querySelector('#p0').getBoundingClientRect().bottom + 10));
+        assert.equal(await inView(page.locator('#p0')), false);
+        const top = () => text.evaluate((p) => p.getBoundingClientRect().top);
+        const before = { top: await top(), shifts: await page.evaluate(() => window.shifts.length) };
+        assert.ok(before.top > 0 && before.top < viewport.height / 2, `the text is in view: ${before.top}`);
+        await release();
+        await gone(page, 0);
+        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+        const grew = (await page.locator('#p0 iframe').evaluate((f) => f.getBoundingClientRect().height)) - 640;
+        const moved = (await top()) - before.top;
+        const cls = await page.evaluate((n) => window.shifts.slice(n).reduce((a, b) => a + b, 0), before.shifts);
+        console.log(`# ${name}, ${anchoring ? 'with' : 'without'} scroll anchoring: the player above grew ${grew} px, the text moved ${moved} px, layout shift ${cls.toFixed(4)}`);
+        assert.ok(grew > 20, `the player is taller than its still: ${grew}`);
+        if (anchoring) {
+          assert.ok(Math.abs(moved) < 1 && cls < 0.001, `the text moved ${moved} px (layout shift ${cls})`);
+        } else {
+          assert.ok(Math.abs(moved - grew) < 1 && cls > 0, `without anchoring the text moves with the player: ${moved} px (layout shift ${cls})`);
+        }
+        await page.close();
+      }
+    } finally {
+      await env.close();
+    }
+  }
+});
 
 test('the eight players fetch the module once, and on paper every player prints its picture', async () => {
   // Served as a static host serves it (GitHub Pages says max-age=600), with the browser's cache.
@@ -155,14 +282,21 @@ test('the eight players fetch the module once, and on paper every player prints 
   try {
     const page = await env.context.newPage();
     await page.goto(`${env.server.origin}/notes/index.html`);
-    // Printed before its player is ready, a player prints its still as it is.
+    // Printed before its player is ready, a player prints its still as it is; printed while its
+    // player waits behind it, without the sign that it is ready.
+    await page.locator('#p0 .enter.ready').waitFor({ timeout: 30_000 });
     await page.emulateMedia({ media: 'print' });
     assert.ok(await page.locator('#p7 figure svg').isVisible());
+    assert.ok(await page.locator('#p0').evaluate((p) => p.getBoundingClientRect().height >= p.querySelector('figure').getBoundingClientRect().height - 1), 'the still prints in the page\'s flow, whole');
+    assert.equal(await page.locator('#p0 .enter').isVisible(), false, 'the sign is not printed');
     await page.emulateMedia({ media: 'screen' });
-    for (let i = 0; i < STORIES.length; i++) {
-      await page.locator(`#p${i}`).scrollIntoViewIfNeeded();
-      await page.waitForFunction((i) => document.querySelector(`#p${i}`).shadowRoot.querySelector('.still').className.includes('gone'), i, { timeout: 30_000 });
+    // A reader scrolls down the notes: each player loads and takes its still's place out of
+    // view, and the first, in view at first, once the reader has scrolled past it.
+    for (let i = 1; i < STORIES.length; i++) {
+      await gone(page, i);
+      await page.locator(`#p${i}`).evaluate((p) => p.scrollIntoView({ block: 'end' }));
     }
+    await gone(page, 0);
     const fetched = env.server.requests.filter(([, path]) => path.endsWith('.wasm')).length;
     console.log(`# the module fetched ${fetched} time(s) for ${STORIES.length} players`);
     assert.equal(fetched, 1, 'the module is fetched once for the whole page');

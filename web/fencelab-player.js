@@ -8,9 +8,14 @@
 // script), label (the frame's accessible name) and height (the first height, in CSS pixels).
 // The element's children (a still of the story from `fencelab render`, or a link) show until
 // the player is ready, without JavaScript, and on paper. With JavaScript the still shows at the
-// player's first height (scrolling inside it), so the player takes its place without moving
-// the page; the player loads when it comes near the screen or is clicked. A player is one Tab
-// stop, a button that enters it.
+// player's first height (scrolling inside it), and the player loads hidden behind it when it
+// comes near the screen or is clicked. A reader must never see the page move, and the player's
+// own height is known only once it is ready, so a ready player takes the still's place only when
+// that moves nothing in view: when the reader asked for it, when it is out of view (the
+// browser's scroll anchoring keeps the text in view where it is when a player above it grows),
+// or when it has the still's height. Otherwise it waits behind the still, which says it is ready
+// and starts it on a click, until the reader clicks or scrolls it out of view. A player is one
+// Tab stop, a button that enters it.
 (() => {
   if (customElements.get('fencelab-player')) return;
   // The page build ships this file beside its index.html, so that is the default player.
@@ -21,6 +26,10 @@
   const near = new IntersectionObserver((entries) => {
     for (const e of entries) if (e.isIntersecting) e.target.load();
   }, { rootMargin: '100% 0px' });
+  // Whether each player is in view: one ready behind its still takes its place once it is not.
+  const view = new IntersectionObserver((entries) => {
+    for (const e of entries) e.target.viewed(e.isIntersecting);
+  });
 
   // The link parameter each attribute writes; src, label and height are the element's own. The
   // fencelab-links crate holds the same list (its tests read this file and name any difference).
@@ -69,14 +78,20 @@
     constructor() {
       super();
       // A shadow root keeps the site's styles off the frame. The element's own children (the
-      // still) show in the box until the player takes their place, and on paper.
+      // still) show in the box until the player takes their place, and on paper. While the
+      // player waits, the box lies over its frame, which keeps its place in the page: the swap
+      // then changes the `position` of nothing left shown, a change that would stop the
+      // browser's scroll anchoring. The button is a 1 px box until it shows: a clipped one of
+      // full size would count as moving when it appears.
       const root = this.attachShadow({ mode: 'open' });
       root.innerHTML = '<style>:host{display:block;position:relative}iframe{display:block;width:100%;border:0}'
-        + '.still{overflow:auto}.wait{position:absolute;top:0;visibility:hidden}.gone{display:none}'
-        + '.enter{position:absolute;z-index:1;font:inherit;padding:4px 8px}.enter:not(:focus){clip-path:inset(50%)}'
-        + '@media print{iframe{display:none}.still{display:block;height:auto!important}:host{--fl-still-h:none!important}}</style>'
-        + '<button class="enter" type="button"></button><div class="still"><slot></slot></div><iframe tabindex="-1"></iframe>';
-      const [enter, box, frame] = root.querySelectorAll('button,div,iframe');
+        + '.still{overflow:auto}.wait{visibility:hidden}.wait+.still{position:absolute;top:0;left:0;right:0}.gone{display:none}'
+        + '.enter{position:absolute;z-index:1;font:inherit;padding:4px 8px;white-space:nowrap}'
+        + '.enter:not(:focus,.ready){width:1px;height:1px;padding:0;overflow:hidden;clip-path:inset(50%)}'
+        + '.enter.ready{top:calc(var(--fl-pic-top,0px) + 8px);right:8px}.still.ready{cursor:pointer}'
+        + '@media print{iframe,.enter{display:none}.still{display:block;position:static!important;height:auto!important}:host{--fl-still-h:none!important}}</style>'
+        + '<button class="enter" type="button"></button><iframe tabindex="-1"></iframe><div class="still"><slot></slot></div>';
+      const [enter, frame, box] = root.querySelectorAll('button,iframe,div');
       Object.assign(this, { enter, box, frame, url: '' });
       // One Tab stop per player: its button. The frame's controls stay out of the page's Tab
       // order until a reader enters the player, and leave it again with the focus.
@@ -96,7 +111,7 @@
     // The reader asks for the player: it starts now, and takes the focus once it is ready.
     open() {
       this.clicked = true;
-      if (!this.height) this.enter.textContent = 'Loading the player…';
+      this.words();
       this.load();
       if (this.height) this.fit(this.height);
     }
@@ -104,6 +119,7 @@
     connectedCallback() {
       players.add(this);
       near.observe(this);
+      view.observe(this);
       // A script in the head meets the element before its children (the still) are parsed.
       if (document.readyState === 'loading') addEventListener('DOMContentLoaded', () => this.update(), { once: true });
       else this.update();
@@ -112,6 +128,7 @@
     disconnectedCallback() {
       players.delete(this);
       near.unobserve(this);
+      view.unobserve(this);
     }
 
     // Starts the player's page.
@@ -121,13 +138,15 @@
     }
 
     // The still's diagram takes the room its words leave in the box and shows its current step,
-    // as the player's diagram does: in the middle, its marks a third of the way across.
+    // as the player's diagram does: in the middle, its marks a third of the way across. The sign
+    // that the player is ready goes in its corner, off the words.
     centre() {
       const pic = this.querySelector('.fl-scroll');
       const svg = pic?.querySelector('svg');
       if (!svg) return;
       const top = pic.getBoundingClientRect().top - this.box.getBoundingClientRect().top;
       this.style.setProperty('--fl-still-h', `${Math.max(160, this.box.clientHeight - top)}px`);
+      this.style.setProperty('--fl-pic-top', `${top}px`);
       const aim = svg.querySelector(`.mark[data-step="${svg.dataset.position - 1}"]`) ?? svg.querySelector('.now');
       if (!aim) return;
       const [a, p] = [aim.getBoundingClientRect(), pic.getBoundingClientRect()];
@@ -137,7 +156,7 @@
 
     // Whether the still is shown: the element has children and the player has not taken over.
     still() {
-      return this.firstElementChild && !this.box.className.includes('gone');
+      return !!this.firstElementChild && !this.box.className.includes('gone');
     }
 
     // Several attributes set in a row make one navigation.
@@ -218,24 +237,43 @@
     }
 
     // The page's own name for what it shows (a story's title, not its id).
-    // The button's words stay short, on a line over the player; its name says which player.
     named(title) {
       this.frame.title = this.getAttribute('label') || `Fencelab: ${title}`;
-      this.enter.textContent = 'Enter the player · Tab passes it by';
-      this.enter.ariaLabel = `Enter the player: ${this.frame.title.replace(/^Fencelab: /, '')}. Tab passes it by.`;
+      this.words();
     }
 
-    // The player, ready at its own height, takes the still's place.
+    // The button's words stay short, on one line over the player; its name says which player.
+    words() {
+      const verb = this.ready ? 'Start' : 'Enter';
+      this.enter.textContent = this.ready ? 'Start the player' : this.clicked ? 'Loading the player…' : 'Enter the player · Tab passes it by';
+      this.enter.ariaLabel = `${verb} the player: ${this.frame.title.replace(/^Fencelab: /, '')}. Tab passes it by.`;
+    }
+
+    // The element came into view or left it; a player ready behind its still takes its place
+    // once the reader cannot see it, so scrolling back finds the player.
+    viewed(on) {
+      this.inView = on;
+      if (!on && this.ready) this.fit(this.height);
+    }
+
+    // The player reports its height. It takes the still's place if that moves nothing the reader
+    // sees (see the top of this file); else it waits behind the still, which shows its button.
     fit(height) {
       this.height = Math.ceil(height);
-      this.box.className = 'still gone';
-      this.frame.className = '';
-      this.frame.style.height = `${this.height}px`;
-      if (this.clicked) {
-        this.frame.tabIndex = 0;
-        this.frame.focus();
+      this.ready = this.still() && !this.clicked && this.inView !== false && Math.abs(this.height - this.box.offsetHeight) > 1;
+      this.box.classList.toggle('ready', this.ready);
+      this.enter.classList.toggle('ready', this.ready);
+      if (!this.ready) {
+        this.box.className = 'still gone';
+        this.frame.className = '';
+        this.frame.style.height = `${this.height}px`;
+        if (this.clicked) {
+          this.frame.tabIndex = 0;
+          this.frame.focus();
+        }
+        this.clicked = false;
       }
-      this.clicked = false;
+      this.words();
     }
   }
 
