@@ -27,7 +27,7 @@ const RECORDER = () => {
   const look = () => {
     mark('text', () => document.querySelector('h1')?.checkVisibility());
     document.querySelectorAll('fencelab-player').forEach((p) => {
-      mark(`still ${p.id}`, () => p.querySelector('figure svg')?.getBoundingClientRect().height > 0);
+      mark(`still ${p.id}`, () => p.querySelector('figure svg[role=img]')?.getBoundingClientRect().height > 0);
       const frame = p.shadowRoot?.querySelector('iframe');
       const shown = () => frame?.className === '' || p.shadowRoot?.querySelector('.enter.ready');
       mark(`player ${p.id}`, () => shown() && frame.contentDocument?.querySelector('svg.swimlanes'));

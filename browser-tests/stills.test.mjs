@@ -42,7 +42,7 @@ const stills = (page) =>
   page.locator('fencelab-player').evaluateAll((players) =>
     players.map((p) => {
       const figure = p.querySelector('figure.fencelab-still');
-      const svg = figure?.querySelector('svg');
+      const svg = figure?.querySelector('svg[role=img]');
       const box = svg?.getBoundingClientRect();
       return {
         title: figure?.querySelector('figcaption')?.textContent ?? '',
@@ -111,9 +111,17 @@ for (const [name, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
           off: Math.abs(mark.top + mark.height / 2 - (view.top + view.height / 2)),
           end,
           fits: view.bottom <= box.bottom + 1,
+          // Scrolled down to its step, the picture still names its lanes at the top of its box.
+          names: [...pic.querySelectorAll('svg[aria-hidden] .head')].filter((h) => within(h.getBoundingClientRect(), view)).map((h) => h.textContent),
+          scrolled: pic.scrollTop,
         };
       });
       assert.ok(centred.words && centred.mark && centred.fits && (centred.off < 20 || centred.end), JSON.stringify(centred));
+      assert.ok(centred.scrolled > 0, `the picture is scrolled to its step: ${JSON.stringify(centred)}`);
+      // A laptop's box shows every lane; a phone's, the lane of the step's mark with room for
+      // its label, and that lane's name.
+      const named = name === 'phone' ? ['db'] : ['lease authority', 'A', 'B', 'db'];
+      assert.ok(named.every((n) => centred.names.includes(n)), `the lanes in view are named: ${JSON.stringify(centred)}`);
       // Only players near the screen load.
       const started = await page.locator('fencelab-player').evaluateAll((ps) => ps.map((p) => !!p.shadowRoot.querySelector('iframe').getAttribute('src')));
       assert.equal(started[0], true);
@@ -162,7 +170,7 @@ for (const [name, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
       await one.locator('.enter.ready').waitFor({ timeout: 30_000 });
       await shot(again, `stills-ready-${name}`, { fullPage: false });
       if (name === 'phone') await one.locator('.enter.ready').click();
-      else await one.locator('figure svg').click();
+      else await one.locator('figure svg[role=img]').click();
       await again.waitForFunction(() => document.getElementById('p0').shadowRoot.activeElement?.localName === 'iframe', null, { timeout: 5_000 });
       assert.deepEqual(await state(one), { box: 'still gone', height: 0, frame: 'visible', sign: false });
       const tall = await one.locator('iframe').evaluate((f) => f.getBoundingClientRect().height);
@@ -286,7 +294,7 @@ test('the eight players fetch the module once, and on paper every player prints 
     // player waits behind it, without the sign that it is ready.
     await page.locator('#p0 .enter.ready').waitFor({ timeout: 30_000 });
     await page.emulateMedia({ media: 'print' });
-    assert.ok(await page.locator('#p7 figure svg').isVisible());
+    assert.ok(await page.locator('#p7 figure svg[role=img]').isVisible());
     assert.ok(await page.locator('#p0').evaluate((p) => p.getBoundingClientRect().height >= p.querySelector('figure').getBoundingClientRect().height - 1), 'the still prints in the page\'s flow, whole');
     assert.equal(await page.locator('#p0 .enter').isVisible(), false, 'the sign is not printed');
     await page.emulateMedia({ media: 'screen' });
@@ -304,7 +312,7 @@ test('the eight players fetch the module once, and on paper every player prints 
     const printed = await page.locator('fencelab-player').evaluateAll((players) =>
       players.map((p) => ({
         frame: getComputedStyle(p.shadowRoot.querySelector('iframe')).display,
-        picture: p.querySelector('figure svg').getBoundingClientRect().height,
+        picture: p.querySelector('figure svg[role=img]').getBoundingClientRect().height,
         // Whole, not cut to the player's height.
         cut: p.shadowRoot.querySelector('.still').scrollHeight > p.shadowRoot.querySelector('.still').clientHeight + 1,
         background: getComputedStyle(p.querySelector('svg .bg')).fill,
@@ -331,7 +339,11 @@ test('a click on a still starts its player with the focus in it; a player is one
     await page.goto(`${env.server.origin}/notes/index.html`);
     const last = page.locator(`#p${STORIES.length - 1}`);
     await last.evaluate((p) => p.scrollIntoView());
-    await last.locator('figure svg').click();
+    await last.locator('figure svg[role=img]').click();
+    // Until its player is ready, the still says it is loading, where the reader clicked.
+    const sign = last.locator('.enter.busy');
+    assert.equal(await sign.innerText(), 'Loading the player…');
+    assert.ok((await sign.boundingBox()).width > 100, 'the sign shows');
     await release();
     await page.waitForFunction((id) => document.getElementById(id).shadowRoot.activeElement?.localName === 'iframe', `p${STORIES.length - 1}`, { timeout: 30_000 });
     // From the text before a player, Tab reaches its button, then the next player's: one stop
@@ -349,6 +361,7 @@ test('a click on a still starts its player with the focus in it; a player is one
     const width = await page.locator('#p1').evaluate((p) => p.shadowRoot.activeElement.getBoundingClientRect().width);
     assert.ok(width > 100, 'the button shows while focused');
     await page.keyboard.press('Tab');
+    // The still's box scrolls, and is no stop of its own.
     assert.match(await focused(), /^p2: Enter the player/);
     // Enter: the player takes the focus, and Tab then moves through its own controls.
     await page.keyboard.press('Enter');
@@ -357,6 +370,36 @@ test('a click on a still starts its player with the focus in it; a player is one
     await frame.locator('#play').waitFor();
     await page.keyboard.press('Tab');
     assert.notEqual(await frame.evaluate(() => document.activeElement.localName), 'body', 'a control of the player has the focus');
+    await page.close();
+  } finally {
+    await env.close();
+  }
+});
+
+test('on a phone, where a still is taller than its box and the box scrolls, a player is still one Tab stop', async () => {
+  const env = await browser(PHONE);
+  try {
+    const page = await env.context.newPage();
+    await holdModule(page);
+    await page.goto(`${env.server.origin}/notes/index.html`);
+    // A first height shorter than its still, as an author may give.
+    await page.locator('#p0').evaluate((p) => p.setAttribute('height', '300'));
+    await page.waitForFunction(() => document.querySelector('#p0').shadowRoot.querySelector('.still').style.height === '300px');
+    const scrolls = await page.locator('fencelab-player').evaluateAll((ps) =>
+      ps.filter((p) => p.shadowRoot.querySelector('.still').scrollHeight > p.shadowRoot.querySelector('.still').clientHeight).length);
+    assert.ok(scrolls > 0, 'some still overflows its box');
+    const stops = [];
+    for (let i = 0; i < 60; i++) {
+      await page.keyboard.press('Tab');
+      const at = await page.evaluate(() => {
+        const el = document.activeElement;
+        return el.localName === 'fencelab-player' ? `${el.id} ${el.shadowRoot.activeElement?.localName}` : el.localName;
+      });
+      if (at === 'body' || stops.includes(at)) break;
+      stops.push(at);
+    }
+    const inPlayers = stops.filter((s) => s.startsWith('p'));
+    assert.deepEqual(inPlayers, STORIES.map((_, i) => `p${i} button`), JSON.stringify(stops));
     await page.close();
   } finally {
     await env.close();

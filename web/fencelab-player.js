@@ -82,15 +82,16 @@
       // player waits, the box lies over its frame, which keeps its place in the page: the swap
       // then changes the `position` of nothing left shown, a change that would stop the
       // browser's scroll anchoring. The button is a 1 px box until it shows: a clipped one of
-      // full size would count as moving when it appears.
+      // full size would count as moving when it appears. The box, which may scroll, is no Tab
+      // stop of its own: the button stands for it.
       const root = this.attachShadow({ mode: 'open' });
       root.innerHTML = '<style>:host{display:block;position:relative}iframe{display:block;width:100%;border:0}'
         + '.still{overflow:auto}.wait{visibility:hidden}.wait+.still{position:absolute;top:0;left:0;right:0}.gone{display:none}'
         + '.enter{position:absolute;z-index:1;font:inherit;padding:4px 8px;white-space:nowrap}'
-        + '.enter:not(:focus,.ready){width:1px;height:1px;padding:0;overflow:hidden;clip-path:inset(50%)}'
-        + '.enter.ready{top:calc(var(--fl-pic-top,0px) + 8px);right:8px}.still.ready{cursor:pointer}'
+        + '.enter:not(:focus,.ready,.busy){width:1px;height:1px;padding:0;overflow:hidden;clip-path:inset(50%)}'
+        + '.enter:is(.ready,.busy){top:calc(var(--fl-pic-top,0px) + 8px);right:8px}.still.ready{cursor:pointer}'
         + '@media print{iframe,.enter{display:none}.still{display:block;position:static!important;height:auto!important}:host{--fl-still-h:none!important}}</style>'
-        + '<button class="enter" type="button"></button><iframe tabindex="-1"></iframe><div class="still"><slot></slot></div>';
+        + '<button class="enter" type="button"></button><iframe tabindex="-1"></iframe><div class="still" tabindex="-1"><slot></slot></div>';
       const [enter, frame, box] = root.querySelectorAll('button,iframe,div');
       Object.assign(this, { enter, box, frame, url: '' });
       // One Tab stop per player: its button. The frame's controls stay out of the page's Tab
@@ -108,9 +109,11 @@
       });
     }
 
-    // The reader asks for the player: it starts now, and takes the focus once it is ready.
+    // The reader asks for the player: it starts now, and takes the focus once it is ready;
+    // until then its button shows, saying it is loading.
     open() {
       this.clicked = true;
+      this.enter.classList.add('busy');
       this.words();
       this.load();
       if (this.height) this.fit(this.height);
@@ -142,7 +145,7 @@
     // that the player is ready goes in its corner, off the words.
     centre() {
       const pic = this.querySelector('.fl-scroll');
-      const svg = pic?.querySelector('svg');
+      const svg = pic?.querySelector('svg[data-position]');
       if (!svg) return;
       const top = pic.getBoundingClientRect().top - this.box.getBoundingClientRect().top;
       this.style.setProperty('--fl-still-h', `${Math.max(160, this.box.clientHeight - top)}px`);
@@ -272,6 +275,7 @@
           this.frame.focus();
         }
         this.clicked = false;
+        this.enter.classList.remove('busy');
       }
       this.words();
     }

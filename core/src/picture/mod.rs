@@ -280,6 +280,34 @@ mod tests {
     }
 
     #[test]
+    fn a_figure_keeps_the_lanes_names_at_the_top_of_its_scrolling_box() {
+        let played = played("paused-worker", "broken");
+        let html = played.still(played.key_position()).html(None, Scheme::Dark);
+        let doc = roxmltree::Document::parse(&html).unwrap();
+        let scroll = doc.descendants().find(|n| n.attribute("class") == Some("fl-scroll")).unwrap();
+        let pictures: Vec<_> = scroll.children().filter(|n| n.has_tag_name("svg")).collect();
+        assert_eq!(pictures.len(), 2, "a strip of names, then the picture");
+        let names = |svg: roxmltree::Node| -> Vec<String> {
+            svg.descendants()
+                .filter(|n| n.attribute("class") == Some("head"))
+                .filter_map(|n| n.text().map(str::to_string))
+                .collect()
+        };
+        assert_eq!(names(pictures[0]), ["lease authority", "A", "B", "db"]);
+        assert_eq!(
+            names(pictures[0]),
+            names(pictures[1]),
+            "the strip repeats the picture's own names"
+        );
+        let strip = pictures[0].attribute("style").unwrap();
+        assert!(strip.contains("position:sticky;top:0"), "{strip}");
+        assert_eq!(pictures[0].attribute("aria-hidden"), Some("true"), "read once, in the picture");
+        assert!(pictures[0].attribute("class").unwrap().contains("fl-dark"));
+        // A picture on its own has no box to scroll, and no strip.
+        assert_eq!(played.still(5).svg(Scheme::Light).matches("<svg").count(), 1);
+    }
+
+    #[test]
     fn each_scheme_is_the_picture_s_own_class_and_print_outranks_them_all() {
         let played = played("paused-worker", "broken");
         for (scheme, class) in [

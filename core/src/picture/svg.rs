@@ -160,16 +160,12 @@ pub(super) fn diagram(played: &Played, position: usize, scheme: Scheme, fluid: b
         style = style(),
         head = num(HEAD),
     );
+    head_names(&mut out, played, fit);
     for (lane, x) in lanes.iter().zip(&layout.lane_x) {
-        let x = fit.x(*x);
-        let name =
-            clip(&lane.label, fit.lane_w - 8.0, CHAR_W).unwrap_or_else(|| lane.label.clone());
         let _ = write!(
             out,
-            "<text class=\"head\" x=\"{x}\" y=\"-10\" text-anchor=\"middle\">{name}</text>\
-             <line class=\"lane-line{store}\" x1=\"{x}\" x2=\"{x}\" y1=\"-4\" y2=\"{bottom}\"/>",
-            x = num(x),
-            name = escape(&name),
+            "<line class=\"lane-line{store}\" x1=\"{x}\" x2=\"{x}\" y1=\"-4\" y2=\"{bottom}\"/>",
+            x = num(fit.x(*x)),
             store = if lane.kind == LaneKind::Store { " store" } else { "" },
             bottom = num(layout.height - 10.0),
         );
@@ -200,6 +196,37 @@ pub(super) fn diagram(played: &Played, position: usize, scheme: Scheme, fluid: b
     for mark in layout.marks.iter().filter(|m| m.step < position) {
         mark_svg(&mut out, mark, fit);
     }
+    out.push_str("</g></svg>");
+    out
+}
+
+/// The lanes' names, above their lines (`HEAD` pixels above the drawing's origin).
+fn head_names(out: &mut String, played: &Played, fit: Fit) {
+    for (lane, x) in played.diagram.lanes.iter().zip(&played.layout.lane_x) {
+        let name =
+            clip(&lane.label, fit.lane_w - 8.0, CHAR_W).unwrap_or_else(|| lane.label.clone());
+        let _ = write!(
+            out,
+            "<text class=\"head\" x=\"{}\" y=\"-10\" text-anchor=\"middle\">{}</text>",
+            num(fit.x(*x)),
+            escape(&name)
+        );
+    }
+}
+
+/// The lanes' names again, in a strip that stays at the top of the figure's scrolling box, over
+/// the picture's own: a still scrolled down to its step still says whose lanes they are.
+fn sticky_heads(played: &Played, scheme: Scheme) -> String {
+    let fit = Fit::natural(played.diagram.lanes.len());
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"fl-still {class}\" aria-hidden=\"true\" \
+         width=\"{w}\" height=\"{h}\" style=\"display:block;position:sticky;top:0;margin-bottom:-{h}px\">\
+         <rect class=\"bg\" width=\"{w}\" height=\"{h}\"/><g transform=\"translate(0 {h})\">",
+        class = scheme_class(scheme),
+        w = num(fit.width()),
+        h = num(HEAD),
+    );
+    head_names(&mut out, played, fit);
     out.push_str("</g></svg>");
     out
 }
@@ -372,11 +399,12 @@ pub(super) fn figure(still: &Still<'_>, link: Option<&str>, scheme: Scheme) -> S
          <p style=\"margin:.4em 0\">{caption}</p>\
          <p style=\"margin:.4em 0\"><b>{verdict}</b>{link}</p>\
          <div class=\"fl-scroll\" role=\"region\" tabindex=\"0\" aria-label=\"The diagram (scrolls)\" \
-         style=\"overflow:auto;max-height:var(--fl-still-h,none)\">{svg}</div></figure>",
+         style=\"overflow:auto;max-height:var(--fl-still-h,none)\">{heads}{svg}</div></figure>",
         title = escape(&played.title()),
         steps = played.len(),
         caption = escape(still.caption()),
         verdict = escape(&still.verdict()),
+        heads = sticky_heads(played, scheme),
         svg = diagram(played, step, scheme, false),
     )
 }
