@@ -4,7 +4,7 @@
 use clap::ValueEnum;
 use fencelab_core::picture::{Played, Scheme, MAX_STEPS};
 use fencelab_core::Scenario;
-use fencelab_links::{page_address, Embed, LinkScenario, ShareLink};
+use fencelab_links::{page_address, LinkScenario, ShareLink};
 
 use crate::{say, BadInput};
 
@@ -97,12 +97,8 @@ pub fn render(
         Link::None => None,
         Link::To(href) => Some(href),
         Link::Player(player) => {
-            let view = ShareLink {
-                scenario: shown,
-                step: position,
-                embed: Some(Embed::USUAL),
-                ..ShareLink::builtin("", "")
-            };
+            // The whole page at the same step, with its stories and course around the story.
+            let view = ShareLink { scenario: shown, step: position, ..ShareLink::builtin("", "") };
             Some(format!("{}#{}", page_address(&player), view.to_fragment()))
         }
     };

@@ -754,6 +754,16 @@ fn render_prints_a_still_as_a_figure_or_an_svg_and_names_a_step_past_the_end() {
     assert!(html.contains(
         "href=\"/fencelab/index.html#scenario=paused-worker&amp;variant=broken&amp;step=19\""
     ));
+    // --player links to the whole page at the same step, not to the bare player.
+    let player = fencelab(&["render", "paused-worker/broken", "--player", "/fencelab/"]);
+    assert!(player.status.success(), "{}", stderr(&player));
+    assert!(
+        stdout(&player).contains(
+            "href=\"/fencelab/index.html#scenario=paused-worker&amp;variant=broken&amp;step=19\""
+        ),
+        "{}",
+        stdout(&player)
+    );
     let svg = fencelab(&[
         "render",
         "paused-worker",

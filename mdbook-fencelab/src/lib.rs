@@ -287,8 +287,8 @@ impl Embed {
         self.link.to_fragment()
     }
 
-    /// The element for this block, with a plain link to the same view inside it for readers
-    /// without JavaScript. `player` is the page's address as seen from the chapter.
+    /// The element for this block, with its still inside (for readers without JavaScript, and
+    /// until the player is ready), which links to the story at the same step on the page. `player` is the page's address as seen from the chapter.
     pub fn html(&self, player: &str) -> String {
         let mut attributes = Vec::new();
         match &self.link.scenario {
@@ -320,7 +320,10 @@ impl Embed {
             .into_iter()
             .map(|(attribute, value)| format!("{}=\"{}\"", attribute.name(), escape(&value)))
             .collect();
-        let href = format!("{src}#{}", self.fragment());
+        // The link leaves the book for the whole page at the same step, with its stories and
+        // its course around the story, rather than for the bare player.
+        let page = ShareLink { embed: None, ..self.link.clone() };
+        let href = format!("{src}#{}", page.to_fragment());
         // The opening tag alone on its line starts Markdown's HTML block, which a blank line
         // would end, so the still has none.
         format!(

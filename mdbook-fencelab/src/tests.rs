@@ -28,7 +28,7 @@ fn a_story_block_becomes_a_link_fragment_and_an_element() {
     ), "{html}");
     assert!(html.contains("src=\"../fencelab/index.html\""), "{html}");
     assert!(html.contains(
-        "<a href=\"../fencelab/index.html#scenario=paused-worker&amp;variant=broken&amp;step=19&amp;embed=controls,caption\">"
+        "<a href=\"../fencelab/index.html#scenario=paused-worker&amp;variant=broken&amp;step=19\">"
     ), "{html}");
 }
 
