@@ -74,6 +74,20 @@ for (const [name, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
       // A wide picture scrolls inside its figure; the page itself never scrolls sideways.
       const wide = await page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(wide <= viewport.width, `the page is ${wide} px wide in ${viewport.width}`);
+      // A picture cut at the right fades out there until it is scrolled to its end; the caption
+      // shows whole.
+      const pic = page.locator('#p0 .fl-scroll');
+      const fade = () => pic.evaluate((el) => getComputedStyle(el).getPropertyValue('--fl-fade'));
+      const cut = await pic.evaluate((el) => el.scrollWidth > el.clientWidth + 1);
+      assert.equal(await fade(), cut ? '32px' : '0px', `cut: ${cut}`);
+      if (cut) {
+        await pic.evaluate((el) => el.scrollTo({ left: el.scrollWidth, behavior: 'instant' }));
+        await page.waitForFunction(() => getComputedStyle(document.querySelector('#p0 .fl-scroll')).getPropertyValue('--fl-fade') === '0px');
+      }
+      assert.equal(name === 'phone', cut, 'the phone cuts the picture, the laptop does not');
+      // In font sizes: about 1.2 to a line.
+      const ems = await page.locator('#p0 figure p').first().evaluate((p) => p.getBoundingClientRect().height / parseFloat(getComputedStyle(p).fontSize));
+      assert.ok(ems > 6 || name === 'desktop', `the whole caption shows: ${ems} em tall`);
       await shot(page, `stills-no-js-${name}`, { fullPage: false });
       await page.close();
     } finally {
@@ -111,6 +125,11 @@ for (const [name, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
           off: Math.abs(mark.top + mark.height / 2 - (view.top + view.height / 2)),
           end,
           fits: view.bottom <= box.bottom + 1,
+          // The caption keeps to four lines in the box, leaving the picture its room.
+          ems: (() => {
+            const c = p.querySelector('figure p');
+            return c.getBoundingClientRect().height / parseFloat(getComputedStyle(c).fontSize);
+          })(),
           // Scrolled down to its step, the picture still names its lanes at the top of its box.
           names: [...pic.querySelectorAll('svg[aria-hidden] .head')].filter((h) => within(h.getBoundingClientRect(), view)).map((h) => h.textContent),
           scrolled: pic.scrollTop,
@@ -118,6 +137,7 @@ for (const [name, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
       });
       assert.ok(centred.words && centred.mark && centred.fits && (centred.off < 20 || centred.end), JSON.stringify(centred));
       assert.ok(centred.scrolled > 0, `the picture is scrolled to its step: ${JSON.stringify(centred)}`);
+      assert.ok(centred.ems <= 5.2, `the caption keeps to four lines: ${JSON.stringify(centred)}`);
       // A laptop's box shows every lane; a phone's, the lane of the step's mark with room for
       // its label, and that lane's name.
       const named = name === 'phone' ? ['db'] : ['lease authority', 'A', 'B', 'db'];

@@ -60,10 +60,21 @@ fn style() -> String {
         "<style>.fl-still{{{LIGHT}}}.fl-still.fl-dark{{{DARK}}}\
          @media (prefers-color-scheme:dark){{.fl-still.fl-auto{{{DARK}}}}}{book}{{{DARK}}}\
          @media print{{:root .fl-still.fl-still.fl-still{{{LIGHT};max-width:100%;height:auto}}\
-         .fencelab-still{{break-inside:avoid}}}}{SHAPES}</style>",
+         .fencelab-still{{break-inside:avoid}}.fencelab-still .fl-scroll{{mask-image:none}}}}{SCROLL}{SHAPES}</style>",
         book = book.join(","),
     )
 }
+
+/// A figure's picture cut at the right by a narrow screen fades out there until it is scrolled to
+/// its end, so a reader sees there is more; the fade follows the scrolling, without script.
+/// `&lt;` stands for `<`: the style sits in an SVG, read as XML or as an HTML page's foreign
+/// content, where a bare `<` would start a tag.
+const SCROLL: &str =
+    "@property --fl-fade{syntax:\"&lt;length&gt;\";inherits:false;initial-value:0px}\
+@keyframes fl-fade{0%,90%{--fl-fade:2rem}to{--fl-fade:0px}}\
+.fencelab-still .fl-scroll{mask-image:linear-gradient(to left,transparent,#000 var(--fl-fade));\
+animation-name:fl-fade;animation-timing-function:linear;animation-fill-mode:both;\
+animation-timeline:scroll(self inline)}";
 
 /// The class that picks a picture's colours.
 fn scheme_class(scheme: Scheme) -> &'static str {
@@ -384,7 +395,8 @@ fn mark_svg(out: &mut String, m: &MarkGeom, fit: Fit) {
 
 /// The figure, in the player's order: the title, the step's caption, the verdict, the link,
 /// then the picture (which scrolls sideways inside it on a narrow screen, and, inside a
-/// `<fencelab-player>` that sets `--fl-still-h`, down too). Inline styles only,
+/// `<fencelab-player>` that sets `--fl-still-h`, down too; the player also sets `--fl-lines`
+/// to keep a long caption to a few lines, leaving the picture its room). Inline styles only,
 /// so it needs nothing from the page around it.
 pub(super) fn figure(still: &Still<'_>, link: Option<&str>, scheme: Scheme) -> String {
     let played = still.played;
@@ -396,7 +408,8 @@ pub(super) fn figure(still: &Still<'_>, link: Option<&str>, scheme: Scheme) -> S
         "<figure class=\"fencelab-still\" style=\"margin:0;max-width:100%\">\
          <figcaption style=\"font-weight:600\">{title} \
          <span style=\"font-weight:400\">· step {step} of {steps}</span></figcaption>\
-         <p style=\"margin:.4em 0\">{caption}</p>\
+         <p style=\"margin:.4em 0;display:-webkit-box;-webkit-box-orient:vertical;\
+         -webkit-line-clamp:var(--fl-lines,none);overflow:hidden\">{caption}</p>\
          <p style=\"margin:.4em 0\"><b>{verdict}</b>{link}</p>\
          <div class=\"fl-scroll\" role=\"region\" tabindex=\"0\" aria-label=\"The diagram (scrolls)\" \
          style=\"overflow:auto;max-height:var(--fl-still-h,none)\">{heads}{svg}</div></figure>",
