@@ -378,8 +378,13 @@ test('a click on a still starts its player with the focus in it; a player is one
     assert.equal(await focused(), 'p1: Enter the player · Tab passes it by');
     assert.match(await page.locator('#p1').evaluate((p) => p.shadowRoot.activeElement.ariaLabel),
       /^Enter the player: A paused worker wakes up after its lease expired( \(fenced\))?\. Tab passes it by\.$/);
-    const width = await page.locator('#p1').evaluate((p) => p.shadowRoot.activeElement.getBoundingClientRect().width);
-    assert.ok(width > 100, 'the button shows while focused');
+    const button = await page.locator('#p1').evaluate((p) => {
+      const [b, e] = [p.shadowRoot.activeElement.getBoundingClientRect(), p.getBoundingClientRect()];
+      return { width: b.width, right: e.right - b.right, top: b.top - e.top };
+    });
+    assert.ok(button.width > 100, 'the button shows while focused');
+    // In the top corner, off the title that starts the still and the player.
+    assert.ok(Math.abs(button.right - 8) <= 1 && button.top >= 0 && button.top <= 12, JSON.stringify(button));
     await page.keyboard.press('Tab');
     // The still's box scrolls, and is no stop of its own.
     assert.match(await focused(), /^p2: Enter the player/);

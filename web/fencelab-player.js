@@ -82,15 +82,17 @@
       // player waits, the box lies over its frame, which keeps its place in the page: the swap
       // then changes the `position` of nothing left shown, a change that would stop the
       // browser's scroll anchoring. The button is a 1 px box until it shows: a clipped one of
-      // full size would count as moving when it appears. The box, which may scroll, is no Tab
+      // full size would count as moving when it appears. It sits in the top corner, off the
+      // still's title and the player's, in the page's blue. The box, which may scroll, is no Tab
       // stop of its own: the button stands for it. A still's caption keeps to four lines in the
       // box (all of it on paper and for screen readers), leaving its picture the room.
       const root = this.attachShadow({ mode: 'open' });
       root.innerHTML = '<style>:host{display:block;position:relative;--fl-lines:4}iframe{display:block;width:100%;border:0}'
         + '.still{overflow:auto}.wait{visibility:hidden}.wait+.still{position:absolute;top:0;left:0;right:0}.gone{display:none}'
-        + '.enter{position:absolute;z-index:1;font:inherit;padding:4px 8px;white-space:nowrap}'
+        + '.enter{position:absolute;z-index:1;top:8px;right:8px;font:inherit;padding:6px 12px;white-space:nowrap;'
+        + 'border:0;border-radius:6px;background:#2455c3;color:#fff;box-shadow:0 1px 4px #0005;cursor:pointer}'
         + '.enter:not(:focus,.ready,.busy){width:1px;height:1px;padding:0;overflow:hidden;clip-path:inset(50%)}'
-        + '.enter:is(.ready,.busy){top:calc(var(--fl-pic-top,0px) + 8px);right:8px}.still.ready{cursor:pointer}'
+        + '.enter:is(.ready,.busy){top:calc(var(--fl-pic-top,0px) + 8px)}.still.ready{cursor:pointer}'
         + '@media print{iframe,.enter{display:none}.still{display:block;position:static!important;height:auto!important}:host{--fl-still-h:none!important;--fl-lines:none}}</style>'
         + '<button class="enter" type="button"></button><iframe tabindex="-1"></iframe><div class="still" tabindex="-1"><slot></slot></div>';
       const [enter, frame, box] = root.querySelectorAll('button,iframe,div');
