@@ -303,6 +303,9 @@ mod tests {
         assert!(strip.contains("position:sticky;top:0"), "{strip}");
         assert_eq!(pictures[0].attribute("aria-hidden"), Some("true"), "read once, in the picture");
         assert!(pictures[0].attribute("class").unwrap().contains("fl-dark"));
+        // Without script the box first scrolls to the step; at step 0 nothing is drawn to aim at.
+        assert!(html.contains("scroll-initial-target:nearest"), "{html}");
+        assert!(!played.still(0).html(None, Scheme::Dark).contains("scroll-initial-target"));
         // A picture on its own has no box to scroll, and no strip.
         assert_eq!(played.still(5).svg(Scheme::Light).matches("<svg").count(), 1);
     }

@@ -412,12 +412,28 @@ pub(super) fn figure(still: &Still<'_>, link: Option<&str>, scheme: Scheme) -> S
          -webkit-line-clamp:var(--fl-lines,none);overflow:hidden\">{caption}</p>\
          <p style=\"margin:.4em 0\"><b>{verdict}</b>{link}</p>\
          <div class=\"fl-scroll\" role=\"region\" tabindex=\"0\" aria-label=\"The diagram (scrolls)\" \
-         style=\"overflow:auto;max-height:var(--fl-still-h,none)\">{heads}{svg}</div></figure>",
+         style=\"overflow:auto;max-height:var(--fl-still-h,none);position:relative\">{heads}{svg}{aim}</div></figure>",
         title = escape(&played.title()),
         steps = played.len(),
         caption = escape(still.caption()),
         verdict = escape(&still.verdict()),
         heads = sticky_heads(played, scheme),
         svg = diagram(played, step, scheme, false),
+        aim = aim(played, step),
+    )
+}
+
+/// Where the figure's box first scrolls to, without script: just left of what the step drew, on
+/// its row, so a narrow screen opens on the step rather than on the lanes' left edge.
+fn aim(played: &Played, position: usize) -> String {
+    let Some((from, _)) = position.checked_sub(1).and_then(|step| played.layout.focus_x(step))
+    else {
+        return String::new();
+    };
+    format!(
+        "<span aria-hidden=\"true\" style=\"position:absolute;left:{}px;top:{}px;width:1px;\
+         height:1px;scroll-initial-target:nearest\"></span>",
+        num((Fit::natural(played.diagram.lanes.len()).x(from) - 40.0).max(0.0)),
+        num(played.layout.now_y(position) + HEAD)
     )
 }
