@@ -288,7 +288,8 @@ impl Embed {
     }
 
     /// The element for this block, with its still inside (for readers without JavaScript, and
-    /// until the player is ready), which links to the story at the same step on the page. `player` is the page's address as seen from the chapter.
+    /// until the player is ready), which links to the story at the same step on the page.
+    /// `player` is the page's address as seen from the chapter.
     pub fn html(&self, player: &str) -> String {
         let mut attributes = Vec::new();
         match &self.link.scenario {
