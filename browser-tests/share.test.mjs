@@ -155,7 +155,7 @@ test('export the run as JSON, import it: the same step and caption', async () =>
   assert.equal(download.suggestedFilename(), 'paused-worker-broken.fencelab-run.json');
   const file = await download.path();
   const run = JSON.parse(await readFile(file, 'utf8'));
-  assert.equal(run.format, 'fencelab-run/1');
+  assert.equal(run.format, 'fencelab-run/2');
   assert.equal(run.position, 17);
   assert.equal(run.steps.length, 17);
   assert.ok(run.log.length > 0);

@@ -59,7 +59,7 @@ fn generate(events: usize, out: &mut impl Write) -> std::io::Result<()> {
     let resources: Vec<String> = (0..RESOURCES).map(|r| format!("\"r{r}\"")).collect();
     writeln!(
         out,
-        r#"{{"fencelab_history":1,"setup":{{"workers":[{}],"resources":[{}],"stores":[{{"name":"db","paths":[{{"name":"primary","data":"primary","enforcement":"fenced"}}]}}]}}}}"#,
+        r#"{{"fencelab_history":2,"setup":{{"workers":[{}],"resources":[{}],"stores":[{{"name":"db","paths":[{{"name":"primary","data":"primary","enforcement":"fenced"}}]}}]}}}}"#,
         workers.join(","),
         resources.join(",")
     )?;
@@ -75,23 +75,23 @@ fn generate(events: usize, out: &mut impl Write) -> std::io::Result<()> {
         );
         let lines = [
             format!(
-                r#"{{"at":{at},"event":"lease_granted","worker":"w{w}","resource":"r{r}","generation":{generation},"valid_until":{until},"arrives_at":{at},"message":{message}}}"#
+                r#"{{"at":{at},"event":{{"lease_granted":{{"worker":"w{w}","resource":"r{r}","generation":{generation},"valid_until":{until},"arrives_at":{at},"message":{message}}}}}}}"#
             ),
             format!(
-                r#"{{"at":{at},"event":"grant_received","worker":"w{w}","resource":"r{r}","generation":{generation},"message":{message}}}"#
+                r#"{{"at":{at},"event":{{"grant_received":{{"worker":"w{w}","resource":"r{r}","generation":{generation},"message":{message}}}}}}}"#
             ),
             format!(
-                r#"{{"at":{at},"event":"write_sent","worker":"w{w}","message":{},"store":"db","path":"primary","request":{request},"token":"lease","arrives_at":{at},"retry":false}}"#,
+                r#"{{"at":{at},"event":{{"write_sent":{{"worker":"w{w}","message":{},"store":"db","path":"primary","request":{request},"token":"lease","arrives_at":{at},"retry":false}}}}}}"#,
                 message + 1
             ),
             format!(
-                r#"{{"at":{at},"event":"write_arrived","worker":"w{w}","message":{},"store":"db","path":"primary","data":"primary","enforcement":"fenced","request":{request},"outcome":{{"outcome":"applied","generation":{generation},"revision":{}}},"value_after":"v{turn}","highest_before":{},"highest_after":{generation}}}"#,
+                r#"{{"at":{at},"event":{{"write_arrived":{{"worker":"w{w}","message":{},"store":"db","path":"primary","data":"primary","enforcement":"fenced","request":{request},"outcome":{{"outcome":"applied","generation":{generation},"revision":{}}},"value_after":"v{turn}","highest_before":{},"highest_after":{generation}}}}}}}"#,
                 message + 1,
                 generation,
                 before
             ),
             format!(
-                r#"{{"at":{at},"event":"released","worker":"w{w}","resource":"r{r}","generation":{generation}}}"#
+                r#"{{"at":{at},"event":{{"released":{{"worker":"w{w}","resource":"r{r}","generation":{generation}}}}}}}"#
             ),
         ];
         for line in lines.iter().take(events - written) {

@@ -90,7 +90,7 @@ fn run_replays_a_path_with_injected_faults() {
     assert!(out.status.code().is_some_and(|c| c <= 1), "{}", stderr(&out));
     let replayed = History::from_jsonl(&stdout(&out)).expect("the run's history");
     assert_eq!(replayed.entries, engine.history().entries);
-    assert!(stdout(&out).contains("\"event\":\"paused\",\"worker\":\"B\""));
+    assert!(stdout(&out).contains("\"event\":{\"paused\":{\"worker\":\"B\""));
     // A checkpoint about a worker the scenario does not have is bad input, naming the field.
     path.checkpoints.push(fencelab_core::format::model::Checkpoint::WriteAccepted {
         worker: "Z".into(),
@@ -455,11 +455,11 @@ fn audit_judges_histories_as_it_reads_them_and_names_the_line() {
 
     // A line that is not a history's is bad input, named by its line.
     let mut lines: Vec<&str> = broken.lines().collect();
-    lines[5] = r#"{"at": 3, "event": "teleported"}"#;
+    lines[5] = r#"{"at": 3, "event": {"teleported": {}}}"#;
     let bad = fencelab_with_stdin(&["audit", "-"], &lines.join("\n"));
     assert_eq!(bad.status.code(), Some(2));
     assert!(
-        stderr(&bad).starts_with("error: -: line 6: unknown variant `teleported`"),
+        stderr(&bad).starts_with("error: -: line 6: `event`: unknown variant `teleported`"),
         "{}",
         stderr(&bad)
     );
@@ -547,13 +547,13 @@ fn audit_is_inconclusive_when_every_finding_depends_on_an_unknown_outcome() {
     // A's late write (line 20) never answered: nobody knows whether db applied it.
     let mut lines: Vec<String> = broken.lines().map(String::from).collect();
     let late: serde_json::Value = serde_json::from_str(&lines[19]).unwrap();
-    assert_eq!(late["event"], "write_arrived");
+    let arrived = &late["event"]["write_arrived"];
     let mut unknown = serde_json::Map::new();
-    for key in ["at", "worker", "message", "store", "path", "data", "request"] {
-        unknown.insert(key.into(), late[key].clone());
+    for key in ["worker", "message", "store", "path", "data", "request"] {
+        unknown.insert(key.into(), arrived[key].clone());
     }
-    unknown.insert("event".into(), "write_unknown".into());
-    lines[19] = serde_json::Value::Object(unknown).to_string();
+    let event = serde_json::json!({ "write_unknown": unknown });
+    lines[19] = serde_json::json!({ "at": late["at"], "event": event }).to_string();
     let maybe = fencelab_with_stdin(&["audit", "-", "--json"], &lines.join("\n"));
     assert_eq!(maybe.status.code(), Some(3), "{}", stderr(&maybe));
     let report: serde_json::Value = serde_json::from_str(&stdout(&maybe)).unwrap();

@@ -76,7 +76,7 @@ fn a_log_converts_to_a_history_the_page_opens_and_audit_judges_the_same() {
     let converted = fencelab(&["export", "app.log", "--pattern", "@app.pattern", "--to", "jsonl"]);
     assert_eq!(converted.status.code(), Some(0), "{}", text(&converted.stderr));
     let history = text(&converted.stdout);
-    assert!(history.starts_with("{\"fencelab_history\":1,"), "{history}");
+    assert!(history.starts_with("{\"fencelab_history\":2,"), "{history}");
     let judged = Command::new(env!("CARGO_BIN_EXE_fencelab"))
         .args(["audit", "-"])
         .stdin(std::process::Stdio::piped())

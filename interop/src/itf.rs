@@ -22,7 +22,7 @@
 //! present optional field is written as its value.
 
 use fencelab_core::{Checker, Event, History};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 fn big(n: u64) -> Value {
@@ -112,12 +112,8 @@ pub fn to_itf(history: &History) -> String {
             }
             _ => {}
         }
-        let mut fields = match serde_json::to_value(&entry.event) {
-            Ok(Value::Object(m)) => m,
-            _ => Map::new(),
-        };
-        let tag = fields.remove("event").and_then(|t| t.as_str().map(camel)).unwrap_or_default();
-        let event = json!({ "tag": tag, "value": itf(Value::Object(fields)) });
+        let tag = camel(entry.event.kind());
+        let event = json!({ "tag": tag, "value": itf(Value::Object(entry.event.fields())) });
         let found: Vec<Value> = findings.get(&i).into_iter().flatten().cloned().collect();
         states.push(json!({
             "#meta": { "index": i },

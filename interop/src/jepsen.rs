@@ -428,11 +428,10 @@ fn event(
         },
         None => Map::new(),
     };
-    map.insert("event".into(), Value::String(name.into()));
     if let Some(w) = worker {
         map.insert("worker".into(), Value::String(w.into()));
     }
-    serde_json::from_value(Value::Object(map)).map_err(|e| loc.field("value", e.to_string()))
+    Event::from_fields(name, map).map_err(|e| loc.field("value", e.to_string()))
 }
 
 fn worker_op(
@@ -720,12 +719,10 @@ fn ops(history: &History) -> Vec<Value> {
     for entry in &history.entries {
         let (at, wall) = (entry.at, entry.wall_ns);
         let event = &entry.event;
-        let mut fields = match rename_keys(serde_json::to_value(event).unwrap_or(Value::Null), true)
-        {
+        let mut fields = match rename_keys(Value::Object(event.fields()), true) {
             Value::Object(m) => m,
             _ => Map::new(),
         };
-        fields.remove("event");
         // A window, which only a grant or a release read from a client's call has.
         if let Some(by) = entry.by {
             fields.insert("by".into(), by.0.into());

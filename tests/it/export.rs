@@ -52,6 +52,35 @@ fn an_exported_run_imports_and_replays_identically() {
     assert_eq!(replayed.state(), engine.state());
 }
 
+/// A run exported before events were written under their kind still imports, and still has to
+/// match its replay.
+#[test]
+fn a_version_1_run_file_imports() {
+    let mut engine =
+        Engine::new(library::scenario("payment-capture", Some("fenced")).unwrap()).unwrap();
+    engine.seek(12).unwrap();
+    let mut value: serde_json::Value =
+        serde_json::from_str(&RunExport::capture(&engine).to_json()).unwrap();
+    let as_written = value.clone();
+    value["format"] = "fencelab-run/1".into();
+    // Version 1 wrote an event as its fields with its kind beside them, under `event`.
+    for step in value["steps"].as_array_mut().unwrap() {
+        let event = step["event"].as_object().unwrap().clone();
+        let (kind, fields) = event.into_iter().next().unwrap();
+        let mut old = fields.as_object().unwrap().clone();
+        old.insert("event".into(), kind.into());
+        step["event"] = old.into();
+    }
+    let (imported, replayed) = RunExport::import(&value.to_string()).unwrap();
+    assert_eq!(imported, RunExport::capture(&engine));
+    assert_eq!(replayed.position(), 12);
+    // The same file with events as version 2 writes them is not what version 1 wrote.
+    let mut mislabelled = as_written;
+    mislabelled["format"] = "fencelab-run/1".into();
+    let err = RunExport::import(&mislabelled.to_string()).unwrap_err();
+    assert!(matches!(err, RunError::Diverged { .. }), "{err}");
+}
+
 #[test]
 fn a_tampered_or_foreign_file_is_refused_with_a_reason() {
     let mut engine =
@@ -77,16 +106,16 @@ fn a_tampered_or_foreign_file_is_refused_with_a_reason() {
     let err = RunExport::import(&value.to_string()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "not a Fencelab run: format \"something-else/2\" is not fencelab-run/1"
+        "not a Fencelab run: format \"something-else/2\" is not fencelab-run/2 (nor the older fencelab-run/1)"
     );
 
-    value["format"] = "fencelab-run/1".into();
+    value["format"] = "fencelab-run/2".into();
     value["scenario"]["authority"]["ttl"] = 0.into();
     let err = RunExport::import(&value.to_string()).unwrap_err();
     assert_eq!(err.to_string(), "scenario.authority.ttl: must be at least 1 tick");
 
     assert!(matches!(
-        RunExport::import("{\"format\": \"fencelab-run/1\""),
+        RunExport::import("{\"format\": \"fencelab-run/2\""),
         Err(RunError::Format(_))
     ));
 

@@ -23,8 +23,12 @@ pub enum TokenKind {
 }
 
 /// One event of a run. The engine executes exactly one per [`step`](crate::Engine::step).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case", deny_unknown_fields)]
+///
+/// Written with its fields under its kind (`{"lease_busy": {"worker": "b", ...}}`), so a
+/// reader knows the kind before the fields and serde reads them without buffering.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[strum(serialize_all = "snake_case")]
 pub enum Event {
     /// The authority granted a lease; the grant (with its generation) is now travelling to the
     /// worker.
@@ -382,6 +386,35 @@ pub enum Event {
 }
 
 impl Event {
+    /// The event's kind as the history format names it (`lease_granted`).
+    pub fn kind(&self) -> &'static str {
+        self.into()
+    }
+
+    /// The event's own fields, as the history format writes them under its [`kind`](Self::kind),
+    /// for a writer of another format.
+    pub fn fields(&self) -> serde_json::Map<String, serde_json::Value> {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(kind)) => match kind.into_iter().next() {
+                Some((_, serde_json::Value::Object(fields))) => fields,
+                _ => serde_json::Map::new(),
+            },
+            _ => serde_json::Map::new(),
+        }
+    }
+
+    /// An event from its kind and its own fields, as the history format reads them, for a
+    /// reader of another format. The error names a missing or unexpected field, or an unknown
+    /// kind.
+    pub fn from_fields(
+        kind: &str,
+        fields: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Event, serde_json::Error> {
+        let event =
+            serde_json::Map::from_iter([(kind.to_string(), serde_json::Value::Object(fields))]);
+        serde_json::from_value(serde_json::Value::Object(event))
+    }
+
     /// The worker (or other actor) this event belongs to, for lanes and filters.
     pub fn actor(&self) -> &str {
         match self {

@@ -4,7 +4,9 @@
 //!
 //! A history is its [`Setup`] (who and what takes part) and a list of [`Entry`]s, each an
 //! [`Event`] at a logical time. It is written as JSON Lines ([`History::to_jsonl`]): one line
-//! holding the format version and the setup, then one line per entry.
+//! holding the format version and the setup, then one line per entry, its event's fields under
+//! the event's kind (`{"at": 3, "event": {"released": {...}}}`). Version 1 files, which put the
+//! kind in an `event` field beside the event's own, still read.
 
 pub mod builder;
 pub mod event;
@@ -15,8 +17,8 @@ use crate::format::model::{Enforcement, Scenario};
 use crate::history::event::Event;
 use serde::{Deserialize, Serialize};
 
-/// The version of the history format this build writes and reads.
-pub const HISTORY_VERSION: u32 = 1;
+/// The version of the history format this build writes. It reads this one and version 1.
+pub const HISTORY_VERSION: u32 = 2;
 
 /// Who and what takes part in a history: enough to check it and to draw it.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -168,9 +170,11 @@ impl StoreSetup {
     }
 }
 
-/// One event of a history, at its logical time. Read through [`History::from_jsonl`] (or its
-/// `Deserialize`, which does the same): a field the event does not have is an error.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One event of a history, at its logical time. Read through [`History::from_jsonl`], which
+/// also reads version 1 lines and names the field at fault: a field the entry or its event
+/// does not have is an error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Entry {
     /// Logical time.
     pub at: Tick,
@@ -185,7 +189,6 @@ pub struct Entry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<Tick>,
     /// What happened.
-    #[serde(flatten)]
     pub event: Event,
 }
 
@@ -290,6 +293,7 @@ impl History {
 pub struct JsonlParser {
     line: usize,
     setup: Option<Setup>,
+    version: u32,
     links: links::Links,
 }
 
@@ -312,6 +316,11 @@ impl JsonlParser {
     /// How many lines have been fed so far.
     pub fn lines(&self) -> usize {
         self.line
+    }
+
+    /// The format version the header named, once it has been read.
+    pub fn version(&self) -> Option<u32> {
+        self.setup.as_ref().map(|_| self.version)
     }
 
     /// Reads the next line: the entry it holds, or `None` for the header or a blank line.
@@ -337,19 +346,21 @@ impl JsonlParser {
                 };
                 HistoryError { line, problem }
             })?;
-            if head.fencelab_history != HISTORY_VERSION {
+            if !(1..=HISTORY_VERSION).contains(&head.fencelab_history) {
                 return Err(HistoryError {
                     line,
                     problem: format!(
-                        "history format version {} is not supported (this build reads version {HISTORY_VERSION})",
+                        "history format version {} is not supported (this build reads versions 1 to {HISTORY_VERSION})",
                         head.fencelab_history
                     ),
                 });
             }
+            self.version = head.fencelab_history;
             self.setup = Some(head.setup);
             return Ok(None);
         };
-        let entry = read_entry(text).map_err(|problem| HistoryError { line, problem })?;
+        let entry = if self.version == 1 { read_v1(text) } else { read_entry(text) };
+        let entry = entry.map_err(|problem| HistoryError { line, problem })?;
         self.links.check(setup, &entry, line)?;
         Ok(Some(entry))
     }
@@ -367,24 +378,80 @@ fn read<T: serde::de::DeserializeOwned>(line: &str) -> Result<T, String> {
     })
 }
 
-/// Reads an entry. The event's own fields are read through serde's buffer for tagged enums,
-/// which no path tracker sees into, so a bad line is read again for its times alone, to name
-/// `at`, `wall_ns` or `by` when they are at fault; otherwise serde's message names the problem.
+/// Reads an entry straight from its text, which serde does without buffering. Version 1 lines
+/// come here too, once rewritten, so one reader is compiled.
 fn read_entry(line: &str) -> Result<Entry, String> {
     serde_json::from_str(line).map_err(|e| {
-        /// An entry's times, whatever else the line holds.
-        #[derive(Deserialize)]
-        #[allow(dead_code)]
-        struct Times {
-            at: Tick,
-            #[serde(default)]
-            wall_ns: Option<u64>,
-            #[serde(default)]
-            by: Option<Tick>,
+        // A bad line is read again with the path of each field tracked, to name the one at
+        // fault. The page keeps serde's message and the column instead: the tracking would
+        // double the size of the event reader it downloads.
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Err(named) = read_tracked(line) {
+            return named;
         }
-        match read::<Times>(line) {
-            Err(times) => times,
-            Ok(_) => problem("", e),
+        problem("", e)
+    })
+}
+
+/// Reads an entry with the path of each field tracked.
+#[cfg(not(target_arch = "wasm32"))]
+fn read_tracked(line: &str) -> Result<Entry, String> {
+    let mut json = serde_json::Deserializer::from_str(line);
+    let entry = serde_path_to_error::deserialize(&mut json).map_err(|e| {
+        let path = e.path().to_string();
+        problem(&path, e.into_inner())
+    })?;
+    json.end().map_err(|e| problem("", e))?;
+    Ok(entry)
+}
+
+/// An event written as version 2 writes it (`{"released": {"worker": "A", ...}}`) rewritten as
+/// version 1 did (`{"event": "released", "worker": "A", ...}`), the inverse of what [`read_v1`]
+/// does, for comparing with a file version 1 wrote.
+pub(crate) fn event_as_v1(event: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    let Value::Object(kind) = event else { return event };
+    let Some((kind, Value::Object(mut fields))) = kind.into_iter().next() else {
+        return Value::Null;
+    };
+    fields.insert("event".into(), Value::String(kind));
+    Value::Object(fields)
+}
+
+/// Reads a version 1 entry, whose event's kind sits in an `event` field beside the entry's times
+/// and the event's own fields, by moving those fields under the kind first. A problem names the
+/// field as the line wrote it.
+fn read_v1(line: &str) -> Result<Entry, String> {
+    use serde_json::Value;
+    let mut value = crate::format::parse::json_value(line).map_err(|(at, e)| problem(&at, e))?;
+    let Value::Object(fields) = &mut value else {
+        return read_entry(line);
+    };
+    let kind = match fields.remove("event") {
+        Some(Value::String(kind)) => kind,
+        Some(other) => {
+            return Err(format!("`event`: expected the event's kind as a string, found {other}"))
+        }
+        None => return Err("missing field `event` (the event's kind)".into()),
+    };
+    let mut entry = serde_json::Map::new();
+    for time in ["at", "wall_ns", "by"] {
+        if let Some(value) = fields.remove(time) {
+            entry.insert(time.into(), value);
+        }
+    }
+    let inside = format!("`event.{kind}");
+    let event = Value::Object(std::mem::take(fields));
+    entry.insert("event".into(), Value::Object([(kind, event)].into_iter().collect()));
+    // The rewritten line's columns are not the file's, so a problem keeps its field alone.
+    read_entry(&Value::Object(entry).to_string()).map_err(|problem| {
+        let problem = problem.split(" (column ").next().unwrap_or_default();
+        match problem.strip_prefix(&inside) {
+            Some(rest) => match rest.strip_prefix("`: ") {
+                Some(message) => message.to_string(),
+                None => format!("`{}", rest.trim_start_matches('.')),
+            },
+            None => problem.to_string(),
         }
     })
 }
@@ -406,25 +473,6 @@ fn problem(path: &str, e: serde_json::Error) -> String {
         format!("{message}{at}")
     } else {
         format!("`{path}`: {message}{at}")
-    }
-}
-
-impl<'de> Deserialize<'de> for Entry {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Entry, D::Error> {
-        /// An entry as written: time apart, the event's own fields flattened beside it. The
-        /// event's reader refuses a field it does not have.
-        #[derive(Deserialize)]
-        struct Line {
-            at: Tick,
-            #[serde(default)]
-            wall_ns: Option<u64>,
-            #[serde(default)]
-            by: Option<Tick>,
-            #[serde(flatten)]
-            event: Event,
-        }
-        let Line { at, wall_ns, by, event } = Line::deserialize(deserializer)?;
-        Ok(Entry { at, wall_ns, by, event })
     }
 }
 

@@ -10,8 +10,12 @@ use crate::record::StepRecord;
 use crate::record::{Engine, EngineError, Verdict};
 use serde::{Deserialize, Serialize};
 
-/// The format tag of exported runs; importing refuses other formats.
-pub const RUN_FORMAT: &str = "fencelab-run/1";
+/// The format tag of exported runs. Importing also reads [`RUN_FORMAT_V1`] and refuses others.
+pub const RUN_FORMAT: &str = "fencelab-run/2";
+
+/// The format before events were written as the history's version 2 writes them (see
+/// [`history`](crate::history)); such a file still imports.
+pub const RUN_FORMAT_V1: &str = "fencelab-run/1";
 
 /// The largest exported run accepted, in bytes: a run carries its steps and log besides the
 /// scenario, so it may be larger than a scenario file.
@@ -104,13 +108,16 @@ impl RunExport {
         // The same strict reader as scenario files: a key written twice is an error.
         let value = crate::format::parse::json_text(json)
             .map_err(|e| RunError::Format(if e.path == "." { e.problem } else { e.to_string() }))?;
-        match value.get("format").and_then(|f| f.as_str()) {
-            Some(RUN_FORMAT) => {}
+        let version_1 = match value.get("format").and_then(|f| f.as_str()) {
+            Some(RUN_FORMAT) => false,
+            Some(RUN_FORMAT_V1) => true,
             Some(other) => {
-                return Err(RunError::Format(format!("format \"{other}\" is not {RUN_FORMAT}")))
+                return Err(RunError::Format(format!(
+                    "format \"{other}\" is not {RUN_FORMAT} (nor the older {RUN_FORMAT_V1})"
+                )))
             }
             None => return Err(RunError::Format("the \"format\" field is missing".into())),
-        }
+        };
         // A field this build does not know would be dropped on the next export: refuse it.
         const FIELDS: [&str; 6] = ["format", "scenario", "position", "steps", "log", "verdict"];
         if let Some(unknown) =
@@ -156,7 +163,14 @@ impl RunExport {
         let replayed = RunExport::capture(&engine);
         let again = crate::format::parse::json_text(&replayed.to_json()).unwrap_or_default();
         let list = |key: &str| again.get(key).and_then(|v| v.as_array()).cloned();
-        let (replayed_steps, replayed_log) = (list("steps").unwrap_or_default(), list("log"));
+        let (mut replayed_steps, replayed_log) = (list("steps").unwrap_or_default(), list("log"));
+        if version_1 {
+            for step in &mut replayed_steps {
+                if let Some(event) = step.get_mut("event") {
+                    *event = crate::history::event_as_v1(std::mem::take(event));
+                }
+            }
+        }
         let diverged = replayed_steps.iter().zip(steps).position(|(a, b)| a != b);
         if let Some(step) = diverged
             .or((replayed_steps.len() != steps.len())
