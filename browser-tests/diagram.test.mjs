@@ -201,6 +201,31 @@ test('at 360 px the diagram scrolls to the break, and a cut label shows whole on
   await page.close();
 });
 
+test('at 360 px a step that only ends a pause (the worker resuming) scrolls its lane into view', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&step=15');
+  await page.setViewportSize(PHONE);
+  await page.waitForTimeout(150);
+  // Step 15 lies on db's lane, far to the right; step 16 is A waking up, on A's lane.
+  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('ArrowRight');
+  const lane = (name) => page.evaluate((name) => {
+    const pane = document.querySelector('.diagram');
+    const head = [...pane.querySelectorAll('.lane-head')].find((h) => h.dataset.lane === name).getBoundingClientRect();
+    const frame = pane.getBoundingClientRect();
+    return { left: head.left - frame.left, right: head.right - frame.left, width: pane.clientWidth, scrolled: pane.scrollLeft };
+  }, name);
+  const before = await lane('worker:A');
+  assert.ok(before.right <= 0 || before.left >= before.width, `A's lane is out of view at step 15: ${JSON.stringify(before)}`);
+  await page.keyboard.press('ArrowRight');
+  assert.match(await page.locator('#caption').innerText(), /A resumes/);
+  await page.waitForTimeout(150);
+  const after = await lane('worker:A');
+  const middle = (after.left + after.right) / 2;
+  assert.ok(middle > 0 && middle < after.width, `A's lane is in view at step 16: ${JSON.stringify(after)}`);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('the diagram is one Tab stop: the arrow keys reach its marks, and Enter or Space jumps to their step', async () => {
   const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&step=20');
   const diagram = page.locator('[data-testid="diagram"]');

@@ -126,3 +126,38 @@ test('the story intro is one line until "More" opens it, and its whole text is a
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('on a phone the picker folds to one line, a chip row cut at the edge fades there, and the diagram scrolled sideways stops at a lane', async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&step=20');
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const summary = page.locator('.pick > summary');
+  assert.ok((await page.locator('#case').isVisible()) && !(await summary.isVisible()), 'a wide screen shows the fields');
+  await page.setViewportSize({ width: 360, height: 740 });
+  assert.ok(!(await page.locator('#case').isVisible()), 'folded on a phone');
+  assert.ok((await summary.boundingBox()).height <= 50, 'the fold is one line');
+  await summary.click();
+  assert.ok(await page.locator('#case').isVisible(), 'a tap opens it');
+  await summary.click();
+
+  const row = page.locator('.story .modes');
+  const fade = () => row.evaluate((el) => getComputedStyle(el).getPropertyValue('--fade'));
+  assert.ok(await row.evaluate((el) => el.scrollWidth > el.clientWidth), 'the row of modes is cut at the edge');
+  assert.equal(await fade(), '40px', 'it fades out at the edge');
+  await row.evaluate((el) => el.scrollTo({ left: el.scrollWidth, behavior: 'instant' }));
+  await page.waitForFunction(() => getComputedStyle(document.querySelector('.story .modes')).getPropertyValue('--fade') === '0px');
+
+  // The diagram follows step 20's marks sideways (stepped to on this width): the lane at its
+  // left edge shows whole.
+  await page.click('#step-back');
+  await page.click('#step-forward');
+  await page.waitForTimeout(300);
+  const edge = await page.locator('#diagram-main').evaluate((d) => {
+    const left = d.getBoundingClientRect().left + d.clientLeft;
+    const heads = [...d.querySelectorAll('.gutter-head, .lane-head')].map((h) => Math.round(h.getBoundingClientRect().left - left));
+    return { scrolled: d.scrollLeft, heads };
+  });
+  assert.ok(edge.scrolled > 0, `the diagram scrolled sideways: ${JSON.stringify(edge)}`);
+  assert.ok(edge.heads.some((x) => Math.abs(x) <= 2), `a lane starts at the box's left edge: ${JSON.stringify(edge)}`);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

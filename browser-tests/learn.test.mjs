@@ -92,12 +92,11 @@ test('two checkpoints at one step: asked in turn, then the step plays and explai
   assert.match(verdicts[0], /^Not quite: Will db apply .* You said “Yes: the write is applied”; the answer is “No: the write is refused”\./);
   assert.match(verdicts[1], /^Right: Which value will db hold when the run ends\? B: total=120\.$/);
   assert.match(await text(page, '#quiz-status'), /^Not quite: Will db apply .*the answer is “No: the write is refused”\. Right: Which value/);
-  // The feedback carries the engine's own caption of the step just played, which explains both.
-  const caption = await text(page, '#caption p');
-  const explained = await text(page, '[data-testid="quiz-caption"]');
-  assert.match(explained, /^#19\s*\S/);
-  assert.match(explained, /reject|refuse|stale/i);
-  assert.equal(explained.replace(/^#19/, '').trim(), caption.replace(/^#19 · t=\d+/, '').trim());
+  // The caption just above the card, the engine's own of the step just played, explains both;
+  // the card does not repeat it.
+  assert.match(await text(page, '#caption p'), /^#19 · t=\d+\s*\S.*(reject|refuse|stale)/i);
+  assert.equal(await page.locator('#quiz').getByText(/refuse|reject/i).count(), 1, 'the card says it once, in its verdict');
+  assert.equal(await page.locator('#quiz-continue').getAttribute('aria-describedby'), 'caption');
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'quiz-continue');
   assert.equal(await text(page, '.quiz-count'), '2 of 2 answered');
   // Every question answered: the outcome is told.
@@ -130,7 +129,7 @@ test('in a check-then-write store the write question waits for the write itself,
   await page.locator('#quiz .option', { hasText: 'A: stale' }).click();
   await page.locator('#quiz.right').waitFor();
   assert.equal(await captionStep(page), step + 1);
-  assert.match(await text(page, '[data-testid="quiz-caption"]'), /writes A's "A: stale" \(generation 1\) without checking again/);
+  assert.match(await text(page, '#caption p'), /writes A's "A: stale" \(generation 1\) without checking again/);
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -177,10 +176,12 @@ test('a question answered with the keyboard only', async () => {
   // Focus lands on "Continue", which the explanation describes, so Enter goes on at once; the
   // status region says the verdict.
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'quiz-continue');
-  assert.equal(await page.locator('#quiz-continue').getAttribute('aria-describedby'), 'quiz-explain');
+  assert.equal(await page.locator('#quiz-continue').getAttribute('aria-describedby'), 'caption');
   assert.match(await text(page, '#quiz-status'), /^Right: Will db apply A's first attempt/);
   await page.keyboard.press('Enter');
   await page.locator('#quiz').waitFor({ state: 'detached' });
+  // The card's focus goes to the play button, not to the page.
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'play');
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -306,3 +307,75 @@ test('on a phone the quiz card is not pinned over the diagram, and Continue can 
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+/** Where the current step's marks, Continue and the lanes' heads are on screen. */
+const answerView = (page) =>
+  page.evaluate(() => {
+    const diagram = document.querySelector('#diagram-main');
+    const step = diagram.dataset.position - 1;
+    const box = (el) => el && (({ top, bottom }) => ({ top: Math.round(top), bottom: Math.round(bottom) }))(el.getBoundingClientRect());
+    return {
+      height: innerHeight,
+      marks: [...diagram.querySelectorAll(`.mark[data-step="${step}"]`)].map(box),
+      go: box(document.querySelector('#quiz-continue')),
+      heads: box(diagram.querySelector('.lane-heads')),
+      player: box(document.querySelector('.player')),
+      focus: document.activeElement?.id,
+    };
+  });
+
+for (const size of [{ width: 1440, height: 900 }, { width: 360, height: 740 }]) {
+  test(`at ${size.width}x${size.height} an answer shows the step that answered it, with Continue, and Continue keeps the step in view`, async () => {
+    const { page, problems } = await fresh('/#scenario=paused-worker&variant=broken&quiz=1');
+    await page.setViewportSize(size);
+    await forwardToQuestion(page);
+    while (await page.locator('#quiz-question').isVisible()) {
+      await page.locator('#quiz .option').first().click();
+      await page.waitForTimeout(100);
+    }
+    await page.locator('#quiz-continue').waitFor();
+    // The page and the diagram settle after the answer's render.
+    await page.waitForTimeout(300);
+    const on = (b, v) => b && b.top >= 0 && b.bottom <= v.height;
+    const seen = await answerView(page);
+    const where = JSON.stringify(seen);
+    assert.ok(seen.marks.length > 0 && seen.marks.every((m) => on(m, seen)), `the step's marks are on screen: ${where}`);
+    assert.ok(on(seen.go, seen), `Continue is on screen: ${where}`);
+    assert.equal(seen.focus, 'quiz-continue');
+    // Nothing pinned covers the lanes' heads: the player scrolls with the page while the card shows.
+    assert.ok(seen.heads.top >= seen.player.bottom, `the lanes' heads show below the player: ${where}`);
+    await page.click('#quiz-continue');
+    await page.locator('#quiz').waitFor({ state: 'detached' });
+    await page.waitForTimeout(300);
+    const after = await answerView(page);
+    assert.ok(after.marks.every((m) => on(m, after)), `the step stays on screen after Continue: ${JSON.stringify(after)}`);
+    assert.equal(after.focus, 'play', 'the focus goes to the play button, not to the page');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test(`at ${size.width}x${size.height} a course story's last step links to the next story where the reader is`, async () => {
+    const { page, problems } = await fresh('/#course=the-paused-worker');
+    await page.setViewportSize(size);
+    const next = page.locator('#course-next-end');
+    assert.equal(await next.count(), 0, 'not before the end');
+    // The course asks its questions on the way: answer them, then go on to the end.
+    for (let i = 0; i < 12 && !(await page.locator('#step-forward').isDisabled()); i++) {
+      if (await page.locator('#quiz-question').isVisible()) await page.locator('#quiz .option').first().click();
+      else if (await page.locator('#quiz-continue').isVisible()) await page.click('#quiz-continue');
+      else await page.click('#to-end');
+      await page.waitForTimeout(100);
+    }
+    await next.waitFor();
+    const box = await next.boundingBox();
+    assert.ok(box.y >= 0 && box.y + box.height <= size.height, `on screen at the end: ${JSON.stringify(box)}`);
+    const href = await next.getAttribute('href');
+    assert.equal(href, await page.locator('#course-next').getAttribute('href'));
+    assert.match(await next.innerText(), /^Next: /);
+    await next.click();
+    await page.waitForFunction((href) => location.hash === href, href);
+    assert.equal(await next.count(), 0, 'the next story starts at its beginning');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+}

@@ -620,8 +620,8 @@ impl Layout {
         }
     }
 
-    /// The horizontal extent of what step `step` drew (marks, messages sent, periods begun), so a
-    /// narrow screen can scroll it into view.
+    /// The horizontal extent of what step `step` drew (marks, messages sent, periods begun or
+    /// ended), so a narrow screen can scroll it into view.
     pub fn focus_x(&self, step: usize) -> Option<(f64, f64)> {
         let sent = self.arrows.partition_point(|a| a.sent_step < step);
         let begun = self.spans.partition_point(|s| s.start_step < step);
@@ -634,7 +634,9 @@ impl Layout {
                     .take_while(|a| a.sent_step == step)
                     .flat_map(|a| [a.x1, a.x2]),
             )
-            .chain(self.spans[begun..].iter().take_while(|s| s.start_step == step).map(|s| s.x));
+            .chain(self.spans[begun..].iter().take_while(|s| s.start_step == step).map(|s| s.x))
+            // A worker resuming after its pause draws only the pause's end.
+            .chain(self.spans[..begun].iter().filter(|s| s.end_step == Some(step)).map(|s| s.x));
         xs.fold(None, |range, x| match range {
             None => Some((x, x)),
             Some((lo, hi)) => Some((f64::min(lo, x), f64::max(hi, x))),
@@ -790,6 +792,16 @@ mod tests {
             track.layout.witness_xs(&stores, lanes).len(),
             stores.iter().flat_map(|&s| track.layout.marks_at(s)).count()
         );
+    }
+
+    #[test]
+    fn a_step_that_only_ends_a_period_is_found_where_the_period_is() {
+        let run = run("paused-worker", "broken");
+        let pause = run.layout.spans.iter().find(|s| s.kind == "pause").expect("A's pause");
+        let end = pause.end_step.expect("A resumes");
+        assert_eq!(run.layout.marks_at(end).count(), 0, "the step draws no mark of its own");
+        let (from, to) = run.layout.focus_x(end).expect("the step has a place");
+        assert!(from <= pause.x && pause.x <= to, "{from}..{to} holds {}", pause.x);
     }
 
     #[test]

@@ -15,7 +15,9 @@ use crate::components::history::{
     history_card, history_status, link_note, open_control, Findings, ScrubMarks,
 };
 use crate::components::icons::icon;
-use crate::components::learn::{course_bar, course_contents, learn_modes, quiz_card, quiz_status};
+use crate::components::learn::{
+    course_bar, course_contents, course_next, learn_modes, quiz_card, quiz_status,
+};
 use crate::components::log::{log, LogProps};
 use crate::components::panels::{caption, panels, run_badge};
 use crate::components::picker::Picker;
@@ -319,6 +321,7 @@ fn visualizer(
                 }
                 { quiz_status(state) }
                 { quiz_card(state, on) }
+                { course_next(state) }
             </div>
             { main }
             </div>

@@ -12,8 +12,7 @@ use yew::prelude::*;
 
 use crate::components::controls::click;
 use crate::components::icons::icon;
-use crate::viz::run::step_no;
-use crate::viz::state::{Action, LearnAction, Progress, Shown, Viz};
+use crate::viz::state::{Action, LearnAction, Place, Progress, Shown, Viz};
 
 fn learn(on: &Callback<Action>, action: LearnAction) -> Callback<MouseEvent> {
     click(on, Action::Learn(action))
@@ -95,8 +94,9 @@ fn verdict(asked: &Asked, chosen: usize, marked: bool) -> String {
     format!("{mark}{} {said}", asked.question)
 }
 
-/// The open question, or the feedback on the answers with the caption of the step that answered
-/// them, which explains why. Focus moves to "Continue" (see `use_learn`), so Enter goes on.
+/// The open question, or the feedback on the answers, which the caption of the step that
+/// answered them (shown above the card) explains. Focus moves to "Continue" (see
+/// `use_learn`), so Enter goes on.
 pub fn quiz_card(state: &Viz, on: &Callback<Action>) -> Html {
     match state.shown() {
         None => Html::default(),
@@ -137,11 +137,10 @@ pub fn quiz_card(state: &Viz, on: &Callback<Action>) -> Html {
                     { for answered.iter().map(|&(asked, chosen)| html! {
                         <p class="verdict">{ verdict(asked, chosen, answered.len() > 1) }</p>
                     }) }
-                    if let Some(r) = explained {
-                        <p class="explain" id="quiz-explain" data-testid="quiz-caption">{ format!("#{} {}", step_no(r.index), r.caption) }</p>
-                    }
+                    // The caption just above, of the step that answered, says why: the card
+                    // points to it rather than repeating it.
                     <button id="quiz-continue" type="button" class="chip on"
-                        aria-describedby={explained.map(|_| "quiz-explain")}
+                        aria-describedby={explained.map(|_| "caption")}
                         onclick={learn(on, LearnAction::Continue)}>
                         { "Continue" }
                     </button>
@@ -171,28 +170,13 @@ fn chapter_link(chapter: &Chapter) -> String {
 /// The bar above a course story: its chapter (linkable), the chapter's intro, where the story
 /// sits in it and links to the stories before and after it.
 pub fn course_bar(state: &Viz, on: &Callback<Action>) -> Html {
-    let Some((index, chapter, Some(story))) = state.in_course() else {
+    let (Some((_, chapter, Some(story))), Some((previous, next))) =
+        (state.in_course(), state.course_neighbours())
+    else {
         return Html::default();
     };
     let count = chapter.stories.len();
-    let chapters = course();
-    let previous = match story {
-        0 => index.checked_sub(1).map(|c| (&chapters[c], chapters[c].stories.len() - 1)),
-        s => Some((chapter, s - 1)),
-    };
-    let next = if story + 1 < count {
-        Some((chapter, story + 1))
-    } else {
-        chapters.get(index + 1).map(|c| (c, 0))
-    };
-    let link = |id: &str, label: &str, to: Option<(&Chapter, usize)>| match to {
-        Some((c, s)) => html! {
-            <a id={id.to_string()} class="chip" href={story_link(c, c.stories[s])}>
-                { format!("{label}: {}", story_title(&state.cases, c.stories[s])) }
-            </a>
-        },
-        None => Html::default(),
-    };
+    let link = |id: &str, label: &str, to: Option<Place>| neighbour(state, id, label, to);
     let done = state.learn.progress.done_in(chapter);
     html! {
         <nav id="course-bar" class="course-bar" aria-label="Course">
@@ -220,6 +204,29 @@ pub fn course_bar(state: &Viz, on: &Callback<Action>) -> Html {
                 </button>
             </p>
         </nav>
+    }
+}
+
+/// A link to a story before or after this one in the course.
+fn neighbour(state: &Viz, id: &str, label: &str, to: Option<Place>) -> Html {
+    let Some((chapter, story)) = to else { return Html::default() };
+    let to = chapter.stories[story];
+    html! {
+        <a id={id.to_string()} class="chip" href={story_link(chapter, to)}>
+            { format!("{label}: {}", story_title(&state.cases, to)) }
+        </a>
+    }
+}
+
+/// At a course story's last step, where the reader is, the link to the next story (the course
+/// bar's is above the story).
+pub fn course_next(state: &Viz) -> Html {
+    let (at, end) = state.cursor();
+    match state.course_neighbours() {
+        Some((_, next @ Some(_))) if at == end && state.shown().is_none() => html! {
+            <p class="course-next">{ neighbour(state, "course-next-end", "Next", next) }</p>
+        },
+        _ => Html::default(),
     }
 }
 

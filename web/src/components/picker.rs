@@ -54,7 +54,11 @@ pub fn Picker(props: &PickerProps) -> Html {
         .map(|c| c.variants.clone())
         .unwrap_or_default();
     let (w, r, n) = GENERATED_SIZE;
+    // On a phone the fields fold behind one line, so a story opens on its diagram; wider
+    // screens show them always (style.css).
     html! {
+        <details class="pick">
+        <summary>{ "Another story, variant or policy" }</summary>
         <div class="picker">
             <label class="field grow">
                 <span class="field-label">{ "Story" }</span>
@@ -95,6 +99,7 @@ pub fn Picker(props: &PickerProps) -> Html {
                 </select>
             </label>
         </div>
+        </details>
     }
 }
 

@@ -10,6 +10,9 @@ use fencelab_core::{stories::course::course, stories::course::Chapter};
 
 use super::{Mode, Viz};
 
+/// A story's place in the course: its chapter and its index there.
+pub type Place = (&'static Chapter, usize);
+
 /// The local-storage key the shell keeps [`Progress`] under.
 pub const PROGRESS_KEY: &str = "fencelab-learn";
 
@@ -244,6 +247,24 @@ impl Viz {
         let chapter = course().get(index)?;
         let story = (!self.story.edited).then(|| self.story_in(chapter)).flatten();
         Some((index, chapter, story))
+    }
+
+    /// The course's stories just before and just after the one shown, each as its chapter and
+    /// its index there (the next chapter's first story follows a chapter's last).
+    pub fn course_neighbours(&self) -> Option<(Option<Place>, Option<Place>)> {
+        let (index, chapter, story) = self.in_course()?;
+        let story = story?;
+        let chapters = course();
+        let previous = match story {
+            0 => index.checked_sub(1).map(|c| (&chapters[c], chapters[c].stories.len() - 1)),
+            s => Some((chapter, s - 1)),
+        };
+        let next = if story + 1 < chapter.stories.len() {
+            Some((chapter, story + 1))
+        } else {
+            chapters.get(index + 1).map(|c| (c, 0))
+        };
+        Some((previous, next))
     }
 
     fn story_in(&self, chapter: &Chapter) -> Option<usize> {

@@ -37,7 +37,7 @@ pub use compare::{Compare, CompareSide, Side, MODES};
 pub use decide::{Decide, DecideAction};
 pub use editor::Editor;
 pub use history::{Fetch, HistoryAction};
-pub use learn::{Learn, LearnAction, Progress, Shown, PROGRESS_KEY};
+pub use learn::{Learn, LearnAction, Place, Progress, Shown, PROGRESS_KEY};
 pub use story::{
     Badge, PolicyChoice, Story, DEFAULT_SPEED, GENERATED, GENERATED_SIZE, SPEEDS, SPEED_PERCENT,
 };
