@@ -145,7 +145,7 @@ test('autoplay and End pause at a question; seeking past it is not stopped; with
   assert.equal(await captionStep(page), 14);
   await page.click('#quiz-continue');
   // Continuing resumes autoplay to the end.
-  await page.waitForFunction(() => document.querySelector('#step-forward')?.disabled, null, { timeout: 15_000 });
+  await page.waitForFunction(() => document.querySelector('#step-forward')?.ariaDisabled === 'true', null, { timeout: 15_000 });
 
   const other = await fresh('/#scenario=network-delay&variant=fenced&quiz=1');
   await other.page.click('#to-end');
@@ -153,7 +153,7 @@ test('autoplay and End pause at a question; seeking past it is not stopped; with
   await other.page.click('#to-start');
   assert.equal(await other.page.locator('#quiz').count(), 0);
   await other.page.locator('#scrubber').fill(await other.page.locator('#scrubber').getAttribute('max'));
-  await other.page.waitForFunction(() => document.querySelector('#step-forward')?.disabled);
+  await other.page.waitForFunction(() => document.querySelector('#step-forward')?.ariaDisabled === 'true');
   const off = await fresh('/#scenario=network-delay&variant=fenced');
   for (let i = 0; i < 14; i++) await off.page.click('#step-forward');
   assert.equal(await captionStep(off.page), 14);
@@ -360,7 +360,7 @@ for (const size of [{ width: 1440, height: 900 }, { width: 360, height: 740 }]) 
     const next = page.locator('#course-next-end');
     assert.equal(await next.count(), 0, 'not before the end');
     // The course asks its questions on the way: answer them, then go on to the end.
-    for (let i = 0; i < 12 && !(await page.locator('#step-forward').isDisabled()); i++) {
+    for (let i = 0; i < 12 && (await page.locator('#step-forward').getAttribute('aria-disabled')) !== 'true'; i++) {
       if (await page.locator('#quiz-question').isVisible()) await page.locator('#quiz .option').first().click();
       else if (await page.locator('#quiz-continue').isVisible()) await page.click('#quiz-continue');
       else await page.click('#to-end');
@@ -375,6 +375,9 @@ for (const size of [{ width: 1440, height: 900 }, { width: 360, height: 740 }]) 
     await next.click();
     await page.waitForFunction((href) => location.hash === href, href);
     assert.equal(await next.count(), 0, 'the next story starts at its beginning');
+    // It opens as a new page would: at the top, the focus on its title.
+    await page.waitForFunction(() => document.activeElement?.id === 'story-title');
+    assert.equal(await page.evaluate(() => scrollY), 0);
     assert.deepEqual(problems, []);
     await page.close();
   });

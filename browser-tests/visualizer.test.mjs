@@ -191,6 +191,35 @@ test('autoplay reaches the end; keys step, jump and play', async () => {
   await page.close();
 });
 
+for (const size of [DESKTOP, PHONE]) test(`at ${size.width}x${size.height} stepping from a story's top keeps the current step on screen, and the focus on the button at the end`, async () => {
+  const { page, problems } = await openPage(env, '/#scenario=check-then-write&variant=check-then-write');
+  await page.setViewportSize(size);
+  assert.equal(await page.evaluate(() => scrollY), 0);
+  await page.locator('#step-forward').focus();
+  let moved = 0;
+  for (let i = 0; i < 80 && (await page.locator('#step-forward').getAttribute('aria-disabled')) !== 'true'; i++) {
+    await page.keyboard.press('Enter');
+    const row = await page.evaluate(() => {
+      const band = document.querySelector('.now-band').getBoundingClientRect();
+      const player = document.querySelector('.player').getBoundingClientRect();
+      const cover = player.top <= 1 ? player.bottom : 0;
+      return { top: band.top, bottom: band.bottom, cover, height: innerHeight, scrolled: scrollY };
+    });
+    const at = (await position(page))[0];
+    assert.ok(row.top >= row.cover && row.bottom <= row.height, `step ${at}: the row at ${row.top}-${row.bottom}, the window ${row.cover}-${row.height}`);
+    moved = Math.max(moved, row.scrolled);
+  }
+  const [at, end] = await position(page);
+  assert.equal(at, end);
+  assert.ok(moved > 0, 'the page followed the step down');
+  // A marked button keeps the focus: a disabled one would drop it to the page.
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'step-forward');
+  await page.keyboard.press('Enter');
+  assert.deepEqual(await position(page), [end, end]);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('compare mode: the unfenced side ends corrupted, the fenced side correct', async () => {
   const { page, problems } = await openPage(env);
   await pick(page, 'paused-worker');
@@ -339,7 +368,7 @@ test('each store shows what it keeps: nothing unfenced, the last written generat
         if (seen.at(-1) !== now.value) seen.push(now.value);
       }
     }
-    if (await page.locator('#step-forward').isDisabled()) break;
+    if ((await page.locator('#step-forward').getAttribute('aria-disabled')) === 'true') break;
     await page.click('#step-forward');
   }
   assert.deepEqual(seen, ['1', '2', '1']);
@@ -418,6 +447,18 @@ test('one step numbering: the caption, counter, log, transcript, panels and diag
   assert.match(await caption(page), /^#1 · t=0\D/);
   assert.equal(await text(page, '.log .entry.current .step-no'), '#1');
   assert.match(await page.locator('#transcript li').first().textContent(), /^#1 · t=0/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+for (const size of [DESKTOP, PHONE]) test(`at ${size.width}x${size.height} a broken step's caption is shaded as broken, under the phone's scroll shades too`, async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=broken&step=18');
+  await page.setViewportSize(size);
+  const shade = () => page.locator('#caption').evaluate((c) => getComputedStyle(c).backgroundColor);
+  const plain = await shade();
+  await page.click('#step-forward');
+  assert.equal(await page.locator('#caption').getAttribute('data-kind'), 'violation');
+  assert.notEqual(await shade(), plain, 'the broken step shows its own colour');
   assert.deepEqual(problems, []);
   await page.close();
 });

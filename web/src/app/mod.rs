@@ -26,7 +26,8 @@ use crate::components::transcript::Transcript;
 use crate::hooks::{
     remembered, use_address, use_autoplay, use_document_title, use_drop_history, use_fetch_history,
     use_focus_title, use_follow_step, use_keep_custom, use_keys, use_learn, use_pane_width,
-    use_report_title, use_show_chosen, use_theme, use_undo_key, use_window, FollowRefs, HEADS,
+    use_report_title, use_show_chosen, use_step_on_screen, use_theme, use_undo_key, use_window,
+    FollowRefs, HEADS,
 };
 use crate::io;
 use crate::viz::history::Origin;
@@ -72,6 +73,7 @@ pub fn App() -> Html {
             (track.len() > LONG_RUN).then(|| Focus::log(state.position)),
         ),
     };
+    use_step_on_screen(refs.diagram.clone(), track.clone(), state.position, focus);
     let choices = state.opened().map_or(0, |o| o.choices);
     use_show_chosen(refs.diagram.clone(), choices, track.clone(), state.highlight(), fit);
     use_focus_title(state.focus_title);

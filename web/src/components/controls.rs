@@ -45,9 +45,11 @@ fn button(
     on: &Callback<Action>,
 ) -> Html {
     let onclick = click(on, action);
+    // Marked rather than disabled, so a reader who steps to the end keeps the focus on the
+    // button (a disabled one drops it to the page); the action does nothing there.
     html! {
         <button id={id.to_string()} type="button" class="tool" aria-label={label.to_string()} title={label.to_string()}
-            disabled={disabled} onclick={onclick}>
+            aria-disabled={disabled.then_some("true")} onclick={onclick}>
             { icon(glyph) }
         </button>
     }

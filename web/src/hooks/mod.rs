@@ -27,7 +27,9 @@ pub use use_counterexample::use_counterexample;
 pub use use_explore_origin::use_explore_origin;
 pub use use_flash::use_flash;
 pub use use_focus_on_error::{use_focus_on_error, use_focus_title};
-pub use use_follow_step::{use_follow_step, use_show_chosen, FollowRefs, HEADS};
+pub use use_follow_step::{
+    use_follow_step, use_show_chosen, use_step_on_screen, FollowRefs, HEADS,
+};
 pub use use_history_sources::{use_drop_history, use_fetch_history};
 pub use use_keep_custom::use_keep_custom;
 pub use use_keys::use_keys;

@@ -17,17 +17,20 @@ pub fn use_focus_on_error(field: NodeRef, errors: u64) {
     });
 }
 
-/// Moves the focus to the view's title (`#story-title`, which can take it) each time `moves`
-/// grows past zero: after a history opens from a file, or the reader goes back to the stories,
-/// the control pressed is gone and the focus would fall to the page's body.
+/// Opens a new view as a new page would, each time `moves` grows past zero: the page at its top
+/// and the focus on the view's title (`#story-title`, which can take it). After a history opens
+/// from a file, the reader goes back to the stories or follows a link to the next story, the
+/// control pressed is gone and the focus would fall to the page's body, wherever it was scrolled.
 #[hook]
 pub fn use_focus_title(moves: usize) {
     use_effect_with(moves, |moves| {
-        let title = web_sys::window()
-            .and_then(|w| w.document())
+        let Some(window) = web_sys::window().filter(|_| *moves > 0) else { return };
+        let title = window
+            .document()
             .and_then(|d| d.get_element_by_id("story-title"))
             .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok());
-        if let (true, Some(title)) = (*moves > 0, title) {
+        if let Some(title) = title {
+            window.scroll_to_with_x_and_y(0.0, 0.0);
             let _ = title.focus();
         }
     });

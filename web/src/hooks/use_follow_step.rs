@@ -9,7 +9,7 @@ use super::use_window::measure;
 use crate::viz::history::Highlight;
 use crate::viz::run::TrackRef;
 use crate::viz::state::Viz;
-use crate::viz::window::{below_cover, reveal_x, View};
+use crate::viz::window::{below_cover, reveal_x, row_on_screen, Focus, View};
 use fencelab_core::picture::layout::{Fit, LONG_RUN, ROW};
 
 /// Roughly how tall the lane headers are above a diagram's drawing, inside its scrolling box.
@@ -103,22 +103,16 @@ pub fn use_show_chosen(
         }
         let Some(container) = diagram.cast::<Element>() else { return };
         let Some(window) = web_sys::window() else { return };
-        let viewport = window.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
-        let player = window.document().and_then(|d| d.query_selector(".player").ok().flatten());
-        // What the player covers of the window's top: all of it once stuck there (or scrolled
-        // past), nothing while it sits lower. Moving the page may stick it, so twice.
-        let cover = || {
-            let rect = player.as_ref()?.get_bounding_client_rect();
-            Some(if rect.top() <= 1.0 { rect.bottom().max(0.0) } else { 0.0 })
-        };
+        let viewport = viewport(&window);
+        // Moving the page may stick the player, so twice.
         for _ in 0..2 {
             let outer = container.get_bounding_client_rect();
-            let shift = below_cover(cover().unwrap_or(0.0), viewport, outer.top(), outer.height());
+            let shift = below_cover(cover(&window), viewport, outer.top(), outer.height());
             if shift != 0.0 {
                 window.scroll_by_with_x_and_y(0.0, shift);
             }
         }
-        let cover = cover().unwrap_or(0.0);
+        let cover = cover(&window);
         let width = f64::from(container.client_width());
         let lanes = &track.diagram.lanes;
         let xs: Vec<f64> = track
@@ -137,5 +131,44 @@ pub fn use_show_chosen(
         let shown = outer.height().min(viewport - outer.top().max(cover));
         let dy = mark.get_bounding_client_rect().top() - outer.top() - (HEADS + shown) / 2.0;
         container.set_scroll_top(container.scroll_top() + dy as i32);
+    });
+}
+
+/// The window's height.
+fn viewport(window: &web_sys::Window) -> f64 {
+    window.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0)
+}
+
+/// What the sticky player covers of the window's top: all of it once stuck there (or scrolled
+/// past), nothing while it sits lower.
+fn cover(window: &web_sys::Window) -> f64 {
+    let player = window.document().and_then(|d| d.query_selector(".player").ok().flatten());
+    player.map_or(0.0, |player| {
+        let rect = player.get_bounding_client_rect();
+        if rect.top() <= 1.0 {
+            rect.bottom().max(0.0)
+        } else {
+            0.0
+        }
+    })
+}
+
+/// Keeps the current step's row on screen as the reader moves through a run: the diagram's box
+/// follows the step inside itself, but a box taller than the window (a story's first screen) or
+/// partly under the sticky player can still hold it out of sight, so the page moves the least
+/// that shows it. A run just opened is left at the page's top.
+#[hook]
+pub fn use_step_on_screen(diagram: NodeRef, track: TrackRef, position: usize, focus: Focus) {
+    let shown = use_mut_ref(|| None::<TrackRef>);
+    use_effect_with((track, position), move |(track, _)| {
+        let same_run = shown.replace(Some(track.clone())).as_ref() == Some(track);
+        let Some(container) = diagram.cast::<Element>().filter(|_| same_run) else { return };
+        let Some(window) = web_sys::window() else { return };
+        let row = container.get_bounding_client_rect().top() + focus.y
+            - f64::from(container.scroll_top());
+        let shift = row_on_screen(cover(&window), viewport(&window), row, focus.margin);
+        if shift != 0.0 {
+            window.scroll_by_with_x_and_y(0.0, shift);
+        }
     });
 }

@@ -122,6 +122,22 @@ pub fn below_cover(cover: f64, viewport: f64, top: f64, height: f64) -> f64 {
     (top - cover - GAP).round()
 }
 
+/// How far the page scrolls so the current step's row, `row` pixels down the window, shows with
+/// `margin` pixels around it between a bar covering the window's top `cover` pixels and the
+/// window's bottom: none when it already does, or when the bar leaves no room for it.
+pub fn row_on_screen(cover: f64, viewport: f64, row: f64, margin: f64) -> f64 {
+    if cover + 2.0 * margin > viewport {
+        return 0.0;
+    }
+    if row + margin > viewport {
+        (row + margin - viewport).round()
+    } else if row - margin < cover {
+        (row - margin - cover).round()
+    } else {
+        0.0
+    }
+}
+
 /// Where a box keeps the reader's place: the current row's height in its content, how far from
 /// the box's edges it stays, and, for a box that can scroll sideways, the step's horizontal
 /// extent and the content's width.
@@ -242,6 +258,18 @@ mod tests {
         // Running past the window's bottom: its top goes up under the bar.
         assert_eq!(below_cover(220.0, 900.0, 500.0, 600.0), 272.0);
         assert_eq!(below_cover(0.0, 900.0, -40.0, 300.0), -48.0);
+    }
+
+    #[test]
+    fn the_current_row_stays_between_the_bar_and_the_window_bottom() {
+        // Below the window's bottom (a tall diagram at a story's top): up by what is missing.
+        assert_eq!(row_on_screen(0.0, 900.0, 1_000.0, 70.0), 170.0);
+        // Under the bar: down just below it.
+        assert_eq!(row_on_screen(300.0, 900.0, 250.0, 70.0), -120.0);
+        // In between: stays.
+        assert_eq!(row_on_screen(300.0, 900.0, 500.0, 70.0), 0.0);
+        // No room between the bar and the bottom: the page is not moved.
+        assert_eq!(row_on_screen(700.0, 740.0, 900.0, 70.0), 0.0);
     }
 
     fn view(top: f64, height: f64) -> View {

@@ -421,6 +421,9 @@ impl Reducible for Viz {
         if let Action::Open(fragment) = &action {
             let mut next = Viz::open_with(fragment, self.learn.progress.clone());
             next.entries = self.entries;
+            // A link to another story (the course's Next) opens it as a new page would.
+            let moved = next.embed.is_none() && next.title() != self.title();
+            next.focus_title = self.focus_title + usize::from(moved);
             return Rc::new(next);
         }
         let by_learning = matches!(action, Action::Learn(_));

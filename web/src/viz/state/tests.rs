@@ -280,6 +280,18 @@ fn changing_tabs_is_a_new_history_entry_and_links_carry_the_tab() {
 }
 
 #[test]
+fn a_link_to_another_story_opens_it_at_its_title() {
+    let state = apply(Rc::new(Viz::new()), [Action::Seek(5)]);
+    let same = apply(state, [Action::Open("scenario=paused-worker&variant=fenced&step=2".into())]);
+    assert_eq!((same.focus_title, same.position), (0, 2));
+    let other = apply(same, [Action::Open("scenario=check-then-write".into())]);
+    assert_eq!(other.focus_title, 1);
+    // An embed keeps the focus where its host page has it.
+    let embed = apply(other, [Action::Open("scenario=paused-worker&embed=controls".into())]);
+    assert_eq!(embed.focus_title, 1);
+}
+
+#[test]
 fn a_bad_embed_link_stays_an_embed_and_says_what_is_wrong() {
     let state = Viz::open("scenario=paused-worker&variant=brokn&embed=controls,caption");
     let error = state.broken_embed().expect("an error to show in the embed");
