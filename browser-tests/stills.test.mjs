@@ -474,7 +474,9 @@ test('the page shows its name and that it is loading at once, and neither withou
     await page.goto(`${env.server.origin}/notes/fencelab/index.html`);
     const boot = page.locator('.boot');
     await boot.waitFor({ state: 'visible' });
-    assert.equal(await boot.innerText(), 'Fencelab · loading the stories…');
+    assert.equal(await page.locator('.boot [role=status]').innerText(), 'Fencelab · loading the stories…');
+    // What the page is about, to read while the module arrives.
+    assert.match(await boot.innerText(), /fencing token, a number the lease authority\s+raises with every grant/);
     await release();
     await page.locator('#play').waitFor({ state: 'visible', timeout: 20_000 });
     assert.equal(await boot.isVisible(), false, 'gone once the page is there');

@@ -220,6 +220,45 @@ for (const size of [DESKTOP, PHONE]) test(`at ${size.width}x${size.height} stepp
   await page.close();
 });
 
+for (const size of [DESKTOP, PHONE]) test(`at ${size.width}x${size.height} compare mode keeps the first diagram's current step on screen as the reader steps`, async () => {
+  const { page, problems } = await openPage(env, '/#scenario=paused-worker&variant=fenced&compare=unfenced,fenced', '[data-testid="compare"]');
+  await page.setViewportSize(size);
+  await page.locator('#step-forward').focus();
+  let moved = 0;
+  for (let i = 0; i < 40 && (await page.locator('#step-forward').getAttribute('aria-disabled')) !== 'true'; i++) {
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(30);
+    const row = await page.evaluate(() => {
+      const band = document.querySelector('[data-testid="compare"] .now-band').getBoundingClientRect();
+      const player = document.querySelector('.player').getBoundingClientRect();
+      return { top: band.top, bottom: band.bottom, cover: player.top <= 1 ? player.bottom : 0, height: innerHeight, scrolled: scrollY };
+    });
+    assert.ok(row.top >= row.cover - 1 && row.bottom <= row.height + 1, `step ${i + 1}: the row at ${row.top}-${row.bottom}, the window ${row.cover}-${row.height}`);
+    moved = Math.max(moved, row.scrolled);
+  }
+  assert.ok(moved > 0, 'the page followed the step');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test(`at ${PHONE.width}x${PHONE.height} another story opens at its diagram's left edge, and the course comes first in its row`, async () => {
+  const { page, problems } = await openPage(env, '/#scenario=payment-capture&variant=fenced&step=5');
+  await page.setViewportSize(PHONE);
+  // The reader scrolls the lanes sideways, then follows a link to another story.
+  await page.locator('#diagram-main').evaluate((box) => { box.scrollLeft = 300; });
+  await page.waitForFunction(() => document.querySelector('#diagram-main')?.scrollLeft > 0);
+  await page.evaluate(() => { location.hash = 'scenario=paused-worker&variant=broken'; });
+  await page.waitForFunction(() => document.querySelector('[data-testid="position"] .mono')?.textContent.startsWith('0/'));
+  await page.waitForFunction(() => document.querySelector('#diagram-main')?.scrollLeft === 0);
+  // The course's way in is the first thing in the sideways row of modes, on screen.
+  const modes = page.locator('.modes:has(#compare-toggle) > *');
+  assert.equal(await modes.first().getAttribute('id'), 'course-toggle');
+  const box = await modes.first().boundingBox();
+  assert.ok(box.x >= 0 && box.x + box.width <= PHONE.width, JSON.stringify(box));
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('compare mode: the unfenced side ends corrupted, the fenced side correct', async () => {
   const { page, problems } = await openPage(env);
   await pick(page, 'paused-worker');

@@ -100,6 +100,19 @@ fn a_history_file_that_cannot_be_read_names_its_line() {
     lines[3] = r#"{"at": 4, "event": {"teleported": {}}}"#;
     let err = History::from_jsonl(&lines.join("\n")).unwrap_err();
     assert!(err.problem.contains("`event`: unknown variant `teleported`"), "{err}");
+
+    // An event that is not one kind holding its fields, and a version 1 line under this header.
+    for (event, says) in [
+        ("{}", "`event`: an event is an object with one key, its kind, holding its fields (this one has 0)"),
+        (r#"{"released": {}, "paused": {}}"#, "(this one has 2)"),
+        (r#""released", "worker": "A""#, "`event`: \"released\" is how version 1 named an event's kind"),
+    ] {
+        let line = format!(r#"{{"at": 4, "event": {event}}}"#);
+        let mut edited = lines.clone();
+        edited[3] = &line;
+        let err = History::from_jsonl(&edited.join("\n")).unwrap_err();
+        assert!(err.problem.contains(says), "{err}");
+    }
 }
 
 /// A version 1 file, whose lines hold the event's kind in an `event` field beside its own
@@ -124,6 +137,9 @@ fn a_version_1_history_reads_as_the_same_history() {
     lines[3] = r#"{"at": 4, "event": "teleported"}"#.into();
     let err = History::from_jsonl(&lines.join("\n")).unwrap_err();
     assert!(err.problem.contains("unknown variant `teleported`"), "{err}");
+    lines[3] = r#"{"at": 4, "event": {"released": {"worker": "A"}}}"#.into();
+    let err = History::from_jsonl(&lines.join("\n")).unwrap_err();
+    assert!(err.problem.starts_with("`event`: an object, as version 2 writes an event"), "{err}");
     lines[3] = r#"{"at": 4, "worker": "A"}"#.into();
     let err = History::from_jsonl(&lines.join("\n")).unwrap_err();
     assert_eq!(err.problem, "missing field `event` (the event's kind)");

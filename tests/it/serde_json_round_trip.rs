@@ -146,6 +146,17 @@ fn bad_tokens_in_json_name_the_problem() {
         let err = serde_json::from_str::<WriteRequest>(&json).unwrap_err().to_string();
         assert!(err.contains("positive integer token required"), "{bad}: {err}");
     }
+    // A float's digits past its precision are not the file's, so they are not quoted as such.
+    for (bad, says) in [
+        ("2.0", "(got 2.0, written with a fraction or exponent)"),
+        ("1.5", "(got 1.5, not a whole positive number)"),
+        ("18446744073709551616", "the number is larger than the largest generation"),
+    ] {
+        let json =
+            format!(r#"{{"resource":"ledger","generation":{bad},"operation":"op","value":"v"}}"#);
+        let err = serde_json::from_str::<WriteRequest>(&json).unwrap_err().to_string();
+        assert!(err.contains(says), "{bad}: {err}");
+    }
 }
 
 #[test]

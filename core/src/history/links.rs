@@ -233,11 +233,11 @@ impl Links {
             | Event::Renewed { worker: w, resource: r, .. }
             | Event::RenewFailed { worker: w, resource: r, .. }
             | Event::Released { worker: w, resource: r, .. }
+            | Event::LeaseExpired { worker: w, resource: r, .. }
             | Event::LeaseChecked { worker: w, resource: r, .. } => {
                 worker(w)?;
                 resource("resource", r)?;
             }
-            Event::LeaseExpired { resource: r, .. } => resource("resource", r)?,
             Event::ReadValue { worker: w, store, path, resource: r, .. } => {
                 worker(w)?;
                 place(store, path, None)?;

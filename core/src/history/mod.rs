@@ -382,6 +382,9 @@ fn read<T: serde::de::DeserializeOwned>(line: &str) -> Result<T, String> {
 /// come here too, once rewritten, so one reader is compiled.
 fn read_entry(line: &str) -> Result<Entry, String> {
     serde_json::from_str(line).map_err(|e| {
+        if let Some(shape) = event_shape(line) {
+            return shape;
+        }
         // A bad line is read again with the path of each field tracked, to name the one at
         // fault. The page keeps serde's message and the column instead: the tracking would
         // double the size of the event reader it downloads.
@@ -391,6 +394,23 @@ fn read_entry(line: &str) -> Result<Entry, String> {
         }
         problem("", e)
     })
+}
+
+/// What is wrong with a line's `event` when it is not one key holding the kind's fields, which
+/// serde can only call an unexpected value.
+fn event_shape(line: &str) -> Option<String> {
+    use serde_json::Value;
+    let value = crate::format::parse::json_value(line).ok()?;
+    match value.get("event")? {
+        Value::String(kind) => Some(format!(
+            "`event`: \"{kind}\" is how version 1 named an event's kind; the header says version {HISTORY_VERSION}, where the kind holds the event's fields: {{\"event\": {{\"{kind}\": {{...}}}}}}"
+        )),
+        Value::Object(kinds) if kinds.len() != 1 => Some(format!(
+            "`event`: an event is an object with one key, its kind, holding its fields (this one has {})",
+            kinds.len()
+        )),
+        _ => None,
+    }
 }
 
 /// Reads an entry with the path of each field tracked.
@@ -429,6 +449,9 @@ fn read_v1(line: &str) -> Result<Entry, String> {
     };
     let kind = match fields.remove("event") {
         Some(Value::String(kind)) => kind,
+        Some(Value::Object(_)) => {
+            return Err("`event`: an object, as version 2 writes an event; the header says version 1, where `event` is the kind's name beside the event's fields".into())
+        }
         Some(other) => {
             return Err(format!("`event`: expected the event's kind as a string, found {other}"))
         }

@@ -32,7 +32,7 @@ const COURSE: &[Chapter] = &[
     Chapter {
         id: "the-paused-worker",
         title: "1. A lease can end while its holder is still running",
-        intro: "A lease promises a worker sole ownership for a while, and the worker trusts that promise. But a worker can stop for longer than its lease without knowing it: a garbage collector freezes it, the host stops scheduling it, the network goes quiet. Meanwhile the lease passes to someone else. Watch what the stalled worker does when it carries on, first with no protection, then with a store that checks generation numbers. A longer lease only makes the race rarer.",
+        intro: "A lease promises a worker sole ownership for a while, and the worker trusts that promise. But a worker can stop for longer than its lease without knowing it: a garbage collector freezes it, the host stops scheduling it, the network goes quiet. Meanwhile the lease passes to someone else. Watch what the stalled worker does when it carries on, first with no protection, then with a store that checks the lease's generation number, its fencing token. A longer lease only makes the race rarer.",
         stories: &[
             ("paused-worker", "broken"),
             ("paused-worker", "fenced"),
@@ -42,7 +42,7 @@ const COURSE: &[Chapter] = &[
     Chapter {
         id: "the-fence",
         title: "2. The fence sits where the write happens",
-        intro: "The authority numbers every grant, and the store remembers the highest number it has accepted. The check only protects what it guards, and only if it cannot be split from the write: a check done first and a write done later leaves a gap, and a second way into the same data needs the same check. Watch which writes each store lets through.",
+        intro: "The authority numbers every grant, and the worker sends that generation number with each write: it is the fencing token. The store remembers the highest one it has accepted and refuses older ones. The check only protects what it guards, and only if it cannot be split from the write: a check done first and a write done later leaves a gap, and a second way into the same data needs the same check. Watch which writes each store lets through.",
         stories: &[
             ("check-then-write", "check-then-write"),
             ("check-then-write", "atomic"),

@@ -272,6 +272,11 @@ fn visualizer(
                     </div>
                 </div>
                 <div class="modes">
+                    // The course first: on a phone this row scrolls sideways, and a newcomer's
+                    // way in should not start off screen.
+                    if !embedded {
+                        { learn_modes(state, on) }
+                    }
                     <button id="compare-toggle" type="button" class={classes!("chip", compare_on.then_some("on"))}
                         aria-pressed={compare_on.to_string()} onclick={click(on, Action::Compare(!compare_on))}>
                         { icon("compare") }{ "Compare enforcement" }
@@ -282,7 +287,6 @@ fn visualizer(
                             aria-pressed={story.editor.open.to_string()} onclick={click(on, Action::ToggleEditor)}>
                             { icon("edit") }{ "Edit scenario JSON" }
                         </button>
-                        { learn_modes(state, on) }
                         // Deciding is for the reader of the whole page, on a story rather than a
                         // history (this card shows only for a story).
                         { decide_toggle(decide.is_some(), on) }

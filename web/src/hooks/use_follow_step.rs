@@ -64,14 +64,21 @@ pub fn use_follow_step(state: &Viz, refs: &FollowRefs) {
         .collect();
     let cursor = state.cursor();
     let position = state.position;
+    let moved = use_mut_ref(|| false);
     use_effect_with((state.position, track.clone(), cursor), move |_| {
-        for (node, y, x) in compared {
+        // The page moves with the first diagram once the reader moves (not when compare opens),
+        // as it does for the single diagram (`use_step_on_screen`).
+        let follow_page = std::mem::replace(&mut *moved.borrow_mut(), !compared.is_empty());
+        for (i, (node, y, x)) in compared.into_iter().enumerate() {
             if let Some(diagram) = node.cast::<Element>() {
                 let content = f64::from(diagram.scroll_width());
                 scroll(&diagram, |view| {
                     let view = view.follow(y + HEADS, ROW * 2.5);
                     x.map_or(view, |x| view.follow_x(x, content))
                 });
+                if i == 0 && follow_page {
+                    row_in_window(&diagram, y + HEADS, ROW * 2.5);
+                }
             }
         }
         let Some(log) = log_ref.cast::<Element>().filter(|_| short) else { return };
@@ -135,13 +142,13 @@ pub fn use_show_chosen(
 }
 
 /// The window's height.
-fn viewport(window: &web_sys::Window) -> f64 {
+pub(super) fn viewport(window: &web_sys::Window) -> f64 {
     window.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0)
 }
 
 /// What the sticky player covers of the window's top: all of it once stuck there (or scrolled
 /// past), nothing while it sits lower.
-fn cover(window: &web_sys::Window) -> f64 {
+pub(super) fn cover(window: &web_sys::Window) -> f64 {
     let player = window.document().and_then(|d| d.query_selector(".player").ok().flatten());
     player.map_or(0.0, |player| {
         let rect = player.get_bounding_client_rect();
@@ -162,13 +169,18 @@ pub fn use_step_on_screen(diagram: NodeRef, track: TrackRef, position: usize, fo
     let shown = use_mut_ref(|| None::<TrackRef>);
     use_effect_with((track, position), move |(track, _)| {
         let same_run = shown.replace(Some(track.clone())).as_ref() == Some(track);
-        let Some(container) = diagram.cast::<Element>().filter(|_| same_run) else { return };
-        let Some(window) = web_sys::window() else { return };
-        let row = container.get_bounding_client_rect().top() + focus.y
-            - f64::from(container.scroll_top());
-        let shift = row_on_screen(cover(&window), viewport(&window), row, focus.margin);
-        if shift != 0.0 {
-            window.scroll_by_with_x_and_y(0.0, shift);
+        if let Some(container) = diagram.cast::<Element>().filter(|_| same_run) {
+            row_in_window(&container, focus.y, focus.margin);
         }
     });
+}
+
+/// Moves the page the least that shows the row `y` pixels down the content of `container`.
+fn row_in_window(container: &Element, y: f64, margin: f64) {
+    let Some(window) = web_sys::window() else { return };
+    let row = container.get_bounding_client_rect().top() + y - f64::from(container.scroll_top());
+    let shift = row_on_screen(cover(&window), viewport(&window), row, margin);
+    if shift != 0.0 {
+        window.scroll_by_with_x_and_y(0.0, shift);
+    }
 }

@@ -7,8 +7,10 @@ use gloo_timers::callback::Timeout;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
+use super::use_follow_step::{cover, viewport};
 use crate::io;
 use crate::viz::state::{Progress, Shown, Viz, PROGRESS_KEY};
+use crate::viz::window::{keep_in_view, row_on_screen};
 
 /// What was remembered in this browser (nothing when storage is unavailable).
 pub fn remembered() -> Rc<Progress> {
@@ -33,8 +35,13 @@ pub fn use_learn(state: &Viz) {
         if last.replace(Some(progress.clone())).as_ref() != Some(progress) {
             io::save(PROGRESS_KEY, &progress.to_text());
         }
-        // When the card goes, its focus goes to the play button rather than to the page.
-        let gone = left.replace(*focus).is_some() && focus.is_none();
+        // When the card goes, its focus goes to the play button rather than to the page, and
+        // the player sticks to the window's top again: the answering step stays in sight below.
+        let was = left.replace(*focus);
+        let gone = was.is_some() && focus.is_none();
+        if let (true, Some((_, step))) = (gone, was) {
+            Timeout::new(0, move || show_marks(step)).forget();
+        }
         let id = match focus {
             Some((id, _)) => id,
             None if gone && lost() => "play",
@@ -50,18 +57,41 @@ pub fn use_learn(state: &Viz) {
     });
 }
 
-/// Shows the step that answered a question, once the answer is on screen: the card pushes the
-/// diagram down, so the page moves until the step's last mark shows (the player, and the card
-/// with "Continue" in it, scroll with the page while the card shows).
-fn show_answer(step: usize) {
+/// The marks the diagram drew for `step` (from 0), first to last.
+fn marks(step: usize) -> Option<(web_sys::DomRect, web_sys::DomRect)> {
+    let document = web_sys::window()?.document()?;
     let selector = format!("#diagram-main .mark[data-step=\"{step}\"]");
-    let document = web_sys::window().and_then(|w| w.document());
-    let marks = document.and_then(|d| d.query_selector_all(&selector).ok());
-    let last = marks.and_then(|m| m.item(m.length().checked_sub(1)?));
-    if let Some(mark) = last.and_then(|m| m.dyn_into::<web_sys::Element>().ok()) {
-        let options = web_sys::ScrollIntoViewOptions::new();
-        options.set_block(web_sys::ScrollLogicalPosition::Nearest);
-        mark.scroll_into_view_with_scroll_into_view_options(&options);
+    let marks = document.query_selector_all(&selector).ok()?;
+    let rect = |i: u32| marks.item(i)?.dyn_into::<web_sys::Element>().ok();
+    let (first, last) = (rect(0)?, rect(marks.length().checked_sub(1)?)?);
+    Some((first.get_bounding_client_rect(), last.get_bounding_client_rect()))
+}
+
+/// Brings `step`'s marks on screen below the sticky player, as stepping does.
+fn show_marks(step: usize) {
+    let (Some(window), Some((first, last))) = (web_sys::window(), marks(step)) else { return };
+    const PAD: f64 = 8.0;
+    let half = (last.bottom() - first.top()) / 2.0;
+    let row = first.top() + half;
+    let shift = row_on_screen(cover(&window), viewport(&window), row, half + PAD);
+    if shift != 0.0 {
+        window.scroll_by_with_x_and_y(0.0, shift);
+    }
+}
+
+/// Shows the step that answered a question, once the answer is on screen: the card pushes the
+/// diagram down, so the page moves until the step's last mark shows with the caption that
+/// explains it, or the caption alone where both do not fit (the player, and the card with
+/// "Continue" in it, scroll with the page while the card shows).
+fn show_answer(step: usize) {
+    let Some(window) = web_sys::window() else { return };
+    let caption = window.document().and_then(|d| d.get_element_by_id("caption"));
+    let (Some(caption), Some((_, last))) = (caption, marks(step)) else { return };
+    const PAD: f64 = 8.0;
+    let top = caption.get_bounding_client_rect().top() - PAD;
+    let shift = keep_in_view(top, last.bottom() + PAD, viewport(&window));
+    if shift != 0.0 {
+        window.scroll_by_with_x_and_y(0.0, shift);
     }
 }
 

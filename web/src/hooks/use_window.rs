@@ -96,9 +96,11 @@ pub fn use_window(
         let (was, view) = if known {
             (seen.view, view)
         } else {
-            // A new box, or another run: measure it, then move to the focus in it.
+            // A new box, or another run: measure it, then move to the focus in it, from the
+            // left edge (another story's lanes are not where the last one's were).
             let measured = measure(&element);
-            (measured, focus.map_or(measured, |f| f.apply(measured)))
+            let start = View { left: 0.0, ..measured };
+            (measured, focus.map_or(measured, |f| f.apply(start)))
         };
         if view.top != was.top {
             element.set_scroll_top(view.top as i32);

@@ -138,6 +138,21 @@ pub fn row_on_screen(cover: f64, viewport: f64, row: f64, margin: f64) -> f64 {
     }
 }
 
+/// How far the page scrolls to show, in a `viewport` pixels tall window, what runs from `top` to
+/// `bottom` (window coordinates): the least that shows both ends, or its top alone when both do
+/// not fit, since the text there is read first.
+pub fn keep_in_view(top: f64, bottom: f64, viewport: f64) -> f64 {
+    if bottom - top > viewport {
+        top.round()
+    } else if bottom > viewport {
+        (bottom - viewport).round()
+    } else if top < 0.0 {
+        top.round()
+    } else {
+        0.0
+    }
+}
+
 /// Where a box keeps the reader's place: the current row's height in its content, how far from
 /// the box's edges it stays, and, for a box that can scroll sideways, the step's horizontal
 /// extent and the content's width.
@@ -270,6 +285,18 @@ mod tests {
         assert_eq!(row_on_screen(300.0, 900.0, 500.0, 70.0), 0.0);
         // No room between the bar and the bottom: the page is not moved.
         assert_eq!(row_on_screen(700.0, 740.0, 900.0, 70.0), 0.0);
+    }
+
+    #[test]
+    fn a_caption_and_its_mark_show_together_or_the_caption_first() {
+        assert_eq!(keep_in_view(100.0, 700.0, 900.0), 0.0);
+        // The mark below the window: up just enough, the caption still on screen.
+        assert_eq!(keep_in_view(100.0, 950.0, 900.0), 50.0);
+        // The caption above the window: down to it, the mark still on screen.
+        assert_eq!(keep_in_view(-41.0, 600.0, 900.0), -41.0);
+        // Too tall for the window: the caption at its top.
+        assert_eq!(keep_in_view(-180.0, 900.0, 780.0), -180.0);
+        assert_eq!(keep_in_view(300.0, 1_300.0, 780.0), 300.0);
     }
 
     fn view(top: f64, height: f64) -> View {

@@ -422,7 +422,11 @@ impl Reducible for Viz {
             let mut next = Viz::open_with(fragment, self.learn.progress.clone());
             next.entries = self.entries;
             // A link to another story (the course's Next) opens it as a new page would.
-            let moved = next.embed.is_none() && next.title() != self.title();
+            let other = |a: &Viz, b: &Viz| {
+                (a.title(), &a.story.case, &a.story.variant)
+                    != (b.title(), &b.story.case, &b.story.variant)
+            };
+            let moved = next.embed.is_none() && other(&next, &self);
             next.focus_title = self.focus_title + usize::from(moved);
             return Rc::new(next);
         }

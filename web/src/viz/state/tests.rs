@@ -284,11 +284,13 @@ fn a_link_to_another_story_opens_it_at_its_title() {
     let state = apply(Rc::new(Viz::new()), [Action::Seek(5)]);
     let same = apply(state, [Action::Open("scenario=paused-worker&variant=fenced&step=2".into())]);
     assert_eq!((same.focus_title, same.position), (0, 2));
-    let other = apply(same, [Action::Open("scenario=check-then-write".into())]);
-    assert_eq!(other.focus_title, 1);
+    let variant = apply(same, [Action::Open("scenario=paused-worker&variant=broken".into())]);
+    assert_eq!(variant.focus_title, 1);
+    let other = apply(variant, [Action::Open("scenario=check-then-write".into())]);
+    assert_eq!(other.focus_title, 2);
     // An embed keeps the focus where its host page has it.
     let embed = apply(other, [Action::Open("scenario=paused-worker&embed=controls".into())]);
-    assert_eq!(embed.focus_title, 1);
+    assert_eq!(embed.focus_title, 2);
 }
 
 #[test]
