@@ -249,12 +249,36 @@ test(`at ${PHONE.width}x${PHONE.height} another story opens at its diagram's lef
   await page.waitForFunction(() => document.querySelector('#diagram-main')?.scrollLeft > 0);
   await page.evaluate(() => { location.hash = 'scenario=paused-worker&variant=broken'; });
   await page.waitForFunction(() => document.querySelector('[data-testid="position"] .mono')?.textContent.startsWith('0/'));
-  await page.waitForFunction(() => document.querySelector('#diagram-main')?.scrollLeft === 0);
+  // At the left edge (the first lane snaps just right of the time column, a few pixels in).
+  await page.waitForFunction(() => document.querySelector('#diagram-main')?.scrollLeft <= 8);
   // The course's way in is the first thing in the sideways row of modes, on screen.
   const modes = page.locator('.modes:has(#compare-toggle) > *');
   assert.equal(await modes.first().getAttribute('id'), 'course-toggle');
   const box = await modes.first().boundingBox();
   assert.ok(box.x >= 0 && box.x + box.width <= PHONE.width, JSON.stringify(box));
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+for (const [size, link, box] of [
+  [PHONE, '/#scenario=payment-capture&variant=fenced&step=5', '#diagram-main'],
+  [DESKTOP, '/#scenario=payment-capture&variant=fenced&step=5&compare=unfenced,fenced', '[data-testid="compare"] .diagram'],
+]) test(`at ${size.width}x${size.height} the time stays at the left edge while the lanes scroll sideways${link.includes('compare') ? ', in compare mode too' : ''}`, async () => {
+  const { page, problems } = await openPage(env, link);
+  await page.setViewportSize(size);
+  const diagram = page.locator(box).first();
+  const edges = () => diagram.evaluate((d) => {
+    const inner = d.getBoundingClientRect();
+    const label = [...d.querySelectorAll('.tick-label')].map((l) => l.getBoundingClientRect()).find((r) => r.top >= inner.top);
+    const head = d.querySelector('.gutter-head').getBoundingClientRect();
+    return { box: inner.left, label: label.left, labelRight: label.right, head: head.left, scrolled: d.scrollLeft, room: d.scrollWidth - d.clientWidth };
+  });
+  await diagram.evaluate((d) => { d.scrollLeft = 200; });
+  await page.waitForFunction((sel) => document.querySelector(sel).style.getPropertyValue('--scroll-x') === `${document.querySelector(sel).scrollLeft}px`, box);
+  const seen = await edges();
+  assert.ok(seen.room > 0 && seen.scrolled > 0, `the lanes are wider than the box: ${JSON.stringify(seen)}`);
+  assert.ok(seen.label >= seen.box && seen.labelRight <= seen.box + 80, `a time label at the left edge: ${JSON.stringify(seen)}`);
+  assert.ok(Math.abs(seen.head - seen.box) <= 2, `the "time" head at the left edge: ${JSON.stringify(seen)}`);
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -26,8 +26,8 @@ use crate::components::transcript::Transcript;
 use crate::hooks::{
     remembered, use_address, use_autoplay, use_document_title, use_drop_history, use_fetch_history,
     use_focus_title, use_follow_step, use_keep_custom, use_keys, use_learn, use_pane_width,
-    use_report_title, use_show_chosen, use_step_on_screen, use_theme, use_undo_key, use_window,
-    FollowRefs, HEADS,
+    use_report_title, use_show_chosen, use_step_on_screen, use_sticky_axis, use_theme,
+    use_undo_key, use_window, FollowRefs, HEADS,
 };
 use crate::io;
 use crate::viz::history::Origin;
@@ -74,6 +74,7 @@ pub fn App() -> Html {
         ),
     };
     use_step_on_screen(refs.diagram.clone(), track.clone(), state.position, focus);
+    use_sticky_axis();
     let choices = state.opened().map_or(0, |o| o.choices);
     use_show_chosen(refs.diagram.clone(), choices, track.clone(), state.highlight(), fit);
     use_focus_title(state.focus_title);

@@ -492,6 +492,7 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                     scrubber, the keys and the log reach every step." }</p>
         }
         <div class="diagram" ref={props.node.clone()} data-testid="diagram" id={format!("diagram-{id}")}
+            style={format!("--gutter:{}px", num(GUTTER))}
             data-position={position.to_string()} tabindex="0" role="region" onkeydown={between_marks}
             aria-label="Swimlane diagram (scrollable; click a mark, or reach it with the up and down arrow keys, to jump to its step)">
             // Many lanes' heads would be read, one by one, before the summary that names the

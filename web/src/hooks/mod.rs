@@ -38,4 +38,4 @@ pub use use_pane_width::use_pane_width;
 pub use use_search::use_search;
 pub use use_theme::{use_document_title, use_report_title, use_theme};
 pub use use_undo_key::use_undo_key;
-pub use use_window::use_window;
+pub use use_window::{use_sticky_axis, use_window};

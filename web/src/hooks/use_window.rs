@@ -4,7 +4,8 @@
 use std::rc::Rc;
 
 use gloo_events::{EventListener, EventListenerOptions};
-use web_sys::{Element, Node};
+use wasm_bindgen::JsCast;
+use web_sys::{Element, HtmlElement, Node};
 use yew::prelude::*;
 
 use crate::viz::run::TrackRef;
@@ -138,4 +139,30 @@ fn listen(node: &NodeRef, heard: Rc<dyn Fn()>) -> Option<[EventListener; 2]> {
     };
     let on_resize = EventListener::new(&window, "resize", move |_| heard());
     Some([on_scroll, on_resize])
+}
+
+/// Keeps every diagram's time labels at its box's left edge while its lanes scroll sideways (a
+/// phone shows a few lanes at a time): the box's `--scroll-x` follows its scroll, and style.css
+/// moves the labels by it. One listener for the page's boxes, the compare view's two included;
+/// it sets a style, so a scroll re-renders nothing.
+#[hook]
+pub fn use_sticky_axis() {
+    use_effect_with((), |_| {
+        let listener = web_sys::window().and_then(|w| w.document()).map(|document| {
+            EventListener::new_with_options(
+                &document,
+                "scroll",
+                EventListenerOptions::run_in_capture_phase(),
+                |event| {
+                    let target = event.target().and_then(|t| t.dyn_into::<HtmlElement>().ok());
+                    if let Some(diagram) = target.filter(|t| t.matches(".diagram").unwrap_or(false))
+                    {
+                        let left = format!("{}px", diagram.scroll_left());
+                        let _ = diagram.style().set_property("--scroll-x", &left);
+                    }
+                },
+            )
+        });
+        move || drop(listener)
+    });
 }
