@@ -271,7 +271,9 @@ for (const [size, link, box] of [
     const inner = d.getBoundingClientRect();
     const label = [...d.querySelectorAll('.tick-label')].map((l) => l.getBoundingClientRect()).find((r) => r.top >= inner.top);
     const head = d.querySelector('.gutter-head').getBoundingClientRect();
-    return { box: inner.left, label: label.left, labelRight: label.right, head: head.left, scrolled: d.scrollLeft, room: d.scrollWidth - d.clientWidth };
+    // What a reader sees at the label: the time column, over whatever lane passes beneath.
+    const top = document.elementFromPoint(label.left + 2, label.top + label.height / 2);
+    return { box: inner.left, label: label.left, labelRight: label.right, head: head.left, scrolled: d.scrollLeft, room: d.scrollWidth - d.clientWidth, onTop: !!top?.closest('.time-column') };
   });
   await diagram.evaluate((d) => { d.scrollLeft = 200; });
   await page.waitForFunction((sel) => document.querySelector(sel).style.getPropertyValue('--scroll-x') === `${document.querySelector(sel).scrollLeft}px`, box);
@@ -279,6 +281,7 @@ for (const [size, link, box] of [
   assert.ok(seen.room > 0 && seen.scrolled > 0, `the lanes are wider than the box: ${JSON.stringify(seen)}`);
   assert.ok(seen.label >= seen.box && seen.labelRight <= seen.box + 80, `a time label at the left edge: ${JSON.stringify(seen)}`);
   assert.ok(Math.abs(seen.head - seen.box) <= 2, `the "time" head at the left edge: ${JSON.stringify(seen)}`);
+  assert.ok(seen.onTop, `the time column is drawn over the lanes: ${JSON.stringify(seen)}`);
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -159,8 +159,28 @@ struct BackdropProps {
     band: Option<(f64, f64)>,
 }
 
-/// The SVG definitions, the time axis (a rule and a label at each new tick, within the band
-/// drawn) and the lane lines: drawn again only when the run or the band changes.
+/// The time column: a label at each new tick within the band drawn, over a background, drawn
+/// after the marks so that, kept at the box's left edge while the lanes scroll sideways
+/// (style.css), it covers what passes beneath rather than mixing with it.
+#[component]
+fn TimeColumn(props: &BackdropProps) -> Html {
+    let layout = &props.run.layout;
+    let ticks = match props.band {
+        Some(band) => layout.ticks_within(band),
+        None => &layout.ticks,
+    };
+    html! {
+        <g class="time-column" aria-hidden="true">
+            <rect class="time-bg" x="0" y="0" width={num(GUTTER - 2.0)} height={num(layout.height)} />
+            { for ticks.iter().map(|(y, t)| html! {
+                <text class="tick-label" x={num(GUTTER - 8.0)} y={num(y + 4.0)}>{ format!("t={t}") }</text>
+            }) }
+        </g>
+    }
+}
+
+/// The SVG definitions, the time axis's rules (a line at each new tick, within the band drawn)
+/// and the lane lines: drawn again only when the run or the band changes.
 #[component]
 fn Backdrop(props: &BackdropProps) -> Html {
     let layout = &props.run.layout;
@@ -186,12 +206,9 @@ fn Backdrop(props: &BackdropProps) -> Html {
                 }) }
             </defs>
             <g class="axis" aria-hidden="true">
-                { for ticks.iter().map(|(y, t)| html! {
-                    <>
-                        <line class="tick-rule" x1={num(GUTTER)} x2={num(fit.width() - fit.right)}
-                            y1={num(y - ROW / 2.0 + 2.0)} y2={num(y - ROW / 2.0 + 2.0)} />
-                        <text class="tick-label" x={num(GUTTER - 8.0)} y={num(y + 4.0)}>{ format!("t={t}") }</text>
-                    </>
+                { for ticks.iter().map(|(y, _)| html! {
+                    <line class="tick-rule" x1={num(GUTTER)} x2={num(fit.width() - fit.right)}
+                        y1={num(y - ROW / 2.0 + 2.0)} y2={num(y - ROW / 2.0 + 2.0)} />
                 }) }
             </g>
             <g class="lane-lines" aria-hidden="true">
@@ -564,6 +581,7 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                         }) }
                     </g>
                 </g>
+                <TimeColumn run={run.clone()} id={props.id.clone()} fit={fit} band={band} />
             </svg>
         </div>
         </>
