@@ -146,7 +146,7 @@ impl<'de> Visitor<'de> for GenerationVisitor {
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Generation, E> {
         // JSON reads a number with a fraction or an exponent, or one beyond 64 bits, as a float,
         // whose digits past its precision are not the file's: say what kind of number it is.
-        if v >= 1.0 && v.fract() == 0.0 && v >= u64::MAX as f64 {
+        if v >= u64::MAX as f64 {
             return Err(E::custom(TokenError::TooLarge { got: "the number".into() }));
         }
         let kind = if v.fract() == 0.0 && v >= 1.0 {

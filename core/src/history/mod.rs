@@ -318,11 +318,6 @@ impl JsonlParser {
         self.line
     }
 
-    /// The format version the header named, once it has been read.
-    pub fn version(&self) -> Option<u32> {
-        self.setup.as_ref().map(|_| self.version)
-    }
-
     /// Reads the next line: the entry it holds, or `None` for the header or a blank line.
     pub fn line(&mut self, text: &str) -> Result<Option<Entry>, HistoryError> {
         self.line += 1;

@@ -159,11 +159,18 @@ struct BackdropProps {
     band: Option<(f64, f64)>,
 }
 
+#[derive(Properties, PartialEq)]
+struct TimeColumnProps {
+    run: TrackRef,
+    /// The band of the diagram drawn, `None` for all of it.
+    band: Option<(f64, f64)>,
+}
+
 /// The time column: a label at each new tick within the band drawn, over a background, drawn
 /// after the marks so that, kept at the box's left edge while the lanes scroll sideways
 /// (style.css), it covers what passes beneath rather than mixing with it.
 #[component]
-fn TimeColumn(props: &BackdropProps) -> Html {
+fn TimeColumn(props: &TimeColumnProps) -> Html {
     let layout = &props.run.layout;
     let ticks = match props.band {
         Some(band) => layout.ticks_within(band),
@@ -581,7 +588,7 @@ pub fn diagram_view(props: &DiagramProps) -> Html {
                         }) }
                     </g>
                 </g>
-                <TimeColumn run={run.clone()} id={props.id.clone()} fit={fit} band={band} />
+                <TimeColumn run={run.clone()} band={band} />
             </svg>
         </div>
         </>

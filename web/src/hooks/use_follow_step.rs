@@ -72,12 +72,13 @@ pub fn use_follow_step(state: &Viz, refs: &FollowRefs) {
         for (i, (node, y, x)) in compared.into_iter().enumerate() {
             if let Some(diagram) = node.cast::<Element>() {
                 let content = f64::from(diagram.scroll_width());
+                let (y, margin) = (y + HEADS, ROW * 2.5);
                 scroll(&diagram, |view| {
-                    let view = view.follow(y + HEADS, ROW * 2.5);
+                    let view = view.follow(y, margin);
                     x.map_or(view, |x| view.follow_x(x, content))
                 });
                 if i == 0 && follow_page {
-                    row_in_window(&diagram, y + HEADS, ROW * 2.5);
+                    row_in_window(&diagram, y, margin);
                 }
             }
         }
@@ -177,9 +178,19 @@ pub fn use_step_on_screen(diagram: NodeRef, track: TrackRef, position: usize, fo
 
 /// Moves the page the least that shows the row `y` pixels down the content of `container`.
 fn row_in_window(container: &Element, y: f64, margin: f64) {
-    let Some(window) = web_sys::window() else { return };
     let row = container.get_bounding_client_rect().top() + y - f64::from(container.scroll_top());
-    let shift = row_on_screen(cover(&window), viewport(&window), row, margin);
+    show_row(row, margin);
+}
+
+/// Moves the page the least that shows a row `row` pixels down the window, with `margin`
+/// around it, below the sticky player.
+pub(super) fn show_row(row: f64, margin: f64) {
+    let Some(window) = web_sys::window() else { return };
+    scroll_page(&window, row_on_screen(cover(&window), viewport(&window), row, margin));
+}
+
+/// Scrolls the page down by `shift` pixels (up when negative), if at all.
+pub(super) fn scroll_page(window: &web_sys::Window, shift: f64) {
     if shift != 0.0 {
         window.scroll_by_with_x_and_y(0.0, shift);
     }

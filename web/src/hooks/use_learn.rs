@@ -7,10 +7,10 @@ use gloo_timers::callback::Timeout;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
-use super::use_follow_step::{cover, viewport};
+use super::use_follow_step::{scroll_page, show_row, viewport};
 use crate::io;
 use crate::viz::state::{Progress, Shown, Viz, PROGRESS_KEY};
-use crate::viz::window::{keep_in_view, row_on_screen};
+use crate::viz::window::keep_in_view;
 
 /// What was remembered in this browser (nothing when storage is unavailable).
 pub fn remembered() -> Rc<Progress> {
@@ -67,16 +67,14 @@ fn marks(step: usize) -> Option<(web_sys::DomRect, web_sys::DomRect)> {
     Some((first.get_bounding_client_rect(), last.get_bounding_client_rect()))
 }
 
+/// Room kept around what the page brings into view.
+const PAD: f64 = 8.0;
+
 /// Brings `step`'s marks on screen below the sticky player, as stepping does.
 fn show_marks(step: usize) {
-    let (Some(window), Some((first, last))) = (web_sys::window(), marks(step)) else { return };
-    const PAD: f64 = 8.0;
+    let Some((first, last)) = marks(step) else { return };
     let half = (last.bottom() - first.top()) / 2.0;
-    let row = first.top() + half;
-    let shift = row_on_screen(cover(&window), viewport(&window), row, half + PAD);
-    if shift != 0.0 {
-        window.scroll_by_with_x_and_y(0.0, shift);
-    }
+    show_row(first.top() + half, half + PAD);
 }
 
 /// Shows the step that answered a question, once the answer is on screen: the card pushes the
@@ -87,12 +85,8 @@ fn show_answer(step: usize) {
     let Some(window) = web_sys::window() else { return };
     let caption = window.document().and_then(|d| d.get_element_by_id("caption"));
     let (Some(caption), Some((_, last))) = (caption, marks(step)) else { return };
-    const PAD: f64 = 8.0;
     let top = caption.get_bounding_client_rect().top() - PAD;
-    let shift = keep_in_view(top, last.bottom() + PAD, viewport(&window));
-    if shift != 0.0 {
-        window.scroll_by_with_x_and_y(0.0, shift);
-    }
+    scroll_page(&window, keep_in_view(top, last.bottom() + PAD, viewport(&window)));
 }
 
 /// The element with `id`, if the page has it.
